@@ -1,0 +1,79 @@
+"""Ember: GPU programming from Python with no waiting.
+
+Public API only.  Heavy pieces (NumPy, the drivers, the compiler) are imported on first use,
+so ``import ember`` does no driver work and stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ember import config
+from ember._version import __version__
+from ember.dtypes import (
+    DType,
+    bool_,
+    dtype,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ember.errors import (
+    BackendUnavailableError,
+    CompileError,
+    DriverError,
+    EmberError,
+    InternalError,
+    KernelError,
+    KernelSyntaxError,
+    KernelTypeError,
+    LaunchError,
+    OutOfMemoryError,
+)
+
+# name -> module that defines it; imported on first attribute access (PEP 562).
+_LAZY = {
+    "ndarray": "ember.array.ndarray",
+    "asnumpy": "ember.array.ndarray",
+    "empty": "ember.array.creation",
+    "zeros": "ember.array.creation",
+    "asarray": "ember.array.creation",
+    "RawKernel": "ember.runtime.rawkernel",
+    "get_backend": "ember.runtime.api",
+    "use_backend": "ember.runtime.api",
+    "devices": "ember.runtime.api",
+    "synchronize": "ember.runtime.api",
+    "default_stream": "ember.runtime.api",
+    "Stream": "ember.runtime.api",
+    "Event": "ember.runtime.api",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ember' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = [
+    "__version__", "config", "DType", "dtype", "bool_", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
+    "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
+    "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
+    *_LAZY,
+]  # fmt: skip

@@ -1,0 +1,145 @@
+"""Every ``EMBER_*`` setting, typed and documented, parsed once.
+
+Read a setting as an attribute of :data:`settings` (``ember.config.settings.backend``).
+Override it for a block with :func:`override`::
+
+    with ember.config.override(boundscheck=True):
+        ...
+
+A bad value in the environment warns and falls back to the default; it never raises at
+import.  Settings are read from the environment the first time :data:`settings` is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _parse_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected 0/1/true/false, got {text!r}")
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        low = text.strip().lower()
+        if low not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}, got {text!r}")
+        return low
+
+    return parse
+
+
+def _parse_list(text: str) -> frozenset[str]:
+    return frozenset(p.strip().lower() for p in text.split(",") if p.strip())
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One ``EMBER_*`` environment setting."""
+
+    env: str
+    default: Any
+    parse: Callable[[str], Any]
+    doc: str
+
+
+SETTINGS: dict[str, Setting] = {
+    s.env[len("EMBER_") :].lower(): s
+    for s in (
+        Setting(
+            "EMBER_BACKEND",
+            "auto",
+            _choice("auto", "cuda", "opencl"),
+            "Backend to use: 'cuda', 'opencl', or 'auto' (CUDA when a device answers, else OpenCL).",
+        ),
+        Setting(
+            "EMBER_OPENCL_DEVICE",
+            "",
+            str,
+            "OpenCL device to use: an index 'P:D' (platform:device) or a substring of the "
+            "device or platform name.  Empty: the first GPU, else the first CPU device (PoCL).",
+        ),
+        Setting(
+            "EMBER_BOUNDSCHECK",
+            False,
+            _parse_bool,
+            "Check array indices in kernels and raise KernelError on out-of-bounds access.",
+        ),
+        Setting(
+            "EMBER_DUMP",
+            frozenset(),
+            _parse_list,
+            "Comma-separated compiler stages to print as they are produced: ir, source, ptx.",
+        ),
+    )
+}
+
+
+@dataclass
+class _Settings:
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(f"no Ember setting named {name!r}") from None
+
+
+def _read_environment() -> dict[str, Any]:
+    values = {}
+    for name, setting in SETTINGS.items():
+        raw = os.environ.get(setting.env)
+        if raw is None:
+            values[name] = setting.default
+            continue
+        try:
+            values[name] = setting.parse(raw)
+        except ValueError as exc:
+            warnings.warn(
+                f"ignoring {setting.env}={raw!r}: {exc}; using the default {setting.default!r}",
+                stacklevel=2,
+            )
+            values[name] = setting.default
+    return values
+
+
+settings = _Settings(_read_environment())
+
+
+def reload() -> None:
+    """Read the environment again (for programs that change ``os.environ`` after import)."""
+    settings.values.update(_read_environment())
+
+
+@contextlib.contextmanager
+def override(**changes: Any) -> Iterator[None]:
+    """Change settings for the duration of a ``with`` block (not thread-local)."""
+    unknown = set(changes) - set(SETTINGS)
+    if unknown:
+        raise TypeError(
+            f"unknown Ember setting(s) {sorted(unknown)}; known: {', '.join(sorted(SETTINGS))}"
+        )
+    saved = {k: settings.values[k] for k in changes}
+    settings.values.update(changes)
+    try:
+        yield
+    finally:
+        settings.values.update(saved)
+
+
+def describe() -> str:
+    """One line per setting: environment name, current value, and what it does."""
+    return "\n".join(
+        f"{s.env}={getattr(settings, name)!r}: {s.doc}" for name, s in SETTINGS.items()
+    )

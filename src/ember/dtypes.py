@@ -1,0 +1,123 @@
+"""Ember's scalar types.
+
+``ember.float32`` and friends are :class:`DType` objects.  They do not import NumPy (so that
+``import ember`` stays fast); :attr:`DType.numpy` gives the NumPy dtype when it is needed.
+Anything NumPy accepts as a dtype is accepted wherever Ember takes one: see :func:`dtype`.
+
+Calling a dtype converts a value like NumPy's scalar types (``ember.float32(2)`` is
+``numpy.float32(2.0)``); inside a kernel it is a cast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DType:
+    """A scalar type: ``name``, ``itemsize`` in bytes and ``kind`` ('b', 'i', 'u', 'f')."""
+
+    __slots__ = ("name", "itemsize", "kind", "_numpy")
+
+    def __init__(self, name: str, itemsize: int, kind: str):
+        self.name = name
+        self.itemsize = itemsize
+        self.kind = kind
+        self._numpy = None
+
+    @property
+    def numpy(self):
+        """The matching ``numpy.dtype`` (imports NumPy on first use)."""
+        if self._numpy is None:
+            import numpy as np
+
+            self._numpy = np.dtype(self.name)
+        return self._numpy
+
+    @property
+    def bits(self) -> int:
+        return self.itemsize * 8
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in "if"
+
+    def __call__(self, value: Any = 0) -> Any:
+        return self.numpy.type(value)
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (dtype, (self.name,))
+
+
+bool_ = DType("bool", 1, "b")
+int8 = DType("int8", 1, "i")
+int16 = DType("int16", 2, "i")
+int32 = DType("int32", 4, "i")
+int64 = DType("int64", 8, "i")
+uint8 = DType("uint8", 1, "u")
+uint16 = DType("uint16", 2, "u")
+uint32 = DType("uint32", 4, "u")
+uint64 = DType("uint64", 8, "u")
+float16 = DType("float16", 2, "f")
+float32 = DType("float32", 4, "f")
+float64 = DType("float64", 8, "f")
+
+ALL: tuple[DType, ...] = (
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
+)  # fmt: skip
+BY_NAME: dict[str, DType] = {t.name: t for t in ALL}
+_ALIASES = {
+    "bool_": bool_, "?": bool_, "b1": bool_, "half": float16, "single": float32,
+    "double": float64, "float": float64, "int": int64, "f2": float16, "f4": float32,
+    "f8": float64, "i1": int8, "i2": int16, "i4": int32, "i8": int64, "u1": uint8,
+    "u2": uint16, "u4": uint32, "u8": uint64,
+}  # fmt: skip
+_PYTHON_TYPES = {bool: bool_, int: int64, float: float64}
+
+
+def dtype(spec: Any) -> DType:
+    """Return the Ember :class:`DType` for ``spec``.
+
+    ``spec`` may be an Ember dtype, a name (``"float32"``, ``"f4"``), a NumPy dtype or scalar
+    type, or the Python types ``bool``/``int``/``float``.
+
+    Raises
+    ------
+    TypeError
+        If ``spec`` names a type Ember does not support (complex, strings, objects...).
+    """
+    if isinstance(spec, DType):
+        return spec
+    if spec in _PYTHON_TYPES:
+        return _PYTHON_TYPES[spec]
+    if isinstance(spec, str):
+        found = BY_NAME.get(spec) or _ALIASES.get(spec)
+        if found is not None:
+            return found
+        name = spec
+    else:
+        name = getattr(spec, "name", None) or getattr(spec, "__name__", None)
+        if name is None or name not in BY_NAME:
+            import numpy as np
+
+            try:
+                name = np.dtype(spec).name
+            except TypeError:
+                name = repr(spec)
+    if name in BY_NAME:
+        return BY_NAME[name]
+    supported = ", ".join(t.name for t in ALL)
+    raise TypeError(f"Ember does not support dtype {name!r}; supported dtypes: {supported}")

@@ -1,0 +1,95 @@
+"""Ember's exception hierarchy.
+
+Every error a user can trigger is an :class:`EmberError`; the subclass says which stage
+failed.  Messages say what went wrong, where, and what to do.  Bugs in Ember itself raise
+:class:`InternalError`, which asks to be reported.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+
+class EmberError(Exception):
+    """Base class of every error Ember raises on purpose."""
+
+
+class BackendUnavailableError(EmberError):
+    """No backend could be used, or the requested one is not installed or has no device."""
+
+
+class DriverError(EmberError):
+    """A driver call failed.
+
+    Attributes
+    ----------
+    code : int
+        The numeric status (``CUresult`` or OpenCL error code).
+    code_name : str
+        The driver's name for it, e.g. ``CUDA_ERROR_INVALID_VALUE``.
+    call : str
+        The driver function that returned it.
+    """
+
+    def __init__(self, message: str, *, code: int = 0, code_name: str = "", call: str = ""):
+        super().__init__(message)
+        self.code = code
+        self.code_name = code_name
+        self.call = call
+
+
+class OutOfMemoryError(DriverError, MemoryError):
+    """A device allocation failed for lack of memory."""
+
+
+class CompileError(EmberError):
+    """Device source failed to compile.
+
+    Attributes
+    ----------
+    log : str
+        The full compiler log (NVRTC or OpenCL build log).
+    source : str
+        The source that was compiled.
+    """
+
+    def __init__(self, message: str, *, log: str = "", source: str = ""):
+        super().__init__(message)
+        self.log = log
+        self.source = source
+
+
+class KernelSyntaxError(EmberError):
+    """A kernel uses Python syntax or a name Ember cannot compile."""
+
+
+class KernelTypeError(EmberError, TypeError):
+    """Types in a kernel do not fit together (or arguments do not fit the kernel)."""
+
+
+class LaunchError(EmberError):
+    """A kernel launch was given bad arguments or a bad configuration."""
+
+
+class KernelError(EmberError):
+    """A device-side error (failed check or ``raise`` in a kernel) reported at synchronize."""
+
+
+class InternalError(EmberError):
+    """A bug in Ember: the message asks to report it, with versions."""
+
+    def __init__(self, message: str):
+        from ember._version import __version__
+
+        super().__init__(
+            f"{message}\n\nThis is a bug in Ember; please report it with this message "
+            f"(ember {__version__}, Python {sys.version.split()[0]}, {platform.platform()})."
+        )
+
+
+def numbered(source: str) -> str:
+    """Return ``source`` with right-aligned line numbers, for compile error messages."""
+    lines = source.splitlines()
+    width = len(str(len(lines)))
+    return "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(lines, 1))
