@@ -1,0 +1,191 @@
+"""``ember.RawKernel``: a kernel written as CUDA C++ or OpenCL C source.
+
+The parameter list is read from the source, so launches are checked (argument count,
+pointer vs scalar, integer vs float) before any device work::
+
+    k = ember.RawKernel(src, "axpy")
+    k[blocks, threads](2.0, x, y, n)          # x, y: ember arrays
+
+Compilation happens on first launch and is kept per device.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ember import dtypes
+from ember.errors import LaunchError
+from ember.runtime import backend as _backend
+from ember.runtime.backend import PTR, Backend, Buffer, Function
+
+# C spellings (both dialects) -> Ember dtype.  `long` is 64-bit in OpenCL and on LP64 hosts.
+_C_TYPES = {
+    "bool": dtypes.bool_, "char": dtypes.int8, "signed char": dtypes.int8,
+    "unsigned char": dtypes.uint8, "uchar": dtypes.uint8, "short": dtypes.int16,
+    "unsigned short": dtypes.uint16, "ushort": dtypes.uint16, "int": dtypes.int32,
+    "unsigned int": dtypes.uint32, "unsigned": dtypes.uint32, "uint": dtypes.uint32,
+    "long": dtypes.int64, "long long": dtypes.int64, "unsigned long": dtypes.uint64,
+    "unsigned long long": dtypes.uint64, "ulong": dtypes.uint64, "size_t": dtypes.uint64,
+    "ptrdiff_t": dtypes.int64, "half": dtypes.float16, "__half": dtypes.float16,
+    "float": dtypes.float32, "double": dtypes.float64,
+    **{f"int{b}_t": dtypes.dtype(f"int{b}") for b in (8, 16, 32, 64)},
+    **{f"uint{b}_t": dtypes.dtype(f"uint{b}") for b in (8, 16, 32, 64)},
+}  # fmt: skip
+_QUALIFIERS = re.compile(
+    r"\b(const|volatile|restrict|__restrict__|__restrict|__global|global|__constant|constant"
+    r"|__private|private|signed(?=\s+(char|short|int|long)))\b"
+)
+_LOCAL = re.compile(r"\b(__local|local)\b")
+
+
+def parse_params(source: str, name: str) -> tuple[tuple, bool]:
+    """Parameters of kernel ``name`` in ``source``: a tuple of DType / ``PTR``.
+
+    The second value is True when the last parameter is an OpenCL ``__local`` pointer
+    (dynamic local memory, sized by ``shared_mem=`` at launch and not passed by the caller).
+    """
+    found = re.search(rf"\b{re.escape(name)}\s*\(([^)]*)\)\s*\{{", source)
+    if found is None:
+        raise LaunchError(f"no kernel named {name!r} found in the source")
+    text = found.group(1).strip()
+    if text in ("", "void"):
+        return (), False
+    params: list = []
+    local_tail = False
+    for i, decl in enumerate(p.strip() for p in text.split(",")):
+        if _LOCAL.search(decl):
+            if i != text.count(","):
+                raise LaunchError(f"kernel {name!r}: a __local pointer must be the last parameter")
+            local_tail = True
+            continue
+        params.append(_param_type(decl, name))
+    return tuple(params), local_tail
+
+
+def _param_type(decl: str, kernel: str):
+    if "*" in decl or "[" in decl:
+        return PTR
+    words = _QUALIFIERS.sub(" ", decl).split()
+    ctype = " ".join(words[:-1]) if len(words) > 1 else decl
+    if ctype not in _C_TYPES:
+        raise LaunchError(
+            f"kernel {kernel!r}: cannot pass parameter {decl!r} from Python; use a pointer or "
+            f"one of the scalar types {', '.join(sorted(_C_TYPES))}"
+        )
+    return _C_TYPES[ctype]
+
+
+def normalize_dims(value: Any, what: str) -> tuple[int, int, int]:
+    """An int or a 1-3 tuple of positive ints as a 3-tuple."""
+    dims = (value,) if isinstance(value, int) else tuple(value)
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 1 for d in dims):
+        raise LaunchError(
+            f"{what} must be a positive int or a tuple of 1-3 positive ints, got {value!r}"
+        )
+    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], Any]:
+    if param == PTR:
+        return lambda v: _pointer(v, index, kernel, be)
+    if param.is_float:
+        py_types: tuple[type, ...] = (int, float)
+        np_kinds = "biuf"
+    elif param is dtypes.bool_:
+        py_types, np_kinds = (bool,), "b"
+    else:
+        py_types, np_kinds = (int,), "biu"
+
+    def scalar(v):
+        if isinstance(v, py_types):
+            return v
+        kind = _numpy_kind(v)
+        if kind and kind in np_kinds:
+            return v
+        raise LaunchError(
+            f"kernel {kernel!r}: argument {index} must be a {param.name} scalar, "
+            f"got {type(v).__name__}"
+        )
+
+    return scalar
+
+
+def _numpy_kind(v: Any) -> str:
+    dt = getattr(v, "dtype", None)
+    return "" if dt is None or getattr(v, "ndim", 1) != 0 else dt.kind
+
+
+def _pointer(v: Any, index: int, kernel: str, be: Backend) -> Any:
+    from ember.array.ndarray import ndarray, not_on_device
+
+    if isinstance(v, ndarray):
+        if v.backend is not be:
+            raise LaunchError(
+                f"kernel {kernel!r}: argument {index} lives on the {v.backend.name} backend, "
+                f"the kernel runs on {be.name}"
+            )
+        return be.native_pointer(v.buffer, v.offset)
+    if isinstance(v, Buffer):
+        return be.native_pointer(v, 0)
+    if type(v).__module__ == "numpy":
+        raise LaunchError(str(not_on_device(v, f"kernel {kernel!r} argument {index}")))
+    raise LaunchError(
+        f"kernel {kernel!r}: argument {index} must be an ember array or buffer (a pointer "
+        f"parameter), got {type(v).__name__}"
+    )
+
+
+class RawKernel:
+    """A kernel from C source in the backend's dialect (CUDA C++ or OpenCL C).
+
+    Parameters
+    ----------
+    source : str
+        The source; for CUDA, declare the kernel ``extern "C" __global__``.
+    name : str
+        The kernel function's name.
+    options : sequence of str
+        Extra compiler options (NVRTC or OpenCL build options).
+    backend : str, optional
+        ``"cuda"`` or ``"opencl"``; default: the current backend.
+    """
+
+    def __init__(self, source: str, name: str, options: Sequence[str] = (), backend=None):
+        self.source = source
+        self.name = name
+        self.options = tuple(options)
+        self.params, self._local_tail = parse_params(source, name)
+        self._backend_name = backend
+        self._loaded: tuple[Backend, Function, list] | None = None
+
+    def _load(self) -> tuple[Backend, Function, list]:
+        be = _backend.get(self._backend_name)
+        binary = be.compile(self.source, self.name, self.options)
+        fn = be.load_module(binary).function(self.name, self.params)
+        convert = [_converter(p, i, self.name, be) for i, p in enumerate(self.params)]
+        self._loaded = (be, fn, convert)
+        return self._loaded
+
+    def __call__(self, grid, block, args: Sequence[Any], *, shared_mem: int = 0, stream=None):
+        """Launch ``grid`` blocks of ``block`` threads with ``args``."""
+        be, fn, convert = self._loaded or self._load()
+        if len(args) != len(convert):
+            _backend.check_arg_count(fn, args)
+        native = [c(a) for c, a in zip(convert, args)]
+        g = normalize_dims(grid, "grid")
+        b = normalize_dims(block, "block")
+        fn.launch(g, b, native, shared_mem, stream)
+
+    def __getitem__(self, config) -> Callable[..., None]:
+        """``kernel[grid, block](*args, shared_mem=0, stream=None)``."""
+        if not (isinstance(config, tuple) and len(config) == 2):
+            raise LaunchError("launch configuration must be kernel[grid, block]")
+        grid, block = config
+        return lambda *args, shared_mem=0, stream=None: self(
+            grid, block, args, shared_mem=shared_mem, stream=stream
+        )
+
+    def __repr__(self) -> str:
+        return f"RawKernel({self.name!r}, params=({', '.join(map(str, self.params))}))"

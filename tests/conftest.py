@@ -1,0 +1,42 @@
+"""Shared fixtures: the ``backend`` fixture runs a test once per available backend."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from ember.runtime import backend as registry
+
+BACKENDS = tuple(registry.REGISTRY)
+
+
+@functools.cache
+def unavailable_reason(name: str) -> str | None:
+    """None when backend ``name`` works here, else why not."""
+    try:
+        registry.get(name)
+    except Exception as exc:  # any failure means: skip, and say why
+        return str(exc)
+    return None
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """Each available backend in turn, made current for the test."""
+    reason = unavailable_reason(request.param)
+    if reason:
+        pytest.skip(f"{request.param} backend unavailable: {reason.splitlines()[0]}")
+    previous = registry._current
+    be = registry.use(request.param)
+    yield be
+    registry._current = previous
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = None
+    for item in items:
+        if "gpu" in item.keywords:
+            reason = reason if reason is not None else (unavailable_reason("cuda") or "")
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=f"needs a CUDA device: {reason[:120]}"))

@@ -1,0 +1,78 @@
+"""The backend contract is enforced, selection works, and ember imports no driver."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ember.errors import BackendUnavailableError, InternalError
+from ember.runtime import backend as registry
+from ember.runtime.backend import Backend
+
+
+def test_stub_backend_missing_methods_fails_loudly():
+    class Stub(Backend):
+        name = "stub"
+        dialect = "cuda"
+        binary_kind = "none"
+
+        def devices(self):
+            return []
+
+    with pytest.raises(InternalError, match=r"missing .*alloc.*compile") as info:
+        registry.validate(Stub)
+    assert "test_backend_contract" in str(info.value)
+
+
+def test_stub_backend_missing_class_attributes_fails_loudly():
+    class NoName(Backend):
+        pass
+
+    NoName.__abstractmethods__ = frozenset()
+    with pytest.raises(InternalError, match="missing name, dialect, binary_kind"):
+        registry.validate(NoName)
+
+
+def test_non_backend_class_is_refused():
+    with pytest.raises(InternalError, match="not a subclass"):
+        registry.validate(dict)
+
+
+def test_unknown_backend_name():
+    with pytest.raises(BackendUnavailableError, match="unknown backend 'metal'.*cuda, opencl"):
+        registry.get("metal")
+
+
+def test_import_touches_no_driver():
+    code = (
+        "import sys, ember; "
+        "bad = [m for m in ('cuda.bindings', 'pyopencl', 'numpy') if m in sys.modules]; "
+        "print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_auto_selection_error_names_the_extras(monkeypatch):
+    code = (
+        "import ember.runtime.backend as r\n"
+        "r.REGISTRY = {'cuda': ('no_such_module_x', 'B'), 'opencl': ('no_such_module_y', 'B')}\n"
+        "try:\n    r.get()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "BackendUnavailableError" in out.stdout
+    assert "ember[cuda]" in out.stdout and "ember[cpu]" in out.stdout
+
+
+def test_env_selects_backend():
+    code = "import ember; print(ember.get_backend().name)"
+    env = {"EMBER_BACKEND": "opencl", "PATH": ""}
+    import os
+
+    env = dict(os.environ, EMBER_BACKEND="opencl")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        pytest.skip("opencl backend unavailable: " + out.stderr[-200:])
+    assert out.stdout.strip() == "opencl"
