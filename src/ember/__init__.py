@@ -54,10 +54,19 @@ _LAZY = {
     "default_stream": "ember.runtime.api",
     "Stream": "ember.runtime.api",
     "Event": "ember.runtime.api",
+    "AllocCache": "ember.runtime.alloccache",
+    "cached": "ember.runtime.alloccache",
+    "uncached": "ember.runtime.alloccache",
 }
+# public submodules, imported on first access
+_MODULES = {"memory": "ember.runtime.memory"}
 
 
 def __getattr__(name: str):
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name])
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ember' has no attribute {name!r}")
@@ -67,7 +76,7 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_MODULES))
 
 
 __all__ = [
@@ -75,5 +84,5 @@ __all__ = [
     "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
-    *_LAZY,
+    *_LAZY, *_MODULES,
 ]  # fmt: skip

@@ -76,6 +76,26 @@ SETTINGS: dict[str, Setting] = {
             "Check array indices in kernels and raise KernelError on out-of-bounds access.",
         ),
         Setting(
+            "EMBER_ALLOCATOR",
+            "pool",
+            _choice("pool", "driver"),
+            "Device allocator: 'pool' (Ember's caching allocator) or 'driver' (every "
+            "allocation straight from the driver: cuMemAllocAsync on CUDA).",
+        ),
+        Setting(
+            "EMBER_MEMORY_LIMIT",
+            "",
+            str,
+            "Most device memory Ember's pool may reserve: bytes ('8e9', '512MiB') or a "
+            "percentage of the device ('80%').  Empty: no limit but the device's.",
+        ),
+        Setting(
+            "EMBER_MEMORY_IDLE_TRIM",
+            60.0,
+            float,
+            "Cached blocks unused for this many seconds are released (0 disables).",
+        ),
+        Setting(
             "EMBER_DUMP",
             frozenset(),
             _parse_list,

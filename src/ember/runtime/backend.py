@@ -69,6 +69,8 @@ class DeviceInfo:
 class Buffer(abc.ABC):
     """Device memory owned by Ember.  ``close()`` frees it; ``__del__`` is a backstop."""
 
+    __slots__ = ()
+
     nbytes: int
 
     @property
@@ -108,6 +110,13 @@ class Stream(abc.ABC):
     @abc.abstractmethod
     def query(self) -> bool:
         """Return True when all submitted work has finished (never blocks)."""
+
+    def wait_event(self, event: Event) -> None:
+        """SHOULD: make work submitted to this stream later wait for ``event``, on the device.
+
+        Default: wait on the host (correct, but blocks the caller).
+        """
+        event.synchronize()
 
     def close(self) -> None:
         """Release the stream (default: nothing to release)."""

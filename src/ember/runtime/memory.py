@@ -1,20 +1,93 @@
-"""The front door for device allocations.
+"""Device memory: the front door for every Ember allocation, statistics, limits.
 
-Every Ember allocation (arrays, kernel scratch) goes through :func:`allocate`, so that the
-caching allocator has exactly one place to sit.
+Every allocation (arrays, kernel scratch) goes through :func:`allocate`, which takes the
+block from the innermost ``ember.cached`` scope if there is one, else from the backend's
+caching allocator (:mod:`ember.runtime.allocator`).  Public as ``ember.memory``.
 """
 
 from __future__ import annotations
 
+import re
+import warnings
+
+from ember.runtime import backend as _backend
+from ember.runtime.alloccache import _scope
+from ember.runtime.allocator import Pool
 from ember.runtime.backend import Backend, Buffer, Stream
+
+_pools: dict[Backend, Pool] = {}
 
 
 def allocate(backend: Backend, nbytes: int, stream: Stream | None = None) -> Buffer:
-    """Allocate ``nbytes`` on ``backend``'s device.
+    """``nbytes`` of device memory on ``backend``, usable in order on ``stream``.
 
-    Zero-byte requests get a one-byte buffer, so every array owns a real buffer (drivers
-    reject zero-size allocations).
+    Zero-byte requests get a small real block, so every array owns a buffer.
     """
-    if nbytes < 0:
-        raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
-    return backend.alloc(max(int(nbytes), 1), stream)
+    pool = _pools.get(backend) or _make_pool(backend)
+    cache = _scope.get()
+    if cache is not None:
+        return cache.allocate(pool, nbytes, stream or pool._default)
+    if pool.passthrough:
+        return backend.alloc(max(nbytes, 1), stream)
+    return pool.allocate(nbytes, stream)
+
+
+def _make_pool(backend: Backend) -> Pool:
+    from ember.config import settings
+
+    try:
+        limit = parse_limit(settings.memory_limit, backend.device.total_memory)
+    except ValueError as exc:
+        warnings.warn(f"{exc}; running with no limit", stacklevel=3)
+        limit = None
+    pool = _pools.setdefault(backend, Pool(backend, limit, settings.memory_idle_trim))
+    pool.passthrough = settings.allocator == "driver"
+    return pool
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20,
+          "gib": 2**30}  # fmt: skip
+
+
+def parse_limit(text: str, total: int) -> int | None:
+    """``EMBER_MEMORY_LIMIT`` text (``"80%"``, ``"512MiB"``, ``"8e9"``) as bytes, or None."""
+    text = text.strip().lower()
+    if not text:
+        return None
+    found = re.fullmatch(r"([0-9.e+]+)\s*(%|[kmg]i?b|b)?", text)
+    if found is None:
+        raise ValueError(
+            f"EMBER_MEMORY_LIMIT={text!r} is not a size: use bytes ('8e9', '512MiB') or '80%'"
+        )
+    number, unit = float(found.group(1)), found.group(2) or ""
+    if unit == "%":
+        return int(total * number / 100)
+    return int(number * _UNITS[unit])
+
+
+def pool(backend: Backend | None = None) -> Pool:
+    """The caching allocator of ``backend`` (default: the current backend)."""
+    be = backend or _backend.get()
+    return _pools.get(be) or _make_pool(be)
+
+
+def stats(backend: Backend | None = None) -> dict[str, int]:
+    """Allocator statistics of the current (or given) backend.
+
+    Keys: ``in_use`` (bytes held by live arrays and scoped caches), ``cached`` (free blocks
+    kept for reuse), ``reserved`` (their sum: what the pool holds from the device),
+    ``peak_in_use``, ``peak_reserved``, ``allocations``, ``cache_hits``, ``cache_misses``,
+    ``cross_stream_reuses``, ``oom_retries``, ``limit`` (0: none).
+    """
+    return pool(backend).stats()
+
+
+def empty_cache(backend: Backend | None = None) -> int:
+    """Give every cached (unused) block back to the device; returns the bytes released."""
+    return pool(backend).empty_cache()
+
+
+def set_limit(limit: int | str | None, backend: Backend | None = None) -> None:
+    """Cap what the pool may reserve: bytes, a string like ``"80%"``, or None for no cap."""
+    p = pool(backend)
+    p.limit = parse_limit(limit, p.backend.device.total_memory) if isinstance(limit, str) else limit

@@ -1,0 +1,253 @@
+"""The caching allocator behind every Ember device allocation.
+
+Design (docs/design/memory.md has the measurements behind it):
+
+- **Size classes.**  Requests round up to 512 B below 1 MiB and to a quarter of their power of
+  two above (≤ 25 % waste); a block serves any request of its class and is never split, so a
+  large block cannot be carved into unusable pieces.
+- **Stream-ordered reuse.**  A freed block remembers the stream it was last used on.  Reuse on
+  that stream is immediate (the stream orders the new work after the old).  Reuse on another
+  stream records an event on the old stream and makes the new stream wait for it — on the
+  device, never blocking the host.
+- **Frees are one ``deque.append``.**  A dead :class:`PooledBuffer` (its last array gone)
+  appends its block to a pending queue, never taking a lock (``__del__`` may run anywhere,
+  even inside the allocator); the next allocation files pending blocks under the lock.
+- **Out of memory** releases every cached block and retries once, then raises
+  :class:`OutOfMemoryError` with the numbers and what to try.  ``EMBER_MEMORY_LIMIT`` caps
+  what the pool reserves.  Blocks idle longer than ``EMBER_MEMORY_IDLE_TRIM`` seconds are
+  released on the allocation slow path.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Any
+
+from ember.errors import OutOfMemoryError
+from ember.runtime.backend import Backend, Buffer, Stream
+
+SMALL = 1 << 20
+SMALL_STEP = 512
+
+
+def size_class(nbytes: int) -> int:
+    """The block size that serves a request of ``nbytes`` (≥ 1)."""
+    if nbytes <= SMALL:
+        return max(SMALL_STEP, (nbytes + SMALL_STEP - 1) // SMALL_STEP * SMALL_STEP)
+    quarter = 1 << (nbytes.bit_length() - 3)  # four classes per power of two
+    return (nbytes + quarter - 1) // quarter * quarter
+
+
+class Block:
+    """A raw backend buffer owned by the pool, with the stream it was last used on."""
+
+    __slots__ = ("raw", "size", "stream", "pool", "last_used")
+
+    def __init__(self, raw: Buffer, size: int, stream: Stream, pool: Pool):
+        self.raw = raw
+        self.size = size
+        self.stream = stream
+        self.pool = pool
+        self.last_used = 0.0
+
+
+class PooledBuffer(Buffer):
+    """The :class:`Buffer` arrays hold.  When it dies its block goes back to its owner
+    (the pool, or the :class:`~ember.runtime.alloccache.AllocCache` it came from).
+    """
+
+    __slots__ = ("handle", "nbytes", "block", "owner", "__weakref__")
+
+    def __init__(self, block: Block, nbytes: int, owner: Any):
+        self.handle = block.raw.handle
+        self.nbytes = nbytes
+        self.block = block
+        self.owner = owner
+
+    def close(self) -> None:
+        """Give the block back now (the memory is reused, not freed).  Idempotent."""
+        block, self.block = self.block, None
+        if block is not None:
+            self.owner.give_back(block)
+
+    def __del__(self):
+        block = self.block
+        if block is not None:
+            self.block = None
+            self.owner.give_back(block)
+
+    def __repr__(self) -> str:
+        return f"<PooledBuffer {self.nbytes} bytes ({'open' if self.block else 'closed'})>"
+
+
+class Pool:
+    """The caching allocator of one backend (one device)."""
+
+    def __init__(self, backend: Backend, limit: int | None = None, idle_trim: float = 0.0):
+        self.backend = backend
+        self.limit = limit
+        self.idle_trim = idle_trim
+        self._free: dict[int, dict[Stream, list[Block]]] = {}
+        self._pending: collections.deque[Block] = collections.deque()
+        self._lock = threading.Lock()
+        self._default = backend.default_stream
+        self.passthrough = False
+        self._last_trim = time.monotonic()
+        self.in_use = self.cached = self.peak_in_use = self.peak_reserved = 0
+        self.allocations = self.hits = self.misses = self.oom_retries = self.cross_stream = 0
+
+    # ------------------------------------------------------------------ hot path
+    def allocate(self, nbytes: int, stream: Stream | None = None) -> PooledBuffer:
+        """A buffer of at least ``nbytes`` usable in order on ``stream`` (default stream)."""
+        return PooledBuffer(self.take(size_class(nbytes), stream or self._default), nbytes, self)
+
+    def take(self, size: int, stream: Stream) -> Block:
+        """A block of class ``size`` ready for ``stream``: cached if possible, else new."""
+        with self._lock:
+            if self._pending:
+                self._file_pending()
+            self.allocations += 1
+            per_stream = self._free.get(size)
+            blocks = per_stream.get(stream) if per_stream else None
+            if blocks:
+                block = blocks.pop()
+                self.hits += 1
+                self.cached -= size
+            else:
+                block = self._slow_take(size, stream, per_stream)
+            self.in_use += size
+            if self.in_use > self.peak_in_use:
+                self.peak_in_use = self.in_use
+            return block
+
+    def give_back(self, block: Block) -> None:
+        """Return a block (called from ``PooledBuffer.__del__``: lock-free)."""
+        self._pending.append(block)
+
+    def _file_pending(self) -> None:
+        now = time.monotonic()
+        while self._pending:
+            block = self._pending.popleft()
+            block.last_used = now
+            self.in_use -= block.size
+            self.cached += block.size
+            self._free.setdefault(block.size, {}).setdefault(block.stream, []).append(block)
+
+    # ------------------------------------------------------------------ slow path
+    def _slow_take(self, size: int, stream: Stream, per_stream) -> Block:
+        self.misses += 1
+        for other, blocks in (per_stream or {}).items():
+            if blocks:  # a block idle on another stream: order `stream` after its last use
+                block = blocks.pop()
+                self.cached -= size
+                self.cross_stream += 1
+                reorder(self.backend, block, stream)
+                return block
+        self._maybe_trim()
+        return Block(self._new_raw(size, stream), size, stream, self)
+
+    def _new_raw(self, size: int, stream: Stream) -> Buffer:
+        reserved = self.in_use + self.cached
+        if self.limit is not None and reserved + size > self.limit:
+            self._release_all()
+            if self.in_use + size > self.limit:
+                raise self._oom(size, f"it would exceed the memory limit of {_fmt(self.limit)}")
+        try:
+            raw = self.backend.alloc(size, stream)
+        except OutOfMemoryError:
+            self.oom_retries += 1
+            self._release_all()
+            try:
+                raw = self.backend.alloc(size, stream)
+            except OutOfMemoryError as exc:
+                raise self._oom(size, "the device is out of memory") from exc
+        reserved = self.in_use + self.cached + size
+        if reserved > self.peak_reserved:
+            self.peak_reserved = reserved
+        return raw
+
+    def _maybe_trim(self) -> None:
+        if self.idle_trim <= 0 or not self.cached:
+            return
+        now = time.monotonic()
+        if now - self._last_trim < min(self.idle_trim, 1.0):
+            return
+        self._last_trim = now
+        self._release(lambda b: now - b.last_used > self.idle_trim)
+
+    def _release_all(self) -> int:
+        return self._release(lambda b: True)
+
+    def _release(self, doomed) -> int:
+        """Free cached blocks for which ``doomed(block)``; returns bytes released."""
+        victims = []
+        for per_stream in self._free.values():
+            for blocks in per_stream.values():
+                keep = [b for b in blocks if not doomed(b)]
+                victims += [b for b in blocks if doomed(b)]
+                blocks[:] = keep
+        if not victims:
+            return 0
+        # A cached block may have been reused across streams: wait for all work before freeing.
+        self.backend.synchronize()
+        released = 0
+        for block in victims:
+            block.raw.close()
+            released += block.size
+        self.cached -= released
+        return released
+
+    def _oom(self, size: int, why: str) -> OutOfMemoryError:
+        total = self.backend.device.total_memory
+        return OutOfMemoryError(
+            f"cannot allocate {_fmt(size)} on {self.backend.device.name}: {why}. "
+            f"In use by Ember arrays: {_fmt(self.in_use)}; cached: {_fmt(self.cached)}; "
+            f"device total: {_fmt(total)}"
+            + (f"; limit (EMBER_MEMORY_LIMIT): {_fmt(self.limit)}" if self.limit else "")
+            + ". Free arrays you no longer need (del x), call ember.memory.empty_cache(), "
+            "use smaller batches, or raise EMBER_MEMORY_LIMIT.",
+            code_name="CUDA_ERROR_OUT_OF_MEMORY" if self.backend.name == "cuda" else "",
+        )
+
+    # ------------------------------------------------------------------ public
+    def empty_cache(self) -> int:
+        """Free every cached (unused) block; returns the bytes released."""
+        with self._lock:
+            self._file_pending()
+            return self._release_all()
+
+    def stats(self) -> dict[str, int]:
+        """Counters and byte totals; see :func:`ember.memory.stats`."""
+        with self._lock:
+            self._file_pending()
+            return {
+                "in_use": self.in_use,
+                "cached": self.cached,
+                "reserved": self.in_use + self.cached,
+                "peak_in_use": self.peak_in_use,
+                "peak_reserved": self.peak_reserved,
+                "allocations": self.allocations,
+                "cache_hits": self.hits,
+                "cache_misses": self.misses,
+                "cross_stream_reuses": self.cross_stream,
+                "oom_retries": self.oom_retries,
+                "limit": self.limit or 0,
+            }
+
+
+def reorder(backend: Backend, block: Block, stream: Stream) -> None:
+    """Make ``stream`` wait (on the device) for the work last submitted with ``block``."""
+    if block.stream is not stream:
+        event = backend.create_event()
+        event.record(block.stream)
+        stream.wait_event(event)
+        block.stream = stream
+
+
+def _fmt(nbytes: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes} B"
