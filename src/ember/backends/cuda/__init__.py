@@ -1,1 +1,232 @@
-"""backends/cuda"""
+"""The CUDA backend: NVIDIA's driver API through ``cuda-bindings``, kernels built by NVRTC.
+
+One module per driver concept: :mod:`.driver` (the bindings and the one status check),
+:mod:`.device` (init, properties, primary context), :mod:`.memory`, :mod:`.stream`,
+:mod:`.event`, :mod:`.module` and :mod:`.launch` (the hot path).  :class:`CudaBackend` ties
+them to one device and implements :class:`ember.runtime.backend.Backend`.
+
+Copies with ``stream=None`` run on Ember's default stream and wait for it, so they are
+ordered after the work already queued there (the driver's synchronous ``cuMemcpy*`` use
+the legacy NULL stream, which a non-blocking stream does not wait for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ember.backends.cuda import device as _device
+from ember.backends.cuda.driver import check, cu
+from ember.backends.cuda.event import CudaEvent
+from ember.backends.cuda.launch import CudaFunction
+from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, allocate
+from ember.backends.cuda.module import CudaModule
+from ember.backends.cuda.stream import CudaStream
+from ember.runtime.backend import Backend, DeviceInfo
+
+__all__ = [
+    "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
+    "PinnedHostMemory",
+]  # fmt: skip
+
+
+class CudaBackend(Backend):
+    """Ember's runtime on one CUDA device, in its primary context.
+
+    Parameters
+    ----------
+    device : int
+        Device ordinal (as ``nvidia-smi`` and ``CUDA_VISIBLE_DEVICES`` number them).
+
+    Raises
+    ------
+    BackendUnavailableError
+        cuda-bindings is missing, the driver library is missing, ``cuInit`` fails, there is
+        no device, or ``device`` is out of range.
+    """
+
+    name = "cuda"
+    dialect = "cuda"
+    binary_kind = "cubin"
+
+    def __init__(self, device: int = 0):
+        self._index = device
+        self._cu_device = _device.get_device(device)  # runs cuInit: the availability test
+        self._info = _device.device_info(device)
+        self._context = _device.PrimaryContext(self._cu_device, device)
+        self._use_pool = bool(self._info.extra.get("memory_pools_supported"))
+        self._default_stream = CudaStream(self._context)
+
+    # ------------------------------------------------------------------ devices
+    def devices(self) -> list[DeviceInfo]:
+        """Every CUDA device, in ordinal order."""
+        return [_device.device_info(i) for i in range(_device.init())]
+
+    @property
+    def device(self) -> DeviceInfo:
+        """The device this backend works on."""
+        return self._info
+
+    @property
+    def context(self) -> _device.PrimaryContext:
+        """The retained primary context (``.handle`` is the ``CUcontext``)."""
+        return self._context
+
+    def library_versions(self) -> dict[str, str]:
+        """cuda-bindings, driver (CUDA version it supports) and NVRTC versions."""
+        import cuda.bindings
+
+        from ember.compiler.nvrtc import nvrtc_version
+
+        major, minor = _device.driver_version()
+        try:
+            nvrtc = "{}.{}".format(*nvrtc_version())
+        except Exception as exc:  # no NVRTC: loading cubins still works
+            nvrtc = f"unavailable ({type(exc).__name__})"
+        return {
+            "cuda-bindings": cuda.bindings.__version__,
+            "cuda-driver": f"{major}.{minor}",
+            "nvrtc": nvrtc,
+        }
+
+    # ------------------------------------------------------------------ memory
+    def alloc(self, nbytes: int, stream: CudaStream | None = None) -> CudaBuffer:
+        """``nbytes`` of device memory, stream-ordered on ``stream`` where pools exist."""
+        return allocate(nbytes, self._context, stream or self._default_stream, self._use_pool)
+
+    def native_pointer(self, buffer: CudaBuffer, offset: int = 0) -> int:
+        """The device address ``buffer + offset`` as an int, for a ``PTR`` parameter."""
+        ptr = getattr(buffer, "ptr", 0)
+        if not ptr or not 0 <= offset <= buffer.nbytes:
+            _span(buffer, offset, 0, "pointer")  # raises the explanatory error
+        return ptr + offset
+
+    def copy_from_host(self, dst: CudaBuffer, dst_offset: int, src: Any, stream=None) -> None:
+        """Copy the C-contiguous host array ``src`` into ``dst`` at ``dst_offset`` bytes."""
+        src = _host_array(src, writable=False)
+        address = _span(dst, dst_offset, src.nbytes, "destination")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        check(
+            cu.cuMemcpyHtoDAsync(address, src.ctypes.data, src.nbytes, s.handle),
+            "cuMemcpyHtoDAsync",
+            f"copying {src.nbytes} bytes to the device",
+        )
+        if stream is None:
+            s.synchronize()
+
+    def copy_to_host(self, dst: Any, src: CudaBuffer, src_offset: int, stream=None) -> None:
+        """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``."""
+        dst = _host_array(dst, writable=True)
+        address = _span(src, src_offset, dst.nbytes, "source")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        check(
+            cu.cuMemcpyDtoHAsync(dst.ctypes.data, address, dst.nbytes, s.handle),
+            "cuMemcpyDtoHAsync",
+            f"copying {dst.nbytes} bytes to the host",
+        )
+        if stream is None:
+            s.synchronize()
+
+    def copy_device(
+        self,
+        dst: CudaBuffer,
+        dst_offset: int,
+        src: CudaBuffer,
+        src_offset: int,
+        nbytes: int,
+        stream=None,
+    ) -> None:
+        """Asynchronous device-to-device copy of ``nbytes`` on ``stream`` (default stream)."""
+        to = _span(dst, dst_offset, nbytes, "destination")
+        frm = _span(src, src_offset, nbytes, "source")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        check(
+            cu.cuMemcpyDtoDAsync(to, frm, nbytes, s.handle),
+            "cuMemcpyDtoDAsync",
+            f"copying {nbytes} bytes on the device",
+        )
+
+    def fill_zero(self, dst: CudaBuffer, offset: int, nbytes: int, stream=None) -> None:
+        """Asynchronously set ``nbytes`` bytes of ``dst`` to zero (``cuMemsetD8Async``)."""
+        address = _span(dst, offset, nbytes, "destination")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        check(cu.cuMemsetD8Async(address, 0, nbytes, s.handle), "cuMemsetD8Async")
+
+    def alloc_host(self, nbytes: int) -> Any:
+        """A pinned ``uint8`` NumPy array of ``nbytes``, freed when it is garbage."""
+        return PinnedHostMemory(nbytes, self._context).array
+
+    def alloc_pinned(self, nbytes: int) -> PinnedHostMemory:
+        """Pinned host memory with an explicit :meth:`PinnedHostMemory.close`."""
+        return PinnedHostMemory(nbytes, self._context)
+
+    # ------------------------------------------------------------------ streams & events
+    def create_stream(self, priority: int = 0) -> CudaStream:
+        """A new non-blocking stream."""
+        return CudaStream(self._context, priority)
+
+    @property
+    def default_stream(self) -> CudaStream:
+        """Ember's default stream: a non-blocking stream, not the legacy NULL stream."""
+        return self._default_stream
+
+    def create_event(self, timing: bool = False) -> CudaEvent:
+        """A new event; ``timing=True`` enables :meth:`CudaEvent.elapsed_ms`."""
+        return CudaEvent(self._context, timing)
+
+    def synchronize(self) -> None:
+        """Wait for all work on the device (``cuCtxSynchronize``)."""
+        self._context.ensure_current()
+        check(cu.cuCtxSynchronize(), "cuCtxSynchronize", "waiting for the device")
+
+    # ------------------------------------------------------------------ code
+    def compile(self, source: str, name: str = "kernel", options: Sequence[str] = ()) -> bytes:
+        """CUDA C++ → cubin for this device's exact ``sm_XX`` (NVRTC)."""
+        from ember.compiler.nvrtc import compile_cubin
+
+        return compile_cubin(source, self._info.arch, name, options)
+
+    def load_module(self, binary: bytes) -> CudaModule:
+        """Load a cubin made by :meth:`compile`."""
+        return CudaModule(binary, self._context, self._default_stream)
+
+    def close(self) -> None:
+        """Destroy the default stream and release the primary context.  Idempotent."""
+        if self._context.alive:
+            self._default_stream.close()
+            self._context.close()
+
+    def __repr__(self) -> str:
+        return f"<CudaBackend {self._info.summary()}>"
+
+
+def _span(buffer: CudaBuffer, offset: int, nbytes: int, what: str) -> int:
+    """Address of ``buffer[offset:offset+nbytes]``; ValueError when it is out of range."""
+    if not isinstance(buffer, CudaBuffer):
+        raise TypeError(f"the {what} must be a CUDA buffer (backend.alloc), got {buffer!r}")
+    if not buffer.ptr:
+        raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
+    if offset < 0 or nbytes < 0 or offset + nbytes > buffer.nbytes:
+        raise ValueError(
+            f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte "
+            f"buffer"
+        )
+    return buffer.ptr + offset
+
+
+def _host_array(value: Any, writable: bool):
+    """``value`` as a C-contiguous NumPy array (a view, never a copy for a destination)."""
+    import numpy as np
+
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if not arr.flags.c_contiguous:
+        raise ValueError(
+            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
+        )
+    if writable and (arr is not value or not arr.flags.writeable):
+        raise ValueError("the host destination must be a writable NumPy array")
+    return arr

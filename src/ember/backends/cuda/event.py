@@ -1,0 +1,90 @@
+"""CUDA events: markers in a stream to wait on, and optionally to time.
+
+Timing is off unless asked for: an event without timing (``CU_EVENT_DISABLE_TIMING``) is
+cheaper to record and to wait on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ember.backends.cuda.driver import NOT_READY, check, cu, error
+from ember.runtime.backend import Event
+
+if TYPE_CHECKING:
+    from ember.backends.cuda.device import PrimaryContext
+    from ember.backends.cuda.stream import CudaStream
+
+
+class CudaEvent(Event):
+    """A CUDA event.
+
+    Parameters
+    ----------
+    context : PrimaryContext
+        The context the event belongs to.
+    timing : bool
+        Record timestamps, so that :meth:`elapsed_ms` works.
+    """
+
+    def __init__(self, context: PrimaryContext, timing: bool = False):
+        context.ensure_current()
+        self._context = context
+        self.timing = timing
+        flags = 0 if timing else cu.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        self._handle = check(cu.cuEventCreate(flags), "cuEventCreate", "creating an event")
+
+    @property
+    def handle(self) -> cu.CUevent:
+        """The ``CUevent``."""
+        if self._handle is None:
+            raise ValueError("this event was closed; create a new one")
+        return self._handle
+
+    def record(self, stream: CudaStream) -> None:
+        """Place the marker after the work submitted to ``stream`` so far."""
+        check(cu.cuEventRecord(self.handle, stream.handle), "cuEventRecord")
+
+    def synchronize(self) -> None:
+        """Block until the recorded work has finished (``cuEventSynchronize``)."""
+        err = cu.cuEventSynchronize(self.handle)[0]
+        if err:
+            raise error(err, "cuEventSynchronize", "waiting for an event")
+
+    def query(self) -> bool:
+        """True when the recorded work has finished (never blocks)."""
+        err = cu.cuEventQuery(self.handle)[0]
+        if not err:
+            return True
+        if err == NOT_READY:
+            return False
+        raise error(err, "cuEventQuery", "querying an event")
+
+    def elapsed_ms(self, end: CudaEvent) -> float:
+        """Milliseconds from this event to ``end``; both need ``timing=True`` and to be done."""
+        if not (self.timing and end.timing):
+            raise ValueError(
+                "elapsed_ms needs two events created with timing=True "
+                "(backend.create_event(timing=True))"
+            )
+        return float(
+            check(cu.cuEventElapsedTime(self.handle, end.handle), "cuEventElapsedTime")
+        )
+
+    def close(self) -> None:
+        """Destroy the event.  Idempotent."""
+        handle, self._handle = self._handle, None
+        if handle is not None and self._context.alive:
+            check(cu.cuEventDestroy(handle), "cuEventDestroy")
+
+    def __enter__(self) -> CudaEvent:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

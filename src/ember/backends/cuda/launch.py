@@ -1,0 +1,229 @@
+"""Kernel launch: the packing plan of a kernel's arguments and :class:`CudaFunction`.
+
+This is Ember's hot path (target: 3.0 µs per launch on an H200, where raw ``cuda.bindings``
+takes 2.85 µs), so the work is split in two:
+
+* once per function, a :class:`PackingPlan`: a ``struct.Struct`` that writes every argument
+  into its own 8-byte slot of a fixed ctypes buffer, and the array of pointers to those
+  slots that ``cuLaunchKernel`` takes as ``kernelParams``;
+* per launch, one ``Struct.pack_into`` and one ``cuLaunchKernel`` with the plain integer
+  address of the pointer array, the status tested with a bare ``if err``.
+
+``cuLaunchKernel`` releases the GIL and reads the argument slots while it runs, so two
+threads launching the same function at once must not share slots.  Each thread gets its
+own buffers through a ``threading.local``: measured on CPython 3.11 that adds ~0.1 µs a
+launch, against ~0.2 µs (``acquire``/``release``) to ~0.33 µs (``with lock``) for a
+per-function lock.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ember.backends.cuda.driver import check, cu, error
+from ember.dtypes import DType
+from ember.dtypes import dtype as to_dtype
+from ember.errors import LaunchError
+from ember.runtime.backend import PTR, Function, check_arg_count
+
+if TYPE_CHECKING:
+    from ember.backends.cuda.device import PrimaryContext
+    from ember.backends.cuda.module import CudaModule
+    from ember.backends.cuda.stream import CudaStream
+
+_launch = cu.cuLaunchKernel
+
+# struct format character of each scalar type; device pointers are 64-bit integers.
+_FORMAT = {
+    "bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q",
+    "uint8": "B", "uint16": "H", "uint32": "I", "uint64": "Q",
+    "float16": "e", "float32": "f", "float64": "d", PTR: "Q",
+}  # fmt: skip
+SLOT = 8  # bytes per argument slot: every supported scalar fits, at its natural alignment
+
+
+def _param_spec(param: Any) -> tuple[str, str]:
+    """(display name, struct format character) of one kernel parameter."""
+    if isinstance(param, str) and param == PTR:
+        return PTR, _FORMAT[PTR]
+    try:
+        dt = param if isinstance(param, DType) else to_dtype(param)
+    except TypeError as exc:
+        raise LaunchError(f"kernel parameter type {param!r} is not supported: {exc}") from None
+    return dt.name, _FORMAT[dt.name]
+
+
+class PackingPlan:
+    """How to write one function's arguments: a struct with one 8-byte slot per parameter."""
+
+    def __init__(self, params: Sequence[Any]):
+        specs = [_param_spec(p) for p in params]
+        self.type_names = tuple(name for name, _ in specs)
+        fmt = "<" + "".join(c + "x" * (SLOT - struct.calcsize("<" + c)) for _, c in specs)
+        self.struct = struct.Struct(fmt)
+        self.count = len(specs)
+
+    def new_buffers(self) -> tuple[ctypes.Array, ctypes.Array, int]:
+        """Fresh (slots, pointer array, pointer array address) for one thread."""
+        slots = ctypes.create_string_buffer(max(self.count, 1) * SLOT)
+        base = ctypes.addressof(slots)
+        pointers = (ctypes.c_void_p * max(self.count, 1))(
+            *[base + i * SLOT for i in range(self.count)]
+        )
+        return slots, pointers, ctypes.addressof(pointers)
+
+
+class CudaFunction(Function):
+    """A kernel of a loaded :class:`CudaModule`, ready to launch.
+
+    Parameters
+    ----------
+    handle : CUfunction
+        The driver's function handle.
+    name : str
+        The kernel's (``extern "C"``) name.
+    params : sequence
+        One :class:`DType` (or anything :func:`ember.dtype` takes) or ``"ptr"`` per parameter.
+    module : CudaModule
+        The module it lives in (kept alive while the function is).
+    """
+
+    def __init__(self, handle: cu.CUfunction, name: str, params: Sequence[Any], module: CudaModule):
+        self.name = name
+        self.params = tuple(params)
+        self.handle = handle
+        self.module = module
+        self._context: PrimaryContext = module.context
+        self._default_stream: CudaStream = module.default_stream
+        self._plan = PackingPlan(self.params)
+        self._pack = self._plan.struct.pack_into
+        self._local = threading.local()
+
+    def _buffers(self) -> tuple[ctypes.Array, int]:
+        """This thread's (slots, pointer array address), made on its first launch."""
+        slots, pointers, address = self._plan.new_buffers()
+        self._local.keep = pointers  # the pointer array must outlive the launches
+        self._local.buffers = (slots, address)
+        return slots, address
+
+    def launch(self, grid, block, args, shared_mem=0, stream=None) -> None:
+        """Enqueue one launch of ``grid`` blocks of ``block`` threads on ``stream``.
+
+        ``grid`` and ``block`` are 3-tuples (an int or shorter tuple also works, slower).
+        ``args`` holds one value per parameter: a number for a scalar, an int device address
+        (:meth:`CudaBackend.native_pointer`) for a pointer.  ``stream=None`` is Ember's
+        default stream.
+
+        Raises
+        ------
+        LaunchError
+            Wrong argument count or a value that does not fit its parameter's type.
+        DriverError
+            The driver refused the launch (bad dimensions, too much shared memory...).
+        """
+        try:
+            gx, gy, gz = grid
+            bx, by, bz = block
+        except (TypeError, ValueError):
+            (gx, gy, gz), (bx, by, bz) = _dim3(grid, "grid"), _dim3(block, "block")
+        try:
+            slots, address = self._local.buffers
+        except AttributeError:
+            slots, address = self._buffers()
+        try:
+            self._pack(slots, 0, *args)
+        except (struct.error, TypeError):
+            self._pack(slots, 0, *self._convert(args))
+        h = (stream or self._default_stream)._handle
+        if h is None:
+            raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
+        (err,) = _launch(self.handle, gx, gy, gz, bx, by, bz, shared_mem, h, address, 0)
+        if err:
+            self._failed(err, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args)
+
+    def _failed(self, err, grid, block, shared_mem, stream, args) -> None:
+        """Error path of :meth:`launch`: retry once without a current context, else raise."""
+        if self._context.retry_on_invalid_context(err):
+            return self.launch(grid, block, args, shared_mem, stream)
+        raise error(
+            err,
+            "cuLaunchKernel",
+            f"launching kernel {self.name!r} with grid={grid}, block={block}, "
+            f"shared_mem={shared_mem}",
+        )
+
+    def _convert(self, args: Sequence[Any]) -> list[Any]:
+        """Slow path: coerce pointer-like values; raise LaunchError naming a bad argument."""
+        check_arg_count(self, args)
+        out = []
+        for i, (value, type_name) in enumerate(zip(args, self._plan.type_names)):
+            if type_name == PTR and not isinstance(value, (int, float, str)):
+                value = _as_address(value)
+            try:
+                struct.pack("<" + _FORMAT[type_name], value)
+            except (struct.error, TypeError, OverflowError) as exc:
+                raise LaunchError(_bad_arg_message(self.name, i, type_name, value, exc)) from None
+            out.append(value)
+        return out
+
+    def attributes(self) -> dict[str, int]:
+        """Registers, shared/local/constant memory and max block size the compiler gave it."""
+        A = cu.CUfunction_attribute
+        names = {
+            "num_regs": A.CU_FUNC_ATTRIBUTE_NUM_REGS,
+            "shared_size_bytes": A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            "local_size_bytes": A.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            "const_size_bytes": A.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+            "max_threads_per_block": A.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        }
+        return {
+            key: check(cu.cuFuncGetAttribute(attr, self.handle), "cuFuncGetAttribute")
+            for key, attr in names.items()
+        }
+
+    def __repr__(self) -> str:
+        return f"<CudaFunction {self.name}({', '.join(self._plan.type_names)})>"
+
+
+def _dim3(value: Any, what: str) -> tuple[int, int, int]:
+    """An int or a tuple of 1-3 ints as an (x, y, z) triple."""
+    if isinstance(value, int):
+        return (value, 1, 1)
+    try:
+        dims = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        dims = ()
+    if not 1 <= len(dims) <= 3:
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
+    return dims + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+def _as_address(value: Any) -> Any:
+    """A device address from an object that knows its own (a buffer, a CUdeviceptr)."""
+    ptr = getattr(value, "ptr", None)  # an Ember CudaBuffer
+    if isinstance(ptr, int):
+        return ptr
+    try:
+        return int(value)  # CUdeviceptr and other int-convertible handles
+    except (TypeError, ValueError):
+        return value
+
+
+def _bad_arg_message(kernel: str, index: int, type_name: str, value: Any, exc: Exception) -> str:
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    expected = "a device pointer (int address)" if type_name == PTR else f"a {type_name} value"
+    hint = ""
+    if type_name == PTR and type(value).__module__.startswith("numpy"):
+        hint = "; a NumPy array is host memory: copy it to the device first (ember.asarray(x))"
+    elif type_name == PTR:
+        hint = "; pass backend.native_pointer(buffer) or an Ember array"
+    return (
+        f"argument {index} of kernel {kernel!r} must be {expected}, got "
+        f"{type(value).__name__} {shown} ({exc}){hint}"
+    )

@@ -1,0 +1,125 @@
+"""Device buffers and pinned host memory.
+
+Device memory is stream-ordered (``cuMemAllocAsync``/``cuMemFreeAsync`` from the device's
+default memory pool) where the device supports memory pools, else ``cuMemAlloc``/
+``cuMemFree``.  Pinned host memory (``cuMemHostAlloc``) is handed out as a NumPy array.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import TYPE_CHECKING
+
+from ember.backends.cuda.driver import check, cu
+from ember.runtime.backend import Buffer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ember.backends.cuda.device import PrimaryContext
+    from ember.backends.cuda.stream import CudaStream
+
+
+class CudaBuffer(Buffer):
+    """``nbytes`` of device memory at address :attr:`ptr`.
+
+    A stream-ordered buffer is freed on the stream it was allocated on: work already queued
+    there that uses it finishes first.  Work on *other* streams must be ordered before
+    ``close()`` by the caller (an event, or a synchronize).
+    """
+
+    def __init__(
+        self, ptr: int, nbytes: int, context: PrimaryContext, stream: CudaStream | None
+    ):
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self._context = context
+        self._stream = stream  # None: allocated with cuMemAlloc
+
+    @property
+    def handle(self) -> int:
+        """The ``CUdeviceptr`` as an int (0 once closed)."""
+        return self.ptr
+
+    def close(self) -> None:
+        """Free the memory (stream-ordered where it was allocated so).  Idempotent."""
+        ptr, self.ptr = self.ptr, 0
+        if not ptr or not self._context.alive:
+            return
+        if self._stream is None:
+            check(cu.cuMemFree(ptr), "cuMemFree", f"freeing {self.nbytes} bytes")
+        elif self._stream.alive:
+            check(cu.cuMemFreeAsync(ptr, self._stream.handle), "cuMemFreeAsync")
+        else:  # its stream is gone: free in stream order on the NULL stream
+            check(cu.cuMemFreeAsync(ptr, 0), "cuMemFreeAsync")
+
+    def __repr__(self) -> str:
+        state = f"0x{self.ptr:x}" if self.ptr else "closed"
+        return f"<CudaBuffer {self.nbytes} bytes at {state}>"
+
+
+def allocate(
+    nbytes: int, context: PrimaryContext, stream: CudaStream, use_pool: bool
+) -> CudaBuffer:
+    """Allocate ``nbytes`` of device memory (stream-ordered on ``stream`` if ``use_pool``)."""
+    if nbytes < 0:
+        raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
+    size = max(nbytes, 1)  # the driver refuses 0 bytes; a 0-byte buffer still needs an address
+    context.ensure_current()
+    doing = f"allocating {nbytes} bytes of device memory"
+    if use_pool:
+        ptr = check(cu.cuMemAllocAsync(size, stream.handle), "cuMemAllocAsync", doing)
+        return CudaBuffer(int(ptr), nbytes, context, stream)
+    ptr = check(cu.cuMemAlloc(size), "cuMemAlloc", doing)
+    return CudaBuffer(int(ptr), nbytes, context, None)
+
+
+class PinnedHostMemory:
+    """Page-locked host memory (``cuMemHostAlloc``), fast and truly asynchronous to copy.
+
+    :attr:`array` is a ``uint8`` NumPy view of it; view it as another dtype with
+    ``array.view(dtype)``.  The memory is freed by :meth:`close`, or when this object and
+    every array made from :attr:`array` are garbage (each array keeps this object alive).
+    After ``close()`` those arrays must no longer be used.
+    """
+
+    def __init__(self, nbytes: int, context: PrimaryContext):
+        context.ensure_current()
+        self.nbytes = nbytes
+        self._context = context
+        self.ptr = int(
+            check(
+                cu.cuMemHostAlloc(max(nbytes, 1), 0),
+                "cuMemHostAlloc",
+                f"allocating {nbytes} bytes of pinned host memory",
+            )
+        )
+
+    @property
+    def array(self) -> np.ndarray:
+        """A new ``uint8`` NumPy array over the whole memory; it keeps this object alive."""
+        import numpy as np
+
+        if not self.ptr:
+            raise ValueError("this pinned host memory was closed; allocate a new one")
+        raw = (ctypes.c_ubyte * self.nbytes).from_address(self.ptr)
+        raw._ember_owner = self  # array -> raw -> self: the memory lives as long as the array
+        return np.frombuffer(raw, dtype=np.uint8)
+
+    def close(self) -> None:
+        """Free the pinned memory now.  Idempotent."""
+        ptr, self.ptr = self.ptr, 0
+        if ptr and self._context.alive:
+            check(cu.cuMemFreeHost(ptr), "cuMemFreeHost")
+
+    def __enter__(self) -> PinnedHostMemory:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
