@@ -96,6 +96,27 @@ SETTINGS: dict[str, Setting] = {
             "Cached blocks unused for this many seconds are released (0 disables).",
         ),
         Setting(
+            "EMBER_SYNC",
+            "fast",
+            _choice("fast", "plain"),
+            "'fast': skip the driver when a stream is known idle, spin briefly, then block; "
+            "'plain': always call the driver's synchronize (the old behaviour).",
+        ),
+        Setting(
+            "EMBER_SYNC_BLOCKING",
+            False,
+            _parse_bool,
+            "After the spin phase, sleep in a blocking-sync driver wait instead of letting "
+            "the driver spin (saves a CPU core on long waits, adds wake-up latency).",
+        ),
+        Setting(
+            "EMBER_ASYNC_WAIT",
+            "thread",
+            _choice("thread", "poll"),
+            "How `await stream` waits: 'thread' (waiter threads in GIL-free driver waits) or "
+            "'poll' (query with exponential backoff on the event loop).",
+        ),
+        Setting(
             "EMBER_DUMP",
             frozenset(),
             _parse_list,
