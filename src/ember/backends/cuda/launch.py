@@ -141,7 +141,10 @@ class CudaFunction(Function):
         h = (stream or self._default_stream)._handle
         if h is None:
             raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
-        (err,) = _launch(self.handle, gx, gy, gz, bx, by, bz, shared_mem, h, address, 0)
+        try:
+            (err,) = _launch(self.handle, gx, gy, gz, bx, by, bz, shared_mem, h, address, 0)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise self._bad_config(grid, block, shared_mem, exc) from None
         if err:
             self._failed(err, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args)
 
@@ -155,6 +158,14 @@ class CudaFunction(Function):
             f"launching kernel {self.name!r} with grid={grid}, block={block}, "
             f"shared_mem={shared_mem}",
         )
+
+    def _bad_config(self, grid, block, shared_mem, exc: Exception) -> LaunchError:
+        """The LaunchError for launch dimensions the bindings could not convert."""
+        _dim3(grid, "grid")
+        _dim3(block, "block")
+        if not isinstance(shared_mem, int) or shared_mem < 0:
+            return LaunchError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+        return LaunchError(f"cannot launch kernel {self.name!r}: {exc}")
 
     def _convert(self, args: Sequence[Any]) -> list[Any]:
         """Slow path: coerce pointer-like values; raise LaunchError naming a bad argument."""
@@ -191,15 +202,16 @@ class CudaFunction(Function):
 
 def _dim3(value: Any, what: str) -> tuple[int, int, int]:
     """An int or a tuple of 1-3 ints as an (x, y, z) triple."""
-    if isinstance(value, int):
-        return (value, 1, 1)
+    dims = (value,) if isinstance(value, int) else value
     try:
-        dims = tuple(int(v) for v in value)
+        ok = 1 <= len(dims) <= 3 and all(int(d) == d and d >= 1 for d in dims)
     except (TypeError, ValueError):
-        dims = ()
-    if not 1 <= len(dims) <= 3:
-        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
-    return dims + (1,) * (3 - len(dims))  # type: ignore[return-value]
+        ok = False
+    if not ok:
+        raise LaunchError(
+            f"{what} must be a positive int or a tuple of 1 to 3 positive ints, got {value!r}"
+        )
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
 
 
 def _as_address(value: Any) -> Any:
