@@ -60,7 +60,7 @@ def test_syntax_error_has_log_and_numbered_source():
     assert "broken.cu(2)" in err.log
     message = str(err)
     assert err.log in message
-    assert '2 |     y[0] = undefined_name;' in message
+    assert "2 |     y[0] = undefined_name;" in message
     assert err.source == BROKEN
 
 

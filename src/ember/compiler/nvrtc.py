@@ -208,8 +208,6 @@ def compile_cubin(
     return compile_program(source, arch, name, options, "cubin").binary
 
 
-def compile_ptx(
-    source: str, arch: str, name: str = "kernel", options: Sequence[str] = ()
-) -> str:
+def compile_ptx(source: str, arch: str, name: str = "kernel", options: Sequence[str] = ()) -> str:
     """Compile CUDA C++ to PTX text for ``arch`` (for inspection); see :func:`compile_program`."""
     return compile_program(source, arch, name, options, "ptx").binary.decode()

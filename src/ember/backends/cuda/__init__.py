@@ -212,8 +212,7 @@ def _span(buffer: CudaBuffer, offset: int, nbytes: int, what: str) -> int:
         raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
     if offset < 0 or nbytes < 0 or offset + nbytes > buffer.nbytes:
         raise ValueError(
-            f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte "
-            f"buffer"
+            f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte buffer"
         )
     return buffer.ptr + offset
 

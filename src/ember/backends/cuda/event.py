@@ -67,9 +67,7 @@ class CudaEvent(Event):
                 "elapsed_ms needs two events created with timing=True "
                 "(backend.create_event(timing=True))"
             )
-        return float(
-            check(cu.cuEventElapsedTime(self.handle, end.handle), "cuEventElapsedTime")
-        )
+        return float(check(cu.cuEventElapsedTime(self.handle, end.handle), "cuEventElapsedTime"))
 
     def close(self) -> None:
         """Destroy the event.  Idempotent."""

@@ -171,7 +171,7 @@ class CudaFunction(Function):
         """Slow path: coerce pointer-like values; raise LaunchError naming a bad argument."""
         check_arg_count(self, args)
         out = []
-        for i, (value, type_name) in enumerate(zip(args, self._plan.type_names)):
+        for i, (value, type_name) in enumerate(zip(args, self._plan.type_names, strict=True)):
             if type_name == PTR and not isinstance(value, (int, float, str)):
                 value = _as_address(value)
             try:

@@ -28,9 +28,7 @@ class CudaBuffer(Buffer):
     ``close()`` by the caller (an event, or a synchronize).
     """
 
-    def __init__(
-        self, ptr: int, nbytes: int, context: PrimaryContext, stream: CudaStream | None
-    ):
+    def __init__(self, ptr: int, nbytes: int, context: PrimaryContext, stream: CudaStream | None):
         self.ptr = ptr
         self.nbytes = nbytes
         self._context = context

@@ -34,7 +34,7 @@ class CudaModule(Module):
         context.ensure_current()
         self.context = context
         self.default_stream = default_stream
-        self._binary = bytes(binary)  # the driver reads it during the load only; kept for inspection
+        self._binary = bytes(binary)  # kept for inspection; the driver reads it only to load
         self._handle = check(
             cu.cuModuleLoadData(self._binary),
             "cuModuleLoadData",

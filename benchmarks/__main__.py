@@ -1,0 +1,89 @@
+"""Run the benchmarks: ``python -m benchmarks [--only NAME[,NAME]] [--out DIR] [--quick]``.
+
+Prints a table of medians with ratios to the raw ``cuda.bindings`` floor and writes
+``<area>-<device>-<date>.json`` and ``.md`` per area into ``--out`` (default
+``benchmarks/results``).  Exits cleanly, saying why, where there is no CUDA device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import time
+
+from benchmarks import AREAS
+from benchmarks.harness import CASES, Context, environment, rows, text_table, write_results
+
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    p.add_argument("--only", default="", help="comma-separated case names or areas to run")
+    p.add_argument("--out", default=DEFAULT_OUT, help="directory for the JSON/markdown results")
+    p.add_argument("--quick", action="store_true", help="fewer iterations and smaller sizes")
+    p.add_argument("--list", action="store_true", help="list the cases and exit")
+    p.add_argument("--no-peers", action="store_true", help="skip CuPy and PyTorch")
+    return p.parse_args(argv)
+
+
+def selected(only: str) -> list[str]:
+    """Names of the cases to run: all, or those named (or in the areas named) by ``only``."""
+    wanted = {w.strip() for w in only.split(",") if w.strip()}
+    names = [n for n, c in CASES.items() if not wanted or n in wanted or c.area in wanted]
+    unknown = wanted - set(CASES) - {c.area for c in CASES.values()}
+    if unknown:
+        sys.exit(f"unknown case(s) {sorted(unknown)}; known: {', '.join(CASES)}")
+    return names
+
+
+def cuda_backend():
+    """Ember's CUDA backend, or None after saying why there is none."""
+    from ember.runtime import backend as registry
+
+    try:
+        return registry.use("cuda")
+    except Exception as exc:
+        print(f"benchmarks skipped: no CUDA device ({exc})")
+        return None
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    for area in AREAS:
+        importlib.import_module(f"benchmarks.{area}")
+    names = selected(args.only)
+    if args.list:
+        for name in names:
+            print(f"{name:20s} {CASES[name].area:10s} {CASES[name].doc}")
+        return 0
+    backend = cuda_backend()
+    if backend is None:
+        return 0
+    from benchmarks.impls import load_peers
+
+    ctx = Context(backend, args.quick, {} if args.no_peers else load_peers())
+    env = environment(ctx)
+    print(f"{env['device']} ({env['arch']}), commit {env['commit']}, versions {env['versions']}")
+    by_area: dict[str, dict] = {}
+    for name in names:
+        c = CASES[name]
+        t = time.perf_counter()
+        results = c.run(ctx)
+        print(f"  {name}: {time.perf_counter() - t:.1f} s", flush=True)
+        by_area.setdefault(c.area, {})[name] = {
+            "metric": c.metric, "unit": c.unit, "better": c.better, "doc": c.doc,
+            "results": results,
+        }  # fmt: skip
+    for area, results in by_area.items():
+        header, table = rows(results)
+        print(f"\n{area} (median; ratio to raw cuda.bindings)\n{text_table(header, table)}")
+        for path in write_results(args.out, area, env, results):
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

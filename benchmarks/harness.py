@@ -1,0 +1,238 @@
+"""The benchmark harness: a registry of cases, timing helpers, the report and result files.
+
+A *case* is a function registered with :func:`case`.  It gets a :class:`Context` and returns
+``{implementation: {metric: value}}``; the implementation ``"raw"`` (plain ``cuda.bindings``)
+is the floor that ratios are taken against.  Every implementation runs in the same process,
+in one call, so that the numbers compare (the method of ``shared/peers/peers.py``: warm up,
+many iterations per repeat, the median of several repeats).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+FLOOR = "raw"
+
+
+@dataclass
+class Case:
+    """One benchmark: ``metric`` is the headline number, ``better`` says which way is good."""
+
+    name: str
+    area: str
+    metric: str
+    unit: str
+    better: str  # "lower" or "higher"
+    run: Callable[[Context], dict[str, dict[str, float]]]
+    doc: str = ""
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(name: str, metric: str, unit: str, better: str = "lower"):
+    """Register the decorated function as benchmark ``name`` (its module is the area)."""
+
+    def register(fn: Callable[[Context], dict[str, dict[str, float]]]):
+        area = fn.__module__.rsplit(".", 1)[-1]
+        doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+        CASES[name] = Case(name, area, metric, unit, better, fn, doc)
+        return fn
+
+    return register
+
+
+@dataclass
+class Context:
+    """What a case needs: the Ember backend, the speed setting, and optional peers."""
+
+    backend: Any
+    quick: bool
+    peers: dict[str, Any] = field(default_factory=dict)  # "cupy"/"torch" -> module
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def once(self, key: str, make: Callable[[], Any]) -> Any:
+        """``make()`` the first time ``key`` is asked for, the same object afterwards."""
+        if key not in self.cache:
+            self.cache[key] = make()
+        return self.cache[key]
+
+    def iterations(self, full: int) -> int:
+        """Iterations per repeat: ``full``, or a tenth of it with ``--quick``."""
+        return max(full // 10, 10) if self.quick else full
+
+    @property
+    def repeats(self) -> int:
+        return 3 if self.quick else 7
+
+
+# ------------------------------------------------------------------ timing
+def per_call_us(fn: Callable[[], Any], n: int, repeats: int, sync: Callable | None = None) -> float:
+    """Median over ``repeats`` of the mean time of one ``fn()`` call, in microseconds.
+
+    Each repeat runs ``fn`` ``n`` times and then ``sync`` (so queued device work is counted);
+    one warm-up repeat of ``n // 10`` calls comes first.
+    """
+    for _ in range(max(n // 10, 1)):
+        fn()
+    if sync:
+        sync()
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        if sync:
+            sync()
+        samples.append((time.perf_counter() - t) / n * 1e6)
+    return statistics.median(samples)
+
+
+def bandwidth_gbs(
+    fn: Callable[[], Any], nbytes: int, sync: Callable, n: int, repeats: int
+) -> float:
+    """Median over ``repeats`` of GB/s (10^9 bytes/s) moving ``nbytes`` per ``fn()`` call."""
+    fn()
+    sync()
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        samples.append(nbytes * n / (time.perf_counter() - t) / 1e9)
+    return statistics.median(samples)
+
+
+def guarded(results: dict, impl: str, fn: Callable[[], dict[str, float]]) -> None:
+    """Run one implementation; a failure is recorded under ``error`` instead of stopping."""
+    try:
+        results[impl] = fn()
+    except Exception as exc:
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        results[impl] = {"error": last[:300]}
+
+
+# ------------------------------------------------------------------ environment
+def git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    commit = out.stdout.strip() or "unknown"
+    return commit + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
+
+
+def environment(ctx: Context) -> dict[str, Any]:
+    """Device, versions, date and commit, recorded with every result file."""
+    info = ctx.backend.device
+    env = {
+        "device": info.name,
+        "arch": info.arch,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "python": platform.python_version(),
+        "quick": ctx.quick,
+        "versions": dict(ctx.backend.library_versions()),
+    }
+    for name, module in ctx.peers.items():
+        env["versions"][name] = getattr(module, "__version__", "?")
+    return env
+
+
+# ------------------------------------------------------------------ report
+def _cell(value: float, floor: float | None) -> str:
+    text = f"{value:.2f}" if value < 1000 else f"{value:.0f}"
+    return f"{text} ({value / floor:.2f}x)" if floor else text
+
+
+def rows(results: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: one row per case, one column per implementation (value and ratio)."""
+    impls: list[str] = []
+    for res in results.values():
+        impls += [i for i in res["results"] if i not in impls]
+    impls.sort(key=lambda i: (i != FLOOR, not i.startswith("ember"), i))
+    header = ["case", "unit", *impls]
+    table = []
+    for name, res in results.items():
+        floor = res["results"].get(FLOOR, {}).get(res["metric"])
+        row = [name, res["unit"]]
+        for impl in impls:
+            metrics = res["results"].get(impl)
+            if metrics is None:
+                row.append("")
+            elif res["metric"] in metrics:
+                row.append(_cell(metrics[res["metric"]], floor if impl != FLOOR else None))
+            else:
+                row.append("error")
+        table.append(row)
+    return header, table
+
+
+def text_table(header: list[str], table: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, table)])
+
+
+def markdown(env: dict, header: list[str], table: list[list[str]], results: dict) -> str:
+    out = [
+        f"# {env['area']} benchmarks: {env['device']} ({env['arch']})",
+        "",
+        f"{env['date']}, commit {env['commit']}, Python {env['python']}"
+        + (", --quick" if env["quick"] else ""),
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
+        "",
+        "Medians; in brackets the ratio to the raw cuda.bindings floor "
+        "(time: lower is better; GB/s: higher is better).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(r) + " |" for r in table),
+    ]
+    errors = [
+        f"- {name} / {impl}: {m['error']}"
+        for name, res in results.items()
+        for impl, m in res["results"].items()
+        if "error" in m
+    ]
+    if errors:
+        out += ["", "Errors:", *errors]
+    return "\n".join(out) + "\n"
+
+
+def write_results(out_dir: str, area: str, env: dict, results: dict) -> tuple[str, str]:
+    """Write ``<area>-<device>-<date>.json`` and ``.md`` into ``out_dir``; return the paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    env = dict(env, area=area)
+    stem = f"{area}-{slug(env['device'])}-{env['date'][:10]}"
+    json_path = os.path.join(out_dir, stem + ".json")
+    md_path = os.path.join(out_dir, stem + ".md")
+    with open(json_path, "w") as f:
+        json.dump({"environment": env, "cases": results}, f, indent=1)
+    header, table = rows(results)
+    with open(md_path, "w") as f:
+        f.write(markdown(env, header, table, results))
+    return json_path, md_path

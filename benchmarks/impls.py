@@ -1,0 +1,76 @@
+"""The implementations Ember is measured against: the raw ``cuda.bindings`` floor and peers.
+
+:class:`RawCuda` is the floor: what a program written directly on the driver API does, with
+no checks beyond the status, no object wrappers and precomputed argument arrays.  It shares
+the device's primary context with Ember, CuPy and PyTorch, so all run in one process.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+from ember.compiler.nvrtc import compile_cubin
+
+
+def load_peers(names: tuple[str, ...] = ("cupy", "torch")) -> dict[str, Any]:
+    """The peer libraries importable here and able to see a CUDA device."""
+    peers = {}
+    for name in names:
+        try:
+            module = importlib.import_module(name)
+            if name == "torch" and not module.cuda.is_available():
+                continue
+            if name == "cupy":
+                module.cuda.runtime.getDeviceCount()
+        except Exception:
+            continue
+        peers[name] = module
+    return peers
+
+
+def _ok(result: tuple) -> Any:
+    """The value of a cuda.bindings result; a failure raises (the floor checks nothing else)."""
+    if result[0]:
+        raise RuntimeError(f"{result[0]!r}")
+    return result[1] if len(result) == 2 else result[1:] or None
+
+
+class RawCuda:
+    """Plain ``cuda.bindings``: primary context, one non-blocking stream, NVRTC cubins."""
+
+    def __init__(self, device: int, arch: str):
+        from cuda.bindings import driver as cu
+
+        self.cu = cu
+        self.arch = arch
+        _ok(cu.cuInit(0))
+        self.device = _ok(cu.cuDeviceGet(device))
+        self.context = _ok(cu.cuDevicePrimaryCtxRetain(self.device))
+        _ok(cu.cuCtxSetCurrent(self.context))
+        self.stream = _ok(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        self._keep: list[Any] = []  # argument arrays that must outlive launches
+
+    def function(self, source: str, name: str):
+        """``CUfunction`` ``name`` of ``source`` compiled for this device."""
+        module = _ok(self.cu.cuModuleLoadData(compile_cubin(source, self.arch, name)))
+        self._keep.append(module)
+        return _ok(self.cu.cuModuleGetFunction(module, name.encode()))
+
+    def kernel_params(self, *values: np.generic) -> int:
+        """Address of a ``void*[]`` pointing at each value (stable for the object's lifetime)."""
+        holders = [np.array([v]) for v in values]
+        pointers = np.array([h.ctypes.data for h in holders], np.uint64)
+        self._keep += [holders, pointers]
+        return pointers.ctypes.data
+
+    def alloc(self, nbytes: int) -> int:
+        return int(_ok(self.cu.cuMemAlloc(nbytes)))
+
+    def free(self, ptr: int) -> None:
+        _ok(self.cu.cuMemFree(ptr))
+
+    def sync(self) -> None:
+        self.cu.cuStreamSynchronize(self.stream)

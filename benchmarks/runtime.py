@@ -1,0 +1,278 @@
+"""Runtime overheads: launch, sync, launch + sync, alloc + free, device copy bandwidth.
+
+Each case measures Ember through the backend API (``ember``), through ``ember.RawKernel`` /
+``ember.empty`` where those exist, the raw ``cuda.bindings`` floor (``raw``), and CuPy and
+PyTorch when importable.  Kernels are tiny so that the launch path, not the GPU, is timed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from benchmarks.harness import Context, bandwidth_gbs, case, guarded, per_call_us
+from benchmarks.impls import RawCuda
+from ember.runtime.backend import PTR
+
+SOURCE = r"""
+extern "C" __global__ void noop(float* y) { if (threadIdx.x == 1000) y[0] = 1.0f; }
+extern "C" __global__ void axpy3(float a, const float* x, float* y) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    y[i] = a * x[i] + y[i];
+}
+"""
+N_SMALL = 256  # elements of the axpy vectors: one block
+ONE, WARP, BLOCK = (1, 1, 1), (32, 1, 1), (N_SMALL, 1, 1)
+
+
+def _raw(ctx: Context) -> RawCuda:
+    return ctx.once("raw", lambda: RawCuda(ctx.backend.device.index, ctx.backend.device.arch))
+
+
+def _ember_module(ctx: Context):
+    be = ctx.backend
+    return ctx.once("ember_module", lambda: be.load_module(be.compile(SOURCE, "bench")))
+
+
+def _raw_kernel_class():
+    try:
+        import ember
+
+        return ember.RawKernel
+    except (AttributeError, ImportError):
+        return None
+
+
+# ------------------------------------------------------------------ launchers
+def _launchers(ctx: Context, kernel: str) -> dict[str, tuple[Any, Any]]:
+    """impl -> (launch, sync) for ``noop`` (1 pointer) or ``axpy3`` (float, 2 pointers)."""
+    out: dict[str, tuple[Any, Any]] = {}
+    be = ctx.backend
+    x, y = be.alloc(N_SMALL * 4), be.alloc(N_SMALL * 4)
+    ctx.cache.setdefault("keep", []).extend([x, y])
+    be.fill_zero(x, 0, x.nbytes)
+    be.fill_zero(y, 0, y.nbytes)
+    px, py = be.native_pointer(x), be.native_pointer(y)
+    if kernel == "noop":
+        fn, args, grid, block = _ember_module(ctx).function("noop", (PTR,)), [py], ONE, WARP
+    else:
+        fn = _ember_module(ctx).function("axpy3", ("float32", PTR, PTR))
+        args, grid, block = [np.float32(2.0), px, py], ONE, BLOCK
+    sync = be.default_stream.synchronize
+    out["ember"] = (lambda: fn.launch(grid, block, args), sync)
+
+    raw = _raw(ctx)
+    cu, rf, stream = raw.cu, raw.function(SOURCE, kernel), raw.stream
+    rx, ry = raw.alloc(N_SMALL * 4), raw.alloc(N_SMALL * 4)
+    if kernel == "noop":
+        params = raw.kernel_params(np.uint64(ry))
+    else:
+        params = raw.kernel_params(np.float32(2.0), np.uint64(rx), np.uint64(ry))
+    gx, bx = grid[0], block[0]
+    out["raw"] = (
+        lambda: cu.cuLaunchKernel(rf, gx, 1, 1, bx, 1, 1, 0, stream, params, 0),
+        raw.sync,
+    )
+    _add_rawkernel(out, ctx, kernel, grid, block, sync)
+    _add_peers(out, ctx, kernel)
+    return out
+
+
+def _add_rawkernel(out, ctx, kernel, grid, block, sync) -> None:
+    cls = _raw_kernel_class()
+    if cls is None:
+        return
+    import ember
+
+    k = cls(SOURCE, kernel)
+    x, y = ember.zeros(N_SMALL, ember.float32), ember.zeros(N_SMALL, ember.float32)
+    ctx.cache.setdefault("keep", []).extend([x, y])
+    launch = k[grid, block]
+    if kernel == "noop":
+        out["ember.RawKernel"] = (lambda: launch(y), sync)
+    else:
+        a = np.float32(2.0)
+        out["ember.RawKernel"] = (lambda: launch(a, x, y), sync)
+
+
+def _add_peers(out, ctx, kernel) -> None:
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        k = cp.RawKernel(SOURCE, kernel)
+        x, y = cp.zeros(N_SMALL, cp.float32), cp.zeros(N_SMALL, cp.float32)
+        s = cp.cuda.get_current_stream()
+        if kernel == "noop":
+            out["cupy"] = (lambda: k((1,), (32,), (y,)), s.synchronize)
+        else:
+            a = cp.float32(2.0)
+            out["cupy"] = (lambda: k((1,), (N_SMALL,), (a, x, y)), s.synchronize)
+    if "torch" in ctx.peers:
+        torch = ctx.peers["torch"]
+        x, y = torch.zeros(N_SMALL, device="cuda"), torch.zeros(N_SMALL, device="cuda")
+        if kernel == "noop":  # torch has no source kernels: its cheapest 1-tensor op
+            out["torch"] = (lambda: y.add_(1), torch.cuda.synchronize)
+        else:
+            out["torch"] = (lambda: y.add_(x, alpha=2.0), torch.cuda.synchronize)
+
+
+def _launch_case(ctx: Context, kernel: str) -> dict[str, dict[str, float]]:
+    results: dict[str, dict[str, float]] = {}
+    n = ctx.iterations(20000)
+    for impl, (launch, sync) in _launchers(ctx, kernel).items():
+        guarded(results, impl, lambda f=launch, s=sync: {"us": per_call_us(f, n, ctx.repeats, s)})
+    return results
+
+
+@case("launch_noop", "us", "us/launch")
+def launch_noop(ctx: Context):
+    """Launch a kernel with one pointer argument (throughput; one sync per repeat)."""
+    return _launch_case(ctx, "noop")
+
+
+@case("launch_axpy3", "us", "us/launch")
+def launch_axpy3(ctx: Context):
+    """Launch a 3-argument axpy (float, 2 pointers) on one block."""
+    return _launch_case(ctx, "axpy3")
+
+
+# ------------------------------------------------------------------ sync
+def _syncs(ctx: Context) -> dict[str, Any]:
+    out: dict[str, Any] = {"ember": ctx.backend.default_stream.synchronize, "raw": _raw(ctx).sync}
+    try:
+        import ember
+
+        out["ember.default_stream()"] = ember.default_stream().synchronize
+    except (AttributeError, ImportError):
+        pass
+    if "cupy" in ctx.peers:
+        out["cupy"] = ctx.peers["cupy"].cuda.get_current_stream().synchronize
+    if "torch" in ctx.peers:
+        out["torch"] = ctx.peers["torch"].cuda.synchronize
+    return out
+
+
+@case("sync_idle", "us", "us/sync")
+def sync_idle(ctx: Context):
+    """Synchronize a stream that has no work queued."""
+    results: dict[str, dict[str, float]] = {}
+    n = ctx.iterations(20000)
+    for impl, sync in _syncs(ctx).items():
+        sync()
+        guarded(results, impl, lambda s=sync: {"us": per_call_us(s, n, ctx.repeats)})
+    return results
+
+
+@case("launch_sync", "us", "us/(launch+sync)")
+def launch_sync(ctx: Context):
+    """Launch the 1-pointer kernel and wait for it, back to back."""
+    results: dict[str, dict[str, float]] = {}
+    n = ctx.iterations(5000)
+    for impl, (launch, sync) in _launchers(ctx, "noop").items():
+
+        def both(launch=launch, sync=sync):
+            launch()
+            sync()
+
+        guarded(results, impl, lambda f=both: {"us": per_call_us(f, n, ctx.repeats)})
+    return results
+
+
+# ------------------------------------------------------------------ memory
+MiB = 1 << 20
+
+
+@case("alloc_free_1MiB", "us", "us/(alloc+free)")
+def alloc_free(ctx: Context):
+    """Allocate and free 1 MiB (stream-ordered where the library does so; sync per repeat)."""
+    be, raw = ctx.backend, _raw(ctx)
+    cu, stream = raw.cu, raw.stream
+    impls: dict[str, Any] = {
+        "ember": (lambda: be.alloc(MiB).close(), be.default_stream.synchronize),
+        "raw": (lambda: cu.cuMemFreeAsync(cu.cuMemAllocAsync(MiB, stream)[1], stream), raw.sync),
+        "raw-cuMemAlloc": (lambda: cu.cuMemFree(cu.cuMemAlloc(MiB)[1]), None),
+    }
+    try:
+        import ember
+
+        impls["ember.empty"] = (
+            lambda: ember.empty(MiB // 4, ember.float32),
+            be.default_stream.synchronize,
+        )
+    except (AttributeError, ImportError):
+        pass
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        impls["cupy"] = (lambda: cp.empty(MiB // 4, cp.float32), None)
+    if "torch" in ctx.peers:
+        torch = ctx.peers["torch"]
+        impls["torch"] = (lambda: torch.empty(MiB // 4, device="cuda"), None)
+    results: dict[str, dict[str, float]] = {}
+    n = ctx.iterations(20000)
+    for impl, (fn, sync) in impls.items():
+        guarded(results, impl, lambda f=fn, s=sync: {"us": per_call_us(f, n, ctx.repeats, s)})
+    return results
+
+
+def _copy_impls(ctx: Context, nbytes: int) -> dict[str, Any]:
+    """impl -> a factory returning (copy, sync, release) over ``nbytes`` buffers."""
+    be, raw = ctx.backend, _raw(ctx)
+
+    def ember_impl():
+        src, dst = be.alloc(nbytes), be.alloc(nbytes)
+        be.fill_zero(src, 0, nbytes)
+        release = lambda: (src.close(), dst.close())  # noqa: E731
+        return (
+            (lambda: be.copy_device(dst, 0, src, 0, nbytes)),
+            be.default_stream.synchronize,
+            release,
+        )
+
+    def raw_impl():
+        cu, s = raw.cu, raw.stream
+        src, dst = raw.alloc(nbytes), raw.alloc(nbytes)
+        cu.cuMemsetD8Async(src, 0, nbytes, s)
+        release = lambda: (raw.free(src), raw.free(dst))  # noqa: E731
+        return (lambda: cu.cuMemcpyDtoDAsync(dst, src, nbytes, s)), raw.sync, release
+
+    impls = {"ember": ember_impl, "raw": raw_impl}
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+
+        def cupy_impl():
+            a, b = cp.ones(nbytes // 4, cp.float32), cp.empty(nbytes // 4, cp.float32)
+            s = cp.cuda.get_current_stream()
+            release = lambda: cp.get_default_memory_pool().free_all_blocks()  # noqa: E731
+            return (lambda: cp.copyto(b, a)), s.synchronize, release
+
+        impls["cupy"] = cupy_impl
+    if "torch" in ctx.peers:
+        torch = ctx.peers["torch"]
+
+        def torch_impl():
+            a = torch.ones(nbytes // 4, device="cuda")
+            b = torch.empty_like(a)
+            return (lambda: b.copy_(a)), torch.cuda.synchronize, torch.cuda.empty_cache
+
+        impls["torch"] = torch_impl
+    return impls
+
+
+@case("copy_1GiB", "GB/s", "GB/s (read+write)", better="higher")
+def copy_1gib(ctx: Context):
+    """Device-to-device copy of 1 GiB (256 MiB with --quick), bytes read plus written."""
+    nbytes = (256 * MiB) if ctx.quick else (1024 * MiB)
+    results: dict[str, dict[str, float]] = {}
+    for impl, make in _copy_impls(ctx, nbytes).items():
+
+        def measure(make=make):
+            copy, sync, release = make()
+            try:
+                gbs = bandwidth_gbs(copy, 2 * nbytes, sync, 10, ctx.repeats)
+            finally:
+                sync()
+                release()
+            return {"GB/s": gbs}
+
+        guarded(results, impl, measure)
+    return results
