@@ -138,7 +138,10 @@ def launch_axpy3(ctx: Context):
 
 # ------------------------------------------------------------------ sync
 def _syncs(ctx: Context) -> dict[str, Any]:
-    out: dict[str, Any] = {"ember": ctx.backend.default_stream.synchronize, "raw": _raw(ctx).sync}
+    stream = ctx.backend.default_stream
+    out: dict[str, Any] = {"ember": stream.synchronize, "raw": _raw(ctx).sync}
+    if hasattr(stream, "_native_block"):  # the driver wait under ember.runtime.sync
+        out["ember-cuStreamSynchronize"] = lambda: stream._native_block(False)
     try:
         import ember
 

@@ -5,6 +5,7 @@ One module per driver concept: :mod:`.driver` (the bindings and the one status c
 :mod:`.event`, :mod:`.module` and :mod:`.launch` (the hot path).  :class:`CudaBackend` ties
 them to one device and implements :class:`ember.runtime.backend.Backend`.
 
+Every submission adds 1 to its stream's ``submitted`` counter (:mod:`ember.runtime.sync`).
 Copies with ``stream=None`` run on Ember's default stream and wait for it, so they are
 ordered after the work already queued there (the driver's synchronous ``cuMemcpy*`` use
 the legacy NULL stream, which a non-blocking stream does not wait for).
@@ -12,6 +13,7 @@ the legacy NULL stream, which a non-blocking stream does not wait for).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +24,7 @@ from ember.backends.cuda.launch import CudaFunction
 from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, allocate
 from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
-from ember.runtime.backend import Backend, DeviceInfo
+from ember.runtime.backend import Backend, Buffer, DeviceInfo
 
 __all__ = [
     "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
@@ -56,6 +58,7 @@ class CudaBackend(Backend):
         self._context = _device.PrimaryContext(self._cu_device, device)
         self._use_pool = bool(self._info.extra.get("memory_pools_supported"))
         self._default_stream = CudaStream(self._context)
+        self._streams: weakref.WeakSet[CudaStream] = weakref.WeakSet()
 
     # ------------------------------------------------------------------ devices
     def devices(self) -> list[DeviceInfo]:
@@ -94,10 +97,10 @@ class CudaBackend(Backend):
         """``nbytes`` of device memory, stream-ordered on ``stream`` where pools exist."""
         return allocate(nbytes, self._context, stream or self._default_stream, self._use_pool)
 
-    def native_pointer(self, buffer: CudaBuffer, offset: int = 0) -> int:
+    def native_pointer(self, buffer: Buffer, offset: int = 0) -> int:
         """The device address ``buffer + offset`` as an int, for a ``PTR`` parameter."""
-        ptr = getattr(buffer, "ptr", 0)
-        if not ptr or not 0 <= offset <= buffer.nbytes:
+        ptr = getattr(buffer, "handle", 0)
+        if not (ptr and isinstance(ptr, int) and 0 <= offset <= buffer.nbytes):
             _span(buffer, offset, 0, "pointer")  # raises the explanatory error
         return ptr + offset
 
@@ -112,6 +115,7 @@ class CudaBackend(Backend):
             "cuMemcpyHtoDAsync",
             f"copying {src.nbytes} bytes to the device",
         )
+        s.submitted += 1
         if stream is None:
             s.synchronize()
 
@@ -126,6 +130,7 @@ class CudaBackend(Backend):
             "cuMemcpyDtoHAsync",
             f"copying {dst.nbytes} bytes to the host",
         )
+        s.submitted += 1
         if stream is None:
             s.synchronize()
 
@@ -148,6 +153,7 @@ class CudaBackend(Backend):
             "cuMemcpyDtoDAsync",
             f"copying {nbytes} bytes on the device",
         )
+        s.submitted += 1
 
     def fill_zero(self, dst: CudaBuffer, offset: int, nbytes: int, stream=None) -> None:
         """Asynchronously set ``nbytes`` bytes of ``dst`` to zero (``cuMemsetD8Async``)."""
@@ -155,6 +161,7 @@ class CudaBackend(Backend):
         self._context.ensure_current()
         s = stream or self._default_stream
         check(cu.cuMemsetD8Async(address, 0, nbytes, s.handle), "cuMemsetD8Async")
+        s.submitted += 1
 
     def alloc_host(self, nbytes: int) -> Any:
         """A pinned ``uint8`` NumPy array of ``nbytes``, freed when it is garbage."""
@@ -167,7 +174,9 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------------ streams & events
     def create_stream(self, priority: int = 0) -> CudaStream:
         """A new non-blocking stream."""
-        return CudaStream(self._context, priority)
+        stream = CudaStream(self._context, priority)
+        self._streams.add(stream)
+        return stream
 
     @property
     def default_stream(self) -> CudaStream:
@@ -179,9 +188,12 @@ class CudaBackend(Backend):
         return CudaEvent(self._context, timing)
 
     def synchronize(self) -> None:
-        """Wait for all work on the device (``cuCtxSynchronize``)."""
+        """Wait for all work on the device (``cuCtxSynchronize``); streams become known idle."""
+        streams = [(s, s.submitted) for s in (self._default_stream, *self._streams)]
         self._context.ensure_current()
         check(cu.cuCtxSynchronize(), "cuCtxSynchronize", "waiting for the device")
+        for stream, target in streams:
+            stream._mark(target)
 
     # ------------------------------------------------------------------ code
     def compile(self, source: str, name: str = "kernel", options: Sequence[str] = ()) -> bytes:
@@ -204,17 +216,22 @@ class CudaBackend(Backend):
         return f"<CudaBackend {self._info.summary()}>"
 
 
-def _span(buffer: CudaBuffer, offset: int, nbytes: int, what: str) -> int:
-    """Address of ``buffer[offset:offset+nbytes]``; ValueError when it is out of range."""
-    if not isinstance(buffer, CudaBuffer):
+def _span(buffer: Buffer, offset: int, nbytes: int, what: str) -> int:
+    """Address of ``buffer[offset:offset+nbytes]``; ValueError when it is out of range.
+
+    Any :class:`Buffer` whose ``handle`` is a CUDA device address works (the caching
+    allocator's pooled buffers as well as :class:`CudaBuffer`).
+    """
+    ptr = getattr(buffer, "handle", None)
+    if not isinstance(ptr, int) or not isinstance(buffer, Buffer):
         raise TypeError(f"the {what} must be a CUDA buffer (backend.alloc), got {buffer!r}")
-    if not buffer.ptr:
+    if not ptr:
         raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
     if offset < 0 or nbytes < 0 or offset + nbytes > buffer.nbytes:
         raise ValueError(
             f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte buffer"
         )
-    return buffer.ptr + offset
+    return ptr + offset
 
 
 def _host_array(value: Any, writable: bool):

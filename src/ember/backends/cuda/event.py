@@ -1,7 +1,8 @@
 """CUDA events: markers in a stream to wait on, and optionally to time.
 
 Timing is off unless asked for: an event without timing (``CU_EVENT_DISABLE_TIMING``) is
-cheaper to record and to wait on.
+cheaper to record and to wait on.  Waiting follows :mod:`ember.runtime.sync` (an event never
+recorded, or already waited for, is done without a driver call).
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from typing import TYPE_CHECKING
 
 from ember.backends.cuda.driver import NOT_READY, check, cu, error
 from ember.runtime.backend import Event
+from ember.runtime.sync import Waitable
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext
     from ember.backends.cuda.stream import CudaStream
 
 
-class CudaEvent(Event):
+class CudaEvent(Waitable, Event):
     """A CUDA event.
 
     Parameters
@@ -25,13 +27,17 @@ class CudaEvent(Event):
         The context the event belongs to.
     timing : bool
         Record timestamps, so that :meth:`elapsed_ms` works.
+    blocking_sync : bool
+        A host wait on it sleeps (``CU_EVENT_BLOCKING_SYNC``) instead of spinning.
     """
 
-    def __init__(self, context: PrimaryContext, timing: bool = False):
+    def __init__(self, context: PrimaryContext, timing: bool = False, blocking_sync: bool = False):
         context.ensure_current()
         self._context = context
         self.timing = timing
-        flags = 0 if timing else cu.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        flags = 0 if timing else int(cu.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+        if blocking_sync:
+            flags |= int(cu.CUevent_flags.CU_EVENT_BLOCKING_SYNC)
         self._handle = check(cu.cuEventCreate(flags), "cuEventCreate", "creating an event")
 
     @property
@@ -44,21 +50,23 @@ class CudaEvent(Event):
     def record(self, stream: CudaStream) -> None:
         """Place the marker after the work submitted to ``stream`` so far."""
         check(cu.cuEventRecord(self.handle, stream.handle), "cuEventRecord")
+        self.submitted += 1
 
-    def synchronize(self) -> None:
-        """Block until the recorded work has finished (``cuEventSynchronize``)."""
-        err = cu.cuEventSynchronize(self.handle)[0]
-        if err:
-            raise error(err, "cuEventSynchronize", "waiting for an event")
-
-    def query(self) -> bool:
-        """True when the recorded work has finished (never blocks)."""
+    # ----------------------------------------------------------- hooks of sync.Waitable
+    def _native_query(self) -> bool:
+        """``cuEventQuery``: True when the recorded work has finished (never blocks)."""
         err = cu.cuEventQuery(self.handle)[0]
         if not err:
             return True
         if err == NOT_READY:
             return False
         raise error(err, "cuEventQuery", "querying an event")
+
+    def _native_block(self, blocking: bool) -> None:
+        """``cuEventSynchronize`` (GIL released; sleeps if made with ``blocking_sync``)."""
+        err = cu.cuEventSynchronize(self.handle)[0]
+        if err:
+            raise error(err, "cuEventSynchronize", "waiting for an event")
 
     def elapsed_ms(self, end: CudaEvent) -> float:
         """Milliseconds from this event to ``end``; both need ``timing=True`` and to be done."""

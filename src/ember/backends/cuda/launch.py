@@ -7,7 +7,8 @@ takes 2.85 µs), so the work is split in two:
   into its own 8-byte slot of a fixed ctypes buffer, and the array of pointers to those
   slots that ``cuLaunchKernel`` takes as ``kernelParams``;
 * per launch, one ``Struct.pack_into`` and one ``cuLaunchKernel`` with the plain integer
-  address of the pointer array, the status tested with a bare ``if err``.
+  address of the pointer array, the status tested with a bare ``if err``, and one
+  ``stream.submitted += 1`` (see :mod:`ember.runtime.sync`).
 
 ``cuLaunchKernel`` releases the GIL and reads the argument slots while it runs, so two
 threads launching the same function at once must not share slots.  Each thread gets its
@@ -138,7 +139,8 @@ class CudaFunction(Function):
             self._pack(slots, 0, *args)
         except (struct.error, TypeError):
             self._pack(slots, 0, *self._convert(args))
-        h = (stream or self._default_stream)._handle
+        s = stream or self._default_stream
+        h = s._handle
         if h is None:
             raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
         try:
@@ -146,7 +148,8 @@ class CudaFunction(Function):
         except (TypeError, ValueError, OverflowError) as exc:
             raise self._bad_config(grid, block, shared_mem, exc) from None
         if err:
-            self._failed(err, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args)
+            return self._failed(err, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args)
+        s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
 
     def _failed(self, err, grid, block, shared_mem, stream, args) -> None:
         """Error path of :meth:`launch`: retry once without a current context, else raise."""
@@ -216,7 +219,7 @@ def _dim3(value: Any, what: str) -> tuple[int, int, int]:
 
 def _as_address(value: Any) -> Any:
     """A device address from an object that knows its own (a buffer, a CUdeviceptr)."""
-    ptr = getattr(value, "ptr", None)  # an Ember CudaBuffer
+    ptr = getattr(value, "handle", None)  # an Ember buffer (CudaBuffer or a pooled one)
     if isinstance(ptr, int):
         return ptr
     try:

@@ -21,27 +21,29 @@ if TYPE_CHECKING:
 
 
 class CudaBuffer(Buffer):
-    """``nbytes`` of device memory at address :attr:`ptr`.
+    """``nbytes`` of device memory at address :attr:`handle` (an int; 0 once closed).
 
     A stream-ordered buffer is freed on the stream it was allocated on: work already queued
     there that uses it finishes first.  Work on *other* streams must be ordered before
     ``close()`` by the caller (an event, or a synchronize).
     """
 
+    __slots__ = ("handle", "nbytes", "_context", "_stream", "__weakref__")
+
     def __init__(self, ptr: int, nbytes: int, context: PrimaryContext, stream: CudaStream | None):
-        self.ptr = ptr
+        self.handle = ptr  # a plain slot, not a property: read on every launch
         self.nbytes = nbytes
         self._context = context
         self._stream = stream  # None: allocated with cuMemAlloc
 
     @property
-    def handle(self) -> int:
-        """The ``CUdeviceptr`` as an int (0 once closed)."""
-        return self.ptr
+    def ptr(self) -> int:
+        """The device address (same as :attr:`handle`)."""
+        return self.handle
 
     def close(self) -> None:
         """Free the memory (stream-ordered where it was allocated so).  Idempotent."""
-        ptr, self.ptr = self.ptr, 0
+        ptr, self.handle = self.handle, 0
         if not ptr or not self._context.alive:
             return
         if self._stream is None:
@@ -52,7 +54,7 @@ class CudaBuffer(Buffer):
             check(cu.cuMemFreeAsync(ptr, 0), "cuMemFreeAsync")
 
     def __repr__(self) -> str:
-        state = f"0x{self.ptr:x}" if self.ptr else "closed"
+        state = f"0x{self.handle:x}" if self.handle else "closed"
         return f"<CudaBuffer {self.nbytes} bytes at {state}>"
 
 

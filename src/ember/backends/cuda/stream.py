@@ -3,6 +3,10 @@
 Every stream Ember creates is non-blocking (``CU_STREAM_NON_BLOCKING``): it never waits
 for the legacy NULL stream, which other libraries may keep busy.  Ember's default stream
 is one such stream that the backend creates, not the NULL stream.
+
+Waiting follows :mod:`ember.runtime.sync`: each submission (launch, copy, memset) adds one
+to :attr:`submitted`, so synchronizing a stream known to be idle is an integer comparison;
+otherwise the driver is queried briefly, then waited on without the GIL.
 """
 
 from __future__ import annotations
@@ -10,13 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ember.backends.cuda.driver import NOT_READY, check, cu, error
+from ember.backends.cuda.event import CudaEvent
 from ember.runtime.backend import Stream
+from ember.runtime.sync import Waitable
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext
 
 
-class CudaStream(Stream):
+class CudaStream(Waitable, Stream):
     """A non-blocking CUDA stream.
 
     Parameters
@@ -25,6 +31,12 @@ class CudaStream(Stream):
         The context the stream belongs to.
     priority : int
         Stream priority (lower numbers run first; 0 is the default priority).
+
+    Attributes
+    ----------
+    submitted : int
+        Pieces of work submitted so far; whoever enqueues work on :attr:`handle` directly
+        must add 1 after enqueuing it, or :meth:`synchronize` may not wait for it.
     """
 
     def __init__(self, context: PrimaryContext, priority: int = 0):
@@ -35,6 +47,7 @@ class CudaStream(Stream):
             "cuStreamCreateWithPriority",
             "creating a stream",
         )
+        self._block_event: CudaEvent | None = None
 
     @property
     def handle(self) -> cu.CUstream:
@@ -48,14 +61,9 @@ class CudaStream(Stream):
         """False once the stream (or its context) was closed."""
         return self._handle is not None and self._context.alive
 
-    def synchronize(self) -> None:
-        """Block until all work submitted to this stream has finished (``cuStreamSynchronize``)."""
-        err = cu.cuStreamSynchronize(self.handle)[0]
-        if err:
-            raise error(err, "cuStreamSynchronize", "waiting for a stream")
-
-    def query(self) -> bool:
-        """True when all submitted work has finished (``cuStreamQuery``; never blocks)."""
+    # ----------------------------------------------------------- hooks of sync.Waitable
+    def _native_query(self) -> bool:
+        """``cuStreamQuery``: True when the stream has no unfinished work (never blocks)."""
         err = cu.cuStreamQuery(self.handle)[0]
         if not err:
             return True
@@ -63,13 +71,34 @@ class CudaStream(Stream):
             return False
         raise error(err, "cuStreamQuery", "querying a stream")
 
-    def wait_event(self, event) -> None:
+    def _native_block(self, blocking: bool) -> None:
+        """Wait in the driver (GIL released); ``blocking``: sleep rather than spin."""
+        if blocking:
+            if self._block_event is None:
+                self._block_event = CudaEvent(self._context, blocking_sync=True)
+            self._block_event.record(self)
+            self._block_event._native_block(True)
+            return
+        err = cu.cuStreamSynchronize(self.handle)[0]
+        if err:
+            raise error(err, "cuStreamSynchronize", "waiting for a stream")
+
+    def _async_marker(self) -> CudaEvent:
+        """A blocking-sync event recorded now, for an ``await`` to wait on in a thread."""
+        marker = CudaEvent(self._context, blocking_sync=True)
+        marker.record(self)
+        return marker
+
+    # ----------------------------------------------------------- the rest of the contract
+    def wait_event(self, event: CudaEvent) -> None:
         """Make later work on this stream wait until ``event`` has completed (no host wait)."""
         check(cu.cuStreamWaitEvent(self.handle, event.handle, 0), "cuStreamWaitEvent")
 
     def close(self) -> None:
         """Destroy the stream once its queued work has finished.  Idempotent."""
         handle, self._handle = self._handle, None
+        if self._block_event is not None:
+            self._block_event.close()
         if handle is not None and self._context.alive:
             check(cu.cuStreamDestroy(handle), "cuStreamDestroy")
 
