@@ -140,15 +140,13 @@ class OpenCLBackend(Backend):
         """Copy host array ``src`` into ``dst`` at ``dst_offset`` (blocking if no stream)."""
         s = stream or self._default_stream
         event = _memory.to_device(s.handle, dst, dst_offset, src, blocking=stream is None)
-        if event is not None and stream is not None:
-            s.last = event
+        _submitted(s, event, stream is None)
 
     def copy_to_host(self, dst: Any, src: Any, src_offset: int, stream=None) -> None:
         """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` (blocking if no stream)."""
         s = stream or self._default_stream
         event = _memory.to_host(s.handle, dst, src, src_offset, blocking=stream is None)
-        if event is not None and stream is not None:
-            s.last = event
+        _submitted(s, event, stream is None)
 
     def copy_device(
         self, dst: Any, dst_offset: int, src: Any, src_offset: int, nbytes: int, stream=None
@@ -156,15 +154,12 @@ class OpenCLBackend(Backend):
         """Asynchronous device-to-device copy on ``stream`` (default stream)."""
         s = stream or self._default_stream
         event = _memory.device_to_device(s.handle, dst, dst_offset, src, src_offset, nbytes)
-        if event is not None:
-            s.last = event
+        _submitted(s, event, False)
 
     def fill_zero(self, dst: Any, offset: int, nbytes: int, stream=None) -> None:
         """Asynchronously zero ``nbytes`` of ``dst`` from ``offset`` (``clEnqueueFillBuffer``)."""
         s = stream or self._default_stream
-        event = _memory.fill_zero(s.handle, dst, offset, nbytes)
-        if event is not None:
-            s.last = event
+        _submitted(s, _memory.fill_zero(s.handle, dst, offset, nbytes), False)
 
     # ------------------------------------------------------------------ streams & events
     def create_stream(self) -> OpenCLStream:
@@ -183,7 +178,7 @@ class OpenCLBackend(Backend):
         return OpenCLEvent(timing)
 
     def synchronize(self) -> None:
-        """Wait for the work of every stream this backend created."""
+        """Wait for the work of every stream this backend created (idle ones cost nothing)."""
         for stream in list(self._streams):
             if stream.alive:
                 stream.synchronize()
@@ -205,3 +200,13 @@ class OpenCLBackend(Backend):
 
     def __repr__(self) -> str:
         return f"<OpenCLBackend {self._info.summary()} [{self._info.extra['id']}]>"
+
+
+def _submitted(stream: OpenCLStream, event: cl.Event | None, finished: bool) -> None:
+    """Book one enqueued command on ``stream`` (see :mod:`.stream`); ``None``: nothing ran."""
+    if event is None:
+        return
+    stream.last = event
+    stream.submitted += 1
+    if finished:  # a blocking command returned: the in-order queue has drained up to it
+        stream._mark(stream.submitted)

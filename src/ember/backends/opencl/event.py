@@ -5,6 +5,9 @@ returns.  :meth:`OpenCLEvent.record` therefore enqueues a marker (``clEnqueueMar
 WithWaitList``, which in an in-order queue completes after everything enqueued before it)
 and keeps the marker's ``cl.Event``.  Recording again replaces it.
 
+Waiting follows :mod:`ember.runtime.sync`: an event never recorded, or already waited
+for, is done without a driver call.
+
 Timing reads the markers' ``CL_PROFILING_COMMAND_END``.  Ember's queues all have profiling
 enabled (see :mod:`.stream`), so ``timing=True`` only records the intent, as on CUDA.
 """
@@ -14,9 +17,10 @@ from __future__ import annotations
 from ember.backends.opencl.check import cl, driver_error, status_error
 from ember.backends.opencl.stream import COMPLETE, OpenCLStream
 from ember.runtime.backend import Event
+from ember.runtime.sync import Waitable
 
 
-class OpenCLEvent(Event):
+class OpenCLEvent(Waitable, Event):
     """A marker in an OpenCL queue.
 
     Parameters
@@ -28,6 +32,7 @@ class OpenCLEvent(Event):
     def __init__(self, timing: bool = False):
         self.timing = timing
         self.marker: cl.Event | None = None  # the cl.Event of the last record()
+        self.spin: bool | None = None  # the polling policy of the stream last recorded on
 
     @property
     def handle(self) -> cl.Event | None:
@@ -37,23 +42,22 @@ class OpenCLEvent(Event):
     def record(self, stream: OpenCLStream) -> None:
         """Place the marker after the work submitted to ``stream`` so far."""
         try:
-            self.marker = stream.last = cl.enqueue_marker(stream.handle)
+            self.marker = cl.enqueue_marker(stream.handle)
         except cl.Error as exc:
             raise driver_error(exc, "recording an event") from exc
+        self.spin = stream.spin
+        self.submitted += 1
 
-    def synchronize(self) -> None:
-        """Block until the recorded work has finished (at once if never recorded)."""
-        if self.marker is None:
-            return
-        try:
-            self.marker.wait()
-        except cl.Error as exc:
-            raise driver_error(exc, "waiting for an event") from exc
+    def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
+        """Block until the recorded work has finished (at once if never recorded).
 
-    def query(self) -> bool:
-        """True when the recorded work has finished, or nothing was recorded (never blocks)."""
-        if self.marker is None:
-            return True
+        ``spin`` defaults to the policy of the stream the event was recorded on.
+        """
+        Waitable.synchronize(self, blocking, self.spin if spin is None else spin)
+
+    # ----------------------------------------------------------- hooks of sync.Waitable
+    def _native_query(self) -> bool:
+        """True when the marker has completed (never blocks)."""
         try:
             status = self.marker.command_execution_status
         except cl.Error as exc:
@@ -61,6 +65,13 @@ class OpenCLEvent(Event):
         if status < 0:  # a failed command reports its error code as its status
             raise status_error(status, "clGetEventInfo", "querying an event")
         return status == COMPLETE
+
+    def _native_block(self, blocking: bool) -> None:
+        """``clWaitForEvents`` on the marker (GIL released)."""
+        try:
+            self.marker.wait()
+        except cl.Error as exc:
+            raise driver_error(exc, "waiting for an event") from exc
 
     def elapsed_ms(self, end: OpenCLEvent) -> float:
         """Milliseconds from this event to ``end``; both need ``timing=True`` and to be done."""
@@ -83,6 +94,7 @@ class OpenCLEvent(Event):
     def close(self) -> None:
         """Drop the marker.  Idempotent."""
         self.marker = None
+        self._mark(self.submitted)
 
     def __repr__(self) -> str:
         state = "unrecorded" if self.marker is None else "recorded"

@@ -252,6 +252,7 @@ class OpenCLFunction(Function):
         try:
             with self._lock:
                 s.last = self.kernel(s.queue, gsize, block, *args)
+            s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
         except _BAD_VALUE:
             self._launch_slowly(gsize, grid, block, args, shared_mem, s)
         except cl.Error as exc:
@@ -267,6 +268,7 @@ class OpenCLFunction(Function):
         try:
             with self._lock:
                 s.last = self.kernel(s.queue, gsize, block, *args)
+            s.submitted += 1
         except cl.Error as exc:
             raise self._refused(exc, grid, block, shared_mem) from exc
         except _BAD_VALUE as exc:
