@@ -38,9 +38,10 @@ NO_PLATFORM_HINT = (
 )
 CPU_NAME_HINT = (
     "PoCL's LLVM does not know this CPU model (new CPUs, e.g. AMD Zen 5, are 'generic' to "
-    "LLVM 14). Fixes: install the distribution's PoCL (Debian/Ubuntu: apt-get install "
-    "pocl-opencl-icd), or with PoCL >= 3.1 set POCL_LLVM_CPU_NAME to a CPU LLVM knows "
-    "(e.g. x86-64-v3) before starting Python; then pick it with EMBER_OPENCL_DEVICE"
+    "the LLVM 14 inside the pyopencl wheel's PoCL). Fixes: install the distribution's PoCL "
+    "(Debian/Ubuntu: apt-get install pocl-opencl-icd), which Ember then picks by itself; or, "
+    "with a PoCL that reads it (Debian's 3.1 does), set POCL_LLVM_CPU_NAME to a CPU its LLVM "
+    "knows (e.g. x86-64-v3) before starting Python"
 )
 
 
@@ -157,8 +158,11 @@ def _first_working(found: list[Found]) -> Found:
         if not error:
             return f
         failures.append(f"{f.line().strip()}:\n{_indent(error)}")
+    first = probe(candidates[0].device).error
+    summary = next((ln for ln in first.splitlines() if "error" in ln.lower()), first)
     raise BackendUnavailableError(
-        "no OpenCL device can build OpenCL C programs:\n" + "\n".join(failures)
+        f"no OpenCL device can build OpenCL C programs ({len(candidates)} tried; "
+        f"{summary.strip()}):\n" + "\n".join(failures)
     )
 
 

@@ -246,6 +246,8 @@ class OpenCLFunction(Function):
         try:
             gsize = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
         except (TypeError, IndexError):
+            gsize = (0,)
+        if 0 in gsize:  # also catches an empty range, which PoCL aborts the process on
             grid, block = _dim3(grid, "grid"), _dim3(block, "block")
             gsize = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
         s = stream or self._default
