@@ -126,6 +126,8 @@ def guarded(results: dict, impl: str, fn: Callable[[], dict[str, float]]) -> Non
 
 # ------------------------------------------------------------------ environment
 def git_commit() -> str:
+    """``git rev-parse --short HEAD`` (``-dirty`` if modified), else ``$BENCH_COMMIT``."""
+    fallback = os.environ.get("BENCH_COMMIT", "unknown")
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
@@ -135,8 +137,10 @@ def git_commit() -> str:
             capture_output=True, text=True, timeout=10,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    commit = out.stdout.strip() or "unknown"
+        return fallback
+    if out.returncode != 0:  # no git, or a copy of the tree without .git
+        return fallback
+    commit = out.stdout.strip() or fallback
     return commit + ("-dirty" if dirty.stdout.strip() else "")
 
 

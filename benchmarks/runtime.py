@@ -98,22 +98,26 @@ def _add_rawkernel(out, ctx, kernel, grid, block, sync) -> None:
 
 def _add_peers(out, ctx, kernel) -> None:
     if "cupy" in ctx.peers:
-        cp = ctx.peers["cupy"]
-        k = cp.RawKernel(SOURCE, kernel)
-        x, y = cp.zeros(N_SMALL, cp.float32), cp.zeros(N_SMALL, cp.float32)
-        s = cp.cuda.get_current_stream()
-        if kernel == "noop":
-            out["cupy"] = (lambda: k((1,), (32,), (y,)), s.synchronize)
-        else:
-            a = cp.float32(2.0)
-            out["cupy"] = (lambda: k((1,), (N_SMALL,), (a, x, y)), s.synchronize)
+        out["cupy"] = _cupy_launcher(ctx.peers["cupy"], kernel)
     if "torch" in ctx.peers:
-        torch = ctx.peers["torch"]
-        x, y = torch.zeros(N_SMALL, device="cuda"), torch.zeros(N_SMALL, device="cuda")
-        if kernel == "noop":  # torch has no source kernels: its cheapest 1-tensor op
-            out["torch"] = (lambda: y.add_(1), torch.cuda.synchronize)
-        else:
-            out["torch"] = (lambda: y.add_(x, alpha=2.0), torch.cuda.synchronize)
+        out["torch"] = _torch_launcher(ctx.peers["torch"], kernel)
+
+
+def _cupy_launcher(cp, kernel: str):
+    k = cp.RawKernel(SOURCE, kernel)
+    x, y = cp.zeros(N_SMALL, cp.float32), cp.zeros(N_SMALL, cp.float32)
+    s = cp.cuda.get_current_stream()
+    if kernel == "noop":
+        return (lambda: k((1,), (32,), (y,))), s.synchronize
+    a = cp.float32(2.0)
+    return (lambda: k((1,), (N_SMALL,), (a, x, y))), s.synchronize
+
+
+def _torch_launcher(torch, kernel: str):
+    x, y = torch.zeros(N_SMALL, device="cuda"), torch.zeros(N_SMALL, device="cuda")
+    if kernel == "noop":  # torch has no source kernels: its cheapest 1-tensor op
+        return (lambda: y.add_(1)), torch.cuda.synchronize
+    return (lambda: y.add_(x, alpha=2.0)), torch.cuda.synchronize
 
 
 def _launch_case(ctx: Context, kernel: str) -> dict[str, dict[str, float]]:

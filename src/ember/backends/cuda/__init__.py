@@ -21,7 +21,7 @@ from ember.backends.cuda import device as _device
 from ember.backends.cuda.driver import check, cu
 from ember.backends.cuda.event import CudaEvent
 from ember.backends.cuda.launch import CudaFunction
-from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, allocate
+from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, _alloc_async, allocate
 from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
 from ember.runtime.backend import Backend, Buffer, DeviceInfo
@@ -95,7 +95,13 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------------ memory
     def alloc(self, nbytes: int, stream: CudaStream | None = None) -> CudaBuffer:
         """``nbytes`` of device memory, stream-ordered on ``stream`` where pools exist."""
-        return allocate(nbytes, self._context, stream or self._default_stream, self._use_pool)
+        s = stream or self._default_stream
+        h = s._handle
+        if self._use_pool and nbytes > 0 and h is not None:  # the fast path: one driver call
+            err, ptr = _alloc_async(nbytes, h)
+            if not err:
+                return CudaBuffer(ptr, nbytes, self._context, s)
+        return allocate(nbytes, self._context, s, self._use_pool)
 
     def native_pointer(self, buffer: Buffer, offset: int = 0) -> int:
         """The device address ``buffer + offset`` as an int, for a ``PTR`` parameter."""

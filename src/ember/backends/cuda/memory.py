@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from ember.backends.cuda.stream import CudaStream
 
 
+_alloc_async = cu.cuMemAllocAsync
+_free_async = cu.cuMemFreeAsync
+
+
 class CudaBuffer(Buffer):
     """``nbytes`` of device memory at address :attr:`handle` (an int; 0 once closed).
 
@@ -28,11 +32,14 @@ class CudaBuffer(Buffer):
     ``close()`` by the caller (an event, or a synchronize).
     """
 
-    __slots__ = ("handle", "nbytes", "_context", "_stream", "__weakref__")
+    __slots__ = ("handle", "nbytes", "_cu", "_context", "_stream", "__weakref__")
 
-    def __init__(self, ptr: int, nbytes: int, context: PrimaryContext, stream: CudaStream | None):
-        self.handle = ptr  # a plain slot, not a property: read on every launch
+    def __init__(
+        self, ptr: cu.CUdeviceptr, nbytes: int, context: PrimaryContext, stream: CudaStream | None
+    ):
+        self.handle = int(ptr)  # a plain slot, not a property: read on every launch
         self.nbytes = nbytes
+        self._cu = ptr  # the bindings' own object: the cheapest form to pass back to them
         self._context = context
         self._stream = stream  # None: allocated with cuMemAlloc
 
@@ -43,15 +50,30 @@ class CudaBuffer(Buffer):
 
     def close(self) -> None:
         """Free the memory (stream-ordered where it was allocated so).  Idempotent."""
-        ptr, self.handle = self.handle, 0
-        if not ptr or not self._context.alive:
+        ptr = self._cu
+        if ptr is None:
             return
-        if self._stream is None:
+        self._cu = None
+        self.handle = 0
+        s = self._stream
+        if s is not None and s._handle is not None and self._context.alive:
+            (err,) = _free_async(ptr, s._handle)
+            if not err:
+                return
+        self._release(ptr)
+
+    def _release(self, ptr: cu.CUdeviceptr) -> None:
+        """Slow path of :meth:`close`: synchronous frees, closed streams, errors."""
+        context = self._context
+        if not context.alive:
+            return  # the context and all its memory are gone already
+        context.ensure_current()
+        s = self._stream
+        if s is None:
             check(cu.cuMemFree(ptr), "cuMemFree", f"freeing {self.nbytes} bytes")
-        elif self._stream.alive:
-            check(cu.cuMemFreeAsync(ptr, self._stream.handle), "cuMemFreeAsync")
-        else:  # its stream is gone: free in stream order on the NULL stream
-            check(cu.cuMemFreeAsync(ptr, 0), "cuMemFreeAsync")
+        else:  # on its stream, or on the NULL stream (in order) once that stream is closed
+            h = s._handle if s._handle is not None else 0
+            check(_free_async(ptr, h), "cuMemFreeAsync", f"freeing {self.nbytes} bytes")
 
     def __repr__(self) -> str:
         state = f"0x{self.handle:x}" if self.handle else "closed"
@@ -61,17 +83,21 @@ class CudaBuffer(Buffer):
 def allocate(
     nbytes: int, context: PrimaryContext, stream: CudaStream, use_pool: bool
 ) -> CudaBuffer:
-    """Allocate ``nbytes`` of device memory (stream-ordered on ``stream`` if ``use_pool``)."""
-    if nbytes < 0:
-        raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
+    """Allocate ``nbytes`` of device memory (stream-ordered on ``stream`` if ``use_pool``).
+
+    The backend's ``alloc`` tries ``cuMemAllocAsync`` inline first; this is the full path,
+    with the checks and the messages.
+    """
+    if not isinstance(nbytes, int) or nbytes < 0:
+        raise ValueError(f"cannot allocate {nbytes!r} bytes: need a non-negative int")
     size = max(nbytes, 1)  # the driver refuses 0 bytes; a 0-byte buffer still needs an address
     context.ensure_current()
     doing = f"allocating {nbytes} bytes of device memory"
     if use_pool:
-        ptr = check(cu.cuMemAllocAsync(size, stream.handle), "cuMemAllocAsync", doing)
-        return CudaBuffer(int(ptr), nbytes, context, stream)
+        ptr = check(_alloc_async(size, stream.handle), "cuMemAllocAsync", doing)
+        return CudaBuffer(ptr, nbytes, context, stream)
     ptr = check(cu.cuMemAlloc(size), "cuMemAlloc", doing)
-    return CudaBuffer(int(ptr), nbytes, context, None)
+    return CudaBuffer(ptr, nbytes, context, None)
 
 
 class PinnedHostMemory:
