@@ -292,6 +292,29 @@ def test_async_copies_events_and_queries(be):
         _ = stream.handle
 
 
+def test_timing_event_switches_a_stream_to_profiling_in_order(be):
+    from ember.backends.opencl.stream import OpenCLStream
+
+    stream = OpenCLStream(be.context, be.cl_device, profiling=False)
+    old_queue = stream.handle
+    host = np.arange(1 << 16, dtype=np.float32)
+    buf = be.alloc(host.nbytes)
+    be.copy_from_host(buf, 0, host, stream)  # still queued on the old queue
+    start, end = be.create_event(timing=True), be.create_event(timing=True)
+    start.record(stream)
+    assert stream.profiling and stream.handle is not old_queue
+    out = np.empty_like(host)
+    be.copy_to_host(out, buf, 0, stream)  # on the new queue, after the upload
+    end.record(stream)
+    end.synchronize()
+    assert start.elapsed_ms(end) >= 0.0
+    np.testing.assert_array_equal(out, host)
+    untimed = be.create_event()
+    untimed.record(stream)
+    stream.enable_profiling()  # already on: nothing changes
+    assert stream.profiling
+
+
 def test_unrecorded_event_is_done(be):
     event = be.create_event()
     assert event.query()
@@ -434,3 +457,24 @@ def test_concurrent_launches_of_one_function(be, axpy):
         t.join()
     for i, y in enumerate(dy):
         np.testing.assert_array_equal(download(be, y, xs[i]), 20.0 * xs[i])
+
+
+def test_await_a_stream_and_an_event(be):
+    import asyncio
+
+    stream = be.create_stream()
+    host = np.arange(1 << 16, dtype=np.float32)
+    buf = be.alloc(host.nbytes)
+    out = np.empty_like(host)
+
+    async def main():
+        be.copy_from_host(buf, 0, host, stream)
+        be.copy_to_host(out, buf, 0, stream)
+        await stream
+        event = be.create_event()
+        event.record(stream)
+        await event
+
+    asyncio.run(main())
+    assert stream.query()
+    np.testing.assert_array_equal(out, host)

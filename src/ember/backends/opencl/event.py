@@ -8,8 +8,8 @@ and keeps the marker's ``cl.Event``.  Recording again replaces it.
 Waiting follows :mod:`ember.runtime.sync`: an event never recorded, or already waited
 for, is done without a driver call.
 
-Timing reads the markers' ``CL_PROFILING_COMMAND_END``.  Ember's queues all have profiling
-enabled (see :mod:`.stream`), so ``timing=True`` only records the intent, as on CUDA.
+Timing reads the markers' ``CL_PROFILING_COMMAND_END``.  Recording a ``timing=True`` event
+switches its stream to a profiling queue if it is not one yet (see :mod:`.stream`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ class OpenCLEvent(Waitable, Event):
 
     def record(self, stream: OpenCLStream) -> None:
         """Place the marker after the work submitted to ``stream`` so far."""
+        if self.timing and not stream.profiling:
+            stream.enable_profiling()
         try:
             self.marker = cl.enqueue_marker(stream.handle)
         except cl.Error as exc:

@@ -1,9 +1,15 @@
 """OpenCL command queues as Ember streams.
 
-Every stream is an in-order ``cl.CommandQueue`` with profiling enabled: on PoCL profiling
-costs nothing measurable (a launch enqueues in 2.4 µs with it, 3.5 µs without; noise), and
-it lets any pair of events report :meth:`OpenCLEvent.elapsed_ms`.  Separate queues run
-independently, as CUDA's non-blocking streams do; the default stream is one such queue.
+Every stream is an in-order ``cl.CommandQueue``.  Separate queues run independently, as
+CUDA's non-blocking streams do; the default stream is one such queue.
+
+Profiling (needed by :meth:`OpenCLEvent.elapsed_ms`) is on from the start on CPU devices,
+where it is free (PoCL: launch 2.4 µs with it, 3.5 µs without; noise), and switched on the
+first time a timing event is recorded on a stream elsewhere, because on NVIDIA's OpenCL it
+doubles the cost of every command (H200: launch 4.9 → 10.4 µs, launch + wait 10.4 → 16.5
+µs, marker 1.6 → 6.8 µs).  OpenCL cannot change a queue's properties, so the switch
+(:meth:`OpenCLStream.enable_profiling`) moves the stream to a new, profiling queue whose
+first command waits for the old queue's last one: order is kept, ``handle`` changes.
 
 Waiting follows :mod:`ember.runtime.sync`: each piece of work Ember enqueues (launch, copy,
 fill) adds one to :attr:`~ember.runtime.sync.Waitable.submitted` and leaves its
@@ -12,9 +18,8 @@ integer comparison; otherwise Ember polls ``last`` (in an in-order queue, the la
 completing means all before it did), then blocks in ``clFinish`` without the GIL.  On a CPU
 device (PoCL) the polling phase is skipped: the spinning thread takes a core from the
 device's own worker threads, and launch + synchronize took 84 µs with it, 39-58 µs
-without, on a 2-core machine.  Code
-that enqueues on :attr:`~OpenCLStream.handle` directly must add 1 to ``submitted`` (and may
-set ``last``), or :meth:`synchronize` may return before its work is done.
+without, on a 2-core machine.  Code that enqueues on :attr:`~OpenCLStream.handle` directly
+must add 1 to ``submitted`` and set ``last``, or :meth:`synchronize` may return early.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ COMPLETE = int(cl.command_execution_status.COMPLETE)
 
 
 class OpenCLStream(Waitable, Stream):
-    """An in-order, profiling-enabled OpenCL command queue.
+    """An in-order OpenCL command queue.
 
     Parameters
     ----------
@@ -43,18 +48,23 @@ class OpenCLStream(Waitable, Stream):
     spin : bool, optional
         Whether waits poll before blocking; default: the ``EMBER_SYNC`` policy on GPUs,
         no polling on CPU devices (see the module docstring).
+    profiling : bool, optional
+        Start with a profiling queue; default: on CPU devices only.
     """
 
-    def __init__(self, context: cl.Context, device: cl.Device, spin: bool | None = None):
-        try:
-            self.queue = cl.CommandQueue(
-                context, device, properties=cl.command_queue_properties.PROFILING_ENABLE
-            )
-        except cl.Error as exc:
-            raise driver_error(exc, "creating a command queue") from exc
+    def __init__(
+        self,
+        context: cl.Context,
+        device: cl.Device,
+        spin: bool | None = None,
+        profiling: bool | None = None,
+    ):
+        cpu = bool(int(device.type) & int(cl.device_type.CPU))
+        self.context, self.device = context, device
+        self.profiling = cpu if profiling is None else profiling
+        self.queue = _new_queue(context, device, self.profiling)
         self.last: cl.Event | None = None  # the last command Ember enqueued here
         self.submitted = self.completed = 0
-        cpu = bool(int(device.type) & int(cl.device_type.CPU))
         self.spin = spin if spin is not None else (False if cpu else None)
 
     @property
@@ -68,6 +78,24 @@ class OpenCLStream(Waitable, Stream):
     def alive(self) -> bool:
         """False once the stream was closed."""
         return self.queue is not None
+
+    def enable_profiling(self) -> None:
+        """Move to a profiling queue (once), keeping the order of the work.
+
+        The new queue's first command is a barrier on the old queue's last command; the
+        old queue is flushed and released when its work is done.
+        """
+        if self.profiling:
+            return
+        old = self.handle
+        new = _new_queue(self.context, self.device, True)
+        try:
+            if self.last is not None:
+                cl.enqueue_barrier(new, wait_for=[self.last])
+            old.flush()
+        except cl.Error as exc:
+            raise driver_error(exc, "switching a stream to a profiling queue") from exc
+        self.queue, self.profiling = new, True
 
     def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
         """Wait until all work Ember submitted here has finished (see the module docstring).
@@ -136,3 +164,11 @@ class OpenCLStream(Waitable, Stream):
 
     def __repr__(self) -> str:
         return f"<OpenCLStream {'closed' if self.queue is None else 'open'}>"
+
+
+def _new_queue(context: cl.Context, device: cl.Device, profiling: bool) -> cl.CommandQueue:
+    props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
+    try:
+        return cl.CommandQueue(context, device, properties=props)
+    except cl.Error as exc:
+        raise driver_error(exc, "creating a command queue") from exc
