@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import warnings
 from collections.abc import Iterator
 
 from ember.errors import BackendUnavailableError, DriverError, OutOfMemoryError
@@ -30,6 +31,16 @@ except ImportError as _exc:  # the registry reports this as "backend unavailable
         f"the OpenCL backend needs pyopencl, which cannot be imported ({_exc}); install it "
         f"with: {INSTALL_HINT['opencl']}"
     ) from _exc
+
+# pyopencl warns "Non-empty compiler output encountered. Set the environment variable
+# PYOPENCL_COMPILER_OUTPUT=1 to see more." after every build whose log is not empty (NVIDIA's
+# always is).  Ember silences that one generic line, once, when the backend is first used:
+# a failed build's log is in its CompileError, and PYOPENCL_COMPILER_OUTPUT=1 still shows
+# the full logs (a differently worded warning).  A permanent filter, because
+# warnings.catch_warnings() around each build is not thread-safe (background warmup builds).
+warnings.filterwarnings(
+    "ignore", message="Non-empty compiler output encountered", category=cl.CompilerWarning
+)
 
 __all__ = ["build_log", "cl", "code_name", "driver_error", "status_error", "translated"]
 

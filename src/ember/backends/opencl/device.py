@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import re
-import warnings
 from dataclasses import dataclass
 
 from ember.backends.opencl.check import build_log, cl, translated
@@ -184,9 +183,7 @@ def probe(device: cl.Device) -> Probe:
     """Build the probe kernel on ``device`` (once per process; PoCL caches it on disk too)."""
     context = cl.Context([device])
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            program = cl.Program(context, PROBE_SOURCE).build(cache_dir=False)
+        program = cl.Program(context, PROBE_SOURCE).build(cache_dir=False)
         kernel = cl.Kernel(program, "ember_probe")
         info = cl.kernel_work_group_info
         multiple = kernel.get_work_group_info(info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, device)

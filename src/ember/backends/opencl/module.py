@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import struct
 import threading
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,12 +67,8 @@ def build_source(
     context: cl.Context, device: cl.Device, source: str, name: str, options: Sequence[str]
 ) -> cl.Program:
     """A built program from ``source``; :class:`CompileError` when the build fails."""
-    try:
-        with warnings.catch_warnings():
-            # pyopencl warns about any non-empty log of a successful build; Ember does not
-            # repeat compiler chatter (a failed build's log goes into the CompileError).
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            return cl.Program(context, source).build(options=list(options), cache_dir=False)
+    try:  # no pyopencl compiler-output nag: see check.py
+        return cl.Program(context, source).build(options=list(options), cache_dir=False)
     except cl.Error as exc:
         raise compile_error(exc, device, source, name, options) from None
 
@@ -111,9 +106,7 @@ def load_program(context: cl.Context, device: cl.Device, binary: bytes) -> cl.Pr
         source, options = unpack_source(binary)
         return build_source(context, device, source, "<source binary>", options)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            return cl.Program(context, [device], [binary]).build()
+        return cl.Program(context, [device], [binary]).build()
     except cl.Error as exc:
         raise driver_error(exc, f"loading a {len(binary)}-byte OpenCL binary") from exc
 
