@@ -37,6 +37,7 @@ from ember.errors import (
     KernelTypeError,
     LaunchError,
     OutOfMemoryError,
+    UnsupportedFeatureError,
 )
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
@@ -84,5 +85,6 @@ __all__ = [
     "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
+    "UnsupportedFeatureError",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

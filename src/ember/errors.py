@@ -64,6 +64,11 @@ class KernelSyntaxError(EmberError):
     """A kernel uses Python syntax or a name Ember cannot compile."""
 
 
+class UnsupportedFeatureError(KernelSyntaxError):
+    """A kernel uses something the target lacks (e.g. sub-group shuffles on an OpenCL device
+    without sub-groups, or 64-bit atomics without ``cl_khr_int64_base_atomics``)."""
+
+
 class KernelTypeError(EmberError, TypeError):
     """Types in a kernel do not fit together (or arguments do not fit the kernel)."""
 

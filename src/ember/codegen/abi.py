@@ -1,0 +1,91 @@
+"""The kernel ABI: how each Python argument becomes C kernel parameters.
+
+Used by the emitter (the parameter list and the prologue that rebuilds array structs) and by
+the launcher (the backend's parameter types and the packing of arguments), so the two
+cannot disagree.
+
+Per kernel argument, in order:
+
+* a number: one scalar parameter.  Python ints are ``int64``, Python floats ``float64``,
+  bools travel as ``uint8`` (OpenCL has no bool kernel arguments) and float16 scalars as
+  ``float32`` (the value a float16 has in registers);
+* a tuple: its items, flattened, each as a number;
+* an array of ``ndim`` dimensions: ``<name>_data`` (a device pointer), on OpenCL
+  ``<name>_start`` (the element offset of the view: OpenCL cannot offset a buffer argument;
+  CUDA folds the offset into the pointer), ``<name>_shape0..`` (int64), and for non-contiguous
+  ("A" layout) arrays ``<name>_stride0..`` (int64, in elements, may be negative).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ember import dtypes
+from ember.dtypes import DType
+from ember.frontend import ir
+from ember.frontend.types import Array, Scalar
+
+
+@dataclass(frozen=True)
+class AbiParam:
+    """One C kernel parameter."""
+
+    name: str
+    kind: str  # "scalar" | "data" | "start" | "shape" | "stride"
+    dtype: DType | None  # the scalar type passed (None for "data")
+    arg: int  # index of the Python argument
+    path: tuple[int, ...]  # position inside a tuple argument
+    axis: int = 0
+    itemsize: int = 0  # of the array's elements ("start", "stride": bytes -> elements)
+
+
+def abi_names(var_name: str, t: Array, dialect: str) -> list[str]:
+    """The C parameter names an array parameter ``var_name`` expands to."""
+    names = [f"{var_name}_data"]
+    if dialect == "opencl":
+        names.append(f"{var_name}_start")
+    names += [f"{var_name}_shape{k}" for k in range(t.ndim)]
+    if t.layout == "A":
+        names += [f"{var_name}_stride{k}" for k in range(t.ndim)]
+    return names
+
+
+def scalar_abi_dtype(t: Scalar) -> DType:
+    """The dtype a scalar argument of type ``t`` is passed as."""
+    if t.dtype is dtypes.bool_:
+        return dtypes.uint8
+    if t.dtype is dtypes.float16:
+        return dtypes.float32
+    return t.dtype
+
+
+def kernel_abi(fn: ir.Function, dialect: str) -> list[AbiParam]:
+    """The C parameters of kernel ``fn``, in order."""
+    out: list[AbiParam] = []
+    sources = fn.param_sources  # type: ignore[attr-defined]
+    for var, (arg, path) in zip(fn.params, sources):
+        t = var.type
+        if isinstance(t, Scalar):
+            name = f"{var.name}_u8" if t.dtype is dtypes.bool_ else var.name
+            out.append(AbiParam(name, "scalar", scalar_abi_dtype(t), arg, path))
+            continue
+        assert isinstance(t, Array)
+        size = t.dtype.itemsize
+        out.append(AbiParam(f"{var.name}_data", "data", None, arg, path, 0, size))
+        if dialect == "opencl":
+            out.append(AbiParam(f"{var.name}_start", "start", dtypes.int64, arg, path, 0, size))
+        for k in range(t.ndim):
+            out.append(AbiParam(f"{var.name}_shape{k}", "shape", dtypes.int64, arg, path, k))
+        if t.layout == "A":
+            for k in range(t.ndim):
+                out.append(
+                    AbiParam(f"{var.name}_stride{k}", "stride", dtypes.int64, arg, path, k, size)
+                )
+    return out
+
+
+def backend_params(abi: list[AbiParam]) -> tuple:
+    """The parameter list for :meth:`~ember.runtime.backend.Module.function`."""
+    from ember.runtime.backend import PTR
+
+    return tuple(PTR if p.kind == "data" else p.dtype for p in abi)

@@ -1,0 +1,277 @@
+"""Expression printing for the emitter (a base class of :class:`~ember.codegen.emitter.Emitter`).
+
+Integer semantics: arithmetic on explicitly typed signed integers (and on 8/16-bit types) is
+printed through the unsigned type of the same width - ``(int)((unsigned int)a + (unsigned
+int)b)`` - so overflow wraps as documented instead of being undefined behaviour in C.
+Python-int arithmetic (indices, ``range`` counters, thread ids: weak ints, int64) is printed
+plainly; like Python ints, it is assumed not to overflow 64 bits.
+
+float16 values live in ``float`` registers; each float16 operation is computed in float and
+rounded to half (``em_f16_round``), which is what NumPy does.
+"""
+
+from __future__ import annotations
+
+from ember.codegen import atomics
+from ember import dtypes
+from ember.dtypes import DType
+from ember.frontend import ir
+from ember.frontend.types import Array, Scalar
+
+PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
+    16, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3
+)  # fmt: skip
+_INFIX = {
+    "add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "truediv": ("/", MUL),
+    "lshift": ("<<", SHIFT), "rshift": (">>", SHIFT), "bitand": ("&", BAND),
+    "bitxor": ("^", BXOR), "bitor": ("|", BOR),
+}  # fmt: skip
+_COMPARE = {"<": REL, "<=": REL, ">": REL, ">=": REL, "==": EQ, "!=": EQ}
+_WRAPPING = {"add", "sub", "mul", "lshift"}
+_SIDE = {"global_id", "global_size", "thread_idx", "block_idx", "block_dim", "grid_dim",
+         "warp_size", "lane_id"}  # fmt: skip
+
+
+def _wraps(t: Scalar) -> bool:
+    """Whether C arithmetic on ``t`` needs the unsigned detour to wrap."""
+    dt = t.dtype
+    if not dt.is_integer or t.weak:
+        return False
+    return dt.is_signed or dt.itemsize < 4
+
+
+class ExpressionEmitter:
+    """Expression rendering; needs ``self.d`` (dialect) and ``self.h`` (helpers)."""
+
+    def expr(self, e: ir.Expr, min_prec: int = 0) -> str:
+        text, prec = self.render(e)
+        return f"({text})" if prec < min_prec else text
+
+    def render(self, e: ir.Expr) -> tuple[str, int]:
+        method = getattr(self, "r_" + type(e).__name__)
+        return method(e)
+
+    # ------------------------------------------------------------------ atoms
+    def r_Const(self, e: ir.Const) -> tuple[str, int]:
+        return self.literal(e.value, e.type)
+
+    def literal(self, value, t: Scalar, typed: bool = False) -> tuple[str, int]:
+        dt = t.dtype
+        if dt.kind == "b":
+            return ("true" if value else "false"), PRIMARY
+        if dt.is_integer:
+            return self._int_literal(int(value), dt, typed)
+        return self._float_literal(float(value), dt)
+
+    def _int_literal(self, v: int, dt: DType, typed: bool) -> tuple[str, int]:
+        suffix = self.d.suffix.get(dt.name, "")
+        if dt.name == "int64" and -(2**31) <= v < 2**31 and not typed:
+            suffix = ""
+        if dt.itemsize < 4 and typed:
+            return f"({self.h.c(dt)}){v}", UNARY
+        if v == -(2**63):
+            return f"(-9223372036854775807{suffix} - 1)", PRIMARY
+        if v == -(2**31) and dt.name == "int32":
+            return "(-2147483647 - 1)", PRIMARY
+        return f"{v}{suffix}", (UNARY if v < 0 else PRIMARY)
+
+    def _float_literal(self, v: float, dt: DType) -> tuple[str, int]:
+        key = "float64" if dt.name == "float64" else "float32"
+        if key == "float64":
+            self.h.features.add("fp64")
+        if v != v:
+            return self.d.nan[key], UNARY
+        if v in (float("inf"), float("-inf")):
+            text = self.d.inf[key]
+            return (text, UNARY) if v > 0 else (f"-{text}", UNARY)
+        text = repr(v)
+        if "." not in text and "e" not in text:
+            text += ".0"
+        if key == "float32":
+            text += self.d.suffix["float32"]
+        return text, (UNARY if v < 0 or text.startswith("-") else PRIMARY)
+
+    def r_Ref(self, e: ir.Ref) -> tuple[str, int]:
+        return e.var.name, PRIMARY
+
+    def r_Field(self, e: ir.Field) -> tuple[str, int]:
+        return f"{self.expr(e.array, PRIMARY)}.{e.name}[{e.axis}]", PRIMARY
+
+    # ------------------------------------------------------------------ memory
+    def data(self, array: ir.Expr) -> str:
+        """The element pointer of an array value."""
+        if isinstance(array.type, Array) and array.type.space == "shared":
+            return self.expr(array, PRIMARY)
+        return f"{self.expr(array, PRIMARY)}.data"
+
+    def r_Load(self, e: ir.Load) -> tuple[str, int]:
+        dt = e.array.type.dtype
+        ptr, i = self.data(e.array), self.expr(e.index[0])
+        if dt.name == "float16":
+            self._f16_helpers()
+            return self.d.f16_load.format(ptr=ptr, i=i), PRIMARY
+        if self.d.storage.get(dt.name, self.d.types[dt.name]) != self.d.types[dt.name]:
+            return f"({self.h.c(dt)}){ptr}[{i}]", UNARY
+        return f"{ptr}[{i}]", PRIMARY
+
+    def store(self, s: ir.Store) -> str:
+        dt = s.array.type.dtype
+        ptr, i, v = self.data(s.array), self.expr(s.index[0]), self.expr(s.value)
+        if dt.name == "float16":
+            self._f16_helpers()
+            return self.d.f16_store.format(ptr=ptr, i=i, v=v)
+        return f"{ptr}[{i}] = {v};"
+
+    def _f16_helpers(self) -> None:
+        if self.d.name == "cuda":
+            self.h.f16("load")
+            self.h.f16("store")
+
+    def r_Atomic(self, e: ir.Atomic) -> tuple[str, int]:
+        t = e.array.type
+        helper = atomics.atomic(self.h, e.op, t.dtype, t.space)
+        args = ", ".join(self.expr(a) for a in e.args)
+        return f"{helper}(&{self.data(e.array)}[{self.expr(e.index[0])}], {args})", PRIMARY
+
+    # ------------------------------------------------------------------ operators
+    def r_Binary(self, e: ir.Binary) -> tuple[str, int]:
+        t = e.type
+        dt = t.dtype
+        if dt.name == "float16" and e.op not in ("min", "max"):
+            inner = self._binary(e, t, as_float=True)[0]
+            return f"{self.h.f16('round')}({inner})", PRIMARY
+        return self._binary(e, t)
+
+    def _binary(self, e: ir.Binary, t: Scalar, as_float: bool = False) -> tuple[str, int]:
+        dt = t.dtype
+        calc = dtypes.float32 if as_float else dt
+        a, b = e.left, e.right
+        if e.op in ("floordiv", "mod"):
+            helper = (self.h.floordiv if e.op == "floordiv" else self.h.mod)(calc)
+            return f"{helper}({self.expr(a)}, {self.expr(b)})", PRIMARY
+        if e.op in ("min", "max"):
+            return f"{self.h.minmax(e.op, calc)}({self.expr(a)}, {self.expr(b)})", PRIMARY
+        if e.op == "pow":
+            helper = self.h.math("pow", calc) if calc.is_float else self.h.ipow(calc)
+            return f"{helper}({self.expr(a)}, {self.expr(b)})", PRIMARY
+        sym, prec = _INFIX[e.op]
+        if _wraps(t) and e.op in _WRAPPING:
+            u = self.d.unsigned[max(dt.itemsize, 4)]
+            right = self.expr(b, UNARY) if e.op == "lshift" else f"({u}){self.expr(b, UNARY)}"
+            return f"({self.h.c(dt)})(({u}){self.expr(a, UNARY)} {sym} {right})", UNARY
+        left = self._operand(a, prec, e.op)
+        right = self._operand(b, prec + 1, e.op)
+        return f"{left} {sym} {right}", prec
+
+    def _operand(self, e: ir.Expr, prec: int, op: str) -> str:
+        if op in ("lshift", "rshift") and isinstance(e, ir.Const):
+            text, p = self.literal(e.value, e.type, typed=True)
+            return f"({text})" if p < prec else text
+        if op in ("bitand", "bitor", "bitxor"):
+            prec = max(prec, SHIFT + 1)  # parenthesize mixed bitwise operations for clarity
+        return self.expr(e, prec)
+
+    def r_Compare(self, e: ir.Compare) -> tuple[str, int]:
+        prec = _COMPARE[e.op]
+        return f"{self.expr(e.left, prec)} {e.op} {self.expr(e.right, prec + 1)}", prec
+
+    def r_Logical(self, e: ir.Logical) -> tuple[str, int]:
+        sym, prec = ("&&", LAND) if e.op == "and" else ("||", LOR)
+        return f"{self.expr(e.left, prec)} {sym} {self.expr(e.right, prec + 1)}", prec
+
+    def r_Unary(self, e: ir.Unary) -> tuple[str, int]:
+        t = e.type
+        x = e.operand
+        if e.op == "not":
+            return f"!{self.expr(x, UNARY)}", UNARY
+        if e.op == "invert":
+            text = f"~{self.expr(x, UNARY)}"
+            if t.dtype.itemsize < 4:
+                return f"({self.h.c(t.dtype)})({text})", UNARY
+            return text, UNARY
+        if _wraps(t):
+            u = self.d.unsigned[max(t.dtype.itemsize, 4)]
+            return f"({self.h.c(t.dtype)})(({u})0 - ({u}){self.expr(x, UNARY)})", UNARY
+        return f"-{self.expr(x, UNARY)}", UNARY
+
+    def r_Cast(self, e: ir.Cast) -> tuple[str, int]:
+        src, dst = e.value.type, e.type
+        value = self.expr(e.value, UNARY)
+        if dst.dtype.name == "float16" and src.dtype.name != "float16":
+            if src.dtype.name == "float64":
+                return f"{self.h.f16('round_d')}({self.expr(e.value)})", PRIMARY
+            arg = self.expr(e.value) if src.dtype.name == "float32" else f"(float){value}"
+            return f"{self.h.f16('round')}({arg})", PRIMARY
+        if self.h.c(src.dtype) == self.h.c(dst.dtype):
+            return self.render(e.value)
+        return f"({self.h.c(dst.dtype)}){value}", UNARY
+
+    def r_Select(self, e: ir.Select) -> tuple[str, int]:
+        c = self.expr(e.cond, LOR)
+        return f"{c} ? {self.expr(e.if_true, COND)} : {self.expr(e.if_false, COND)}", COND
+
+    # ------------------------------------------------------------------ calls
+    def r_Call(self, e: ir.Call) -> tuple[str, int]:
+        args = [self.expr(a) for a in e.args] + [f"&{v.name}" for v in e.outs]
+        return f"{e.function.name}({', '.join(args)})", PRIMARY
+
+    def r_Intrinsic(self, e: ir.Intrinsic) -> tuple[str, int]:
+        name = e.name
+        if name in _SIDE:
+            return self._index(e), UNARY
+        if name == "barrier":
+            return self.d.barrier, PRIMARY
+        if name.startswith("shfl"):
+            return self._shuffle(e), PRIMARY
+        if name.startswith("warp_"):
+            return self._warp_reduce(e), PRIMARY
+        if name in ("isnan", "isinf", "isfinite"):
+            text = self.d.predicate.format(f=name, x=self.expr(e.args[0]))
+            return text, (PRIMARY if text.startswith(name) else UNARY)
+        if name == "abs":
+            if not e.type.dtype.is_signed:
+                return self.render(e.args[0])
+            return f"{self.h.abs_int(e.type.dtype)}({self.expr(e.args[0])})", PRIMARY
+        return self._math(e), PRIMARY
+
+    def _index(self, e: ir.Intrinsic) -> str:
+        axis = e.args[0].value if e.args else 0
+        if e.name == "lane_id" and self.d.name == "cuda":
+            self.h.lane_id()
+        if e.name in ("lane_id", "warp_size"):
+            self.h.features.add("subgroups")
+        return self.d.index[e.name].format(axis=axis, xyz="xyz"[axis])
+
+    def _math(self, e: ir.Intrinsic) -> str:
+        dt = e.type.dtype
+        args = ", ".join(self.expr(a) for a in e.args)
+        text = f"{self.h.math(e.name, dt)}({args})"
+        if dt.name == "float16":
+            return f"{self.h.f16('round')}({text})"
+        return text
+
+    def _shuffle(self, e: ir.Intrinsic) -> str:
+        dt = e.type.dtype
+        v, k = self.expr(e.args[0]), self.expr(e.args[1])
+        if self.d.name == "opencl":
+            self.h.features.add("subgroup_shuffle_relative" if e.name in ("shfl_up", "shfl_down")
+                                else "subgroup_shuffle")  # fmt: skip
+        if dt.name in self.d.shuffle_types:
+            return self.d.shuffle[e.name].format(v=v, k=k)
+        return f"({self.h.c(dt)})" + self.d.shuffle[e.name].format(v=f"(int){v}", k=k)
+
+    def _warp_reduce(self, e: ir.Intrinsic) -> str:
+        t = e.type
+        dt = t.dtype
+        if e.name == "warp_sum":
+            if dt.name == "float16":
+                combine = f"{self.h.f16('round')}(v + o)"
+            elif _wraps(t):
+                u = self.d.unsigned[max(dt.itemsize, 4)]
+                combine = f"({self.h.c(dt)})(({u})v + ({u})o)"
+            else:
+                combine = "v + o"
+        else:
+            combine = "(o < v) ? o : v" if e.name == "warp_min" else "(o > v) ? o : v"
+        helper = atomics.warp_reduce(self.h, e.name, dt, combine)
+        return f"{helper}({self.expr(e.args[0])})"

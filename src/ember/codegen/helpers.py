@@ -1,0 +1,192 @@
+"""Small C helper functions the emitter asks for by name, written once for both dialects.
+
+Python/NumPy semantics that C lacks live here: floor division and modulo, integer power,
+``min``/``max`` that keep the first argument on ties and NaN, wrapping ``abs``, float16
+rounding, atomics that a dialect has no instruction for (compare-and-swap loops), warp
+reductions.  :class:`Helpers` collects each helper once, in dependency order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ember.codegen.dialects import Dialect
+from ember.dtypes import DType
+
+SHORT = {
+    "bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+    "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16", "float32": "f32",
+    "float64": "f64",
+}  # fmt: skip
+
+
+class Helpers:
+    """The helper functions one program needs, each defined once."""
+
+    def __init__(self, dialect: Dialect):
+        self.d = dialect
+        self.defs: dict[str, str] = {}
+        self.features: set[str] = set()
+
+    def use(self, name: str, make: Callable[[], str]) -> str:
+        if name not in self.defs:
+            text = make()  # may itself use other helpers, which are then defined first
+            self.defs[name] = text
+        return name
+
+    def text(self) -> str:
+        return "\n\n".join(self.defs.values())
+
+    # ------------------------------------------------------------------ spelling
+    def c(self, dt: DType) -> str:
+        if dt.name == "float64":
+            self.features.add("fp64")
+        return self.d.types[dt.name]
+
+    def unsigned(self, dt: DType) -> str:
+        return self.d.unsigned[max(dt.itemsize, 4)]
+
+    def fn(self, ret: str, name: str, params: str, body: str) -> str:
+        return f"{self.d.device} inline {ret} {name}({params}) {{\n{body}\n}}"
+
+    def math(self, name: str, dt: DType) -> str:
+        """The C name of math function ``name`` for floats of ``dt``."""
+        base = self.d.math_names.get(name, name)
+        if self.d.float_suffix_names and dt.name in ("float16", "float32"):
+            return base + "f"
+        return base
+
+    # ------------------------------------------------------------------ arithmetic
+    def floordiv(self, dt: DType) -> str:
+        name = f"em_floordiv_{SHORT[dt.name]}"
+        return self.use(name, lambda: self._floordiv(name, dt))
+
+    def _floordiv(self, name: str, dt: DType) -> str:
+        t = self.c(dt)
+        if dt.is_float:
+            fmod, floor, copysign = (self.math(f, dt) for f in ("fmod", "floor", "copysign"))
+            body = (
+                f"    // Python/NumPy floor division: round the quotient toward -infinity\n"
+                f"    if (b == 0) return a / b;\n"
+                f"    {t} m = {fmod}(a, b);\n"
+                f"    {t} q = (a - m) / b;\n"
+                f"    if (m != 0 && ((b < 0) != (m < 0))) q -= 1;\n"
+                f"    if (q == 0) return {copysign}(({t})0, a / b);\n"
+                f"    {t} f = {floor}(q);\n"
+                f"    return (q - f > ({t})0.5) ? f + 1 : f;"
+            )
+        elif dt.is_signed:
+            u = self.unsigned(dt)
+            body = (
+                "    // Python/NumPy: floor, and x // 0 == 0; x // -1 wraps instead of trapping\n"
+                "    if (b == 0) return 0;\n"
+                f"    if (b == -1) return ({t})(({u})0 - ({u})a);\n"
+                f"    {t} q = a / b;\n"
+                "    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n"
+                "    return q;"
+            )
+        else:
+            body = "    return b == 0 ? 0 : a / b;  // NumPy: x // 0 == 0"
+        return self.fn(t, name, f"{t} a, {t} b", body)
+
+    def mod(self, dt: DType) -> str:
+        name = f"em_mod_{SHORT[dt.name]}"
+        return self.use(name, lambda: self._mod(name, dt))
+
+    def _mod(self, name: str, dt: DType) -> str:
+        t = self.c(dt)
+        if dt.is_float:
+            fmod, copysign = self.math("fmod", dt), self.math("copysign", dt)
+            body = (
+                "    // Python/NumPy modulo: the result has the sign of b\n"
+                f"    {t} m = {fmod}(a, b);\n"
+                "    if (b == 0) return m;\n"
+                "    if (m != 0) { if ((b < 0) != (m < 0)) m += b; }\n"
+                f"    else m = {copysign}(({t})0, b);\n"
+                "    return m;"
+            )
+        elif dt.is_signed:
+            body = (
+                "    // Python/NumPy: the sign of b, and x % 0 == 0\n"
+                "    if (b == 0 || b == -1) return 0;\n"
+                f"    {t} r = a % b;\n"
+                "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
+                "    return r;"
+            )
+        else:
+            body = "    return b == 0 ? 0 : a % b;  // NumPy: x % 0 == 0"
+        return self.fn(t, name, f"{t} a, {t} b", body)
+
+    def ipow(self, dt: DType) -> str:
+        name = f"em_pow_{SHORT[dt.name]}"
+        return self.use(name, lambda: self._ipow(name, dt))
+
+    def _ipow(self, name: str, dt: DType) -> str:
+        t, u = self.c(dt), self.unsigned(dt)
+        negative = ""
+        if dt.is_signed:
+            negative = (
+                "    if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);\n"
+            )
+        body = (
+            "    // integer power by squaring; wraps like NumPy\n"
+            f"{negative}"
+            f"    {u} r = 1, x = ({u})b;\n"
+            "    while (e > 0) { if (e & 1) r *= x; x *= x; e >>= 1; }\n"
+            f"    return ({t})r;"
+        )
+        return self.fn(t, name, f"{t} b, {t} e", body)
+
+    def minmax(self, op: str, dt: DType) -> str:
+        name = f"em_{op}_{SHORT[dt.name]}"
+        t = self.c(dt)
+        cmp = "<" if op == "min" else ">"
+        body = f"    return (b {cmp} a) ? b : a;  // Python's {op}(): the first wins ties and NaN"
+        return self.use(name, lambda: self.fn(t, name, f"{t} a, {t} b", body))
+
+    def abs_int(self, dt: DType) -> str:
+        name = f"em_abs_{SHORT[dt.name]}"
+        t, u = self.c(dt), self.unsigned(dt)
+        body = f"    return x < 0 ? ({t})(({u})0 - ({u})x) : x;  // abs(min) wraps, as in NumPy"
+        return self.use(name, lambda: self.fn(t, name, f"{t} x", body))
+
+    # ------------------------------------------------------------------ float16
+    def f16(self, what: str) -> str:
+        """``round``, ``round_d`` (from double), and on CUDA ``load`` / ``store``."""
+        name = f"em_f16_{what}"
+        return self.use(name, lambda: self._f16(name, what))
+
+    def _f16(self, name: str, what: str) -> str:
+        if self.d.name == "cuda":
+            return self._f16_cuda(name, what)
+        if what == "round_d":
+            self.features.add("fp64")
+        arg = "double x" if what == "round_d" else "float x"
+        body = (
+            "    // float16 arithmetic is done in float and rounded to half (as NumPy does)\n"
+            "    ushort bits;\n"
+            "    vstore_half_rte(x, 0, (half*)&bits);\n"
+            "    return vload_half(0, (const half*)&bits);"
+        )
+        return self.fn("float", name, arg, body)
+
+    def _f16_cuda(self, name: str, what: str) -> str:
+        if what == "load":
+            body = '    float f;\n    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));\n    return f;'
+            return self.fn("float", name, "unsigned short h", body)
+        if what == "store":
+            body = ('    unsigned short h;\n    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));'
+                    "\n    return h;")  # fmt: skip
+            return self.fn("unsigned short", name, "float x", body)
+        load = self.f16("load")
+        if what == "round":
+            store = self.f16("store")
+            body = f"    return {load}({store}(x));  // round to the nearest half"
+            return self.fn("float", name, "float x", body)
+        body = (f'    unsigned short h;\n    asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x));'
+                f"\n    return {load}(h);")  # fmt: skip
+        return self.fn("float", name, "double x", body)
+
+    def lane_id(self) -> str:
+        body = '    unsigned int l;\n    asm("mov.u32 %0, %%laneid;" : "=r"(l));\n    return l;'
+        return self.use("em_lane_id", lambda: self.fn("unsigned int", "em_lane_id", "", body))

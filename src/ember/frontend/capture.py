@@ -1,0 +1,145 @@
+"""Source capture: a Python function's source, AST, file positions and the names it can see.
+
+:func:`capture` is the first stage of the pipeline.  It reads the function's source with
+``inspect``, removes the common indentation (so methods and nested functions parse), keeps
+the offsets needed to report ``file:line:col`` in the original file, and gives access to the
+function's globals, closure cells and builtins for name lookup.
+
+Captured globals and closure values are read when a kernel is first compiled and then frozen
+for the life of the kernel object (:meth:`Captured.lookup` memoizes), so every specialization
+sees the same constants and the cache key can record them.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+from ember.errors import KernelSyntaxError
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A position in user source: ``line`` and ``col`` are 1-based, as editors show them."""
+
+    filename: str
+    line: int
+    col: int
+    end_col: int
+    text: str  # the whole source line, as in the file
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col}"
+
+
+@dataclass(eq=False)
+class Captured:
+    """One Python function ready for the typer: source, AST, positions and name lookup."""
+
+    func: Any
+    name: str
+    filename: str
+    first_line: int  # file line number of the first source line
+    indent: int  # columns removed by dedenting
+    lines: list[str]  # the original (not dedented) source lines
+    tree: ast.FunctionDef
+    source_hash: str
+    _frozen: dict[str, Any] = field(default_factory=dict)
+
+    def loc(self, node: ast.AST) -> Loc:
+        """The file position of ``node`` (falls back to the ``def`` line)."""
+        lineno = getattr(node, "lineno", None) or self.tree.lineno
+        col = getattr(node, "col_offset", 0) or 0
+        end_col = getattr(node, "end_col_offset", None)
+        if getattr(node, "end_lineno", lineno) != lineno or end_col is None:
+            end_col = None
+        text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        start = col + self.indent
+        end = (end_col + self.indent) if end_col is not None else len(text.rstrip())
+        return Loc(
+            self.filename, self.first_line + lineno - 1, start + 1, max(end, start + 1), text,
+            self.name,
+        )  # fmt: skip
+
+    def lookup(self, name: str) -> Any:
+        """The value ``name`` has for the function (closure, then globals, then builtins).
+
+        Returns :data:`MISSING` when the name is not defined.  The first result is frozen.
+        """
+        if name in self._frozen:
+            return self._frozen[name]
+        value = self._closure().get(name, _MISSING)
+        if value is _MISSING:
+            value = self.func.__globals__.get(name, _MISSING)
+        if value is _MISSING:
+            value = getattr(builtins, name, _MISSING)
+        self._frozen[name] = value
+        return value
+
+    def frozen_items(self) -> list[tuple[str, Any]]:
+        """The names looked up so far and their values, sorted by name (for cache keys)."""
+        return sorted(self._frozen.items())
+
+    def _closure(self) -> dict[str, Any]:
+        cells = self.func.__closure__ or ()
+        out = {}
+        for name, cell in zip(self.func.__code__.co_freevars, cells):
+            try:
+                out[name] = cell.cell_contents
+            except ValueError:  # an empty cell: defined later in the enclosing function
+                pass
+        return out
+
+
+MISSING = _MISSING
+
+
+def capture(func: Any) -> Captured:
+    """Capture ``func`` (a plain Python function).
+
+    Raises
+    ------
+    KernelSyntaxError
+        When the source is not available (lambdas, functions typed at the prompt, builtins).
+    """
+    name = getattr(func, "__qualname__", getattr(func, "__name__", repr(func)))
+    if not inspect.isfunction(func):
+        raise KernelSyntaxError(
+            f"cannot compile {name!r}: only plain Python functions (def) can be kernels or "
+            f"device functions, got {type(func).__name__}"
+        )
+    try:
+        lines, first_line = inspect.getsourcelines(func)
+        filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    except (OSError, TypeError) as exc:
+        raise KernelSyntaxError(
+            f"cannot read the source of {name!r} ({exc}); define kernels in a file "
+            "(not at the interactive prompt or with exec) so Ember can read them"
+        ) from None
+    if func.__name__ == "<lambda>":
+        raise KernelSyntaxError(
+            f"cannot compile a lambda ({filename}:{first_line}); use a def function"
+        )
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = _indent_of(lines)
+    tree = ast.parse(dedented)
+    fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    if isinstance(fdef, ast.AsyncFunctionDef):
+        raise KernelSyntaxError(f"cannot compile async function {name!r}")
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    original = [ln.rstrip("\n") for ln in lines]
+    return Captured(func, func.__name__, filename, first_line, indent, original, fdef, digest)
+
+
+def _indent_of(lines: list[str]) -> int:
+    widths = [len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()]
+    return min(widths) if widths else 0

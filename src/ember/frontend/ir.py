@@ -1,0 +1,337 @@
+"""The typed IR: what the typer produces, the passes rewrite and the emitter prints.
+
+A :class:`Program` is one kernel plus the device functions it calls (callees first).  A
+:class:`Function` has typed parameters, typed locals and a body of statements.  Every
+expression carries its :class:`~ember.frontend.types.Type`; every operand already has the
+type its operation computes in (the typer inserts :class:`Cast` nodes), so the emitter never
+decides a type.  Tuples do not exist here: the typer flattens them into scalars.
+
+Expressions
+    Const, Ref, Field (array shape/stride), Load, Unary, Binary, Compare, Logical, Cast,
+    Select, Intrinsic (thread indices, math, shuffles), Call (device function), Atomic.
+Statements
+    Assign, Store, Eval, If, ForRange, While, Break, Continue, Return, SharedDecl.
+
+:func:`dump` prints a program in a readable text form (``kernel.inspect(stage="ir")``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ember.frontend.capture import Loc
+from ember.frontend.types import Type, describe
+
+
+@dataclass(eq=False)
+class Variable:
+    """A local variable or parameter: ``name`` is the C name, ``pyname`` the Python one."""
+
+    name: str
+    type: Type
+    pyname: str
+
+
+# ------------------------------------------------------------------------- expressions
+
+
+@dataclass(eq=False)
+class Expr:
+    type: Type
+
+
+@dataclass(eq=False)
+class Const(Expr):
+    value: Any  # bool, int or float (already of the type's range / precision)
+
+
+@dataclass(eq=False)
+class Ref(Expr):
+    var: Variable
+
+
+@dataclass(eq=False)
+class Field(Expr):
+    """``array.shape[axis]`` or ``array.strides[axis]`` (in elements), an int64."""
+
+    array: Expr
+    name: str  # "shape" | "strides"
+    axis: int
+
+
+@dataclass(eq=False)
+class Load(Expr):
+    """``array[index...]``; after :func:`~ember.frontend.passes.linearize` one flat index."""
+
+    array: Expr
+    index: list[Expr]
+    flat: bool = False  # True once the index is a single flat element offset
+
+
+@dataclass(eq=False)
+class Unary(Expr):
+    op: str  # "neg" | "invert" | "not"
+    operand: Expr
+
+
+@dataclass(eq=False)
+class Binary(Expr):
+    """Arithmetic in ``type`` (both operands already have it, except shifts' right side)."""
+
+    op: str  # add sub mul truediv floordiv mod pow lshift rshift bitand bitor bitxor min max
+    left: Expr
+    right: Expr
+
+
+@dataclass(eq=False)
+class Compare(Expr):
+    op: str  # "<" "<=" ">" ">=" "==" "!="
+    left: Expr
+    right: Expr
+
+
+@dataclass(eq=False)
+class Logical(Expr):
+    op: str  # "and" | "or" (short-circuit, on bools)
+    left: Expr
+    right: Expr
+
+
+@dataclass(eq=False)
+class Cast(Expr):
+    value: Expr
+
+
+@dataclass(eq=False)
+class Select(Expr):
+    cond: Expr
+    if_true: Expr
+    if_false: Expr
+
+
+@dataclass(eq=False)
+class Intrinsic(Expr):
+    """A built-in operation named by ``name`` (the dialect tables spell it)."""
+
+    name: str
+    args: list[Expr]
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    """A device function call; ``outs`` receive a tuple result (flattened)."""
+
+    function: Function
+    args: list[Expr]
+    outs: list[Variable] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Atomic(Expr):
+    """Atomic read-modify-write of one array element; the value is the old element."""
+
+    op: str  # add sub min max exchange cas and or xor
+    array: Expr
+    index: list[Expr]
+    args: list[Expr]  # [value] or [expected, value] for cas
+    flat: bool = False
+
+
+# ------------------------------------------------------------------------- statements
+
+
+@dataclass(eq=False)
+class Stmt:
+    loc: Loc
+
+
+@dataclass(eq=False)
+class Assign(Stmt):
+    target: Variable
+    value: Expr
+
+
+@dataclass(eq=False)
+class Store(Stmt):
+    array: Expr
+    index: list[Expr]
+    value: Expr
+    flat: bool = False
+
+
+@dataclass(eq=False)
+class Eval(Stmt):
+    expr: Expr
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr
+    body: list[Stmt]
+    orelse: list[Stmt]
+
+
+@dataclass(eq=False)
+class ForRange(Stmt):
+    """``for var in range(start, stop, step)``; ``step_sign`` is 1, -1 or 0 (unknown)."""
+
+    var: Variable
+    start: Expr
+    stop: Expr
+    step: Expr
+    step_sign: int
+    body: list[Stmt]
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr
+    body: list[Stmt]
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    values: list[Expr]  # empty: bare return; several: a flattened tuple
+
+
+@dataclass(eq=False)
+class SharedDecl(Stmt):
+    """A static per-block array (``ember.shared``), declared at the top of the kernel."""
+
+    var: Variable
+
+
+# ------------------------------------------------------------------------- functions
+
+
+@dataclass(eq=False)
+class Function:
+    """A kernel or a device function specialized for one list of argument types."""
+
+    name: str  # C name
+    pyname: str
+    params: list[Variable]
+    locals: list[Variable]
+    body: list[Stmt]
+    return_type: Type
+    is_kernel: bool
+    loc: Loc
+    returns: list[Type] = field(default_factory=list)  # flattened return types
+    callees: list[Function] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Program:
+    """A kernel and every device function it reaches, callees first."""
+
+    kernel: Function
+    functions: list[Function]
+    sources: dict[str, str] = field(default_factory=dict)  # qualname -> source hash
+
+
+# ------------------------------------------------------------------------- printing
+
+
+def dump(program: Program) -> str:
+    """The program as indented text, one statement a line, with types."""
+    out: list[str] = []
+    for fn in [*program.functions, program.kernel]:
+        _dump_function(fn, out)
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _dump_function(fn: Function, out: list[str]) -> None:
+    kind = "kernel" if fn.is_kernel else "device"
+    params = ", ".join(f"{p.name}: {describe(p.type)}" for p in fn.params)
+    out.append(f"{kind} {fn.name}({params}) -> {describe(fn.return_type)}:  # {fn.loc}")
+    for var in fn.locals:
+        out.append(f"  local {var.name}: {describe(var.type)}")
+    _dump_body(fn.body, out, "  ")
+
+
+def _dump_body(body: list[Stmt], out: list[str], pad: str) -> None:
+    for stmt in body:
+        _dump_stmt(stmt, out, pad)
+
+
+def _dump_stmt(s: Stmt, out: list[str], pad: str) -> None:
+    line = f"  # line {s.loc.line}"
+    if isinstance(s, Assign):
+        out.append(f"{pad}{s.target.name} = {fmt(s.value)}{line}")
+    elif isinstance(s, Store):
+        out.append(f"{pad}{fmt(s.array)}[{_idx(s.index)}] = {fmt(s.value)}{line}")
+    elif isinstance(s, Eval):
+        out.append(f"{pad}{fmt(s.expr)}{line}")
+    elif isinstance(s, If):
+        out.append(f"{pad}if {fmt(s.cond)}:{line}")
+        _dump_body(s.body, out, pad + "  ")
+        if s.orelse:
+            out.append(f"{pad}else:")
+            _dump_body(s.orelse, out, pad + "  ")
+    elif isinstance(s, ForRange):
+        rng = f"{fmt(s.start)}, {fmt(s.stop)}, {fmt(s.step)}"
+        out.append(f"{pad}for {s.var.name} in range({rng}):{line}")
+        _dump_body(s.body, out, pad + "  ")
+    elif isinstance(s, While):
+        out.append(f"{pad}while {fmt(s.cond)}:{line}")
+        _dump_body(s.body, out, pad + "  ")
+    elif isinstance(s, Return):
+        out.append(f"{pad}return {', '.join(fmt(v) for v in s.values)}{line}".rstrip())
+    elif isinstance(s, SharedDecl):
+        out.append(f"{pad}shared {s.var.name}: {describe(s.var.type)}{line}")
+    else:
+        out.append(f"{pad}{type(s).__name__.lower()}{line}")
+
+
+def _idx(index: list[Expr]) -> str:
+    return ", ".join(fmt(i) for i in index)
+
+
+_SYMBOLS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+    "pow": "**", "lshift": "<<", "rshift": ">>", "bitand": "&", "bitor": "|", "bitxor": "^",
+    "neg": "-", "invert": "~", "not": "not ",
+}  # fmt: skip
+
+
+def fmt(e: Expr) -> str:
+    """One expression as text; constants and casts show their type."""
+    t = e.type.key()
+    if isinstance(e, Const):
+        return f"{e.value!r}" if getattr(e.type, "weak", False) else f"{e.value!r}:{t}"
+    if isinstance(e, Ref):
+        return e.var.name
+    if isinstance(e, Field):
+        return f"{fmt(e.array)}.{e.name}[{e.axis}]"
+    if isinstance(e, Load):
+        return f"{fmt(e.array)}[{_idx(e.index)}]"
+    if isinstance(e, Unary):
+        return f"{_SYMBOLS[e.op]}{fmt(e.operand)}"
+    if isinstance(e, Binary) and e.op in ("min", "max"):
+        return f"{e.op}({fmt(e.left)}, {fmt(e.right)})"
+    if isinstance(e, Binary | Compare | Logical):
+        return f"({fmt(e.left)} {_SYMBOLS.get(e.op, e.op)} {fmt(e.right)})"
+    if isinstance(e, Cast):
+        return f"{t}({fmt(e.value)})"
+    if isinstance(e, Select):
+        return f"({fmt(e.if_true)} if {fmt(e.cond)} else {fmt(e.if_false)})"
+    if isinstance(e, Intrinsic):
+        return f"{e.name}({_idx(e.args)})"
+    if isinstance(e, Call):
+        outs = f" -> ({', '.join(v.name for v in e.outs)})" if e.outs else ""
+        return f"{e.function.name}({_idx(e.args)}){outs}"
+    if isinstance(e, Atomic):
+        return f"atomic_{e.op}({fmt(e.array)}[{_idx(e.index)}], {_idx(e.args)})"
+    return type(e).__name__

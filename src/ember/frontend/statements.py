@@ -1,0 +1,342 @@
+"""Statement typing (a mixin of :class:`~ember.frontend.typer.FunctionTyper`).
+
+Supported: assignment (also to several targets and with tuple unpacking), augmented and
+annotated assignment, ``if/elif/else``, ``for ... in range(...)``, ``while``, ``break``,
+``continue``, ``return``, ``pass`` and expression statements (calls).  Everything else is a
+:class:`~ember.errors.KernelSyntaxError` that says what to do instead.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ember.errors import KernelSyntaxError, KernelTypeError
+from ember.frontend import ir
+from ember.frontend.operators import OperatorError, cast
+from ember.frontend.passes import is_pure
+from ember.frontend.types import Array, Scalar, describe, promote, scalar
+from ember.frontend.values import Pending, SharedVal, Static, TupleVal, as_dtype
+
+ARITH = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
+    ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift",
+    ast.RShift: "rshift", ast.BitAnd: "bitand", ast.BitOr: "bitor", ast.BitXor: "bitxor",
+}  # fmt: skip
+
+_UNSUPPORTED = {
+    ast.Raise: ("'raise' is not supported in kernels yet", "check the inputs on the host "
+                "before launching, or write an error flag into an array"),
+    ast.Assert: ("'assert' is not supported in kernels yet", "check the inputs on the host"),
+    ast.With: ("'with' is not supported in kernels", None),
+    ast.Try: ("'try' is not supported in kernels", "kernels cannot catch exceptions"),
+    ast.FunctionDef: ("a kernel cannot define functions inside it", "define the helper at "
+                      "module level; kernels compile plain functions they call"),
+    ast.ClassDef: ("a kernel cannot define classes", None),
+    ast.Import: ("a kernel cannot import", "import at module level; kernels can use modules "
+                 "they see"),
+    ast.ImportFrom: ("a kernel cannot import", "import at module level"),
+    ast.Global: ("a kernel cannot assign global variables", "write results into an array "
+                 "argument"),
+    ast.Nonlocal: ("a kernel cannot assign enclosing variables", "write results into an array"),
+    ast.Delete: ("'del' is not supported in kernels", None),
+    ast.AsyncFor: ("'async for' is not supported in kernels", None),
+    ast.AsyncWith: ("'async with' is not supported in kernels", None),
+}  # fmt: skip
+
+
+class StatementTyper:
+    """Statement visitors; see :class:`~ember.frontend.typer.FunctionTyper` for the state."""
+
+    def statement(self, node: ast.stmt) -> None:
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is not None:
+            method(node)
+            return
+        message, hint = _UNSUPPORTED.get(
+            type(node), (f"'{type(node).__name__}' statements are not supported in kernels", None)
+        )
+        raise self.fail(KernelSyntaxError, message, node, hint)
+
+    # ------------------------------------------------------------------ assignment
+    def stmt_Assign(self, node: ast.Assign) -> None:
+        value = self.expr(node.value)
+        if len(node.targets) > 1:
+            value = self.materialize(value, node)
+            if isinstance(value, ir.Expr) and not is_pure(value):
+                value = self.spill(value, node)
+        for target in node.targets:
+            self.assign_target(target, value, node)
+
+    def assign_target(self, target: ast.expr, value, node: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            self.assign_name(target.id, value, node)
+        elif isinstance(target, ast.Tuple | ast.List):
+            self._unpack(target, value, node)
+        elif isinstance(target, ast.Subscript):
+            self.store(target, self.materialize(value, node), node)
+        elif isinstance(target, ast.Attribute):
+            raise self.fail(KernelSyntaxError, "cannot assign to an attribute in a kernel",
+                            target, "assign to a variable or an array element")  # fmt: skip
+        else:
+            raise self.fail(KernelSyntaxError, "cannot assign to this target", target)
+
+    def _unpack(self, target: ast.Tuple | ast.List, value, node: ast.stmt) -> None:
+        if any(isinstance(e, ast.Starred) for e in target.elts):
+            raise self.fail(KernelSyntaxError, "starred assignment is not supported in kernels",
+                            target, "unpack every item: a, b, c = t")  # fmt: skip
+        if not isinstance(value, TupleVal):
+            what = describe(value.type) if isinstance(value, ir.Expr) else "this value"
+            raise self.fail(KernelTypeError, f"cannot unpack {what} into "
+                            f"{len(target.elts)} names", node)  # fmt: skip
+        if len(value.items) != len(target.elts):
+            raise self.fail(KernelTypeError, f"cannot unpack {len(value.items)} values into "
+                            f"{len(target.elts)} names", node)  # fmt: skip
+        items = value.items
+        targets = {n.id for t in target.elts for n in ast.walk(t) if isinstance(n, ast.Name)}
+        reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+        if targets & reads:  # a, b = b, a: evaluate every value before assigning any
+            items = [self.spill(i, node) if isinstance(i, ir.Expr) and not isinstance(
+                i, ir.Const) else i for i in items]  # fmt: skip
+        for sub, item in zip(target.elts, items):
+            self.assign_target(sub, item, node)
+
+    def store(self, target: ast.Subscript, value, node: ast.stmt) -> None:
+        array = self.runtime(target.value)
+        if isinstance(array, TupleVal):
+            raise self.fail(KernelTypeError, "tuples cannot be changed (they are immutable)",
+                            target, "build a new tuple, or use an array")  # fmt: skip
+        if not isinstance(array.type, Array):
+            raise self.fail(KernelTypeError, f"cannot assign to an element of a "
+                            f"{describe(array.type)}", target)  # fmt: skip
+        index = self.indices(array, target.slice, target)
+        element = self._element_value(value, array.type, node)
+        self.emit(ir.Store(self.loc(node), array, index, element))
+
+    def _element_value(self, value, t: Array, node: ast.AST) -> ir.Expr:
+        v = self.scalar_of(value, node)
+        if not isinstance(v.type, Scalar):
+            raise self.fail(KernelTypeError, f"cannot store {describe(v.type)} into an element "
+                            f"of {describe(t)}", node, "store one element at a time")  # fmt: skip
+        try:
+            return cast(v, scalar(t.dtype))
+        except OperatorError as exc:
+            raise self.type_error(exc, node) from None
+
+    def stmt_AugAssign(self, node: ast.AugAssign) -> None:
+        op = self._arith_op(node.op, node)
+        target = node.target
+        if isinstance(target, ast.Name):
+            current = self.read_name(target.id, target)
+            rhs = self.value(node.value)
+            self.assign_name(target.id, self.arith(op, current, rhs, node), node)
+        elif isinstance(target, ast.Subscript):
+            array = self.runtime(target.value)
+            if not isinstance(array, ir.Expr) or not isinstance(array.type, Array):
+                raise self.fail(KernelTypeError, "augmented assignment needs a variable or an "
+                                "array element", target)  # fmt: skip
+            index = [i if is_pure(i) else self.spill(i, node)
+                     for i in self.indices(array, target.slice, target)]  # fmt: skip
+            old = ir.Load(scalar(array.type.dtype), array, index)
+            new = self.arith(op, old, self.value(node.value), node)
+            element = self._element_value(new, array.type, node)
+            self.emit(ir.Store(self.loc(node), array, index, element))
+        else:
+            raise self.fail(KernelSyntaxError, "cannot use augmented assignment here", target)
+
+    def _arith_op(self, op: ast.operator, node: ast.AST) -> str:
+        if type(op) not in ARITH:
+            raise self.fail(KernelSyntaxError, "the '@' operator is not supported in kernels",
+                            node, "write the loops, or call a matrix-multiply kernel")  # fmt: skip
+        return ARITH[type(op)]
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.fail(KernelSyntaxError, "annotations are only supported on plain names",
+                            node.target)  # fmt: skip
+        name = node.target.id
+        ann = self.value(node.annotation)
+        dtype = as_dtype(ann.obj) if isinstance(ann, Static) else None
+        if dtype is None:
+            raise self.fail(KernelTypeError, "a variable annotation must be a dtype", node.annotation,
+                            "e.g. acc: ember.float32 = 0")  # fmt: skip
+        t = scalar(dtype)
+        if self.fixed.get(name, t) != t:
+            raise self.fail(KernelTypeError, f"'{name}' is annotated twice with different types",
+                            node)  # fmt: skip
+        if name not in self.fixed:
+            self.fixed[name] = t
+            self.var_types[name] = t
+            self.bindings.pop(name, None)
+            self.changed = True
+        if node.value is not None:
+            self.assign_name(name, self.expr(node.value), node)
+
+    # ------------------------------------------------------------------ control flow
+    def stmt_If(self, node: ast.If) -> None:
+        cond = self._header(lambda: self.condition(node.test), node.test)
+        body = self.block(node.body)
+        orelse = self.block(node.orelse)
+        if isinstance(cond, ir.Const):  # a compile-time condition keeps only its branch
+            self.blocks[-1].extend(body if cond.value else orelse)
+        else:
+            self.emit(ir.If(self.loc(node), cond, body, orelse))
+
+    def _header(self, typed, node: ast.AST):
+        """Type a loop or if header; a pending name still lets the body be typed."""
+        try:
+            return typed()
+        except Pending as p:
+            self.pending.append((p.name, p.node))
+            return None
+
+    def stmt_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.fail(KernelSyntaxError, "'while ... else' is not supported in kernels",
+                            node, "use a flag variable")  # fmt: skip
+        saved, self.no_spill = self.no_spill, "a while condition"
+        try:
+            cond = self._header(lambda: self.condition(node.test), node.test)
+        finally:
+            self.no_spill = saved
+        body = self._loop_body(node.body)
+        if cond is not None:
+            self.emit(ir.While(self.loc(node), cond, body))
+
+    def _loop_body(self, stmts: list[ast.stmt]) -> list[ir.Stmt]:
+        self.loop_depth += 1
+        try:
+            return self.block(stmts)
+        finally:
+            self.loop_depth -= 1
+
+    def stmt_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.fail(KernelSyntaxError, "'for ... else' is not supported in kernels",
+                            node, "use a flag variable")  # fmt: skip
+        if not isinstance(node.target, ast.Name):
+            raise self.fail(KernelSyntaxError, "a for loop in a kernel needs one loop variable",
+                            node.target, "for i in range(n): ...")  # fmt: skip
+        header = self._header(lambda: self._range_header(node), node.iter)
+        name = node.target.id
+        counter = None
+        if header is not None:
+            counter = self._loop_variable(name, header[0], node)
+        body = self._loop_body(node.body)
+        if header is None or counter is None:
+            return
+        t, start, stop, step, sign = header
+        var, prefix = counter
+        stop, step = self._stable(stop, node), self._stable(step, node)
+        loc = self.loc(node)
+        self.emit(ir.ForRange(loc, var, self._to(start, var, node), self._to(stop, var, node),
+                              self._to(step, var, node), sign, prefix + body))  # fmt: skip
+
+    def _range_header(self, node: ast.For):
+        call = node.iter
+        func = self.value(call.func) if isinstance(call, ast.Call) else None
+        if not (isinstance(func, Static) and func.obj is range):
+            raise self.fail(KernelSyntaxError, "a for loop in a kernel must iterate over "
+                            "range(...)", node.iter, "for i in range(start, stop, step): ...")
+        if call.keywords or not 1 <= len(call.args) <= 3:
+            raise self.fail(KernelTypeError, "range() takes 1 to 3 positional arguments", call)
+        args = [self.scalar_of(self.value(a), a) for a in call.args]
+        for a, n in zip(args, call.args):
+            if not (isinstance(a.type, Scalar) and a.type.dtype.is_integer):
+                raise self.fail(KernelTypeError, f"range() needs integers, got "
+                                f"{describe(a.type)}", n, "convert with int(x)")  # fmt: skip
+        if len(args) == 1:
+            args = [ir.Const(args[0].type, 0), args[0]]
+        start, stop = args[0], args[1]
+        step = args[2] if len(args) == 3 else ir.Const(args[0].type, 1)
+        t = promote(promote(start.type, stop.type), step.type)
+        sign = 0
+        if isinstance(step, ir.Const):
+            if step.value == 0:
+                raise self.fail(KernelTypeError, "range() step must not be zero", call.args[2])
+            sign = 1 if step.value > 0 else -1
+        return t, start, stop, step, sign
+
+    def _loop_variable(self, name: str, t: Scalar, node: ast.For):
+        """The C variable the loop counts with, and statements that start each iteration."""
+        assigned_in_body = any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            for stmt in node.body for n in ast.walk(stmt)
+        )  # fmt: skip
+        self.assign_name(name, ir.Const(t, 0), node)  # unify the loop variable's type
+        self.blocks[-1].pop()  # ...without keeping that assignment
+        var = self.bindings[name]
+        vt = var.type if isinstance(var, ir.Variable) else None
+        if not (isinstance(vt, Scalar) and vt.dtype.is_integer):
+            raise self.fail(KernelTypeError, f"loop variable '{name}' is {describe(vt)} "
+                            "elsewhere; a range() loop variable must stay an integer",
+                            node.target)  # fmt: skip
+        if not assigned_in_body:
+            return var, []
+        hidden = ir.Variable(self.names.fresh("em_" + name), vt, name)
+        self.locals.append(hidden)
+        return hidden, [ir.Assign(self.loc(node), var, ir.Ref(vt, hidden))]
+
+    def _to(self, e: ir.Expr, var: ir.Variable, node: ast.AST) -> ir.Expr:
+        try:
+            return cast(e, var.type)
+        except OperatorError as exc:
+            raise self.type_error(exc, node) from None
+
+    def _stable(self, e: ir.Expr, node: ast.For) -> ir.Expr:
+        """``e`` itself when re-evaluating it each iteration is safe, else a temporary."""
+        changed = {n.id for s in node.body for n in ast.walk(s)
+                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
+        if _reads_only(e, changed):
+            return e
+        return self.spill(e, node, "em_stop")
+
+    def stmt_Break(self, node: ast.Break) -> None:
+        self._in_loop(node, "break")
+        self.emit(ir.Break(self.loc(node)))
+
+    def stmt_Continue(self, node: ast.Continue) -> None:
+        self._in_loop(node, "continue")
+        self.emit(ir.Continue(self.loc(node)))
+
+    def _in_loop(self, node: ast.AST, word: str) -> None:
+        if self.loop_depth == 0:
+            raise self.fail(KernelSyntaxError, f"'{word}' outside a loop", node)
+
+    def stmt_Return(self, node: ast.Return) -> None:
+        none = node.value is None or (isinstance(node.value, ast.Constant)
+                                      and node.value.value is None)  # fmt: skip
+        if self.is_kernel and not none:
+            raise self.fail(
+                KernelSyntaxError, "a kernel cannot return a value", node,
+                "write the result into an array argument; a bare 'return' ends the thread",
+            )  # fmt: skip
+        value = None if none else self.runtime(node.value)
+        values = self.note_return(value, node)
+        self.emit(ir.Return(self.loc(node), values))
+
+    def stmt_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def stmt_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a docstring
+        value = self.expr(node.value)
+        if isinstance(value, SharedVal):
+            self.materialize(value, node)
+        elif isinstance(value, ir.Expr) and not is_pure(value):
+            self.emit(ir.Eval(self.loc(node), value))
+
+
+def _reads_only(e: ir.Expr, changed: set[str]) -> bool:
+    """True when ``e`` has no side effects and reads no variable named in ``changed``."""
+    if isinstance(e, ir.Const):
+        return True
+    if isinstance(e, ir.Ref):
+        return e.var.pyname not in changed and e.var.name not in changed
+    if isinstance(e, ir.Field):
+        return _reads_only(e.array, changed)
+    if isinstance(e, ir.Cast):
+        return _reads_only(e.value, changed)
+    if isinstance(e, ir.Binary):
+        return _reads_only(e.left, changed) and _reads_only(e.right, changed)
+    return False

@@ -1,0 +1,172 @@
+"""What the typer holds while typing: values that are not (yet) IR, and C names.
+
+* :class:`TupleVal` - a tuple of values (shapes, multi-indices); flattened before the IR.
+* :class:`Static` - a compile-time Python object: a module, a function, a dtype, an intrinsic.
+* :class:`SharedVal` - the result of ``ember.shared(...)``, declared when it gets a name.
+* :func:`from_python` - a captured global / closure value as a typer value.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import types as pytypes
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ember import dtypes
+from ember.frontend import ir
+from ember.frontend.types import BOOL, WEAK_FLOAT, WEAK_INT, Array, Scalar, Tuple, Type, scalar
+
+
+@dataclass(eq=False)
+class TupleVal:
+    items: list[Value]
+
+    @property
+    def type(self) -> Tuple:
+        return Tuple(tuple(value_type(i) for i in self.items))
+
+
+@dataclass(eq=False)
+class Static:
+    obj: Any
+
+
+@dataclass(eq=False)
+class SharedVal:
+    type: Array
+
+
+Value = Union[ir.Expr, TupleVal, Static, SharedVal]
+
+
+class Pending(Exception):
+    """A local variable was read before any assignment to it has been typed (retry later)."""
+
+    def __init__(self, name: str, node):
+        super().__init__(name)
+        self.name = name
+        self.node = node
+
+
+class NotRepresentable(Exception):
+    """A Python object that cannot become a kernel value; ``message`` and ``hint``."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def value_type(v: Value) -> Type | None:
+    """The type of a runtime value; None for compile-time-only values."""
+    if isinstance(v, ir.Expr):
+        return v.type
+    if isinstance(v, TupleVal):
+        return v.type
+    if isinstance(v, SharedVal):
+        return v.type
+    return None
+
+
+def as_dtype(obj: Any) -> dtypes.DType | None:
+    """The Ember dtype ``obj`` names when it is a dtype object or scalar type, else None."""
+    if isinstance(obj, dtypes.DType):
+        return obj
+    if obj in (bool, int, float):
+        return None  # Python's own types are functions in kernels: int(x), float(x)
+    if isinstance(obj, type) or type(obj).__name__.startswith("dtype"):
+        try:
+            return dtypes.dtype(obj)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+INT64_MIN, UINT64_MAX = -(1 << 63), (1 << 64) - 1
+
+
+def from_python(obj: Any) -> Value:
+    """A captured Python object as a typer value (numbers and tuples become constants)."""
+    if isinstance(obj, bool):
+        return ir.Const(BOOL, obj)
+    if isinstance(obj, int):
+        if not INT64_MIN <= obj <= UINT64_MAX:
+            raise NotRepresentable(f"the integer {obj} does not fit in 64 bits")
+        return ir.Const(WEAK_INT, obj)
+    if isinstance(obj, float):
+        return ir.Const(WEAK_FLOAT, obj)
+    if isinstance(obj, tuple):
+        return TupleVal([from_python(i) for i in obj])
+    kind = getattr(getattr(obj, "dtype", None), "kind", None)
+    if kind in ("b", "i", "u", "f") and getattr(obj, "ndim", None) == 0 and not _is_array(obj):
+        t = scalar(dtypes.dtype(obj.dtype))
+        value = obj.item()
+        return ir.Const(t, value)
+    if _is_array(obj):
+        raise NotRepresentable(
+            f"a kernel cannot capture an array ({type(obj).__name__}) from its globals",
+            "pass the array as a kernel argument instead",
+        )
+    if isinstance(obj, str | bytes | complex | list | dict | set):
+        raise NotRepresentable(
+            f"a kernel cannot use a {type(obj).__name__} value",
+            "kernels work on numbers, tuples of numbers and arrays",
+        )
+    return Static(obj)
+
+
+def _is_array(obj: Any) -> bool:
+    cls = type(obj)
+    return cls.__name__ in ("ndarray", "Tensor") and hasattr(obj, "shape") and hasattr(obj, "dtype")
+
+
+def is_plain_function(obj: Any) -> bool:
+    return isinstance(obj, pytypes.FunctionType)
+
+
+# ------------------------------------------------------------------------- C names
+
+_C_WORDS = """
+auto bool break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef union
+unsigned void volatile while class namespace template typename this new delete operator private
+public protected virtual friend true false nullptr asm catch throw try using explicit mutable
+export half kernel global local constant uchar ushort uint ulong size_t ptrdiff_t image2d_t
+sampler_t event_t threadIdx blockIdx blockDim gridDim warpSize main printf min max abs
+""".split()
+RESERVED = frozenset(_C_WORDS) | frozenset(keyword.kwlist)
+_VECTOR = re.compile(r"^(char|uchar|short|ushort|int|uint|long|ulong|float|double|half)\d+$")
+
+
+class Names:
+    """Unique C identifiers within one function, derived from Python names."""
+
+    def __init__(self, taken=()):
+        self.taken: set[str] = set(taken)
+
+    def fresh(self, base: str) -> str:
+        name = c_identifier(base)
+        if name not in self.taken:
+            self.taken.add(name)
+            return name
+        n = 1
+        while f"{name}_{n}" in self.taken:
+            n += 1
+        self.taken.add(f"{name}_{n}")
+        return f"{name}_{n}"
+
+
+def c_identifier(name: str) -> str:
+    """``name`` as a C identifier that cannot clash with C, CUDA, OpenCL or Ember names."""
+    out = "".join(c if (c.isascii() and (c.isalnum() or c == "_")) else f"_u{ord(c):x}" for c in name)
+    if out[:1].isdigit():
+        out = "v" + out
+    if out in RESERVED or _VECTOR.match(out) or out.startswith(("em_", "__", "get_")):
+        out += "_"
+    return out
+
+
+def strong(t: Scalar) -> Scalar:
+    return scalar(t.dtype)
