@@ -149,7 +149,7 @@ def test_stats_add_up():
     assert s["in_use"] == size_class(100) + size_class(3 * MiB)
     assert s["cached"] == size_class(5000) + size_class(MiB)
     assert s["allocations"] == s["cache_hits"] + s["cache_misses"]
-    assert s["peak_in_use"] >= s["in_use"] and s["peak_reserved"] >= s["reserved"]
+    assert s["peak_reserved"] >= s["reserved"]
 
 
 def test_empty_cache_frees_everything_cached():

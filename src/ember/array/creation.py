@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ember.array.ndarray import ndarray, normalize_shape
@@ -11,14 +12,30 @@ from ember.runtime import backend as _backend
 from ember.runtime.memory import allocate
 
 
+_DTYPES: dict = {None: float64}  # dtype spec -> DType, filled as specs are seen
+
+
+def _dtype_of(spec: Any) -> DType:
+    try:
+        return _DTYPES[spec]
+    except (KeyError, TypeError):
+        dt = to_dtype(spec)
+    try:
+        _DTYPES[spec] = dt
+    except TypeError:  # unhashable spec
+        pass
+    return dt
+
+
 def _new(shape: Any, dtype: Any, stream=None, be=None) -> ndarray:
+    """An uninitialized array; the common 1-d case is a handful of operations."""
+    dt = _dtype_of(dtype)
+    be = be or _backend.current()
+    if type(shape) is int and shape >= 0:
+        buffer = allocate(be, shape * dt.itemsize, stream)
+        return ndarray((shape,), dt, buffer, be, (dt.itemsize,))
     dims = normalize_shape(shape)
-    dt = float64 if dtype is None else to_dtype(dtype)
-    be = be or _backend.get()
-    size = 1
-    for n in dims:
-        size *= n
-    return ndarray(dims, dt, allocate(be, size * dt.itemsize, stream), be)
+    return ndarray(dims, dt, allocate(be, math.prod(dims) * dt.itemsize, stream), be)
 
 
 def empty(shape: Any, dtype: Any = None, *, stream=None) -> ndarray:
@@ -53,7 +70,8 @@ def asarray(obj: Any, dtype: Any = None, *, copy: bool | None = None, stream=Non
     want = None if dtype is None else to_dtype(dtype).numpy
     host = np.asarray(obj, dtype=want)
     dt: DType = to_dtype(host.dtype)
-    host = np.ascontiguousarray(host)
+    if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-d)
+        host = np.ascontiguousarray(host)
     out = _new(host.shape, dt, stream)
     if host.nbytes:
         out.backend.copy_from_host(out.buffer, 0, host, stream)

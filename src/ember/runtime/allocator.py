@@ -9,9 +9,11 @@ Design (docs/design/memory.md has the measurements behind it):
   that stream is immediate (the stream orders the new work after the old).  Reuse on another
   stream records an event on the old stream and makes the new stream wait for it — on the
   device, never blocking the host.
-- **Frees are one ``deque.append``.**  A dead :class:`PooledBuffer` (its last array gone)
-  appends its block to a pending queue, never taking a lock (``__del__`` may run anywhere,
-  even inside the allocator); the next allocation files pending blocks under the lock.
+- **No lock on the hit path.**  A dead :class:`PooledBuffer` (its last array gone) appends
+  its block to the free list of its (size, stream) and an allocation pops one: single list
+  operations, atomic under the GIL, so ``__del__`` can run anywhere (even inside the
+  allocator) without deadlock.  Misses, trims and statistics take a lock and iterate over
+  copies of the free lists.
 - **Out of memory** releases every cached block and retries once, then raises
   :class:`OutOfMemoryError` with the numbers and what to try.  ``EMBER_MEMORY_LIMIT`` caps
   what the pool reserves.  Blocks idle longer than ``EMBER_MEMORY_IDLE_TRIM`` seconds are
@@ -20,7 +22,7 @@ Design (docs/design/memory.md has the measurements behind it):
 
 from __future__ import annotations
 
-import collections
+import itertools
 import threading
 import time
 from typing import Any
@@ -35,9 +37,17 @@ SMALL_STEP = 512
 def size_class(nbytes: int) -> int:
     """The block size that serves a request of ``nbytes`` (≥ 1)."""
     if nbytes <= SMALL:
-        return max(SMALL_STEP, (nbytes + SMALL_STEP - 1) // SMALL_STEP * SMALL_STEP)
-    quarter = 1 << (nbytes.bit_length() - 3)  # four classes per power of two
-    return (nbytes + quarter - 1) // quarter * quarter
+        size = max(SMALL_STEP, (nbytes + SMALL_STEP - 1) // SMALL_STEP * SMALL_STEP)
+    else:
+        quarter = 1 << (nbytes.bit_length() - 3)  # four classes per power of two
+        size = (nbytes + quarter - 1) // quarter * quarter
+    if len(_CLASSES) < 4096:
+        _CLASSES[nbytes] = size
+    return size
+
+
+# size -> class for the sizes seen so far: one dict lookup on the hot path
+_CLASSES: dict[int, int] = {}
 
 
 class Block:
@@ -83,76 +93,77 @@ class PooledBuffer(Buffer):
 
 
 class Pool:
-    """The caching allocator of one backend (one device)."""
+    """The caching allocator of one backend (one device).
+
+    The hit path takes no lock: it relies on single list/deque/dict operations being atomic
+    under the GIL (``list.pop``, ``deque.append``, ``dict.setdefault`` with identity-hashed
+    keys) and counts hits with ``itertools.count``.  Misses, trims and statistics take the
+    lock.  Bytes in use are derived (reserved minus cached), never counted per call.
+    """
 
     def __init__(self, backend: Backend, limit: int | None = None, idle_trim: float = 0.0):
         self.backend = backend
         self.limit = limit
         self.idle_trim = idle_trim
         self._free: dict[int, dict[Stream, list[Block]]] = {}
-        self._pending: collections.deque[Block] = collections.deque()
         self._lock = threading.Lock()
+        self._epoch = 0  # bumped by each idle-trim pass; blocks remember when they were freed
         self._default = backend.default_stream
         self.passthrough = False
         self._last_trim = time.monotonic()
-        self.in_use = self.cached = self.peak_in_use = self.peak_reserved = 0
-        self.allocations = self.hits = self.misses = self.oom_retries = self.cross_stream = 0
+        self._hits = itertools.count()
+        self.reserved = self.peak_reserved = 0
+        self.misses = self.oom_retries = self.cross_stream = 0
 
     # ------------------------------------------------------------------ hot path
     def allocate(self, nbytes: int, stream: Stream | None = None) -> PooledBuffer:
         """A buffer of at least ``nbytes`` usable in order on ``stream`` (default stream)."""
-        return PooledBuffer(self.take(size_class(nbytes), stream or self._default), nbytes, self)
+        size = _CLASSES.get(nbytes) or size_class(nbytes)
+        return PooledBuffer(self.take(size, stream or self._default), nbytes, self)
 
     def take(self, size: int, stream: Stream) -> Block:
         """A block of class ``size`` ready for ``stream``: cached if possible, else new."""
-        with self._lock:
-            if self._pending:
-                self._file_pending()
-            self.allocations += 1
-            per_stream = self._free.get(size)
-            blocks = per_stream.get(stream) if per_stream else None
-            if blocks:
-                block = blocks.pop()
-                self.hits += 1
-                self.cached -= size
-            else:
-                block = self._slow_take(size, stream, per_stream)
-            self.in_use += size
-            if self.in_use > self.peak_in_use:
-                self.peak_in_use = self.in_use
-            return block
+        try:
+            block = self._free[size][stream].pop()
+        except (KeyError, IndexError):
+            with self._lock:
+                return self._slow_take(size, stream)
+        next(self._hits)
+        return block
 
     def give_back(self, block: Block) -> None:
-        """Return a block (called from ``PooledBuffer.__del__``: lock-free)."""
-        self._pending.append(block)
-
-    def _file_pending(self) -> None:
-        now = time.monotonic()
-        while self._pending:
-            block = self._pending.popleft()
-            block.last_used = now
-            self.in_use -= block.size
-            self.cached += block.size
+        """File a free block (called from ``PooledBuffer.__del__``, so lock-free)."""
+        block.last_used = self._epoch
+        try:
+            self._free[block.size][block.stream].append(block)
+        except KeyError:
             self._free.setdefault(block.size, {}).setdefault(block.stream, []).append(block)
 
     # ------------------------------------------------------------------ slow path
-    def _slow_take(self, size: int, stream: Stream, per_stream) -> Block:
+    def _slow_take(self, size: int, stream: Stream) -> Block:
         self.misses += 1
-        for other, blocks in (per_stream or {}).items():
-            if blocks:  # a block idle on another stream: order `stream` after its last use
+        for blocks in list(self._free.get(size, {}).values()):
+            try:  # a block idle on another stream: order `stream` after its last use
                 block = blocks.pop()
-                self.cached -= size
-                self.cross_stream += 1
-                reorder(self.backend, block, stream)
-                return block
+            except IndexError:
+                continue
+            self.cross_stream += 1
+            reorder(self.backend, block, stream)
+            return block
         self._maybe_trim()
         return Block(self._new_raw(size, stream), size, stream, self)
 
+    def _cached_bytes(self) -> int:
+        return sum(
+            size * len(blocks)
+            for size, per_stream in list(self._free.items())
+            for blocks in list(per_stream.values())
+        )
+
     def _new_raw(self, size: int, stream: Stream) -> Buffer:
-        reserved = self.in_use + self.cached
-        if self.limit is not None and reserved + size > self.limit:
+        if self.limit is not None and self.reserved + size > self.limit:
             self._release_all()
-            if self.in_use + size > self.limit:
+            if self.reserved + size > self.limit:
                 raise self._oom(size, f"it would exceed the memory limit of {_fmt(self.limit)}")
         try:
             raw = self.backend.alloc(size, stream)
@@ -163,19 +174,22 @@ class Pool:
                 raw = self.backend.alloc(size, stream)
             except OutOfMemoryError as exc:
                 raise self._oom(size, "the device is out of memory") from exc
-        reserved = self.in_use + self.cached + size
-        if reserved > self.peak_reserved:
-            self.peak_reserved = reserved
+        self.reserved += size
+        if self.reserved > self.peak_reserved:
+            self.peak_reserved = self.reserved
         return raw
 
     def _maybe_trim(self) -> None:
-        if self.idle_trim <= 0 or not self.cached:
+        """On a miss, at most every ``idle_trim`` seconds: release the blocks that were not
+        reused since the previous pass (so idle for at least ``idle_trim`` seconds)."""
+        if self.idle_trim <= 0:
             return
         now = time.monotonic()
-        if now - self._last_trim < min(self.idle_trim, 1.0):
+        if now - self._last_trim < self.idle_trim:
             return
         self._last_trim = now
-        self._release(lambda b: now - b.last_used > self.idle_trim)
+        before, self._epoch = self._epoch, self._epoch + 1
+        self._release(lambda b: b.last_used < before)
 
     def _release_all(self) -> int:
         return self._release(lambda b: True)
@@ -183,11 +197,15 @@ class Pool:
     def _release(self, doomed) -> int:
         """Free cached blocks for which ``doomed(block)``; returns bytes released."""
         victims = []
-        for per_stream in self._free.values():
-            for blocks in per_stream.values():
-                keep = [b for b in blocks if not doomed(b)]
-                victims += [b for b in blocks if doomed(b)]
-                blocks[:] = keep
+        for per_stream in list(self._free.values()):
+            for blocks in list(per_stream.values()):
+                for block in list(blocks):
+                    if doomed(block):
+                        try:
+                            blocks.remove(block)
+                        except ValueError:  # taken by another thread meanwhile
+                            continue
+                        victims.append(block)
         if not victims:
             return 0
         # A cached block may have been reused across streams: wait for all work before freeing.
@@ -196,14 +214,15 @@ class Pool:
         for block in victims:
             block.raw.close()
             released += block.size
-        self.cached -= released
+        self.reserved -= released
         return released
 
     def _oom(self, size: int, why: str) -> OutOfMemoryError:
+        cached = self._cached_bytes()
         total = self.backend.device.total_memory
         return OutOfMemoryError(
             f"cannot allocate {_fmt(size)} on {self.backend.device.name}: {why}. "
-            f"In use by Ember arrays: {_fmt(self.in_use)}; cached: {_fmt(self.cached)}; "
+            f"In use by Ember arrays: {_fmt(self.reserved - cached)}; cached: {_fmt(cached)}; "
             f"device total: {_fmt(total)}"
             + (f"; limit (EMBER_MEMORY_LIMIT): {_fmt(self.limit)}" if self.limit else "")
             + ". Free arrays you no longer need (del x), call ember.memory.empty_cache(), "
@@ -215,21 +234,21 @@ class Pool:
     def empty_cache(self) -> int:
         """Free every cached (unused) block; returns the bytes released."""
         with self._lock:
-            self._file_pending()
             return self._release_all()
 
     def stats(self) -> dict[str, int]:
         """Counters and byte totals; see :func:`ember.memory.stats`."""
         with self._lock:
-            self._file_pending()
+            cached = self._cached_bytes()
+            hits = next(self._hits)
+            self._hits = itertools.count(hits)  # reading the count consumed one
             return {
-                "in_use": self.in_use,
-                "cached": self.cached,
-                "reserved": self.in_use + self.cached,
-                "peak_in_use": self.peak_in_use,
+                "in_use": self.reserved - cached,
+                "cached": cached,
+                "reserved": self.reserved,
                 "peak_reserved": self.peak_reserved,
-                "allocations": self.allocations,
-                "cache_hits": self.hits,
+                "allocations": hits + self.misses,
+                "cache_hits": hits,
                 "cache_misses": self.misses,
                 "cross_stream_reuses": self.cross_stream,
                 "oom_retries": self.oom_retries,

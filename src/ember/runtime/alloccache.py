@@ -19,7 +19,6 @@ has its own.  ``with ember.uncached():`` turns the cache off inside a cached blo
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import contextvars
 import threading
@@ -41,16 +40,15 @@ class AllocCache:
     def __init__(self) -> None:
         self._free: dict[tuple[Pool, int], list[Block]] = {}
         self._busy: weakref.WeakSet[PooledBuffer] = weakref.WeakSet()
-        self._returned: collections.deque[Block] = collections.deque()
         self._lock = threading.Lock()
 
     def allocate(self, pool: Pool, nbytes: int, stream: Stream) -> PooledBuffer:
         """A buffer of exactly ``nbytes`` (rounded to its class), from the free list if any."""
         size = size_class(nbytes)
-        with self._lock:
-            self._file_returned()
-            blocks = self._free.get((pool, size))
-            block = blocks.pop() if blocks else None
+        try:
+            block = self._free[(pool, size)].pop()
+        except (KeyError, IndexError):
+            block = None
         if block is None:
             block = pool.take(size, stream)
         else:
@@ -61,18 +59,11 @@ class AllocCache:
 
     def give_back(self, block: Block) -> None:
         """Called when a buffer from this cache dies (lock-free: ``__del__`` may run anywhere)."""
-        self._returned.append(block)
-
-    def _file_returned(self) -> None:
-        while self._returned:
-            block = self._returned.popleft()
-            self._free.setdefault((block.pool, block.size), []).append(block)
+        self._free.setdefault((block.pool, block.size), []).append(block)
 
     @property
     def n_free(self) -> int:
-        with self._lock:
-            self._file_returned()
-        return sum(len(b) for b in self._free.values())
+        return sum(len(b) for b in list(self._free.values()))
 
     @property
     def n_busy(self) -> int:
@@ -81,9 +72,7 @@ class AllocCache:
     @property
     def nbytes(self) -> int:
         """Bytes held: free blocks plus blocks of live arrays."""
-        with self._lock:
-            self._file_returned()
-        free = sum(size * len(b) for (_, size), b in self._free.items())
+        free = sum(size * len(b) for (_, size), b in list(self._free.items()))
         return free + sum(buf.block.size for buf in list(self._busy) if buf.block is not None)
 
     def free(self) -> None:
@@ -101,7 +90,6 @@ class AllocCache:
                 "delete those arrays first (or keep the cache)"
             )
         with self._lock:
-            self._file_returned()
             entries, self._free = self._free, {}
         for (pool, _), blocks in entries.items():
             for block in blocks:

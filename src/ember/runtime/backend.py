@@ -362,6 +362,12 @@ def get(name: str | None = None) -> Backend:
     return _instantiate(_select())
 
 
+def current() -> Backend:
+    """The current backend: the hot-path spelling of ``get()``."""
+    inst = _instances.get(_current)  # type: ignore[arg-type]
+    return inst if inst is not None else _instantiate(_select())
+
+
 def _select() -> str:
     global _current
     from ember.config import settings

@@ -76,7 +76,7 @@ def stats(backend: Backend | None = None) -> dict[str, int]:
 
     Keys: ``in_use`` (bytes held by live arrays and scoped caches), ``cached`` (free blocks
     kept for reuse), ``reserved`` (their sum: what the pool holds from the device),
-    ``peak_in_use``, ``peak_reserved``, ``allocations``, ``cache_hits``, ``cache_misses``,
+    ``peak_reserved``, ``allocations``, ``cache_hits``, ``cache_misses``,
     ``cross_stream_reuses``, ``oom_retries``, ``limit`` (0: none).
     """
     return pool(backend).stats()

@@ -88,21 +88,36 @@ def normalize_dims(value: Any, what: str) -> tuple[int, int, int]:
 
 
 def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], Any]:
+    """A one-argument function turning a Python value into ``param``'s native value.
+
+    The common cases (an ember array on this backend; a Python or NumPy number of a fitting
+    kind) are one type test; everything else goes to the checking slow path.
+    """
+    import numpy as np
+
+    from ember.array.ndarray import ndarray
+
     if param == PTR:
-        return lambda v: _pointer(v, index, kernel, be)
-    if param.is_float:
-        py_types: tuple[type, ...] = (int, float)
-        np_kinds = "biuf"
-    elif param is dtypes.bool_:
-        py_types, np_kinds = (bool,), "b"
-    else:
-        py_types, np_kinds = (int,), "biu"
+        if be.dialect == "cuda":  # addresses are plain ints: skip the method call
+
+            def pointer(v):
+                if type(v) is ndarray and v.backend is be:
+                    return v.buffer.handle + v.offset
+                return _pointer(v, index, kernel, be)
+        else:
+
+            def pointer(v):
+                if type(v) is ndarray and v.backend is be:
+                    return be.native_pointer(v.buffer, v.offset)
+                return _pointer(v, index, kernel, be)
+
+        return pointer
+    kinds = "biuf" if param.is_float else ("b" if param is dtypes.bool_ else "biu")
+    python = {"b": (bool,), "biu": (bool, int), "biuf": (bool, int, float)}[kinds]
+    fits = frozenset(python) | {np.dtype(t.name).type for t in dtypes.ALL if t.kind in kinds}
 
     def scalar(v):
-        if isinstance(v, py_types):
-            return v
-        kind = _numpy_kind(v)
-        if kind and kind in np_kinds:
+        if type(v) in fits:
             return v
         raise LaunchError(
             f"kernel {kernel!r}: argument {index} must be a {param.name} scalar, "
@@ -110,11 +125,6 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
         )
 
     return scalar
-
-
-def _numpy_kind(v: Any) -> str:
-    dt = getattr(v, "dtype", None)
-    return "" if dt is None or getattr(v, "ndim", 1) != 0 else dt.kind
 
 
 def _pointer(v: Any, index: int, kernel: str, be: Backend) -> Any:
@@ -159,6 +169,7 @@ class RawKernel:
         self.params, self._local_tail = parse_params(source, name)
         self._backend_name = backend
         self._loaded: tuple[Backend, Function, list] | None = None
+        self._configs: dict[Any, Callable[..., None]] = {}
 
     def _load(self) -> tuple[Backend, Function, list]:
         be = _backend.get(self._backend_name)
@@ -170,22 +181,35 @@ class RawKernel:
 
     def __call__(self, grid, block, args: Sequence[Any], *, shared_mem: int = 0, stream=None):
         """Launch ``grid`` blocks of ``block`` threads with ``args``."""
-        be, fn, convert = self._loaded or self._load()
-        if len(args) != len(convert):
-            _backend.check_arg_count(fn, args)
-        native = [c(a) for c, a in zip(convert, args)]
-        g = normalize_dims(grid, "grid")
-        b = normalize_dims(block, "block")
-        fn.launch(g, b, native, shared_mem, stream)
+        self._launcher(grid, block)(*args, shared_mem=shared_mem, stream=stream)
 
     def __getitem__(self, config) -> Callable[..., None]:
         """``kernel[grid, block](*args, shared_mem=0, stream=None)``."""
+        try:
+            return self._configs[config]
+        except (KeyError, TypeError):
+            pass
         if not (isinstance(config, tuple) and len(config) == 2):
             raise LaunchError("launch configuration must be kernel[grid, block]")
-        grid, block = config
-        return lambda *args, shared_mem=0, stream=None: self(
-            grid, block, args, shared_mem=shared_mem, stream=stream
-        )
+        return self._launcher(*config)
+
+    def _launcher(self, grid, block) -> Callable[..., None]:
+        """A launch function with the dimensions checked once (kept per configuration)."""
+        g = normalize_dims(grid, "grid")
+        b = normalize_dims(block, "block")
+
+        def launch(*args, shared_mem: int = 0, stream=None) -> None:
+            fn, convert = (self._loaded or self._load())[1:]
+            if len(args) != len(convert):
+                _backend.check_arg_count(fn, args)
+            fn.launch(g, b, [c(a) for c, a in zip(convert, args)], shared_mem, stream)
+
+        try:
+            if len(self._configs) < 64:
+                self._configs[(grid, block)] = launch
+        except TypeError:  # unhashable configuration (lists): just not kept
+            pass
+        return launch
 
     def __repr__(self) -> str:
         return f"RawKernel({self.name!r}, params=({', '.join(map(str, self.params))}))"
