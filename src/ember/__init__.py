@@ -27,6 +27,7 @@ from ember.dtypes import (
     uint64,
 )
 from ember.errors import (
+    ArgumentError,
     BackendUnavailableError,
     CompileError,
     DriverError,
@@ -39,6 +40,18 @@ from ember.errors import (
     OutOfMemoryError,
     UnsupportedFeatureError,
 )
+
+# kernel-side functions (ember.lang): thread indices, barrier, shared memory, atomics, math
+_LANG = (
+    "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
+    "lane_id", "warp_size", "barrier", "shared", "atomic_add", "atomic_sub", "atomic_min",
+    "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas",
+    "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
+    "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
+    "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "erf", "erfc", "lgamma", "tgamma", "floor", "ceil", "trunc", "rint", "fabs", "pow",
+    "atan2", "hypot", "copysign", "fmod", "fmin", "fmax", "isnan", "isinf", "isfinite", "fma",
+)  # fmt: skip
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
 _LAZY = {
@@ -58,6 +71,9 @@ _LAZY = {
     "AllocCache": "ember.runtime.alloccache",
     "cached": "ember.runtime.alloccache",
     "uncached": "ember.runtime.alloccache",
+    "kernel": "ember.compiler.kernel",
+    "Kernel": "ember.compiler.kernel",
+    **{name: "ember.lang" for name in _LANG},
 }
 # public submodules, imported on first access
 _MODULES = {"memory": "ember.runtime.memory"}
@@ -85,6 +101,6 @@ __all__ = [
     "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
-    "UnsupportedFeatureError",
+    "UnsupportedFeatureError", "ArgumentError",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

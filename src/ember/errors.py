@@ -77,6 +77,12 @@ class LaunchError(EmberError):
     """A kernel launch was given bad arguments or a bad configuration."""
 
 
+class ArgumentError(KernelTypeError, LaunchError):
+    """Arguments given at a kernel launch do not fit the kernel (count, kinds, host arrays).
+
+    Both a :class:`KernelTypeError` (so a ``TypeError``) and a :class:`LaunchError`."""
+
+
 class KernelError(EmberError):
     """A device-side error (failed check or ``raise`` in a kernel) reported at synchronize."""
 

@@ -237,7 +237,8 @@ class Program:
 
     kernel: Function
     functions: list[Function]
-    sources: dict[str, str] = field(default_factory=dict)  # qualname -> source hash
+    sources: dict[str, str] = field(default_factory=dict)  # function -> source hash
+    constants: list[tuple[str, str]] = field(default_factory=list)  # captured name -> repr
 
 
 # ------------------------------------------------------------------------- printing

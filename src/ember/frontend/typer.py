@@ -88,8 +88,19 @@ def type_program(cap: Captured, arg_types: list[Type], target: Target, ctx=None)
     kernel = FunctionTyper(ctx, cap, list(arg_types), True, c_identifier(cap.name)).run()
     order: list[ir.Function] = []
     _post_order(kernel, order, set())
-    sources = {c.name: c.source_hash for c in ctx.captures.values()}
-    return ir.Program(kernel, [f for f in order if f is not kernel], sources)
+    used = {f.pyname for f in order}
+    caps = [c for c in ctx.captures.values() if c.name in used]
+    sources = {f"{c.func.__module__}.{c.func.__qualname__}": c.source_hash for c in caps}
+    constants = [(f"{c.name}.{name}", repr(value)) for c in caps
+                 for name, value in c.frozen_items() if _is_constant(value)]  # fmt: skip
+    return ir.Program(kernel, [f for f in order if f is not kernel], sources, constants)
+
+
+def _is_constant(value: Any) -> bool:
+    """Captured values that are compile-time constants (and so part of the cache key)."""
+    if isinstance(value, bool | int | float | tuple):
+        return True
+    return type(value).__module__ == "numpy" or type(value).__name__ == "DType"
 
 
 def _post_order(fn: ir.Function, out: list[ir.Function], seen: set[int]) -> None:

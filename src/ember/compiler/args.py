@@ -1,0 +1,215 @@
+"""Kernel arguments at launch: the signature (hot path), the kernel types (first launch) and
+the packing of native values (generated once per specialization).
+
+Hot path (every launch)
+    :func:`signature` maps each argument to a small hashable key - its Python type for
+    numbers, ``(dtype, ndim, layout, backend)`` for Ember arrays - and the kernel looks the
+    tuple up in its specializations.  Nothing is hashed or typed beyond that.
+Slow path (first launch of a signature)
+    :func:`arg_type` gives the kernel type of each argument, or an :class:`ArgProblem` that
+    the kernel turns into a located :class:`~ember.errors.ArgumentError`.
+Packing
+    :func:`make_packer` writes a Python function for one specialization that turns the
+    arguments into the backend's native values, following :mod:`ember.codegen.abi`.
+
+Foreign arrays: on CUDA, any object with ``__cuda_array_interface__`` (CuPy, PyTorch, Numba)
+or ``__dlpack__`` on a CUDA device is passed by its device address, without a copy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from ember import dtypes
+from ember.array.ndarray import ndarray
+from ember.codegen.abi import AbiParam
+from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, Tuple, Type, scalar
+
+
+class Slow(Exception):
+    """An argument the hot path does not key (tuples of tuples, foreign arrays...)."""
+
+
+class ArgProblem(Exception):
+    """An argument that cannot be passed: ``message`` and ``hint``."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def _scalar_types() -> dict[type, Type]:
+    import numpy as np
+
+    table: dict[type, Type] = {bool: scalar(dtypes.bool_), int: WEAK_INT, float: WEAK_FLOAT}
+    for d in dtypes.ALL:
+        table[d.numpy.type] = scalar(d)
+    table[np.bool_] = scalar(dtypes.bool_)
+    return table
+
+
+SCALARS = _scalar_types()
+
+
+def layout(a: ndarray) -> str:
+    """``"C"`` for a C-contiguous view, ``"A"`` for other strides, ``""`` when misaligned."""
+    shape, strides, step = a.shape, a.strides, a.dtype.itemsize
+    if a.offset % step:
+        return ""
+    for k in range(len(shape) - 1, -1, -1):
+        n = shape[k]
+        if n != 1 and strides[k] != step:
+            break
+        step *= n
+    else:
+        return "C"
+    step = a.dtype.itemsize
+    return "A" if all(s % step == 0 for s in strides) else ""
+
+
+def signature(args: tuple) -> tuple:
+    """The hashable key of the argument types (raises :class:`Slow` for unusual ones)."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is ndarray:
+            key.append((a.dtype, len(a.shape), layout(a), a.backend))
+        elif t in SCALARS:
+            key.append(t)
+        elif t is tuple and all(type(i) in SCALARS for i in a):
+            key.append(tuple(map(type, a)))
+        else:
+            raise Slow
+    return tuple(key)
+
+
+# ------------------------------------------------------------------------- foreign arrays
+
+
+class ForeignArray:
+    """A CUDA array of another library, seen through its interface (no copy)."""
+
+    __slots__ = ("ptr", "shape", "strides", "dtype", "offset", "owner")
+
+    def __init__(self, ptr: int, shape, strides, dtype, owner):
+        self.ptr = ptr
+        self.shape = tuple(shape)
+        item = dtype.itemsize
+        if strides is None:
+            strides, step = [], item
+            for n in reversed(self.shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+        self.strides = tuple(strides)
+        self.dtype = dtype
+        self.offset = 0
+        self.owner = owner  # keeps the memory alive while the launch is built
+
+
+def foreign(value: Any) -> ForeignArray | None:
+    """``value`` as a :class:`ForeignArray` if it exposes CUDA memory, else None."""
+    cai = getattr(value, "__cuda_array_interface__", None)
+    if isinstance(cai, dict):
+        import numpy as np
+
+        dt = dtypes.dtype(np.dtype(cai["typestr"]))
+        return ForeignArray(int(cai["data"][0]), cai["shape"], cai.get("strides"), dt, value)
+    if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
+        device_type, _ = value.__dlpack_device__()
+        if int(device_type) in (2, 13):  # kDLCUDA, kDLCUDAManaged
+            return _from_dlpack(value)
+    return None
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+        ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8),
+        ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+        ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]  # fmt: skip
+
+
+_DL_KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
+
+
+def _from_dlpack(value: Any) -> ForeignArray:
+    capsule = value.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    t = _DLTensor.from_address(get(capsule, b"dltensor"))
+    kind = _DL_KINDS.get(t.code)
+    if kind is None or t.lanes != 1:
+        raise ArgProblem(f"DLPack dtype code {t.code} ({t.bits} bits) is not supported")
+    dt = dtypes.bool_ if kind == "bool" else dtypes.dtype(f"{kind}{t.bits}")
+    shape = [t.shape[k] for k in range(t.ndim)]
+    strides = [t.strides[k] * dt.itemsize for k in range(t.ndim)] if t.strides else None
+    return ForeignArray((t.data or 0) + t.byte_offset, shape, strides, dt, (value, capsule))
+
+
+# ------------------------------------------------------------------------- typing
+
+
+def arg_type(value: Any) -> Type:
+    """The kernel type of one launch argument (raises :class:`ArgProblem`)."""
+    t = type(value)
+    if t in SCALARS:
+        return SCALARS[t]
+    if isinstance(value, ndarray | ForeignArray):
+        kind = layout(value)  # type: ignore[arg-type]
+        if not kind:
+            raise ArgProblem(
+                "this array view's offset or strides are not multiples of its item size",
+                "copy it into a new array first",
+            )
+        return Array(value.dtype, len(value.shape), kind)
+    if isinstance(value, tuple):
+        return Tuple(tuple(arg_type(v) for v in value))
+    if t.__module__ == "numpy" and hasattr(value, "shape"):
+        raise ArgProblem(
+            "a NumPy array is host memory and cannot be passed to a kernel",
+            "copy it to the device explicitly with ember.asarray(x) first",
+        )
+    if isinstance(value, list):
+        raise ArgProblem("a list cannot be passed to a kernel",
+                         "pass a tuple of numbers, or an array: ember.asarray(x)")  # fmt: skip
+    raise ArgProblem(
+        f"a {t.__module__}.{t.__name__} cannot be passed to a kernel",
+        "kernels take ember arrays, numbers, tuples of numbers, and (on CUDA) arrays with "
+        "__cuda_array_interface__ or DLPack",
+    )
+
+
+# ------------------------------------------------------------------------- packing
+
+
+def make_packer(abi: list[AbiParam], nargs: int, foreign_args: set[int], backend) -> Any:
+    """A function ``pack(args) -> tuple`` of native values for one specialization."""
+    lines = [f"def pack({', '.join(f'a{i}' for i in range(nargs))}):", "    return ("]
+    cuda = backend.dialect == "cuda"
+    for p in abi:
+        v = f"a{p.arg}" + "".join(f"[{k}]" for k in p.path)
+        if p.kind == "scalar":
+            expr = v
+        elif p.kind == "data":
+            if p.arg in foreign_args:
+                expr = f"{v}.ptr"
+            else:
+                expr = f"_ptr({v}.buffer, {v}.offset)" if cuda else f"_ptr({v}.buffer)"
+        elif p.kind == "start":
+            expr = f"{v}.offset // {p.itemsize}"
+        elif p.kind == "shape":
+            expr = f"{v}.shape[{p.axis}]"
+        else:
+            expr = f"{v}.strides[{p.axis}] // {p.itemsize}"
+        lines.append(f"        {expr},")
+    lines.append("    )")
+    namespace: dict[str, Any] = {"_ptr": backend.native_pointer}
+    exec(compile("\n".join(lines), "<ember argument packing>", "exec"), namespace)  # noqa: S102
+    pack = namespace["pack"]
+    pack.source = "\n".join(lines)
+    return pack
+

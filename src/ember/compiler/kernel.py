@@ -1,0 +1,324 @@
+"""``@ember.kernel``: a Python function compiled for the GPU on first launch.
+
+::
+
+    @ember.kernel
+    def axpy(a, x, y):
+        i = ember.global_id()
+        if i < x.shape[0]:
+            y[i] = a * x[i] + y[i]
+
+    axpy[blocks, threads](2.0, x, y)       # explicit grid and block (ints or 1-3 tuples)
+    axpy[blocks, threads](2.0, x, y, stream=s, shared_mem=0)
+    axpy.launch(n)(2.0, x, y)              # n threads; Ember picks the block size
+
+A kernel is compiled once per *signature* (the argument types: dtype, ndim and contiguity of
+arrays, the type of each number) and device; later launches with the same signature look the
+compiled kernel up in a dict and go straight to the backend's launch.  See
+``docs/design/compiler.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+from ember.compiler import args as argmod
+from ember.compiler import driver
+from ember.errors import ArgumentError, EmberError, LaunchError
+from ember.frontend import diagnostics, ir
+from ember.frontend.capture import Captured, capture
+from ember.runtime import backend as registry
+
+STAGES = ("ir", "source", "ptx", "cubin-info")
+
+
+def kernel(func=None, *, options=()):
+    """Decorate a Python function as a kernel: ``@ember.kernel`` or
+    ``@ember.kernel(options=("-lineinfo",))`` (options go to NVRTC / the OpenCL build)."""
+    if func is None:
+        return lambda f: Kernel(f, options=options)
+    return Kernel(func, options=options)
+
+
+def _dims(value: Any, what: str) -> tuple[int, int, int]:
+    dims = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, tuple | list) \
+        else None  # fmt: skip
+    if not dims or len(dims) > 3 or not all(isinstance(d, int) and d >= 1 for d in dims):
+        raise LaunchError(f"{what} must be a positive int or a tuple of 1-3 positive ints, "
+                          f"got {value!r}")  # fmt: skip
+    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+class Kernel:
+    """A kernel: launch with ``k[grid, block](*args)`` or ``k.launch(n)(*args)``.
+
+    Attributes
+    ----------
+    py_func : function
+        The Python function.
+    options : tuple of str
+        Compiler options used for every specialization.
+    specializations : dict
+        Signature -> :class:`~ember.compiler.driver.Specialization`, compiled so far.
+    """
+
+    def __init__(self, func, *, options=()):
+        functools.update_wrapper(self, func)
+        self.py_func = func
+        self.__ember_py_func__ = func  # lets kernels call kernels as device functions
+        self.options = tuple(options)
+        self.specializations: dict[tuple, driver.Specialization] = {}
+        self._cap: Captured | None = None
+        self._captures: dict = {}
+        self._configs: dict = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ launching
+    def __getitem__(self, config) -> Launcher:
+        """``kernel[grid, block]`` (also ``[grid, block, stream]`` and ``[..., shared_mem]``)."""
+        try:
+            return self._configs[config]
+        except (KeyError, TypeError):
+            pass
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise LaunchError(f"launch a kernel as {self.__name__}[grid, block](...); got "
+                              f"{self.__name__}[{config!r}]")  # fmt: skip
+        grid, block = _dims(config[0], "grid"), _dims(config[1], "block")
+        stream = config[2] if len(config) > 2 else None
+        shared = config[3] if len(config) > 3 else 0
+        launcher = Launcher(self, grid, block, stream, shared)
+        if len(self._configs) < 256:
+            try:
+                self._configs[config] = launcher
+            except TypeError:
+                pass
+        return launcher
+
+    def launch(self, n, block=None) -> NDRangeLauncher:
+        """``kernel.launch(n)(*args)``: at least ``n`` threads (an int or a 1-3 tuple), in
+        blocks of ``block`` threads (default: chosen for the device)."""
+        return NDRangeLauncher(self, n, block)
+
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(
+            f"a kernel is launched with a grid: {self.__name__}[blocks, threads](...) or "
+            f"{self.__name__}.launch(n)(...); to run the Python function itself, call "
+            f"{self.__name__}.py_func(...)"
+        )
+
+    def dispatch(self, args: tuple) -> driver.Specialization:
+        """The specialization for ``args`` (compiled on first use)."""
+        try:
+            return self.specializations[argmod.signature(args)]
+        except (KeyError, argmod.Slow):
+            return self._slow_dispatch(args)[0]
+
+    def _slow_dispatch(self, args: tuple) -> tuple[driver.Specialization, tuple]:
+        args = tuple(self._foreign(args))
+        types, backend, foreign = self._types(args)
+        key = (tuple(t.key() for t in types), backend)
+        with self._lock:
+            spec = self.specializations.get(key)
+            if spec is None:
+                spec = self._compile(types, backend, foreign)
+                self.specializations[key] = spec
+                try:
+                    self.specializations[argmod.signature(args)] = spec
+                except argmod.Slow:
+                    pass
+        return spec, args
+
+    def _foreign(self, args: tuple):
+        for a in args:
+            f = None if type(a) in argmod.SCALARS or isinstance(a, argmod.ndarray) else \
+                argmod.foreign(a)  # fmt: skip
+            yield a if f is None else f
+
+    def _compile(self, types, backend, foreign) -> driver.Specialization:
+        spec = driver.compile_specialization(self.captured, types, backend, self.options,
+                                             self._captures)  # fmt: skip
+        spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend)
+        return spec
+
+    # ------------------------------------------------------------------ argument checks
+    @property
+    def captured(self) -> Captured:
+        if self._cap is None:
+            self._cap = capture(self.py_func)
+            self._captures[self.py_func] = self._cap
+        return self._cap
+
+    def _types(self, args: tuple, need_backend: bool = True):
+        """Kernel types of ``args``, the backend they live on, foreign argument indices."""
+        params = self.captured.tree.args.args
+        if len(args) != len(params):
+            raise self._arg_error(
+                None, f"kernel '{self.__name__}' takes {len(params)} argument(s) "
+                f"({', '.join(p.arg for p in params)}), got {len(args)}",
+                "pass one value per parameter",
+            )  # fmt: skip
+        types, backends, foreign = [], set(), set()
+        for i, (a, p) in enumerate(zip(args, params)):
+            try:
+                types.append(argmod.arg_type(a))
+            except argmod.ArgProblem as exc:
+                raise self._arg_error(p, f"argument '{p.arg}' (#{i}): {exc.message}", exc.hint)
+            if isinstance(a, argmod.ForeignArray):
+                foreign.add(i)
+            elif hasattr(a, "backend"):
+                backends.add(a.backend)
+        backend = self._backend(backends, foreign) if need_backend else None
+        return types, backend, foreign
+
+    def _backend(self, backends: set, foreign: set):
+        if len(backends) > 1:
+            names = ", ".join(sorted(b.name for b in backends))
+            raise self._arg_error(None, f"the array arguments live on different backends "
+                                  f"({names})", "put every array on one device")  # fmt: skip
+        backend = backends.pop() if backends else registry.get()
+        if foreign and backend.dialect != "cuda":
+            raise self._arg_error(None, "arrays of other libraries (__cuda_array_interface__ / "
+                                  "DLPack) can only be passed on the CUDA backend", None)
+        return backend
+
+    def _arg_error(self, node, message: str, hint: str | None) -> ArgumentError:
+        cap = self.captured
+        loc = cap.loc(node if node is not None else cap.tree)
+        return diagnostics.error(ArgumentError, message, loc, diagnostics.STAGE_LAUNCH, hint)
+
+    # ------------------------------------------------------------------ inspection
+    def specialize(self, *args) -> driver.Specialization:
+        """Compile (without launching) for arguments like ``args``; return the result."""
+        return self.dispatch(tuple(args))
+
+    def inspect(self, *args, stage: str = "source", dialect: str | None = None) -> Any:
+        """The output of one compiler stage for arguments like ``args``.
+
+        ``stage``: ``"ir"`` (typed IR text), ``"source"`` (C source), ``"ptx"`` (CUDA only)
+        or ``"cubin-info"`` (a dict: binary size, registers, memory; CUDA only).  Arrays may
+        be NumPy arrays here (only their dtype, ndim and contiguity matter); ``dialect``
+        (``"cuda"``/``"opencl"``) generates source for a dialect without its device.
+        """
+        if stage not in STAGES:
+            raise ValueError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}")
+        types, target, backend = self._inspect_types(args, dialect)
+        if stage == "cubin-info":
+            return self._cubin_info(args, types, target, backend)
+        program = driver.typed_ir(self.captured, types, target, self._captures)
+        if stage == "ir":
+            return ir.dump(program)
+        source = driver.source_of(program, target.dialect)
+        if stage == "source":
+            return source
+        if target.dialect != "cuda":
+            raise EmberError(f"stage 'ptx' needs the CUDA dialect; this kernel targets "
+                             f"{target.dialect} (pass dialect='cuda')")  # fmt: skip
+        return driver.ptx_of(source, target.arch or "sm_90", program.kernel.name, self.options)
+
+    def _inspect_types(self, args: tuple, dialect: str | None):
+        import numpy as np
+
+        host = tuple(_host_example(a, np) for a in self._foreign(args))
+        types, backend, _ = self._types(host, need_backend=dialect is None)
+        if dialect is None:
+            return types, driver.target_of(backend), backend
+        return types, driver.default_target(dialect), None
+
+    def _cubin_info(self, args, types, target, backend) -> dict[str, Any]:
+        if target.dialect != "cuda":
+            raise EmberError("stage 'cubin-info' needs the CUDA dialect")
+        if backend is not None and backend.dialect == "cuda" and not any(
+            type(a).__module__ == "numpy" for a in args
+        ):
+            spec = self.dispatch(tuple(args))
+            info = {"bytes": len(spec.binary), "arch": target.arch, **spec.timings}
+            attributes = getattr(spec.function, "attributes", None)
+            return {**info, **(attributes() if attributes else {})}
+        from ember.compiler.nvrtc import compile_program
+
+        program = driver.typed_ir(self.captured, types, target, self._captures)
+        source = driver.source_of(program, "cuda")
+        out = compile_program(source, target.arch or "sm_90", program.kernel.name, self.options)
+        return {"bytes": len(out.binary), "arch": target.arch, "log": out.log}
+
+    def __repr__(self) -> str:
+        return f"<ember.kernel {self.__name__} ({len(self.specializations)} specializations)>"
+
+
+def _host_example(a, np):
+    """NumPy arrays stand for device arrays of their dtype/ndim/layout in ``inspect``."""
+    if isinstance(a, np.ndarray) and a.ndim > 0:
+        return _NumpyExample(a)
+    return a
+
+
+class _NumpyExample(argmod.ForeignArray):
+    __slots__ = ()
+
+    def __init__(self, a):
+        from ember import dtypes
+
+        super().__init__(0, a.shape, a.strides, dtypes.dtype(a.dtype), a)
+
+
+class Launcher:
+    """``kernel[grid, block]``: call it with the kernel's arguments to launch."""
+
+    __slots__ = ("kernel", "grid", "block", "stream", "shared_mem", "_specs")
+
+    def __init__(self, kernel: Kernel, grid, block, stream, shared_mem):
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+        self.stream = stream
+        self.shared_mem = shared_mem
+        self._specs = kernel.specializations
+
+    def __call__(self, *args, stream=None, shared_mem=None) -> None:
+        try:
+            spec = self._specs[argmod.signature(args)]
+        except (KeyError, argmod.Slow):
+            spec, args = self.kernel._slow_dispatch(args)
+        spec.function.launch(
+            self.grid, self.block, spec.pack(*args),
+            self.shared_mem if shared_mem is None else shared_mem,
+            self.stream if stream is None else stream,
+        )  # fmt: skip
+
+
+class NDRangeLauncher:
+    """``kernel.launch(n)``: enough blocks of a device-chosen size to cover ``n`` threads."""
+
+    def __init__(self, kernel: Kernel, n, block=None):
+        self.kernel = kernel
+        self.n = _dims(n, "launch size") if n != 0 else None
+        self.block = None if block is None else _dims(block, "block")
+        self.ndim = 1 if isinstance(n, int) else len(n)
+
+    def __call__(self, *args, stream=None, shared_mem=0) -> None:
+        if self.n is None:
+            return None  # nothing to do for zero threads
+        try:
+            spec = self.kernel.specializations[argmod.signature(args)]
+        except (KeyError, argmod.Slow):
+            spec, args = self.kernel._slow_dispatch(args)
+        block = self.block or default_block(spec.backend, self.ndim)
+        grid = tuple(-(-n // b) for n, b in zip(self.n, block))
+        spec.function.launch(grid, block, spec.pack(*args), shared_mem, stream)
+
+
+@functools.lru_cache(maxsize=None)
+def _blocks(limit: int, ndim: int) -> tuple[int, int, int]:
+    if ndim == 1:
+        return (min(256, limit), 1, 1)
+    if ndim == 2:
+        return (16, 16, 1) if limit >= 256 else (8, 8, 1)
+    return (8, 8, 4) if limit >= 256 else (4, 4, 4)
+
+
+def default_block(backend, ndim: int) -> tuple[int, int, int]:
+    """The block size ``kernel.launch(n)`` uses on ``backend``'s device."""
+    return _blocks(backend.device.max_threads_per_block, ndim)
+
