@@ -186,30 +186,95 @@ def arg_type(value: Any) -> Type:
 # ------------------------------------------------------------------------- packing
 
 
-def make_packer(abi: list[AbiParam], nargs: int, foreign_args: set[int], backend) -> Any:
-    """A function ``pack(args) -> tuple`` of native values for one specialization."""
-    lines = [f"def pack({', '.join(f'a{i}' for i in range(nargs))}):", "    return ("]
-    cuda = backend.dialect == "cuda"
-    for p in abi:
-        v = f"a{p.arg}" + "".join(f"[{k}]" for k in p.path)
-        if p.kind == "scalar":
-            expr = v
-        elif p.kind == "data":
-            if p.arg in foreign_args:
-                expr = f"{v}.ptr"
-            else:
-                expr = f"_ptr({v}.buffer, {v}.offset)" if cuda else f"_ptr({v}.buffer)"
-        elif p.kind == "start":
-            expr = f"{v}.offset // {p.itemsize}"
-        elif p.kind == "shape":
-            expr = f"{v}.shape[{p.axis}]"
+def _native(p: AbiParam, foreign_args: set[int], cuda: bool) -> str:
+    """The Python expression of one native argument value (see :mod:`ember.codegen.abi`)."""
+    v = f"a{p.arg}" + "".join(f"[{k}]" for k in p.path)
+    if p.kind == "scalar":
+        return v
+    if p.kind == "data":
+        if p.arg in foreign_args:
+            return f"{v}.ptr"
+        # Buffer.handle is the device address (CUDA) / cl.Buffer (OpenCL): the value
+        # backend.native_pointer(buffer, offset) gives, without its checks on the hot path
+        return f"{v}.buffer.handle + {v}.offset" if cuda else f"{v}.buffer.handle"
+    if p.kind == "start":
+        return f"{v}.offset // {p.itemsize}"
+    if p.kind == "shape":
+        return f"{v}.shape[{p.axis}]"
+    return f"{v}.strides[{p.axis}] // {p.itemsize}"
+
+
+def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
+    """A Python condition true when argument ``a<i>`` has exactly the type ``t``."""
+    v = f"a{i}"
+    if isinstance(t, Tuple):
+        items = [f"type({v}) is tuple", f"len({v}) == {len(t.items)}"]
+        for k, it in enumerate(t.items):
+            cls = next(c for c, st in SCALARS.items() if st == it)
+            namespace[f"_t{i}_{k}"] = cls
+            items.append(f"type({v}[{k}]) is _t{i}_{k}")
+        return " and ".join(items)
+    if isinstance(t, Array):
+        namespace[f"_d{i}"] = t.dtype
+        item = t.dtype.itemsize
+        parts = [f"type({v}) is _nd", f"{v}.dtype is _d{i}", f"{v}.backend is _be"]
+        if t.layout == "C":
+            strides, step = [], str(item)
+            for k in range(t.ndim - 1, -1, -1):
+                strides.insert(0, step)
+                step = f"{v}.shape[{k}] * {step}"
+            parts.append(f"{v}.strides == ({''.join(s + ', ' for s in strides)})")
         else:
-            expr = f"{v}.strides[{p.axis}] // {p.itemsize}"
-        lines.append(f"        {expr},")
-    lines.append("    )")
-    namespace: dict[str, Any] = {"_ptr": backend.native_pointer}
-    exec(compile("\n".join(lines), "<ember argument packing>", "exec"), namespace)  # noqa: S102
+            parts.append(f"len({v}.strides) == {t.ndim}")
+            parts += [f"not {v}.strides[{k}] % {item}" for k in range(t.ndim) if item > 1]
+        if item > 1:
+            parts.append(f"not {v}.offset % {item}")
+        return " and ".join(parts)
+    cls = next(c for c, st in SCALARS.items() if st == t)
+    namespace[f"_t{i}"] = cls
+    return f"type({v}) is _t{i}"
+
+
+def make_packer(abi: list[AbiParam], nargs: int, foreign_args: set[int], backend) -> Any:
+    """A function ``pack(*args) -> tuple`` of native values for one specialization."""
+    cuda = backend.dialect == "cuda"
+    values = "".join(f"        {_native(p, foreign_args, cuda)},\n" for p in abi)
+    params = ", ".join(f"a{i}" for i in range(nargs))
+    source = f"def pack({params}):\n    return (\n{values}    )\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<ember argument packing>", "exec"), namespace)  # noqa: S102
     pack = namespace["pack"]
-    pack.source = "\n".join(lines)
+    pack.source = source
     return pack
 
+
+def make_runner(abi, types: list[Type], foreign_args: set[int], backend, launch) -> Any:
+    """A function ``run(grid, block, shared_mem, stream, args) -> bool`` that launches when
+    the arguments have exactly this specialization's types (and returns False otherwise).
+
+    It is the launch fast path: type guards, native values and the backend's launch in one
+    generated function, so a launch costs three Python calls (launcher, this, backend)."""
+    cuda = backend.dialect == "cuda"
+    namespace: dict[str, Any] = {"_nd": ndarray, "_be": backend, "_launch": launch}
+    nargs = len(types)
+    if foreign_args:
+        guard = "False"
+    else:
+        guard = " and ".join(_guard(i, t, namespace) for i, t in enumerate(types)) or "True"
+    values = "".join(f"            {_native(p, foreign_args, cuda)},\n" for p in abi)
+    names = "".join(f"a{i}, " for i in range(nargs))
+    source = (
+        "def run(grid, block, shared_mem, stream, args):\n"
+        "    try:\n"
+        f"        ({names}) = args\n"
+        "    except ValueError:\n"
+        "        return False\n"
+        f"    if {guard}:\n"
+        f"        _launch(grid, block, (\n{values}        ), shared_mem, stream)\n"
+        "        return True\n"
+        "    return False\n"
+    )
+    exec(compile(source, "<ember launch fast path>", "exec"), namespace)  # noqa: S102
+    run = namespace["run"]
+    run.source = source
+    return run

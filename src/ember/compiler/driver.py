@@ -120,10 +120,13 @@ class Specialization:
     backend: Any
     key: str
     timings: dict[str, float] = field(default_factory=dict)
-    pack: Any = None
+    pack: Any = None  # pack(*args) -> native values (compiler/args.py)
+    run: Any = None  # run(grid, block, shared_mem, stream, args) -> launched? (fast path)
 
     def launch(self, args: tuple, grid, block, shared_mem: int = 0, stream=None) -> None:
-        self.function.launch(grid, block, self.pack(*args), shared_mem, stream)
+        """Launch with ``args`` (which must have this specialization's types)."""
+        if not self.run(grid, block, shared_mem, stream, args):
+            self.function.launch(grid, block, self.pack(*args), shared_mem, stream)
 
 
 def compile_specialization(

@@ -74,6 +74,7 @@ class Kernel:
         self._captures: dict = {}
         self._configs: dict = {}
         self._lock = threading.Lock()
+        self._last = _NO_SPECIALIZATION  # the inline cache: most recently launched
 
     # ------------------------------------------------------------------ launching
     def __getitem__(self, config) -> Launcher:
@@ -115,6 +116,15 @@ class Kernel:
         except (KeyError, argmod.Slow):
             return self._slow_dispatch(args)[0]
 
+    def _launch_slow(self, grid, block, shared_mem, stream, args: tuple) -> None:
+        """A launch whose arguments miss the inline cache: look up (or compile), launch."""
+        try:
+            spec = self.specializations[argmod.signature(args)]
+        except (KeyError, argmod.Slow):
+            spec, args = self._slow_dispatch(args)
+        self._last = spec
+        spec.launch(args, grid, block, shared_mem, stream)
+
     def _slow_dispatch(self, args: tuple) -> tuple[driver.Specialization, tuple]:
         args = tuple(self._foreign(args))
         types, backend, foreign = self._types(args)
@@ -140,6 +150,7 @@ class Kernel:
         spec = driver.compile_specialization(self.captured, types, backend, self.options,
                                              self._captures)  # fmt: skip
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend)
+        spec.run = argmod.make_runner(spec.abi, types, foreign, backend, spec.function.launch)
         return spec
 
     # ------------------------------------------------------------------ argument checks
@@ -266,7 +277,7 @@ class _NumpyExample(argmod.ForeignArray):
 class Launcher:
     """``kernel[grid, block]``: call it with the kernel's arguments to launch."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared_mem", "_specs")
+    __slots__ = ("kernel", "grid", "block", "stream", "shared_mem")
 
     def __init__(self, kernel: Kernel, grid, block, stream, shared_mem):
         self.kernel = kernel
@@ -274,22 +285,20 @@ class Launcher:
         self.block = block
         self.stream = stream
         self.shared_mem = shared_mem
-        self._specs = kernel.specializations
 
     def __call__(self, *args, stream=None, shared_mem=None) -> None:
-        try:
-            spec = self._specs[argmod.signature(args)]
-        except (KeyError, argmod.Slow):
-            spec, args = self.kernel._slow_dispatch(args)
-        spec.function.launch(
-            self.grid, self.block, spec.pack(*args),
-            self.shared_mem if shared_mem is None else shared_mem,
-            self.stream if stream is None else stream,
-        )  # fmt: skip
+        if stream is None:
+            stream = self.stream
+        if shared_mem is None:
+            shared_mem = self.shared_mem
+        if not self.kernel._last.run(self.grid, self.block, shared_mem, stream, args):
+            self.kernel._launch_slow(self.grid, self.block, shared_mem, stream, args)
 
 
 class NDRangeLauncher:
     """``kernel.launch(n)``: enough blocks of a device-chosen size to cover ``n`` threads."""
+
+    __slots__ = ("kernel", "n", "block", "ndim")
 
     def __init__(self, kernel: Kernel, n, block=None):
         self.kernel = kernel
@@ -299,14 +308,37 @@ class NDRangeLauncher:
 
     def __call__(self, *args, stream=None, shared_mem=0) -> None:
         if self.n is None:
-            return None  # nothing to do for zero threads
+            return  # nothing to do for zero threads
+        k = self.kernel
+        spec = k._last
+        if spec.backend is not None:
+            grid, block = self._config(spec.backend)
+            if spec.run(grid, block, shared_mem, stream, args):
+                return
         try:
-            spec = self.kernel.specializations[argmod.signature(args)]
+            spec = k.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):
-            spec, args = self.kernel._slow_dispatch(args)
-        block = self.block or default_block(spec.backend, self.ndim)
-        grid = tuple(-(-n // b) for n, b in zip(self.n, block))
-        spec.function.launch(grid, block, spec.pack(*args), shared_mem, stream)
+            spec, args = k._slow_dispatch(args)
+        k._last = spec
+        grid, block = self._config(spec.backend)
+        spec.launch(args, grid, block, shared_mem, stream)
+
+    def _config(self, backend) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        block = self.block or default_block(backend, self.ndim)
+        return tuple(-(-n // b) for n, b in zip(self.n, block)), block  # type: ignore[return-value]
+
+
+class _Nothing:
+    """The inline cache before the first launch: never matches."""
+
+    backend = None
+
+    @staticmethod
+    def run(*args) -> bool:
+        return False
+
+
+_NO_SPECIALIZATION = _Nothing()
 
 
 @functools.lru_cache(maxsize=None)
