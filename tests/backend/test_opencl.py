@@ -257,6 +257,16 @@ def test_out_of_range_and_closed_buffers(be):
         be.native_pointer(buf)
 
 
+def test_closing_a_buffer_leaves_other_references_valid(be):
+    handle = be.alloc(16).handle  # the OpenCLBuffer is gone at once: close() ran
+    host = np.arange(4, dtype=np.int32)
+    queue = be.default_stream.handle
+    cl.enqueue_copy(queue, handle, host, is_blocking=True)
+    out = np.empty_like(host)
+    cl.enqueue_copy(queue, out, handle, is_blocking=True)
+    np.testing.assert_array_equal(out, host)
+
+
 def test_native_pointer_refuses_offsets(be):
     buf = be.alloc(64)
     assert be.native_pointer(buf) is buf.handle

@@ -46,14 +46,16 @@ class OpenCLBuffer(Buffer):
         return self._handle
 
     def close(self) -> None:
-        """Release the buffer.  Idempotent.
+        """Drop Ember's reference to the ``cl.Buffer``.  Idempotent.
 
-        The driver frees the memory only once the work already queued on it has finished
-        (``clReleaseMemObject`` semantics), so closing never races with a running kernel.
+        pyopencl frees the memory when the last Python reference to the ``cl.Buffer`` goes
+        (at once, when Ember held the only one), and the driver only after the work queued
+        on it has finished.  Ember does not call ``cl.Buffer.release()``: that would leave
+        every other reference (a kernel argument list, a pooled buffer's ``handle``)
+        pointing at freed memory, which PoCL does not detect (silent corruption) and NVIDIA
+        reports as ``CL_INVALID_MEM_OBJECT`` at the next launch.
         """
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            handle.release()
+        self._handle = None
 
     def __repr__(self) -> str:
         state = "closed" if self._handle is None else "open"
