@@ -58,7 +58,9 @@ class Dim3:
         self.__ember_intrinsic__ = name
 
     def __getattr__(self, attr: str):
-        raise _outside(f"{self.__ember_intrinsic__}.{attr}")
+        if attr in ("x", "y", "z"):
+            raise _outside(f"{self.__ember_intrinsic__}.{attr}")
+        raise AttributeError(f"ember.{self.__ember_intrinsic__} has only .x, .y and .z")
 
     def __repr__(self) -> str:
         return f"<ember kernel index {self.__ember_intrinsic__}>"

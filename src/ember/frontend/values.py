@@ -136,7 +136,23 @@ public protected virtual friend true false nullptr asm catch throw try using exp
 export half kernel global local constant uchar ushort uint ulong size_t ptrdiff_t image2d_t
 sampler_t event_t threadIdx blockIdx blockDim gridDim warpSize main printf min max abs
 """.split()
-RESERVED = frozenset(_C_WORDS) | frozenset(keyword.kwlist)
+# Functions the generated code calls (math in both spellings, atomics, barriers, half
+# loads and stores) and common OpenCL built-ins: a variable or function with one of these
+# names would shadow or clash with them.
+_BUILTIN_CALLS = """
+sqrt rsqrt cbrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh
+tanh asinh acosh atanh erf erfc lgamma tgamma floor ceil trunc rint round fabs pow atan2
+hypot copysign fmod fmin fmax isnan isinf isfinite fma mad clamp mix step smoothstep sign
+dot cross length distance normalize select any all barrier mem_fence vload_half
+vstore_half vstore_half_rte atomic_add atomic_sub atomic_min atomic_max atomic_xchg
+atomic_cmpxchg atomic_and atomic_or atomic_xor atom_add atom_sub atom_min atom_max atom_xchg
+atom_cmpxchg atom_and atom_or atom_xor atomicAdd atomicSub atomicMin atomicMax atomicExch
+atomicCAS atomicAnd atomicOr atomicXor as_uint as_float as_ulong as_double convert_float
+""".split()
+RESERVED = (
+    frozenset(_C_WORDS) | frozenset(keyword.kwlist) | frozenset(_BUILTIN_CALLS)
+    | frozenset(f"{n}f" for n in _BUILTIN_CALLS)
+)  # fmt: skip
 _VECTOR = re.compile(r"^(char|uchar|short|ushort|int|uint|long|ulong|float|double|half)\d+$")
 
 

@@ -1,0 +1,263 @@
+"""The kernel suite, part 2: parallel primitives - shared memory, barriers, atomics, block
+and warp reductions, a tiled matrix multiply - checked against NumPy on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kernels_common import device_view, sample, tolerance
+
+import ember
+
+TILE = 16
+ATOMIC_DTYPES = ["int32", "uint32", "int64", "uint64", "float32", "float64"]
+
+
+# ---------------------------------------------------------------- tiled matmul
+@ember.kernel
+def matmul(a, b, c):
+    ta = ember.shared((TILE, TILE), a.dtype)
+    tb = ember.shared((TILE, TILE), a.dtype)
+    tx, ty = ember.thread_idx.x, ember.thread_idx.y
+    row = ember.block_idx.y * TILE + ty
+    col = ember.block_idx.x * TILE + tx
+    n, k = a.shape
+    m = b.shape[1]
+    acc = 0.0
+    for t in range((k + TILE - 1) // TILE):
+        ka = t * TILE + tx
+        kb = t * TILE + ty
+        ta[ty, tx] = a[row, ka] if row < n and ka < k else 0
+        tb[ty, tx] = b[kb, col] if kb < k and col < m else 0
+        ember.barrier()
+        for kk in range(TILE):
+            acc += ta[ty, kk] * tb[kk, tx]
+        ember.barrier()
+    if row < n and col < m:
+        c[row, col] = acc
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_tiled_matmul_with_shared_memory_and_barriers(backend, dtype, transposed):
+    n, k, m = 37, 45, 29
+    b_host = sample(dtype, (k, m), 2)
+    if transposed:  # b as a transposed (non-contiguous) view
+        b_host, db = device_view(np.ascontiguousarray(b_host.T), lambda v: v.T)
+    else:
+        db = ember.asarray(b_host)
+    a_host = sample(dtype, (n, k), 1)
+    dc = ember.zeros((n, m), dtype)
+    grid = (-(-m // TILE), -(-n // TILE))
+    matmul[grid, (TILE, TILE)](ember.asarray(a_host), db, dc)
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12}
+    np.testing.assert_allclose(dc.to_numpy(), a_host @ b_host, **tol)
+
+
+# ---------------------------------------------------------------- histograms
+@ember.kernel
+def histogram(values, hist):
+    i = ember.global_id()
+    if i < values.shape[0]:
+        ember.atomic_add(hist, values[i] % hist.shape[0], 1)
+
+
+@pytest.mark.parametrize("dtype", ATOMIC_DTYPES)
+def test_histogram_with_global_atomics(backend, dtype):
+    values = sample("int32", 5000, low=0, high=1000)
+    hist = ember.zeros(17, dtype)
+    histogram.launch(5000)(ember.asarray(values), hist)
+    np.testing.assert_array_equal(hist.to_numpy(), np.bincount(values % 17, minlength=17))
+
+
+BINS = 32
+
+
+@ember.kernel
+def shared_histogram(values, hist):
+    local = ember.shared(BINS, ember.int32)
+    t = ember.thread_idx.x
+    for b in range(t, BINS, ember.block_dim.x):
+        local[b] = 0
+    ember.barrier()
+    i = ember.global_id()
+    if i < values.shape[0]:
+        ember.atomic_add(local, values[i] % BINS, 1)
+    ember.barrier()
+    for b in range(t, BINS, ember.block_dim.x):
+        ember.atomic_add(hist, b, local[b])
+
+
+def test_histogram_in_shared_memory_then_merged(backend):
+    values = sample("int32", 3000, 5, low=0, high=10_000)
+    hist = ember.zeros(BINS, ember.int64)
+    shared_histogram[-(-3000 // 128), 128](ember.asarray(values), hist)
+    np.testing.assert_array_equal(hist.to_numpy(), np.bincount(values % BINS, minlength=BINS))
+
+
+# ---------------------------------------------------------------- block reduction
+BLOCK = 128
+
+
+@ember.kernel
+def block_sum(x, total):
+    partial = ember.shared(BLOCK, total.dtype)
+    t = ember.thread_idx.x
+    i = ember.global_id()
+    partial[t] = x[i] if i < x.shape[0] else 0
+    ember.barrier()
+    step = BLOCK // 2
+    while step > 0:
+        if t < step:
+            partial[t] += partial[t + step]
+        ember.barrier()
+        step //= 2
+    if t == 0:
+        ember.atomic_add(total, 0, partial[0])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_block_reduction_in_shared_memory(backend, dtype):
+    x = sample(dtype, 10_000, 3)
+    total = ember.zeros(1, dtype)
+    block_sum[-(-10_000 // BLOCK), BLOCK](ember.asarray(x), total)
+    tol = {"rtol": 1e-4} if dtype == "float32" else tolerance(dtype)
+    np.testing.assert_allclose(total.to_numpy()[0], x.sum(), **tol)
+
+
+@ember.kernel
+def block_reverse(x, out):
+    buf = ember.shared(BLOCK, x.dtype)
+    t = ember.thread_idx.x
+    base = ember.block_idx.x * BLOCK
+    buf[t] = x[base + t]
+    ember.barrier()
+    out[base + t] = buf[BLOCK - 1 - t]
+
+
+def test_barrier_orders_shared_memory_writes(backend):
+    x = sample("float64", 4 * BLOCK)
+    out = ember.zeros(4 * BLOCK, ember.float64)
+    block_reverse[4, BLOCK](ember.asarray(x), out)
+    np.testing.assert_array_equal(out.to_numpy(), x.reshape(4, BLOCK)[:, ::-1].ravel())
+
+
+# ---------------------------------------------------------------- every atomic operation
+@ember.kernel
+def atomics_all(values, acc, olds):
+    i = ember.global_id()
+    if i < values.shape[0]:
+        v = values[i]
+        ember.atomic_add(acc, 0, v)
+        ember.atomic_sub(acc, 1, v)
+        ember.atomic_min(acc, 2, v)
+        ember.atomic_max(acc, 3, v)
+        olds[i] = ember.atomic_exchange(acc, (4 + i % 2,), v)
+
+
+@pytest.mark.parametrize("dtype", ATOMIC_DTYPES)
+def test_atomic_add_sub_min_max_exchange(backend, dtype):
+    values = sample(dtype, 1000, 7, low=1, high=100)
+    start = np.array([0, 1_000_000, 1000, 0, 0, 0], dtype)
+    acc = ember.asarray(start)
+    olds = ember.zeros(1000, dtype)
+    atomics_all.launch(1000)(ember.asarray(values), acc, olds)
+    got = acc.to_numpy()
+    tol = tolerance(dtype)
+    np.testing.assert_allclose(got[0], values.sum(dtype=dtype), **tol)
+    np.testing.assert_allclose(got[1], start[1] - values.sum(dtype=dtype), **tol)
+    assert got[2] == values.min() and got[3] == values.max()
+    # exchange: the old values plus the final ones are exactly what was put in
+    seen = np.sort(np.concatenate([olds.to_numpy(), got[4:6]]))
+    np.testing.assert_array_equal(seen, np.sort(np.concatenate([values, [0, 0]])))
+
+
+@ember.kernel
+def atomics_bits(values, acc):
+    i = ember.global_id()
+    if i < values.shape[0]:
+        ember.atomic_and(acc, 0, values[i])
+        ember.atomic_or(acc, 1, values[i])
+        ember.atomic_xor(acc, 2, values[i])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64"])
+def test_atomic_and_or_xor(backend, dtype):
+    values = sample(dtype, 512, 9, low=0, high=1 << 30)
+    acc = ember.asarray(np.array([-1 if dtype[0] == "i" else np.iinfo(dtype).max, 0, 0], dtype))
+    atomics_bits.launch(512)(ember.asarray(values), acc)
+    expected = [np.bitwise_and.reduce(values), np.bitwise_or.reduce(values),
+                np.bitwise_xor.reduce(values)]  # fmt: skip
+    np.testing.assert_array_equal(acc.to_numpy(), np.array(expected, dtype))
+
+
+@ember.kernel
+def cas_counter(counter, tickets):
+    i = ember.global_id()
+    if i < tickets.shape[0]:
+        done = False
+        while not done:
+            old = counter[0]
+            if ember.atomic_cas(counter, 0, old, old + 1) == old:
+                tickets[i] = old
+                done = True
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint64", "float32", "float64"])
+def test_compare_and_swap_hands_out_every_ticket_once(backend, dtype):
+    counter = ember.zeros(1, dtype)
+    tickets = ember.zeros(300, dtype)
+    cas_counter.launch(300)(counter, tickets)
+    assert counter.to_numpy()[0] == 300
+    np.testing.assert_array_equal(np.sort(tickets.to_numpy()), np.arange(300, dtype=dtype))
+
+
+@ember.kernel
+def atomic_returns_old(counter, out):
+    i = ember.global_id()
+    if i < out.shape[0]:
+        out[i] = ember.atomic_add(counter, 0, 1)
+
+
+def test_atomic_add_returns_the_previous_value(backend):
+    counter, out = ember.zeros(1, ember.int32), ember.zeros(500, ember.int32)
+    atomic_returns_old.launch(500)(counter, out)
+    np.testing.assert_array_equal(np.sort(out.to_numpy()), np.arange(500))
+
+
+# ---------------------------------------------------------------- warp shuffles (CUDA)
+@ember.kernel
+def warp_reduce(x, sums, maxes, trees):
+    i = ember.global_id()
+    v = x[i]
+    lane = ember.lane_id()
+    s = ember.warp_sum(v)
+    m = ember.warp_max(v)
+    t = v
+    offset = 16
+    while offset > 0:
+        t += ember.shfl_down(t, offset)
+        offset //= 2
+    t = ember.shfl(t, 0)
+    t = ember.shfl_xor(t, 1)
+    if lane == 0:
+        w = i // 32
+        sums[w] = s
+        maxes[w] = m
+        trees[w] = t
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_warp_shuffles_and_reductions(backend, dtype):
+    x = sample(dtype, 256, 4)
+    outs = [ember.zeros(8, dtype) for _ in range(3)]
+    if backend.dialect == "opencl" and not backend.device.extra.get("subgroups"):
+        with pytest.raises(ember.UnsupportedFeatureError, match="needs sub-groups"):
+            warp_reduce[8, 32](ember.asarray(x), *outs)
+        return
+    warp_reduce[8, 32](ember.asarray(x), *outs)
+    per_warp = x.reshape(8, 32)
+    tol = {"rtol": 1e-5} if dtype == "float32" else tolerance(dtype)
+    np.testing.assert_allclose(outs[0].to_numpy(), per_warp.sum(axis=1), **tol)
+    np.testing.assert_array_equal(outs[1].to_numpy(), per_warp.max(axis=1))
+    np.testing.assert_allclose(outs[2].to_numpy(), per_warp.sum(axis=1), **tol)
