@@ -16,12 +16,14 @@ Conventions other layers rely on (details in each module):
   (``load_module`` rebuilds those from source).
 * Copies with ``stream=None`` run on the default queue and block; with a stream they are
   asynchronous.  ``fill_zero`` and ``copy_device`` are always asynchronous.
+* ``alloc_host`` is the contract's default (a NumPy array): PoCL gains nothing from pinned
+  memory, and OpenCL's way to pin (a mapped ``CL_MEM_ALLOC_HOST_PTR`` buffer) is left until
+  an OpenCL GPU user needs faster host copies (NVIDIA: 10.5 GB/s pageable H2D measured).
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember.backends.opencl import device as _device
@@ -38,6 +40,7 @@ from ember.backends.opencl.module import (
 from ember.backends.opencl.stream import OpenCLStream
 from ember.errors import LaunchError
 from ember.runtime.backend import Backend, DeviceInfo
+from ember.runtime.sync import StreamSet, wait_all, wait_all_async
 
 __all__ = [
     "OpenCLBackend", "OpenCLBuffer", "OpenCLEvent", "OpenCLFunction", "OpenCLModule",
@@ -80,7 +83,7 @@ class OpenCLBackend(Backend):
         except cl.Error as exc:
             raise driver_error(exc, with_context) from exc
         self._max_alloc = int(self._info.extra["max_mem_alloc_size"])
-        self._streams: weakref.WeakSet[OpenCLStream] = weakref.WeakSet()
+        self._streams = StreamSet()  # every stream made here, the default one included
         self._default_stream = self.create_stream()
 
     # ------------------------------------------------------------------ devices
@@ -138,28 +141,37 @@ class OpenCLBackend(Backend):
 
     def copy_from_host(self, dst: Any, dst_offset: int, src: Any, stream=None) -> None:
         """Copy host array ``src`` into ``dst`` at ``dst_offset`` (blocking if no stream)."""
-        s = stream or self._default_stream
-        event = _memory.to_device(s.handle, dst, dst_offset, src, blocking=stream is None)
-        _submitted(s, event, stream is None)
+        _enqueue(
+            stream or self._default_stream,
+            lambda q: _memory.to_device(q, dst, dst_offset, src, blocking=False),
+            stream is None,
+        )
 
     def copy_to_host(self, dst: Any, src: Any, src_offset: int, stream=None) -> None:
         """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` (blocking if no stream)."""
-        s = stream or self._default_stream
-        event = _memory.to_host(s.handle, dst, src, src_offset, blocking=stream is None)
-        _submitted(s, event, stream is None)
+        _enqueue(
+            stream or self._default_stream,
+            lambda q: _memory.to_host(q, dst, src, src_offset, blocking=False),
+            stream is None,
+        )
 
     def copy_device(
         self, dst: Any, dst_offset: int, src: Any, src_offset: int, nbytes: int, stream=None
     ) -> None:
         """Asynchronous device-to-device copy on ``stream`` (default stream)."""
-        s = stream or self._default_stream
-        event = _memory.device_to_device(s.handle, dst, dst_offset, src, src_offset, nbytes)
-        _submitted(s, event, False)
+        _enqueue(
+            stream or self._default_stream,
+            lambda q: _memory.device_to_device(q, dst, dst_offset, src, src_offset, nbytes),
+            False,
+        )
 
     def fill_zero(self, dst: Any, offset: int, nbytes: int, stream=None) -> None:
         """Asynchronously zero ``nbytes`` of ``dst`` from ``offset`` (``clEnqueueFillBuffer``)."""
-        s = stream or self._default_stream
-        _submitted(s, _memory.fill_zero(s.handle, dst, offset, nbytes), False)
+        _enqueue(
+            stream or self._default_stream,
+            lambda q: _memory.fill_zero(q, dst, offset, nbytes),
+            False,
+        )
 
     # ------------------------------------------------------------------ streams & events
     def create_stream(self) -> OpenCLStream:
@@ -177,11 +189,17 @@ class OpenCLBackend(Backend):
         """A new event; ``timing=True`` allows :meth:`OpenCLEvent.elapsed_ms`."""
         return OpenCLEvent(timing)
 
-    def synchronize(self) -> None:
-        """Wait for the work of every stream this backend created (idle ones cost nothing)."""
-        for stream in list(self._streams):
-            if stream.alive:
-                stream.synchronize()
+    def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
+        """Wait for the work of every stream this backend created (idle ones cost nothing).
+
+        ``blocking`` and ``spin`` are those of :meth:`OpenCLStream.synchronize`.  (A closed
+        stream finished its work when it was closed, so no work is ever out of reach.)
+        """
+        wait_all(self._streams.busy(), blocking, spin)
+
+    async def synchronize_async(self) -> None:
+        """:meth:`synchronize` without blocking the running event loop."""
+        await wait_all_async(self._streams.busy())
 
     # ------------------------------------------------------------------ code
     def compile(self, source: str, name: str = "kernel", options: Sequence[str] = ()) -> bytes:
@@ -202,11 +220,25 @@ class OpenCLBackend(Backend):
         return f"<OpenCLBackend {self._info.summary()} [{self._info.extra['id']}]>"
 
 
-def _submitted(stream: OpenCLStream, event: cl.Event | None, finished: bool) -> None:
-    """Book one enqueued command on ``stream`` (see :mod:`.stream`); ``None``: nothing ran."""
-    if event is None:
-        return
-    stream.last = event
-    stream.submitted += 1
-    if finished:  # a blocking command returned: the in-order queue has drained up to it
-        stream._mark(stream.submitted)
+def _enqueue(
+    stream: OpenCLStream, enqueue: Callable[[cl.CommandQueue], cl.Event | None], wait: bool
+) -> None:
+    """Enqueue one command on ``stream`` and book it (see :mod:`.stream`); ``wait``: block.
+
+    Under the stream's lock, so that ``last`` is always the latest command and a blocking
+    copy marks complete only what was enqueued up to it, whatever other threads enqueue.
+    ``enqueue`` returns None when there was nothing to do.
+    """
+    with stream.lock:
+        event = enqueue(stream.handle)
+        if event is None:
+            return
+        stream.last = event
+        stream.submitted += 1
+        target = stream.submitted
+    if wait:
+        try:
+            event.wait()  # in an in-order queue: everything before it is done too
+        except cl.Error as exc:
+            raise driver_error(exc, "waiting for a copy") from exc
+        stream._mark(target)
