@@ -50,7 +50,7 @@ def test_tiled_matmul_with_shared_memory_and_barriers(backend, dtype, transposed
     dc = ember.zeros((n, m), dtype)
     grid = (-(-m // TILE), -(-n // TILE))
     matmul[grid, (TILE, TILE)](ember.asarray(a_host), db, dc)
-    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12}
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-12}
     np.testing.assert_allclose(dc.to_numpy(), a_host @ b_host, **tol)
 
 
