@@ -71,10 +71,10 @@ class PooledBuffer(Buffer):
     __slots__ = ("handle", "nbytes", "block", "owner", "__weakref__")
 
     def __init__(self, block: Block, nbytes: int, owner: Any):
-        self.handle = block.raw.handle
-        self.nbytes = nbytes
         self.block = block
         self.owner = owner
+        self.nbytes = nbytes
+        self.handle = block.raw.handle
 
     def close(self) -> None:
         """Give the block back now (the memory is reused, not freed).  Idempotent."""
@@ -83,7 +83,7 @@ class PooledBuffer(Buffer):
             self.owner.give_back(block)
 
     def __del__(self):
-        block = self.block
+        block = getattr(self, "block", None)
         if block is not None:
             self.block = None
             self.owner.give_back(block)
@@ -235,6 +235,11 @@ class Pool:
         """Free every cached (unused) block; returns the bytes released."""
         with self._lock:
             return self._release_all()
+
+    def reset_peak(self) -> None:
+        """Restart ``peak_reserved`` from what is reserved now."""
+        with self._lock:
+            self.peak_reserved = self.reserved
 
     def stats(self) -> dict[str, int]:
         """Counters and byte totals; see :func:`ember.memory.stats`."""
