@@ -17,11 +17,23 @@ from ember import dtypes
 from ember._version import __version__
 from ember.codegen import abi as abi_mod
 from ember.codegen.dialects import Dialect
-from ember.codegen.expressions import ExpressionEmitter
+from ember.codegen.expressions import ExpressionEmitter, _wraps
 from ember.codegen.helpers import SHORT, Helpers
 from ember.dtypes import DType
 from ember.frontend import ir
 from ember.frontend.types import VOID, Array, Scalar, Tuple, Type
+
+
+_COMPOUND = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "bitand": "&", "bitor": "|",
+             "bitxor": "^", "rshift": ">>"}  # fmt: skip
+
+
+def _needs_care(e: ir.Binary) -> bool:
+    """Operations the emitter does not print as a plain C operator (wrapping, float16)."""
+    t = e.type
+    if t.dtype.name == "float16":
+        return True
+    return _wraps(t) and e.op in ("add", "sub", "mul")
 
 
 def emit(program: ir.Program, dialect: Dialect) -> str:
@@ -196,7 +208,7 @@ class Emitter(ExpressionEmitter):
     def statement(self, s: ir.Stmt, depth: int) -> None:
         self.comment(s, depth)
         if isinstance(s, ir.Assign):
-            self.put(depth, f"{s.target.name} = {self.expr(s.value)};")
+            self.put(depth, self._assign(s))
         elif isinstance(s, ir.Store):
             self.put(depth, self.store(s))
         elif isinstance(s, ir.Eval):
@@ -216,6 +228,14 @@ class Emitter(ExpressionEmitter):
             self._return(s, depth)
         else:
             raise AssertionError(f"cannot emit {type(s).__name__}")
+
+    def _assign(self, s: ir.Assign) -> str:
+        """``x = value;``, or ``x += value;`` where the value is ``x + value`` in plain C."""
+        v = s.value
+        if (isinstance(v, ir.Binary) and isinstance(v.left, ir.Ref) and v.left.var is s.target
+                and v.op in _COMPOUND and not _needs_care(v)):  # fmt: skip
+            return f"{s.target.name} {_COMPOUND[v.op]}= {self.expr(v.right)};"
+        return f"{s.target.name} = {self.expr(v)};"
 
     def _nested(self, body: list[ir.Stmt], depth: int) -> None:
         self.block(body, depth + 1)
@@ -251,6 +271,8 @@ class Emitter(ExpressionEmitter):
             cond = f"({step} > 0) ? ({i} < {stop}) : ({i} > {stop})"
         if isinstance(s.step, ir.Const) and s.step.value in (1, -1):
             inc = f"{i}++" if s.step.value == 1 else f"{i}--"
+        elif isinstance(s.step, ir.Const) and s.step.value < 0:
+            inc = f"{i} -= {-s.step.value}"
         else:
             inc = f"{i} += {self.expr(s.step)}"
         self.put(depth, f"for ({i} = {start}; {cond}; {inc}) {{")

@@ -13,7 +13,7 @@ rounded to half (``em_f16_round``), which is what NumPy does.
 from __future__ import annotations
 
 from ember.codegen import atomics
-from ember import dtypes
+from ember import dtypes, lang
 from ember.dtypes import DType
 from ember.frontend import ir
 from ember.frontend.types import Array, Scalar
@@ -28,6 +28,9 @@ _INFIX = {
 }  # fmt: skip
 _COMPARE = {"<": REL, "<=": REL, ">": REL, ">=": REL, "==": EQ, "!=": EQ}
 _WRAPPING = {"add", "sub", "mul", "lshift"}
+# float16 operations whose float result is already a float16 value (no rounding needed)
+_F16_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
+_MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma"}
 _SIDE = {"global_id", "global_size", "thread_idx", "block_idx", "block_dim", "grid_dim",
          "warp_size", "lane_id"}  # fmt: skip
 
@@ -116,11 +119,11 @@ class ExpressionEmitter:
 
     def store(self, s: ir.Store) -> str:
         dt = s.array.type.dtype
-        ptr, i, v = self.data(s.array), self.expr(s.index[0]), self.expr(s.value)
+        ptr, i = self.data(s.array), self.expr(s.index[0])
         if dt.name == "float16":
             self._f16_helpers()
-            return self.d.f16_store.format(ptr=ptr, i=i, v=v)
-        return f"{ptr}[{i}] = {v};"
+            return self.d.f16_store.format(ptr=ptr, i=i, v=self.unrounded(s.value))
+        return f"{ptr}[{i}] = {self.expr(s.value)};"
 
     def _f16_helpers(self) -> None:
         if self.d.name == "cuda":
@@ -136,11 +139,25 @@ class ExpressionEmitter:
     # ------------------------------------------------------------------ operators
     def r_Binary(self, e: ir.Binary) -> tuple[str, int]:
         t = e.type
-        dt = t.dtype
-        if dt.name == "float16" and e.op not in ("min", "max"):
-            inner = self._binary(e, t, as_float=True)[0]
-            return f"{self.h.f16('round')}({inner})", PRIMARY
+        if t.dtype.name == "float16" and e.op not in ("min", "max"):
+            return self.f16_round(self._binary(e, t, as_float=True))
         return self._binary(e, t)
+
+    def f16_round(self, inner: tuple[str, int]) -> tuple[str, int]:
+        """``em_f16_round(inner)``: a float computation rounded to the nearest half."""
+        return f"{self.h.f16('round')}({inner[0]})", PRIMARY
+
+    def unrounded(self, e: ir.Expr) -> str:
+        """A float16 value for a store, which rounds by itself: the outer rounding is left
+        out (rounding twice to the same precision changes nothing)."""
+        if isinstance(e, ir.Binary) and e.op not in ("min", "max"):
+            return self._binary(e, e.type, as_float=True)[0]
+        if isinstance(e, ir.Intrinsic) and e.name not in _F16_EXACT and e.type.dtype.is_float \
+                and e.name in _MATH_NAMES:  # fmt: skip
+            return self._math(e, rounded=False)
+        if isinstance(e, ir.Cast) and e.value.type.dtype.name == "float32":
+            return self.expr(e.value)
+        return self.expr(e)
 
     def _binary(self, e: ir.Binary, t: Scalar, as_float: bool = False) -> tuple[str, int]:
         dt = t.dtype
@@ -156,12 +173,32 @@ class ExpressionEmitter:
             return f"{helper}({self.expr(a)}, {self.expr(b)})", PRIMARY
         sym, prec = _INFIX[e.op]
         if _wraps(t) and e.op in _WRAPPING:
-            u = self.d.unsigned[max(dt.itemsize, 4)]
-            right = self.expr(b, UNARY) if e.op == "lshift" else f"({u}){self.expr(b, UNARY)}"
-            return f"({self.h.c(dt)})(({u}){self.expr(a, UNARY)} {sym} {right})", UNARY
+            return f"({self.h.c(dt)})({self._unsigned(e)[0]})", UNARY
         left = self._operand(a, prec, e.op)
         right = self._operand(b, prec + 1, e.op)
         return f"{left} {sym} {right}", prec
+
+    def _unsigned(self, e: ir.Expr) -> tuple[str, int]:
+        """``e`` computed in the unsigned type of its width: wrapping arithmetic without
+        undefined behaviour; nested wrapping operations share one detour."""
+        t = e.type
+        u = self.d.unsigned[max(t.dtype.itemsize, 4)]
+        if isinstance(e, ir.Binary) and e.op in _WRAPPING and _wraps(t):
+            sym, prec = _INFIX[e.op]
+            left = self._unsigned(e.left)
+            left_text = left[0] if left[1] >= prec else f"({left[0]})"
+            if e.op == "lshift":
+                return f"{left_text} << {self.expr(e.right, SHIFT + 1)}", SHIFT
+            right = self._unsigned(e.right)
+            right_text = right[0] if right[1] > prec else f"({right[0]})"
+            return f"{left_text} {sym} {right_text}", prec
+        if isinstance(e, ir.Const):
+            suffix = "u" if u in ("unsigned int", "uint") else self.d.suffix["uint64"]
+            return f"{int(e.value) % (1 << (8 * max(t.dtype.itemsize, 4)))}{suffix}", PRIMARY
+        if isinstance(e, ir.Cast) and isinstance(e.value.type, Scalar) and \
+                e.value.type.dtype.is_integer:  # truncation commutes with wrapping
+            return f"({u}){self.expr(e.value, UNARY)}", UNARY
+        return f"({u}){self.expr(e, UNARY)}", UNARY
 
     def _operand(self, e: ir.Expr, prec: int, op: str) -> str:
         if op in ("lshift", "rshift") and isinstance(e, ir.Const):
@@ -191,7 +228,7 @@ class ExpressionEmitter:
             return text, UNARY
         if _wraps(t):
             u = self.d.unsigned[max(t.dtype.itemsize, 4)]
-            return f"({self.h.c(t.dtype)})(({u})0 - ({u}){self.expr(x, UNARY)})", UNARY
+            return f"({self.h.c(t.dtype)})(({u})0 - {self._unsigned(x)[0]})", UNARY
         return f"-{self.expr(x, UNARY)}", UNARY
 
     def r_Cast(self, e: ir.Cast) -> tuple[str, int]:
@@ -242,12 +279,12 @@ class ExpressionEmitter:
             self.h.features.add("subgroups")
         return self.d.index[e.name].format(axis=axis, xyz="xyz"[axis])
 
-    def _math(self, e: ir.Intrinsic) -> str:
+    def _math(self, e: ir.Intrinsic, rounded: bool = True) -> str:
         dt = e.type.dtype
         args = ", ".join(self.expr(a) for a in e.args)
         text = f"{self.h.math(e.name, dt)}({args})"
-        if dt.name == "float16":
-            return f"{self.h.f16('round')}({text})"
+        if rounded and dt.name == "float16" and e.name not in _F16_EXACT:
+            return self.f16_round((text, PRIMARY))[0]
         return text
 
     def _shuffle(self, e: ir.Intrinsic) -> str:

@@ -283,7 +283,7 @@ class CallTyper(ParallelTyper):
         return ir.Call(ret, fn, args)
 
     def _out_var(self, t) -> ir.Variable:
-        var = ir.Variable(self.names.fresh("em_ret"), t, "ret")
+        var = ir.Variable(self.names.internal("em_ret"), t, "ret")
         self.locals.append(var)
         return var
 

@@ -15,7 +15,7 @@ from ember.frontend import ir
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.passes import is_pure
 from ember.frontend.types import Array, Scalar, describe, promote, scalar
-from ember.frontend.values import Pending, SharedVal, Static, TupleVal, as_dtype
+from ember.frontend.values import Pending, SharedVal, Static, TupleVal, as_dtype, c_identifier
 
 ARITH = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
@@ -272,7 +272,7 @@ class StatementTyper:
                             node.target)  # fmt: skip
         if not assigned_in_body:
             return var, []
-        hidden = ir.Variable(self.names.fresh("em_" + name), vt, name)
+        hidden = ir.Variable(self.names.internal("em_" + c_identifier(name)), vt, name)
         self.locals.append(hidden)
         return hidden, [ir.Assign(self.loc(node), var, ir.Ref(vt, hidden))]
 

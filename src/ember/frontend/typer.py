@@ -259,7 +259,7 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
                 f"be placed inside {self.no_spill}", node,
                 "compute it into a variable on the line before",
             )  # fmt: skip
-        var = ir.Variable(self.names.fresh(base), value.type, base)
+        var = ir.Variable(self.names.internal(base), value.type, base)
         self.locals.append(var)
         self.emit(ir.Assign(self.loc(node), var, value))
         return ir.Ref(value.type, var)
@@ -354,7 +354,7 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
         """A :class:`SharedVal` not assigned to a name gets an anonymous declaration."""
         if not isinstance(value, SharedVal):
             return value
-        var = ir.Variable(self.names.fresh("em_shared"), value.type, "shared")
+        var = ir.Variable(self.names.internal("em_shared"), value.type, "shared")
         self.shared.append(ir.SharedDecl(self.loc(node), var))
         return ir.Ref(value.type, var)
 

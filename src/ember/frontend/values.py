@@ -163,7 +163,14 @@ class Names:
         self.taken: set[str] = set(taken)
 
     def fresh(self, base: str) -> str:
-        name = c_identifier(base)
+        """A new name from a Python name (made a safe C identifier)."""
+        return self._unique(c_identifier(base))
+
+    def internal(self, base: str) -> str:
+        """A new name for a compiler temporary (``em_...``, already a safe identifier)."""
+        return self._unique(base)
+
+    def _unique(self, name: str) -> str:
         if name not in self.taken:
             self.taken.add(name)
             return name
