@@ -24,6 +24,7 @@ from ember.frontend import diagnostics, ir
 from ember.frontend.calls import CallTyper
 from ember.frontend.capture import Captured, Loc, capture
 from ember.frontend.exprs import ExprTyper
+from ember.frontend.flow import check_reads, walk
 from ember.frontend.operators import OperatorError, binary, cast, truth
 from ember.frontend.statements import StatementTyper
 from ember.frontend.types import VOID, Array, Scalar, Target, Tuple, Type, describe, unify
@@ -145,6 +146,12 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
         tree = self.cap.tree
         names = self._check_signature(tree)
         self.assigned = _assigned_names(tree)
+        unbound = check_reads(tree, self.assigned)
+        if unbound is not None:
+            raise self.fail(
+                KernelSyntaxError, f"local variable '{unbound.id}' is used before it is assigned",
+                unbound, f"assign '{unbound.id}' before this line",
+            )  # fmt: skip
         self.var_types = dict(zip(names, self.arg_types))
         for _ in range(_MAX_WALKS):
             self._reset(names)
@@ -423,7 +430,8 @@ def _always_returns(body: list[ir.Stmt]) -> bool:
 def _assigned_names(tree: ast.FunctionDef) -> set[str]:
     """Names the function assigns anywhere (Python's rule for what is local)."""
     names = {a.arg for a in tree.args.args}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
+    for stmt in tree.body:
+        for node in walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
     return names
