@@ -1,0 +1,171 @@
+"""The kernel compiler: launch cost of ``@ember.kernel`` kernels and cold compile time.
+
+* ``kernel_axpy3``: a 3-argument ``@ember.kernel`` axpy (Python float, two float32 arrays)
+  against the raw floor, the backend's own ``Function.launch`` with the same packed
+  arguments (what the compiler adds is the difference), CuPy's RawKernel and numba-cuda.
+* ``kernel_args_{1,3,8,16}``: launch cost against the number of array arguments - Ember's
+  must stay flat (Numba adds ~4 us per array); raw is a kernel with as many pointers.
+* ``compile_cold``: one new specialization of a small kernel, split into typing, C
+  generation, NVRTC and module load.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import ember
+from benchmarks.harness import Context, case, guarded, per_call_us
+from benchmarks.impls import RawCuda
+
+N = 256  # elements: one block, so the launch path and not the GPU is timed
+NEVER = 1 << 40  # a global id no thread has: the kernels below do no memory work
+
+
+@ember.kernel
+def axpy(a, x, y):
+    i = ember.global_id()
+    if i < x.shape[0]:
+        y[i] = a * x[i] + y[i]
+
+
+@ember.kernel
+def args1(a0):
+    if ember.global_id() == NEVER:
+        a0[0] = 1.0
+
+
+@ember.kernel
+def args3(a0, a1, a2):
+    if ember.global_id() == NEVER:
+        a0[0] = a1[0] + a2[0]
+
+
+@ember.kernel
+def args8(a0, a1, a2, a3, a4, a5, a6, a7):
+    if ember.global_id() == NEVER:
+        a0[0] = a1[0] + a2[0] + a3[0] + a4[0] + a5[0] + a6[0] + a7[0]
+
+
+@ember.kernel
+def args16(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15):
+    if ember.global_id() == NEVER:
+        a0[0] = (a1[0] + a2[0] + a3[0] + a4[0] + a5[0] + a6[0] + a7[0] + a8[0] + a9[0]
+                 + a10[0] + a11[0] + a12[0] + a13[0] + a14[0] + a15[0])  # fmt: skip
+
+
+KERNELS = {1: args1, 3: args3, 8: args8, 16: args16}
+
+
+def _raw_source(n: int) -> str:
+    params = ", ".join(f"float* a{i}" for i in range(n))
+    body = " + ".join(f"a{i}[0]" for i in range(1, n)) or "1.0f"
+    return (f'extern "C" __global__ void args{n}({params}) {{\n'
+            f"    if (blockIdx.x * blockDim.x + threadIdx.x == 4096) a0[0] = {body};\n}}\n")
+
+
+def _numba():
+    from numba import cuda  # numba-cuda; skipped when it does not import
+
+    return cuda
+
+
+def _numba_kernel(cuda, n: int):
+    names = ", ".join(f"a{i}" for i in range(n))
+    namespace = {"cuda": cuda}
+    exec(f"def k({names}):\n    if cuda.grid(1) == 4096:\n        a0[0] = 1.0\n", namespace)
+    return cuda.jit(namespace["k"])
+
+
+def _args_case(ctx: Context, n: int) -> dict[str, dict[str, float]]:
+    be = ctx.backend
+    iters = ctx.iterations(20000)
+    sync = be.default_stream.synchronize
+    results: dict[str, dict[str, float]] = {}
+    arrays = [ember.zeros(N, ember.float32) for _ in range(n)]
+    ctx.cache.setdefault("keep", []).extend(arrays)
+    launch = KERNELS[n][1, 32]
+    guarded(results, "ember", lambda: {"us": per_call_us(lambda: launch(*arrays), iters,
+                                                          ctx.repeats, sync)})  # fmt: skip
+    raw = ctx.once("raw", lambda: RawCuda(be.device.index, be.device.arch))
+    fn = raw.function(_raw_source(n), f"args{n}")
+    params = raw.kernel_params(*[np.uint64(raw.alloc(N * 4)) for _ in range(n)])
+    cu, stream = raw.cu, raw.stream
+    guarded(results, "raw", lambda: {"us": per_call_us(
+        lambda: cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, 0), iters,
+        ctx.repeats, raw.sync)})  # fmt: skip
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        k = cp.RawKernel(_raw_source(n), f"args{n}")
+        xs = [cp.zeros(N, cp.float32) for _ in range(n)]
+        s = cp.cuda.get_current_stream()
+        guarded(results, "cupy", lambda: {"us": per_call_us(lambda: k((1,), (32,), tuple(xs)),
+                                                             iters, ctx.repeats, s.synchronize)})
+    _add_numba(results, ctx, n, iters)
+    return results
+
+
+def _add_numba(results, ctx: Context, n: int, iters: int) -> None:
+    def measure():
+        cuda = _numba()
+        k = _numba_kernel(cuda, n)[1, 32]
+        xs = [cuda.device_array(N, np.float32) for _ in range(n)]
+        return {"us": per_call_us(lambda: k(*xs), max(iters // 10, 10), ctx.repeats,
+                                  cuda.synchronize)}  # fmt: skip
+
+    guarded(results, "numba-cuda", measure)
+
+
+@case("kernel_axpy3", "us", "us/launch")
+def kernel_axpy3(ctx: Context):
+    """Launch a 3-argument @ember.kernel axpy; 'ember.Function' is the backend alone."""
+    be = ctx.backend
+    iters = ctx.iterations(20000)
+    sync = be.default_stream.synchronize
+    x, y = ember.zeros(N, ember.float32), ember.zeros(N, ember.float32)
+    ctx.cache.setdefault("keep", []).extend([x, y])
+    launch = axpy[1, N]
+    results: dict[str, dict[str, float]] = {}
+    guarded(results, "ember", lambda: {"us": per_call_us(lambda: launch(2.0, x, y), iters,
+                                                          ctx.repeats, sync)})  # fmt: skip
+    spec = axpy.specialize(2.0, x, y)
+    packed = spec.pack(2.0, x, y)
+    fn = spec.function
+    guarded(results, "ember.Function", lambda: {"us": per_call_us(
+        lambda: fn.launch((1, 1, 1), (N, 1, 1), packed), iters, ctx.repeats, sync)})
+    raw_results = _args_case(ctx, 3)
+    results["raw"] = raw_results.get("raw", {})
+    for peer in ("cupy", "numba-cuda"):
+        if peer in raw_results:
+            results[peer] = raw_results[peer]
+    return results
+
+
+def _register_args_case(n: int) -> None:
+    def run(ctx: Context):
+        return _args_case(ctx, n)
+
+    run.__doc__ = f"Launch a kernel with {n} array argument(s)."
+    case(f"kernel_args{n}", "us", "us/launch")(run)
+
+
+for _n in KERNELS:
+    _register_args_case(_n)
+
+
+@case("compile_cold", "ms", "ms/specialization")
+def compile_cold(ctx: Context):
+    """Compile one new specialization of a small kernel (no cache), by stage."""
+    samples: dict[str, list[float]] = {}
+    for k in range(3 if ctx.quick else 7):
+        kernel = ember.kernel(axpy.py_func)  # a fresh kernel object: nothing cached
+        x = ember.zeros(N + k, ember.float32)
+        t = time.perf_counter()
+        spec = kernel.specialize(2.0, x, x)
+        samples.setdefault("total", []).append(time.perf_counter() - t)
+        for stage, seconds in spec.timings.items():
+            samples.setdefault(stage, []).append(seconds)
+    return {"ember": {"ms": float(np.median(samples["total"])) * 1e3,
+                      **{f"{s}_ms": float(np.median(v)) * 1e3 for s, v in samples.items()
+                         if s != "total"}}}  # fmt: skip
