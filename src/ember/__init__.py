@@ -65,6 +65,7 @@ _LAZY = {
     "use_backend": "ember.runtime.api",
     "devices": "ember.runtime.api",
     "synchronize": "ember.runtime.api",
+    "synchronize_async": "ember.runtime.api",
     "default_stream": "ember.runtime.api",
     "Stream": "ember.runtime.api",
     "Event": "ember.runtime.api",

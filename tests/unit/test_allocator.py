@@ -152,6 +152,35 @@ def test_stats_add_up():
     assert s["peak_reserved"] >= s["reserved"]
 
 
+def test_a_buffer_dying_in_a_garbage_cycle_leaves_its_block_usable():
+    import gc
+
+    class FinalizedBuffer(FakeBuffer):
+        closed = False
+
+        def close(self):
+            self.closed = True
+            super().close()
+
+        def __del__(self):  # the backends' Buffer.__del__ backstop
+            self.close()
+
+    class Backend(FakeBackend):
+        def alloc(self, nbytes, stream=None):
+            super().alloc(nbytes, stream)
+            return FinalizedBuffer(self, nbytes)
+
+    pool = Pool(Backend())
+    a = pool.allocate(MiB)
+    cycle = [a]
+    cycle.append(cycle)  # the buffer is now only reachable from cyclic garbage
+    del a, cycle
+    gc.collect()
+    block = pool._free[MiB][pool._default][0]
+    assert not block.raw.closed
+    assert pool.allocate(MiB).handle == block.raw.handle
+
+
 def test_empty_cache_frees_everything_cached():
     be = FakeBackend()
     pool = Pool(be)

@@ -9,8 +9,8 @@ from ember.array.ndarray import ndarray, normalize_shape
 from ember.dtypes import DType, float64
 from ember.dtypes import dtype as to_dtype
 from ember.runtime import backend as _backend
-from ember.runtime.memory import allocate
-
+from ember.runtime.allocator import note_uses
+from ember.runtime.memory import allocate, upload
 
 _DTYPES: dict = {None: float64}  # dtype spec -> DType, filled as specs are seen
 
@@ -55,8 +55,9 @@ def asarray(obj: Any, dtype: Any = None, *, copy: bool | None = None, stream=Non
 
     Non-contiguous NumPy inputs are packed into a C-contiguous device array.  An ember array
     of the requested dtype is returned as is (``copy=True`` copies it on the device).  With
-    ``stream`` the host-to-device copy is asynchronous: keep ``obj`` unchanged until the
-    stream passes it.
+    ``stream`` the host-to-device copy is asynchronous: the data is staged in pooled pinned
+    host memory and copied on ``stream``, so the call returns at once and ``obj`` may be
+    changed right away (see :mod:`ember.runtime.pinned`).
 
     Raises
     ------
@@ -74,7 +75,10 @@ def asarray(obj: Any, dtype: Any = None, *, copy: bool | None = None, stream=Non
         host = np.ascontiguousarray(host)
     out = _new(host.shape, dt, stream)
     if host.nbytes:
-        out.backend.copy_from_host(out.buffer, 0, host, stream)
+        if stream is None:
+            out.backend.copy_from_host(out.buffer, 0, host)
+        else:
+            upload(out.backend, out.buffer, 0, host, stream)
     return out
 
 
@@ -91,4 +95,5 @@ def _from_device(x: ndarray, dtype: Any, copy: bool | None, stream) -> ndarray:
     out = _new(x.shape, x.dtype, stream, x.backend)
     if x.nbytes:
         x.backend.copy_device(out.buffer, 0, x.buffer, x.offset, x.nbytes, stream)
+        note_uses((x,), stream)
     return out

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from ember.dtypes import DType
+from ember.runtime.allocator import note_uses
 from ember.runtime.backend import Backend, Buffer
 
 
@@ -108,6 +109,8 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         """Copy the array to a new NumPy array (waits for the copy unless ``stream`` is given)."""
         import numpy as np
 
+        if stream is not None:  # read on `stream`: keep the buffer until it has passed
+            note_uses((self,), stream)
         if self.is_c_contiguous:
             out = np.empty(self.shape, self.dtype.numpy)
             if out.nbytes:

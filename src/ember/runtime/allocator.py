@@ -9,6 +9,11 @@ Design (docs/design/memory.md has the measurements behind it):
   that stream is immediate (the stream orders the new work after the old).  Reuse on another
   stream records an event on the old stream and makes the new stream wait for it — on the
   device, never blocking the host.
+- **Use on other streams.**  A launch or copy that uses an array on a stream other than its
+  block's records that stream in ``block.used`` (:func:`note_uses`; ``RawKernel`` launches
+  and the array copies call it).  When such a block is freed it is *deferred*: before it
+  can be reused, the allocation slow path records an event on each of those streams and
+  makes the block's stream wait for it, so the rule above holds again.
 - **No lock on the hit path.**  A dead :class:`PooledBuffer` (its last array gone) appends
   its block to the free list of its (size, stream) and an allocation pops one: single list
   operations, atomic under the GIL, so ``__del__`` can run anywhere (even inside the
@@ -53,7 +58,7 @@ _CLASSES: dict[int, int] = {}
 class Block:
     """A raw backend buffer owned by the pool, with the stream it was last used on."""
 
-    __slots__ = ("raw", "size", "stream", "pool", "last_used")
+    __slots__ = ("raw", "size", "stream", "pool", "last_used", "used")
 
     def __init__(self, raw: Buffer, size: int, stream: Stream, pool: Pool):
         self.raw = raw
@@ -61,6 +66,7 @@ class Block:
         self.stream = stream
         self.pool = pool
         self.last_used = 0.0
+        self.used: list[Stream] | None = None  # other streams it was used on (note_uses)
 
 
 class PooledBuffer(Buffer):
@@ -106,6 +112,11 @@ class Pool:
         self.limit = limit
         self.idle_trim = idle_trim
         self._free: dict[int, dict[Stream, list[Block]]] = {}
+        self._deferred: list[Block] = []  # freed blocks used on other streams (note_uses)
+        # Every block, so that blocks and their raw buffers stay reachable from the pool:
+        # when a PooledBuffer dies as part of a garbage cycle, the collector would otherwise
+        # run the raw buffer's __del__ (closing it) although __del__ just filed its block.
+        self._blocks: set[Block] = set()
         self._lock = threading.Lock()
         self._epoch = 0  # bumped by each idle-trim pass; blocks remember when they were freed
         self._default = backend.default_stream
@@ -134,6 +145,9 @@ class Pool:
     def give_back(self, block: Block) -> None:
         """File a free block (called from ``PooledBuffer.__del__``, so lock-free)."""
         block.last_used = self._epoch
+        if block.used:  # ordered on its stream only after the slow path settles it
+            self._deferred.append(block)
+            return
         try:
             self._free[block.size][block.stream].append(block)
         except KeyError:
@@ -142,6 +156,12 @@ class Pool:
     # ------------------------------------------------------------------ slow path
     def _slow_take(self, size: int, stream: Stream) -> Block:
         self.misses += 1
+        if self._deferred:
+            self._settle_deferred()
+            try:
+                return self._free[size][stream].pop()
+            except (KeyError, IndexError):
+                pass
         for blocks in list(self._free.get(size, {}).values()):
             try:  # a block idle on another stream: order `stream` after its last use
                 block = blocks.pop()
@@ -151,7 +171,19 @@ class Pool:
             reorder(self.backend, block, stream)
             return block
         self._maybe_trim()
-        return Block(self._new_raw(size, stream), size, stream, self)
+        block = Block(self._new_raw(size, stream), size, stream, self)
+        self._blocks.add(block)
+        return block
+
+    def _settle_deferred(self) -> None:
+        """Order each deferred block after its uses on other streams, then file it."""
+        while True:
+            try:
+                block = self._deferred.pop()
+            except IndexError:
+                return
+            settle_uses(self.backend, block)
+            self.give_back(block)
 
     def _cached_bytes(self) -> int:
         return sum(
@@ -196,6 +228,7 @@ class Pool:
 
     def _release(self, doomed) -> int:
         """Free cached blocks for which ``doomed(block)``; returns bytes released."""
+        self._settle_deferred()
         victims = []
         for per_stream in list(self._free.values()):
             for blocks in list(per_stream.values()):
@@ -212,6 +245,7 @@ class Pool:
         self.backend.synchronize()
         released = 0
         for block in victims:
+            self._blocks.discard(block)
             block.raw.close()
             released += block.size
         self.reserved -= released
@@ -244,6 +278,7 @@ class Pool:
     def stats(self) -> dict[str, int]:
         """Counters and byte totals; see :func:`ember.memory.stats`."""
         with self._lock:
+            self._settle_deferred()
             cached = self._cached_bytes()
             hits = next(self._hits)
             self._hits = itertools.count(hits)  # reading the count consumed one
@@ -259,6 +294,41 @@ class Pool:
                 "oom_retries": self.oom_retries,
                 "limit": self.limit or 0,
             }
+
+
+def note_uses(args, stream: Stream | None) -> None:
+    """Record that the Ember arrays among ``args`` are used by work just enqueued on
+    ``stream``, so their blocks are not reused before that work is done.
+
+    Every launch or copy path that takes a ``stream`` calls this after enqueueing (the
+    default stream needs nothing: ``None`` returns at once).
+    """
+    if stream is None:
+        return
+    for arg in args:
+        block = getattr(getattr(arg, "buffer", None), "block", None)
+        if block is None or block.stream is stream:
+            continue
+        used = block.used
+        if used is None:
+            block.used = [stream]
+        elif stream not in used:
+            used.append(stream)
+
+
+def settle_uses(backend: Backend, block: Block) -> None:
+    """Make ``block.stream`` wait (on the device) for the work of the other streams that
+    used the block, then forget them."""
+    used, block.used = block.used, None
+    for other in used or ():
+        if other is block.stream:
+            continue
+        if not getattr(other, "alive", True):  # closed: its work is only reachable so
+            backend.synchronize()
+            continue
+        event = backend.create_event()
+        event.record(other)
+        block.stream.wait_event(event)
 
 
 def reorder(backend: Backend, block: Block, stream: Stream) -> None:

@@ -26,7 +26,15 @@ import weakref
 from collections.abc import Iterator
 
 from ember.errors import EmberError
-from ember.runtime.allocator import Block, Pool, PooledBuffer, _fmt, reorder, size_class
+from ember.runtime.allocator import (
+    Block,
+    Pool,
+    PooledBuffer,
+    _fmt,
+    reorder,
+    settle_uses,
+    size_class,
+)
 from ember.runtime.backend import Stream
 
 _scope: contextvars.ContextVar[AllocCache | None] = contextvars.ContextVar(
@@ -52,6 +60,8 @@ class AllocCache:
         if block is None:
             block = pool.take(size, stream)
         else:
+            if block.used:
+                settle_uses(pool.backend, block)
             reorder(pool.backend, block, stream)
         buf = PooledBuffer(block, nbytes, self)
         self._busy.add(buf)

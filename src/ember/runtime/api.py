@@ -23,9 +23,32 @@ def devices(backend: str | None = None) -> list[DeviceInfo]:
     return _backend.get(backend).devices()
 
 
-def synchronize() -> None:
-    """Wait until all work Ember submitted to the current device has finished."""
-    _backend.get().synchronize()
+def synchronize(blocking: bool | None = None, spin: bool | None = None) -> None:
+    """Wait until all work Ember submitted to the current device has finished.
+
+    Costs no driver call when no stream Ember created has unfinished work.
+
+    Parameters
+    ----------
+    blocking : bool, optional
+        After spinning, sleep in the driver instead of letting it spin (saves a CPU core
+        on long waits).  Default: ``EMBER_SYNC_BLOCKING``.
+    spin : bool, optional
+        Query the device briefly before blocking.  Default: on, unless ``EMBER_SYNC=plain``.
+    """
+    _backend.current().synchronize(blocking, spin)
+
+
+async def synchronize_async() -> None:
+    """Wait like :func:`synchronize` without blocking the running asyncio event loop.
+
+    ::
+
+        await ember.synchronize_async()     # other tasks keep running meanwhile
+
+    Streams and events are awaitable too: ``await stream``, ``await event``.
+    """
+    await _backend.current().synchronize_async()
 
 
 def default_stream() -> _Stream:

@@ -253,8 +253,22 @@ class Backend(abc.ABC):
         """A new event; ``timing=True`` allows :meth:`Event.elapsed_ms`."""
 
     @abc.abstractmethod
-    def synchronize(self) -> None:
-        """Wait for all work on the device (every stream Ember created)."""
+    def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
+        """Wait for all work Ember submitted to the device (every stream it created).
+
+        Streams known to be idle must cost no driver call (keep the streams in a
+        :class:`ember.runtime.sync.StreamSet`).  ``blocking`` and ``spin`` are those of
+        :meth:`ember.runtime.sync.Waitable.synchronize`.
+        """
+
+    async def synchronize_async(self) -> None:
+        """SHOULD: :meth:`synchronize` without blocking the running asyncio event loop.
+
+        Default: :meth:`synchronize` in the loop's default thread pool.
+        """
+        import asyncio
+
+        await asyncio.get_running_loop().run_in_executor(None, self.synchronize)
 
     # ---------------------------------------------------------------- MUST: code
     @abc.abstractmethod

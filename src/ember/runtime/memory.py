@@ -2,7 +2,9 @@
 
 Every allocation (arrays, kernel scratch) goes through :func:`allocate`, which takes the
 block from the innermost ``ember.cached`` scope if there is one, else from the backend's
-caching allocator (:mod:`ember.runtime.allocator`).  Public as ``ember.memory``.
+caching allocator (:mod:`ember.runtime.allocator`).  Asynchronous uploads go through
+:func:`upload`, which stages them in pooled pinned host memory (:mod:`ember.runtime.pinned`).
+Public as ``ember.memory``.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ import re
 import warnings
 
 from ember.runtime import backend as _backend
-from ember.runtime.alloccache import _scope
 from ember.runtime.allocator import Pool
+from ember.runtime.alloccache import _scope
 from ember.runtime.backend import Backend, Buffer, Stream
+from ember.runtime.pinned import HostPool
 
 _pools: dict[Backend, Pool] = {}
+_host_pools: dict[Backend, HostPool] = {}
 
 
 def allocate(backend: Backend, nbytes: int, stream: Stream | None = None) -> Buffer:
@@ -30,6 +34,22 @@ def allocate(backend: Backend, nbytes: int, stream: Stream | None = None) -> Buf
     if pool.passthrough:
         return backend.alloc(max(nbytes, 1), stream)
     return pool.allocate(nbytes, stream)
+
+
+def upload(backend: Backend, dst: Buffer, offset: int, host, stream: Stream) -> None:
+    """Copy the C-contiguous NumPy array ``host`` into ``dst`` at byte ``offset``,
+    asynchronously on ``stream``, staged through pooled pinned host memory.
+
+    Returns at once; ``host`` may be changed as soon as it does.
+    """
+    pool = _host_pools.get(backend) or _host_pools.setdefault(backend, HostPool(backend))
+    pool.upload(dst, offset, host, stream)
+
+
+def host_pool(backend: Backend | None = None) -> HostPool:
+    """The pinned staging pool of ``backend`` (default: the current backend)."""
+    be = backend or _backend.get()
+    return _host_pools.get(be) or _host_pools.setdefault(be, HostPool(be))
 
 
 def _make_pool(backend: Backend) -> Pool:
@@ -74,17 +94,28 @@ def pool(backend: Backend | None = None) -> Pool:
 def stats(backend: Backend | None = None) -> dict[str, int]:
     """Allocator statistics of the current (or given) backend.
 
-    Keys: ``in_use`` (bytes held by live arrays and scoped caches), ``cached`` (free blocks
-    kept for reuse), ``reserved`` (their sum: what the pool holds from the device),
-    ``peak_reserved``, ``allocations``, ``cache_hits``, ``cache_misses``,
-    ``cross_stream_reuses``, ``oom_retries``, ``limit`` (0: none).
+    Device keys: ``in_use`` (bytes held by live arrays and scoped caches), ``cached`` (free
+    blocks kept for reuse), ``reserved`` (their sum: what the pool holds from the device),
+    ``peak_reserved`` (since start or :func:`reset_peak`), ``allocations``,
+    ``cache_hits``, ``cache_misses``, ``cross_stream_reuses``, ``oom_retries``, ``limit``
+    (0: none).  Pinned staging memory: ``host_reserved`` = ``host_in_flight`` (uploads the
+    device has not finished) + ``host_cached``, ``host_uploads``, ``host_cache_hits``.
     """
-    return pool(backend).stats()
+    be = backend or _backend.get()
+    return {**pool(be).stats(), **host_pool(be).stats()}
+
+
+def reset_peak(backend: Backend | None = None) -> None:
+    """Restart ``peak_reserved`` from what is reserved now."""
+    pool(backend).reset_peak()
 
 
 def empty_cache(backend: Backend | None = None) -> int:
-    """Give every cached (unused) block back to the device; returns the bytes released."""
-    return pool(backend).empty_cache()
+    """Give every cached (unused) device block and pinned staging buffer back; returns the
+    device bytes released."""
+    be = backend or _backend.get()
+    host_pool(be).empty_cache()
+    return pool(be).empty_cache()
 
 
 def set_limit(limit: int | str | None, backend: Backend | None = None) -> None:

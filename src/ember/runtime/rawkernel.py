@@ -18,6 +18,7 @@ from typing import Any
 from ember import dtypes
 from ember.errors import LaunchError
 from ember.runtime import backend as _backend
+from ember.runtime.allocator import note_uses
 from ember.runtime.backend import PTR, Backend, Buffer, Function
 
 # C spellings (both dialects) -> Ember dtype.  `long` is 64-bit in OpenCL and on LP64 hosts.
@@ -203,6 +204,8 @@ class RawKernel:
             if len(args) != len(convert):
                 _backend.check_arg_count(fn, args)
             fn.launch(g, b, [c(a) for c, a in zip(convert, args)], shared_mem, stream)
+            if stream is not None:  # arrays used on another stream than their own
+                note_uses(args, stream)
 
         try:
             if len(self._configs) < 64:

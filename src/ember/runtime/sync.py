@@ -11,31 +11,48 @@ So:
   that releases the GIL (a blocking-sync event when ``blocking=True``, so the thread
   sleeps instead of spinning in the driver).
 
-asyncio: :func:`wait_async` never blocks the event loop.  The default waits in a small pool
-of waiter threads that block in GIL-free driver waits and hand completion back with
-``loop.call_soon_threadsafe``; no Python code runs on driver callback threads.
-``EMBER_ASYNC_WAIT=poll`` polls with exponential backoff instead.  See
-docs/design/sync.md for the measurements behind the defaults.
+The counters are plain ints.  ``x.submitted += 1`` is not a lock-free atomic in general,
+but on a GIL build of CPython ≥ 3.10 no thread switch can happen inside it (switches happen
+only at calls and backward jumps), and ``tests/backend/test_sync.py`` checks that 8 threads
+launching on one stream never lose a count.
+
+A backend keeps the streams it created in a :class:`StreamSet`, so a device-wide
+``ember.synchronize()`` with no stream busy makes no driver call either.
+
+asyncio: :func:`wait_async` never blocks the event loop.  The default waits in waiter
+threads (daemon threads, at most :data:`MAX_WAITERS`) that block in GIL-free driver waits and
+hand completion back with ``loop.call_soon_threadsafe``; no Python code runs on driver
+callback threads.  When every waiter thread is taken, or with ``EMBER_ASYNC_WAIT=poll``,
+the task polls with exponential backoff instead.  See docs/design/sync.md for the
+measurements behind the defaults.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import queue
 import threading
 import time
+import weakref
+from collections.abc import Callable
+
+from ember.config import settings
 
 SPINS = 32
 YIELDS = 256
 POLL_FIRST_S = 20e-6
 POLL_MAX_S = 1e-3
+MAX_WAITERS = 32  # waiter threads; more concurrent awaits poll instead
+WAITER_IDLE_S = 30.0  # an idle waiter thread exits after this long
 
 
 class Waitable:
     """Bookkeeping shared by streams and events; backends implement the native hooks.
 
     Subclasses implement ``_native_query() -> bool`` (never blocks) and
-    ``_native_block(blocking: bool)`` (waits without holding the GIL).
+    ``_native_block(blocking: bool)`` (waits without holding the GIL).  They may implement
+    ``_async_marker()``: an object whose ``_native_block(True)`` sleeps until the work
+    submitted so far is done (and whose ``close()``, if any, is called afterwards).
     """
 
     submitted = 0  # pieces of work submitted so far (class default: nothing yet)
@@ -85,8 +102,6 @@ class Waitable:
 
 def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) -> None:
     """Spin → yield → block until ``obj``'s native query says done."""
-    from ember.config import settings
-
     plain = settings.sync == "plain"
     if spin if spin is not None else not plain:
         query = obj._native_query
@@ -101,32 +116,136 @@ def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) 
     obj._native_block(settings.sync_blocking if blocking is None else blocking)
 
 
+# ----------------------------------------------------------------------------- registry
+
+
+class StreamSet:
+    """The streams a backend created, held weakly, readable without a lock.
+
+    The set is a tuple of weak references replaced (under a lock) when a stream is added or
+    dies, so :meth:`busy` — the device-wide synchronize's fast path — only reads it.
+    ``orphaned`` is set when a stream is closed with work still running: that work can no
+    longer be waited for stream by stream, so the next device-wide wait must be the
+    driver's.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # re-entrant: a weakref callback may run inside add()
+        self._refs: tuple[weakref.ref, ...] = ()
+        self.orphaned = False
+
+    def add(self, stream: Waitable) -> None:
+        with self._lock:
+            self._refs = (*self._refs, weakref.ref(stream, self._forget))
+
+    def _forget(self, ref: weakref.ref) -> None:
+        with self._lock:
+            self._refs = tuple(r for r in self._refs if r is not ref)
+
+    def __iter__(self):
+        for ref in self._refs:
+            stream = ref()
+            if stream is not None:
+                yield stream
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def busy(self) -> list[tuple[Waitable, int]]:
+        """(stream, submitted) for every stream with work not known to be complete."""
+        out = []
+        for ref in self._refs:
+            s = ref()
+            if s is not None and s.completed < s.submitted:
+                out.append((s, s.submitted))
+        return out
+
+
+def wait_all(
+    busy: list[tuple[Waitable, int]], blocking: bool | None = None, spin: bool | None = None
+) -> None:
+    """Wait for each (stream, target) in turn, then mark it complete up to its target."""
+    for stream, target in busy:
+        if stream.completed < target:
+            stream.synchronize(blocking, spin)
+            stream._mark(target)
+
+
+async def wait_all_async(busy: list[tuple[Waitable, int]]) -> None:
+    """:func:`wait_all` without blocking the event loop."""
+    for stream, target in busy:
+        if stream.completed < target:
+            await wait_async(stream, target)
+
+
 # ----------------------------------------------------------------------------- asyncio
 
-_pool_lock = threading.Lock()
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+class WaiterThreads:
+    """Daemon threads that run blocking jobs (driver waits) for awaiting tasks.
+
+    At most ``limit`` threads; :meth:`submit` returns False when all are busy (the caller
+    then polls).  Idle threads exit after ``idle_s`` seconds.  Daemon threads, so that a
+    process exiting while the device still runs cancelled waits is not held up by them.
+    """
+
+    def __init__(self, limit: int = MAX_WAITERS, idle_s: float = WAITER_IDLE_S):
+        self.limit = limit
+        self.idle_s = idle_s
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self.threads = 0  # alive
+        self.idle = 0  # alive and not reserved for a job
+
+    @property
+    def busy(self) -> int:
+        """Threads running (or about to run) a job."""
+        return self.threads - self.idle
+
+    def submit(self, job: Callable[[], None]) -> bool:
+        """Run ``job`` on a waiter thread; False (and nothing run) if all are busy."""
+        with self._lock:
+            if self.idle:
+                self.idle -= 1
+            elif self.threads < self.limit:
+                self.threads += 1
+                threading.Thread(target=self._serve, name="ember-wait", daemon=True).start()
+            else:
+                return False
+            self._jobs.put(job)
+        return True
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self.idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if self.idle:  # no job is on its way to this thread: leave
+                        self.idle -= 1
+                        self.threads -= 1
+                        return
+                continue  # a job was reserved for an idle thread just now: take it
+            try:
+                job()
+            except BaseException:  # jobs hand their errors on; never kill the thread
+                pass
+            with self._lock:
+                self.idle += 1
 
 
-def _waiters() -> concurrent.futures.ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(8, thread_name_prefix="ember-wait")
-        return _pool
+waiters = WaiterThreads()
 
 
-async def wait_async(obj: Waitable) -> None:
-    """Wait for ``obj`` without blocking the running event loop."""
-    from ember.config import settings
-
-    target = obj.submitted
+async def wait_async(obj: Waitable, target: int | None = None) -> None:
+    """Wait for ``obj`` (up to submission ``target``) without blocking the running loop."""
+    if target is None:
+        target = obj.submitted
     if obj.completed >= target or obj._native_query():
         obj._mark(target)
         return
-    if settings.async_wait == "poll":
+    if settings.async_wait == "poll" or not await _in_waiter_thread(obj):
         await _poll(obj)
-    else:
-        await _in_waiter_thread(obj)
     obj._mark(target)
 
 
@@ -137,7 +256,8 @@ async def _poll(obj: Waitable) -> None:
         delay = min(delay * 2, POLL_MAX_S)
 
 
-async def _in_waiter_thread(obj: Waitable) -> None:
+async def _in_waiter_thread(obj: Waitable) -> bool:
+    """Wait in a waiter thread; False (nothing waited) when none is free."""
     loop = asyncio.get_running_loop()
     done = loop.create_future()
     marker = obj._async_marker() if hasattr(obj, "_async_marker") else obj
@@ -148,13 +268,22 @@ async def _in_waiter_thread(obj: Waitable) -> None:
             marker._native_block(True)  # GIL released inside the driver
         except BaseException as exc:  # handed to the awaiting task, never lost
             error = exc
+        if marker is not obj and hasattr(marker, "close"):
+            try:
+                marker.close()
+            except Exception:
+                pass
         try:
             loop.call_soon_threadsafe(_settle, done, error)
         except RuntimeError:
             pass  # the loop was closed while we waited: nobody is waiting any more
 
-    _waiters().submit(block_then_wake)
+    if not waiters.submit(block_then_wake):
+        if marker is not obj and hasattr(marker, "close"):
+            marker.close()
+        return False
     await done
+    return True
 
 
 def _settle(future: asyncio.Future, error: BaseException | None) -> None:

@@ -13,7 +13,6 @@ the legacy NULL stream, which a non-blocking stream does not wait for).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +23,9 @@ from ember.backends.cuda.launch import CudaFunction
 from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, _alloc_async, allocate
 from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
+from ember.config import settings
 from ember.runtime.backend import Backend, Buffer, DeviceInfo
+from ember.runtime.sync import StreamSet, wait_all, wait_all_async
 
 __all__ = [
     "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
@@ -57,8 +58,8 @@ class CudaBackend(Backend):
         self._info = _device.device_info(device)
         self._context = _device.PrimaryContext(self._cu_device, device)
         self._use_pool = bool(self._info.extra.get("memory_pools_supported"))
-        self._default_stream = CudaStream(self._context)
-        self._streams: weakref.WeakSet[CudaStream] = weakref.WeakSet()
+        self._streams = StreamSet()  # every stream made here, the default one included
+        self._default_stream = self.create_stream()
 
     # ------------------------------------------------------------------ devices
     def devices(self) -> list[DeviceInfo]:
@@ -181,6 +182,7 @@ class CudaBackend(Backend):
     def create_stream(self, priority: int = 0) -> CudaStream:
         """A new non-blocking stream."""
         stream = CudaStream(self._context, priority)
+        stream.registry = self._streams
         self._streams.add(stream)
         return stream
 
@@ -193,13 +195,40 @@ class CudaBackend(Backend):
         """A new event; ``timing=True`` enables :meth:`CudaEvent.elapsed_ms`."""
         return CudaEvent(self._context, timing)
 
-    def synchronize(self) -> None:
-        """Wait for all work on the device (``cuCtxSynchronize``); streams become known idle."""
-        streams = [(s, s.submitted) for s in (self._default_stream, *self._streams)]
+    def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
+        """Wait for all work Ember submitted to the device.
+
+        No stream busy: no driver call.  One busy stream (or ``blocking=True``): that
+        stream's wait, with its spin → yield → block policy.  Several, a stream closed with
+        work running, or ``EMBER_SYNC=plain``: one device-wide ``cuCtxSynchronize``.
+        ``blocking`` and ``spin`` are those of :meth:`CudaStream.synchronize`.
+        """
+        streams = self._streams
+        plain = settings.sync == "plain"
+        busy = streams.busy()
+        if not (plain or streams.orphaned):
+            if not busy:
+                return
+            if len(busy) == 1 or blocking:
+                return wait_all(busy, blocking, spin)
+        streams.orphaned = False  # before the wait: an orphan made during it sets it again
+        self._device_wait()
+        for stream, target in busy:
+            stream._mark(target)
+
+    async def synchronize_async(self) -> None:
+        """:meth:`synchronize` without blocking the running event loop."""
+        if self._streams.orphaned:
+            import asyncio
+
+            await asyncio.get_running_loop().run_in_executor(None, self.synchronize)
+            return
+        await wait_all_async(self._streams.busy())
+
+    def _device_wait(self) -> None:
+        """``cuCtxSynchronize``: wait for everything queued in the context (GIL released)."""
         self._context.ensure_current()
         check(cu.cuCtxSynchronize(), "cuCtxSynchronize", "waiting for the device")
-        for stream, target in streams:
-            stream._mark(target)
 
     # ------------------------------------------------------------------ code
     def compile(self, source: str, name: str = "kernel", options: Sequence[str] = ()) -> bytes:

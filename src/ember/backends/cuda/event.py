@@ -35,6 +35,7 @@ class CudaEvent(Waitable, Event):
         context.ensure_current()
         self._context = context
         self.timing = timing
+        self.blocking_sync = blocking_sync
         flags = 0 if timing else int(cu.CUevent_flags.CU_EVENT_DISABLE_TIMING)
         if blocking_sync:
             flags |= int(cu.CUevent_flags.CU_EVENT_BLOCKING_SYNC)
@@ -60,13 +61,27 @@ class CudaEvent(Waitable, Event):
             return True
         if err == NOT_READY:
             return False
+        if self._context.retry_on_invalid_context(err):  # a thread with no context yet
+            return self._native_query()
         raise error(err, "cuEventQuery", "querying an event")
 
     def _native_block(self, blocking: bool) -> None:
         """``cuEventSynchronize`` (GIL released; sleeps if made with ``blocking_sync``)."""
+        self._context.ensure_current()  # waits also run on waiter and user threads
         err = cu.cuEventSynchronize(self.handle)[0]
         if err:
             raise error(err, "cuEventSynchronize", "waiting for an event")
+
+    def _async_marker(self) -> CudaEvent | _EventWatch:
+        """What an ``await`` waits on in a waiter thread: something that sleeps, not spins.
+
+        A blocking-sync event is its own marker.  Otherwise (``cuEventSynchronize`` on it
+        would spin a CPU core) a private stream waits for it on the device and a
+        blocking-sync event recorded there is waited on: it completes right after this one.
+        """
+        if self.blocking_sync:
+            return self
+        return _EventWatch(self)
 
     def elapsed_ms(self, end: CudaEvent) -> float:
         """Milliseconds from this event to ``end``; both need ``timing=True`` and to be done."""
@@ -94,3 +109,21 @@ class CudaEvent(Waitable, Event):
             self.close()
         except Exception:
             pass
+
+
+class _EventWatch:
+    """A blocking-sync marker that completes when ``event`` does (see ``_async_marker``)."""
+
+    def __init__(self, event: CudaEvent):
+        from ember.backends.cuda.stream import CudaStream
+
+        self.stream = CudaStream(event._context)  # its own: no other work to wait behind
+        self.stream.wait_event(event)
+        self.marker = self.stream._async_marker()
+
+    def _native_block(self, blocking: bool) -> None:
+        self.marker._native_block(True)
+
+    def close(self) -> None:
+        self.marker.close()
+        self.stream.close()

@@ -48,6 +48,7 @@ class CudaStream(Waitable, Stream):
             "creating a stream",
         )
         self._block_event: CudaEvent | None = None
+        self.registry = None  # the backend's StreamSet, told when work is left orphaned
 
     @property
     def handle(self) -> cu.CUstream:
@@ -69,15 +70,21 @@ class CudaStream(Waitable, Stream):
             return True
         if err == NOT_READY:
             return False
+        if self._context.retry_on_invalid_context(err):  # a thread with no context yet
+            return self._native_query()
         raise error(err, "cuStreamQuery", "querying a stream")
 
     def _native_block(self, blocking: bool) -> None:
         """Wait in the driver (GIL released); ``blocking``: sleep rather than spin."""
+        self._context.ensure_current()  # waits also run on waiter and user threads
         if blocking:
-            if self._block_event is None:
-                self._block_event = CudaEvent(self._context, blocking_sync=True)
-            self._block_event.record(self)
-            self._block_event._native_block(True)
+            # One event per stream, read once: another thread may be waiting on it too
+            # (a re-record by that thread only makes this wait cover more work).
+            event = self._block_event
+            if event is None:
+                event = self._block_event = CudaEvent(self._context, blocking_sync=True)
+            event.record(self)
+            event._native_block(True)
             return
         err = cu.cuStreamSynchronize(self.handle)[0]
         if err:
@@ -95,8 +102,14 @@ class CudaStream(Waitable, Stream):
         check(cu.cuStreamWaitEvent(self.handle, event.handle, 0), "cuStreamWaitEvent")
 
     def close(self) -> None:
-        """Destroy the stream once its queued work has finished.  Idempotent."""
+        """Destroy the stream once its queued work has finished.  Idempotent.
+
+        Work still running is then out of reach of per-stream waits: the backend is told,
+        and its next ``synchronize()`` waits for the whole device.
+        """
         handle, self._handle = self._handle, None
+        if handle is not None and self.completed < self.submitted and self.registry is not None:
+            self.registry.orphaned = True
         if self._block_event is not None:
             self._block_event.close()
         if handle is not None and self._context.alive:

@@ -44,7 +44,8 @@ class OpenCLEvent(Waitable, Event):
         if self.timing and not stream.profiling:
             stream.enable_profiling()
         try:
-            self.marker = cl.enqueue_marker(stream.handle)
+            with stream.lock:  # the queue may be switched to a profiling one meanwhile
+                self.marker = cl.enqueue_marker(stream.handle)
         except cl.Error as exc:
             raise driver_error(exc, "recording an event") from exc
         self.spin = stream.spin

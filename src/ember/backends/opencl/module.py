@@ -245,9 +245,9 @@ class OpenCLFunction(Function):
             gsize = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
         s = stream or self._default
         try:
-            with self._lock:
+            with self._lock, s.lock:  # kernel arguments; the stream's `last` (see .stream)
                 s.last = self.kernel(s.queue, gsize, block, *args)
-            s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
+                s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
         except _BAD_VALUE:
             self._launch_slowly(gsize, grid, block, args, shared_mem, s)
         except cl.Error as exc:
@@ -261,9 +261,9 @@ class OpenCLFunction(Function):
             raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
         args = self._convert(args)
         try:
-            with self._lock:
+            with self._lock, s.lock:
                 s.last = self.kernel(s.queue, gsize, block, *args)
-            s.submitted += 1
+                s.submitted += 1
         except cl.Error as exc:
             raise self._refused(exc, grid, block, shared_mem) from exc
         except _BAD_VALUE as exc:

@@ -20,10 +20,16 @@ device (PoCL) the polling phase is skipped: the spinning thread takes a core fro
 device's own worker threads, and launch + synchronize took 84 µs with it, 39-58 µs
 without, on a 2-core machine.  Code that enqueues on :attr:`~OpenCLStream.handle` directly
 must add 1 to ``submitted`` and set ``last``, or :meth:`synchronize` may return early.
+
+Threads: commands are enqueued, and ``last``/``submitted`` updated, under the stream's
+:attr:`~OpenCLStream.lock`.  Without it two threads could leave ``last`` pointing at the
+earlier of their two commands, and a query would report the stream idle while the later
+one still runs.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from ember.backends.opencl.check import cl, driver_error, status_error
@@ -64,6 +70,7 @@ class OpenCLStream(Waitable, Stream):
         self.profiling = cpu if profiling is None else profiling
         self.queue = _new_queue(context, device, self.profiling)
         self.last: cl.Event | None = None  # the last command Ember enqueued here
+        self.lock = threading.Lock()  # held while enqueueing and booking a command
         self.submitted = self.completed = 0
         self.spin = spin if spin is not None else (False if cpu else None)
 
@@ -85,17 +92,18 @@ class OpenCLStream(Waitable, Stream):
         The new queue's first command is a barrier on the old queue's last command; the
         old queue is flushed and released when its work is done.
         """
-        if self.profiling:
-            return
-        old = self.handle
-        new = _new_queue(self.context, self.device, True)
-        try:
-            if self.last is not None:
-                cl.enqueue_barrier(new, wait_for=[self.last])
-            old.flush()
-        except cl.Error as exc:
-            raise driver_error(exc, "switching a stream to a profiling queue") from exc
-        self.queue, self.profiling = new, True
+        with self.lock:
+            if self.profiling:
+                return
+            old = self.handle
+            new = _new_queue(self.context, self.device, True)
+            try:
+                if self.last is not None:
+                    cl.enqueue_barrier(new, wait_for=[self.last])
+                old.flush()
+            except cl.Error as exc:
+                raise driver_error(exc, "switching a stream to a profiling queue") from exc
+            self.queue, self.profiling = new, True
 
     def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
         """Wait until all work Ember submitted here has finished (see the module docstring).
@@ -141,7 +149,8 @@ class OpenCLStream(Waitable, Stream):
         if marker is None:
             return  # never recorded: nothing to wait for, as with CUDA
         try:
-            cl.enqueue_barrier(self.handle, wait_for=[marker])
+            with self.lock:
+                cl.enqueue_barrier(self.handle, wait_for=[marker])
         except cl.Error as exc:
             raise driver_error(exc, "making a stream wait for an event") from exc
 

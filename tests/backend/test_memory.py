@@ -1,0 +1,270 @@
+"""The caching allocator, scoped caches and pinned staging on real devices.
+
+Runs on every available backend (PoCL's CPU device here, CUDA on the GPU machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import numpy as np
+import pytest
+from device_work import Work, read_elsewhere, ready_zeros
+
+import ember
+from ember.runtime.allocator import size_class
+
+MiB = 1 << 20
+LONG = 0.15
+
+
+@pytest.fixture
+def work(backend):
+    return Work.on(backend)
+
+
+def _same(a, b) -> bool:
+    """Two arrays on the same device memory (CUDA: an int address; OpenCL: a cl.Buffer)."""
+    return a.buffer.handle == b.buffer.handle
+
+
+# ------------------------------------------------------------------ reuse
+
+
+def test_reuse_by_size_class(backend):
+    a = ember.empty(10_001, ember.uint8)
+    b = ember.empty(10_002, ember.uint8)  # alive: a different block
+    assert not _same(a, b)
+    old = a.buffer.handle
+    hits = ember.memory.stats()["cache_hits"]
+    del a
+    c = ember.empty(2_500, ember.int32)  # 10 000 bytes: the same 10 240-byte class
+    assert c.buffer.handle == old
+    assert ember.memory.stats()["cache_hits"] == hits + 1
+    d = ember.empty(5 * MiB // 4, ember.float32)
+    e = ember.empty(7 * MiB // 4, ember.float32)  # another class: never the same block
+    assert not _same(d, e) and not _same(c, d)
+
+
+@pytest.mark.parametrize("allocated_on", ["A", "default"])
+def test_stream_ordered_reuse_never_lets_a_running_kernel_see_new_writes(
+    backend, work, allocated_on
+):
+    """A kernel on stream A still reading a buffer that was freed and reallocated on stream
+    B must not see what B writes into it (whether the buffer was allocated on A, or on the
+    default stream and only used on A)."""
+    a, b = ember.Stream(), ember.Stream()
+    n = 12_345  # an odd size: no other test leaves a cached block of its class on `b`
+    ones = np.ones(n, np.int32)
+    x = ember.asarray(ones, stream=a if allocated_on == "A" else None)
+    seen = ready_zeros(n)
+    work.spin_copy(LONG, x, seen, a)  # reads x only after LONG seconds
+    old = x.buffer.handle
+    del x  # freed while the kernel still has to read it
+    reuses = ember.memory.stats()["cross_stream_reuses"]
+    y = ember.empty(n, ember.int32, stream=b)
+    assert y.buffer.handle == old  # the same memory, handed to stream b
+    assert ember.memory.stats()["cross_stream_reuses"] == reuses + 1
+    backend.copy_from_host(y.buffer, 0, np.full(n, 2, np.int32), b)  # B's write
+    b.synchronize()
+    a.synchronize()
+    np.testing.assert_array_equal(read_elsewhere(backend, seen), ones)
+    np.testing.assert_array_equal(read_elsewhere(backend, y), np.full(n, 2, np.int32))
+
+
+# ------------------------------------------------------------------ scoped caches
+
+
+def test_scoped_cache_bounds_a_loop_exactly(backend, work):
+    cache = ember.AllocCache()
+    for step in range(50):
+        with ember.cached(cache):
+            tmp = ember.zeros(2 * MiB, ember.int32)  # 8 MiB
+            work.add(tmp, step, None)
+            del tmp
+    assert cache.nbytes == 8 * MiB and cache.n_free == 1 and cache.n_busy == 0
+    cache.free()
+    assert cache.nbytes == 0
+
+
+def test_escaped_arrays_keep_their_data_after_the_scope(backend):
+    cache = ember.AllocCache()
+    data = np.arange(1000, dtype=np.int32)
+    with ember.cached(cache):
+        kept = ember.asarray(data)  # escapes the block
+        scratch = ember.asarray(-data)
+        del scratch
+    for _ in range(3):
+        with ember.cached(cache):
+            other = ember.asarray(np.full(1000, 7, np.int32))  # the same size class
+            assert not _same(other, kept)
+            del other
+    np.testing.assert_array_equal(kept.to_numpy(), data)
+    assert cache.n_busy == 1
+
+
+def test_freeing_a_cache_with_busy_buffers_raises(backend):
+    cache = ember.AllocCache()
+    with ember.cached(cache):
+        live = ember.empty(1000, ember.float32)
+    with pytest.raises(ember.EmberError, match=r"1 buffer\(s\) are still used by live arrays"):
+        cache.free()
+    del live
+    cache.free()
+    assert cache.n_free == 0 and cache.n_busy == 0
+
+
+def test_scopes_are_per_thread_and_per_task(backend):
+    main_cache, thread_cache = ember.AllocCache(), ember.AllocCache()
+    kept = {}
+
+    def worker():
+        with ember.cached(thread_cache):
+            kept["thread"] = ember.empty(100, ember.float32)
+        kept["outside"] = ember.empty(100, ember.float32)
+
+    with ember.cached(main_cache):
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        mine = ember.empty(100, ember.float32)
+    assert main_cache.n_busy == 1 and thread_cache.n_busy == 1
+    del kept["outside"]
+    assert thread_cache.n_busy == 1  # the array made outside the thread's scope: pool only
+
+    caches = [ember.AllocCache() for _ in range(2)]
+
+    async def task(cache):
+        with ember.cached(cache):
+            arrays = []
+            for _ in range(3):
+                arrays.append(ember.empty(64, ember.int32))
+                await asyncio.sleep(0)  # the other task runs here with its own scope
+            return arrays
+
+    async def main():
+        return await asyncio.gather(*(task(c) for c in caches))
+
+    results = asyncio.run(main())
+    assert [c.n_busy for c in caches] == [3, 3]
+    del results, mine
+    assert [c.n_busy for c in caches] == [0, 0]
+
+
+# ------------------------------------------------------------------ out of memory
+
+
+def test_limit_gives_the_documented_error_and_recovers(backend):
+    pool = ember.memory.pool(backend)
+    saved = pool.limit
+    ember.memory.empty_cache()
+    base = ember.memory.stats()["reserved"]
+    try:
+        ember.memory.set_limit(base + 4 * MiB)
+        a = ember.empty(3 * MiB, ember.uint8)
+        with pytest.raises(ember.OutOfMemoryError) as info:
+            ember.empty(2 * MiB, ember.uint8)
+        message = str(info.value)
+        assert "cannot allocate 2.0 MiB" in message
+        assert "it would exceed the memory limit" in message
+        for part in ("In use by Ember arrays:", "cached:", "device total:",
+                     "limit (EMBER_MEMORY_LIMIT)", "ember.memory.empty_cache()"):  # fmt: skip
+            assert part in message
+        assert isinstance(info.value, MemoryError)
+        del a
+        b = ember.empty(2 * MiB, ember.uint8)  # the cached 3 MiB block is released for it
+        assert b.nbytes == 2 * MiB
+    finally:
+        pool.limit = saved
+
+
+def test_device_out_of_memory_names_the_numbers_and_recovers(backend):
+    huge = backend.device.total_memory * 4
+    with pytest.raises(ember.OutOfMemoryError) as info:
+        ember.empty(huge, ember.uint8)
+    message = str(info.value)
+    assert f"on {backend.device.name}" in message
+    assert "the device is out of memory" in message or "exceed" in message
+    assert "device total:" in message and "ember.memory.empty_cache()" in message
+    x = ember.asarray(np.arange(10, dtype=np.int32))  # still usable
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(10))
+
+
+# ------------------------------------------------------------------ statistics
+
+
+def test_stats_add_up(backend):
+    before = ember.memory.stats()
+    live = [ember.empty(n, ember.uint8) for n in (100, 70_000, 3 * MiB)]
+    dead = [ember.empty(n, ember.uint8) for n in (5_000, 2 * MiB)]
+    del dead
+    s = ember.memory.stats()
+    assert s["reserved"] == s["in_use"] + s["cached"]
+    assert s["in_use"] >= sum(size_class(a.nbytes) for a in live)
+    assert s["cached"] >= size_class(5_000) + size_class(2 * MiB)
+    assert s["allocations"] == s["cache_hits"] + s["cache_misses"]
+    assert s["allocations"] - before["allocations"] == 5
+    assert s["peak_reserved"] >= s["reserved"]
+    assert s["host_reserved"] == s["host_in_flight"] + s["host_cached"]
+    ember.memory.reset_peak()
+    assert ember.memory.stats()["peak_reserved"] == ember.memory.stats()["reserved"]
+    released = ember.memory.empty_cache()
+    assert released >= size_class(5_000) + size_class(2 * MiB)
+    after = ember.memory.stats()
+    assert after["cached"] == 0 and after["reserved"] == after["in_use"]
+    del live
+
+
+# ------------------------------------------------------------------ pinned staging
+
+
+def test_asarray_on_a_stream_stages_through_pinned_memory(backend, work):
+    stream = ember.Stream()
+    host = np.arange(1 << 18, dtype=np.float32)  # 1 MiB
+    gate = ready_zeros(1)
+    work.spin_then(LONG, gate, 1, stream)  # the stream is busy: the upload must queue
+    start = ember.memory.stats()
+    t = time.perf_counter()
+    dev = ember.asarray(host, stream=stream)
+    returned_in = time.perf_counter() - t
+    expected = host.copy()
+    host[:] = -1  # allowed at once: the data was staged
+    s = ember.memory.stats()
+    assert s["host_uploads"] == start["host_uploads"] + 1
+    assert s["host_in_flight"] >= host.nbytes  # held until the stream passes the copy
+    again = ember.asarray(expected, stream=stream)  # the first buffer is still in flight
+    assert ember.memory.stats()["host_reserved"] >= start["host_reserved"] + host.nbytes
+    stream.synchronize()
+    assert returned_in < LONG / 2  # did not wait for the kernel ahead of it
+    np.testing.assert_array_equal(dev.to_numpy(), expected)
+    np.testing.assert_array_equal(again.to_numpy(), expected)
+    s = ember.memory.stats()
+    assert s["host_in_flight"] == 0 and s["host_cached"] >= 2 * host.nbytes
+    hits = s["host_cache_hits"]
+    third = ember.asarray(expected, stream=stream)  # now a staging buffer is free again
+    assert ember.memory.stats()["host_cache_hits"] == hits + 1
+    assert ember.memory.stats()["host_reserved"] == s["host_reserved"]
+    stream.synchronize()
+    np.testing.assert_array_equal(third.to_numpy(), expected)
+
+
+def test_staged_uploads_from_threads(backend):
+    streams = [ember.Stream() for _ in range(4)]
+    results = {}
+
+    def worker(i):
+        host = np.full(50_000, i, np.int32)
+        arrays = [ember.asarray(host + k, stream=streams[i]) for k in range(10)]
+        streams[i].synchronize()
+        results[i] = [a.to_numpy() for a in arrays]
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for i in range(4):
+        for k, got in enumerate(results[i]):
+            assert (got == i + k).all()
