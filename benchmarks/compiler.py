@@ -51,8 +51,23 @@ def args8(a0, a1, a2, a3, a4, a5, a6, a7):
 @ember.kernel
 def args16(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15):
     if ember.global_id() == NEVER:
-        a0[0] = (a1[0] + a2[0] + a3[0] + a4[0] + a5[0] + a6[0] + a7[0] + a8[0] + a9[0]
-                 + a10[0] + a11[0] + a12[0] + a13[0] + a14[0] + a15[0])  # fmt: skip
+        a0[0] = (
+            a1[0]
+            + a2[0]
+            + a3[0]
+            + a4[0]
+            + a5[0]
+            + a6[0]
+            + a7[0]
+            + a8[0]
+            + a9[0]
+            + a10[0]
+            + a11[0]
+            + a12[0]
+            + a13[0]
+            + a14[0]
+            + a15[0]
+        )
 
 
 KERNELS = {1: args1, 3: args3, 8: args8, 16: args16}
@@ -61,8 +76,10 @@ KERNELS = {1: args1, 3: args3, 8: args8, 16: args16}
 def _raw_source(n: int) -> str:
     params = ", ".join(f"float* a{i}" for i in range(n))
     body = " + ".join(f"a{i}[0]" for i in range(1, n)) or "1.0f"
-    return (f'extern "C" __global__ void args{n}({params}) {{\n'
-            f"    if (blockIdx.x * blockDim.x + threadIdx.x == 4096) a0[0] = {body};\n}}\n")
+    return (
+        f'extern "C" __global__ void args{n}({params}) {{\n'
+        f"    if (blockIdx.x * blockDim.x + threadIdx.x == 4096) a0[0] = {body};\n}}\n"
+    )
 
 
 def _numba():
@@ -86,22 +103,41 @@ def _args_case(ctx: Context, n: int) -> dict[str, dict[str, float]]:
     arrays = [ember.zeros(N, ember.float32) for _ in range(n)]
     ctx.cache.setdefault("keep", []).extend(arrays)
     launch = KERNELS[n][1, 32]
-    guarded(results, "ember", lambda: {"us": per_call_us(lambda: launch(*arrays), iters,
-                                                          ctx.repeats, sync)})  # fmt: skip
+    guarded(
+        results,
+        "ember",
+        lambda: {"us": per_call_us(lambda: launch(*arrays), iters, ctx.repeats, sync)},
+    )
     raw = ctx.once("raw", lambda: RawCuda(be.device.index, be.device.arch))
     fn = raw.function(_raw_source(n), f"args{n}")
     params = raw.kernel_params(*[np.uint64(raw.alloc(N * 4)) for _ in range(n)])
     cu, stream = raw.cu, raw.stream
-    guarded(results, "raw", lambda: {"us": per_call_us(
-        lambda: cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, 0), iters,
-        ctx.repeats, raw.sync)})  # fmt: skip
+    guarded(
+        results,
+        "raw",
+        lambda: {
+            "us": per_call_us(
+                lambda: cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, 0),
+                iters,
+                ctx.repeats,
+                raw.sync,
+            )
+        },
+    )
     if "cupy" in ctx.peers:
         cp = ctx.peers["cupy"]
         k = cp.RawKernel(_raw_source(n), f"args{n}")
         xs = [cp.zeros(N, cp.float32) for _ in range(n)]
         s = cp.cuda.get_current_stream()
-        guarded(results, "cupy", lambda: {"us": per_call_us(lambda: k((1,), (32,), tuple(xs)),
-                                                             iters, ctx.repeats, s.synchronize)})
+        guarded(
+            results,
+            "cupy",
+            lambda: {
+                "us": per_call_us(
+                    lambda: k((1,), (32,), tuple(xs)), iters, ctx.repeats, s.synchronize
+                )
+            },
+        )
     _add_numba(results, ctx, n, iters)
     return results
 
@@ -111,8 +147,9 @@ def _add_numba(results, ctx: Context, n: int, iters: int) -> None:
         cuda = _numba()
         k = _numba_kernel(cuda, n)[1, 32]
         xs = [cuda.device_array(N, np.float32) for _ in range(n)]
-        return {"us": per_call_us(lambda: k(*xs), max(iters // 10, 10), ctx.repeats,
-                                  cuda.synchronize)}  # fmt: skip
+        return {
+            "us": per_call_us(lambda: k(*xs), max(iters // 10, 10), ctx.repeats, cuda.synchronize)
+        }
 
     guarded(results, "numba-cuda", measure)
 
@@ -127,13 +164,23 @@ def kernel_axpy3(ctx: Context):
     ctx.cache.setdefault("keep", []).extend([x, y])
     launch = axpy[1, N]
     results: dict[str, dict[str, float]] = {}
-    guarded(results, "ember", lambda: {"us": per_call_us(lambda: launch(2.0, x, y), iters,
-                                                          ctx.repeats, sync)})  # fmt: skip
+    guarded(
+        results,
+        "ember",
+        lambda: {"us": per_call_us(lambda: launch(2.0, x, y), iters, ctx.repeats, sync)},
+    )
     spec = axpy.specialize(2.0, x, y)
     packed = spec.pack(2.0, x, y)
     fn = spec.function
-    guarded(results, "ember.Function", lambda: {"us": per_call_us(
-        lambda: fn.launch((1, 1, 1), (N, 1, 1), packed), iters, ctx.repeats, sync)})
+    guarded(
+        results,
+        "ember.Function",
+        lambda: {
+            "us": per_call_us(
+                lambda: fn.launch((1, 1, 1), (N, 1, 1), packed), iters, ctx.repeats, sync
+            )
+        },
+    )
     raw_results = _args_case(ctx, 3)
     results["raw"] = raw_results.get("raw", {})
     for peer in ("cupy", "numba-cuda"):
@@ -166,6 +213,9 @@ def compile_cold(ctx: Context):
         samples.setdefault("total", []).append(time.perf_counter() - t)
         for stage, seconds in spec.timings.items():
             samples.setdefault(stage, []).append(seconds)
-    return {"ember": {"ms": float(np.median(samples["total"])) * 1e3,
-                      **{f"{s}_ms": float(np.median(v)) * 1e3 for s, v in samples.items()
-                         if s != "total"}}}  # fmt: skip
+    return {
+        "ember": {
+            "ms": float(np.median(samples["total"])) * 1e3,
+            **{f"{s}_ms": float(np.median(v)) * 1e3 for s, v in samples.items() if s != "total"},
+        }
+    }

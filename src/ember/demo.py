@@ -132,18 +132,23 @@ def _cases(scale: int, rng: np.random.Generator, grid_blocks: int) -> list[Case]
         return float(np.abs(args[1].to_numpy() - expected).max())
 
     def matmul_case():
-        return (ember.asarray(a), ember.asarray(b), ember.zeros((mm, mm), ember.float32)), \
-            lambda: None  # fmt: skip
+        return (
+            ember.asarray(a),
+            ember.asarray(b),
+            ember.zeros((mm, mm), ember.float32),
+        ), lambda: None
 
     def hist_case():
         hist = ember.zeros(BINS, ember.int64)
-        return (ember.asarray(values), hist), lambda: hist.backend.fill_zero(hist.buffer, 0,
-                                                                             hist.nbytes)
+        return (ember.asarray(values), hist), lambda: hist.backend.fill_zero(
+            hist.buffer, 0, hist.nbytes
+        )
 
     def sum_case():
         total = ember.zeros(1, ember.float64)
-        return (ember.asarray(x.astype(np.float64)), total), \
-            lambda: total.backend.fill_zero(total.buffer, 0, 8)  # fmt: skip
+        return (ember.asarray(x.astype(np.float64)), total), lambda: total.backend.fill_zero(
+            total.buffer, 0, 8
+        )
 
     mm_grid = (-(-mm // TILE), -(-mm // TILE))
     return [
@@ -206,8 +211,10 @@ def _run(case: Case, backend, repeat: int) -> bool:
         rate = f", {float(work.split()[0]) / steady:.1f} GFLOP/s"
     print(f"  steady    {_ms(steady)}   (per launch, {repeat} back to back{rate})")
     ok = error <= case.tolerance
-    print(f"  check     max |ember - numpy| = {error:.3g} (tolerance {case.tolerance:.3g}): "
-          f"{'OK' if ok else 'MISMATCH'}")  # fmt: skip
+    print(
+        f"  check     max |ember - numpy| = {error:.3g} (tolerance {case.tolerance:.3g}): "
+        f"{'OK' if ok else 'MISMATCH'}"
+    )
     return ok
 
 
@@ -215,8 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the demo; the exit status is 0 when every kernel matches NumPy."""
     parser = argparse.ArgumentParser(prog="ember demo", description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("cuda", "opencl"), help="default: EMBER_BACKEND")
-    parser.add_argument("--size", choices=("small", "medium", "large"), default=None,
-                        help="problem size (default: large on CUDA, medium on OpenCL)")
+    parser.add_argument(
+        "--size",
+        choices=("small", "medium", "large"),
+        default=None,
+        help="problem size (default: large on CUDA, medium on OpenCL)",
+    )
     parser.add_argument("--repeat", type=int, default=None, help="launches per timing sample")
     parser.add_argument("--show-source", action="store_true", help="print each kernel's C")
     opts = parser.parse_args(argv)
@@ -227,9 +238,11 @@ def main(argv: list[str] | None = None) -> int:
     size = opts.size or ("large" if backend.dialect == "cuda" else "medium")
     scale = {"small": 0, "medium": 1, "large": 2}[size]
     repeat = opts.repeat or (100 if backend.dialect == "cuda" else 10)
-    print(f"ember {ember.__version__} demo on {backend.name}: {dev.name} "
-          f"({dev.multiprocessors} SMs/CUs{', ' + dev.arch if dev.arch else ''}); "
-          f"backend ready in {started * 1e3:.1f} ms; size {size}")  # fmt: skip
+    print(
+        f"ember {ember.__version__} demo on {backend.name}: {dev.name} "
+        f"({dev.multiprocessors} SMs/CUs{', ' + dev.arch if dev.arch else ''}); "
+        f"backend ready in {started * 1e3:.1f} ms; size {size}"
+    )
     grid_blocks = max(1, dev.multiprocessors * 4)
     cases = _cases(scale, np.random.default_rng(0), grid_blocks)
     results = []

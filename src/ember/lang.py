@@ -85,10 +85,16 @@ global_size = Intrinsic("global_size", "global_size(axis=0): grid_dim * block_di
 grid = Intrinsic("grid", "grid(ndim): the global ids along the first ndim axes (a tuple).")
 lane_id = Intrinsic("lane_id", "lane_id(): this thread's index within its warp / sub-group.")
 warp_size = Intrinsic("warp_size", "warp_size(): threads per warp (CUDA) or sub-group.")
-barrier = Intrinsic("barrier", "barrier(): wait for every thread of the block; shared and "
-                    "global memory writes before it are visible after it.")  # fmt: skip
-shared = Intrinsic("shared", "shared(shape, dtype): a static per-block array (the shape and "
-                   "dtype must be compile-time constants); only in the kernel itself.")
+barrier = Intrinsic(
+    "barrier",
+    "barrier(): wait for every thread of the block; shared and "
+    "global memory writes before it are visible after it.",
+)
+shared = Intrinsic(
+    "shared",
+    "shared(shape, dtype): a static per-block array (the shape and "
+    "dtype must be compile-time constants); only in the kernel itself.",
+)
 
 _ATOMIC_DOC = "atomic_{0}(array, index, value): atomically {1}; returns the previous element."
 atomic_add = Intrinsic("atomic_add", _ATOMIC_DOC.format("add", "array[index] += value"))
@@ -120,9 +126,21 @@ MATH1 = (
 )  # fmt: skip
 MATH2 = ("pow", "atan2", "hypot", "copysign", "fmod", "fmin", "fmax")
 PREDICATES = ("isnan", "isinf", "isfinite")
-_NUMPY_NAME = {"rsqrt": None, "asin": "arcsin", "acos": "arccos", "atan": "arctan",
-               "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2",
-               "erf": None, "erfc": None, "lgamma": None, "tgamma": None, "pow": "power"}
+_NUMPY_NAME = {
+    "rsqrt": None,
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "atan2": "arctan2",
+    "erf": None,
+    "erfc": None,
+    "lgamma": None,
+    "tgamma": None,
+    "pow": "power",
+}
 
 _math: dict[str, Intrinsic] = {}
 for _name in (*MATH1, *MATH2, *PREDICATES, "fma"):

@@ -292,8 +292,9 @@ def test_closure_constants_tuple_and_dtype(backend, dtype):
     x = sample(dtype.name, 64)
     out = ember.zeros(64, dtype)
     k.launch(64)(ember.asarray(x), out)
-    np.testing.assert_allclose(out.to_numpy(), np.polyval(np.asarray(coeffs, dtype.name), x),
-                               **tolerance(dtype.name))  # fmt: skip
+    np.testing.assert_allclose(
+        out.to_numpy(), np.polyval(np.asarray(coeffs, dtype.name), x), **tolerance(dtype.name)
+    )
     assert "1.5" in k.inspect(ember.asarray(x), out, stage="source")  # folded as a constant
 
 
@@ -330,8 +331,12 @@ def test_math_functions_and_builtins(backend, dtype):
             + np.trunc(x * 10),
             np.isnan(x / x) * 1 + np.isinf(1 / x) * 1 + (x > 0) * 10,
         ], axis=1)  # fmt: skip
-    np.testing.assert_allclose(out.to_numpy(), exp, rtol=2e-5 if dtype == "float32" else 1e-12,
-                               atol=2e-5 if dtype == "float32" else 1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        out.to_numpy(),
+        exp,
+        rtol=2e-5 if dtype == "float32" else 1e-12,
+        atol=2e-5 if dtype == "float32" else 1e-12,
+    )
 
 
 # ---------------------------------------------------------------- 11. casts and promotion
@@ -363,8 +368,16 @@ def promote(a, b, out):
         out[i] = a[i] + b[i] + 1
 
 
-@pytest.mark.parametrize("da, db", [("int8", "uint8"), ("int16", "float16"), ("uint32", "int64"),
-                                    ("int8", "float32"), ("uint64", "int8")])  # fmt: skip
+@pytest.mark.parametrize(
+    "da, db",
+    [
+        ("int8", "uint8"),
+        ("int16", "float16"),
+        ("uint32", "int64"),
+        ("int8", "float32"),
+        ("uint64", "int8"),
+    ],
+)
 def test_numpy_promotion_of_mixed_elements(backend, da, db):
     a, b = sample(da, 40, 1, low=0, high=20), sample(db, 40, 2, low=0, high=20)
     expected = a + b + 1

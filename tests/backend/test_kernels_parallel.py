@@ -186,8 +186,11 @@ def test_atomic_and_or_xor(backend, dtype):
     values = sample(dtype, 512, 9, low=0, high=1 << 30)
     acc = ember.asarray(np.array([-1 if dtype[0] == "i" else np.iinfo(dtype).max, 0, 0], dtype))
     atomics_bits.launch(512)(ember.asarray(values), acc)
-    expected = [np.bitwise_and.reduce(values), np.bitwise_or.reduce(values),
-                np.bitwise_xor.reduce(values)]  # fmt: skip
+    expected = [
+        np.bitwise_and.reduce(values),
+        np.bitwise_or.reduce(values),
+        np.bitwise_xor.reduce(values),
+    ]
     np.testing.assert_array_equal(acc.to_numpy(), np.array(expected, dtype))
 
 

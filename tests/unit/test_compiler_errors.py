@@ -55,13 +55,19 @@ def check(exc, cls, message: str, marker: str, stage: str, hint: str | None = No
 # ------------------------------------------------------------------------- names & syntax
 @ember.kernel
 def unknown_name(x):
-    x[0] = LIMTI  # mistake: unknown-name
+    x[0] = LIMTI  # mistake: unknown-name  # noqa: F821
 
 
 def test_unknown_name_suggests_the_close_one():
     e = compile_error(unknown_name, F32)
-    check(e, ember.KernelSyntaxError, "name 'LIMTI' is not defined", "# mistake: unknown-name",
-          "syntax", "did you mean 'LIMIT'")  # fmt: skip
+    check(
+        e,
+        ember.KernelSyntaxError,
+        "name 'LIMTI' is not defined",
+        "# mistake: unknown-name  # noqa: F821",
+        "syntax",
+        "did you mean 'LIMIT'",
+    )
     assert e.col == SOURCE[e.line - 1].index("LIMTI") + 1
 
 
@@ -71,9 +77,14 @@ def comprehension(x):
 
 
 def test_list_comprehension_is_unsupported_syntax():
-    check(compile_error(comprehension, F32), ember.KernelSyntaxError,
-          "list comprehensions cannot be used in kernels", "# mistake: comprehension", "syntax",
-          "write a loop")  # fmt: skip
+    check(
+        compile_error(comprehension, F32),
+        ember.KernelSyntaxError,
+        "list comprehensions cannot be used in kernels",
+        "# mistake: comprehension",
+        "syntax",
+        "write a loop",
+    )
 
 
 @ember.kernel
@@ -85,8 +96,14 @@ def uses_try(x):
 
 
 def test_try_statement_is_refused():
-    check(compile_error(uses_try, F32), ember.KernelSyntaxError, "'try' is not supported",
-          "# mistake: try", "syntax", "cannot catch exceptions")  # fmt: skip
+    check(
+        compile_error(uses_try, F32),
+        ember.KernelSyntaxError,
+        "'try' is not supported",
+        "# mistake: try",
+        "syntax",
+        "cannot catch exceptions",
+    )
 
 
 @ember.kernel
@@ -95,8 +112,14 @@ def slicing(x):
 
 
 def test_slicing_is_refused_with_a_hint():
-    check(compile_error(slicing, F32), ember.KernelSyntaxError, "slicing is not supported",
-          "# mistake: slice", "syntax", "index single elements")  # fmt: skip
+    check(
+        compile_error(slicing, F32),
+        ember.KernelSyntaxError,
+        "slicing is not supported",
+        "# mistake: slice",
+        "syntax",
+        "index single elements",
+    )
 
 
 @ember.kernel
@@ -105,9 +128,14 @@ def returns_value(x):
 
 
 def test_kernel_returning_a_value():
-    check(compile_error(returns_value, F32), ember.KernelSyntaxError,
-          "a kernel cannot return a value", "# mistake: return", "syntax",
-          "write the result into an array")  # fmt: skip
+    check(
+        compile_error(returns_value, F32),
+        ember.KernelSyntaxError,
+        "a kernel cannot return a value",
+        "# mistake: return",
+        "syntax",
+        "write the result into an array",
+    )
 
 
 @ember.kernel
@@ -116,8 +144,14 @@ def prints(x):
 
 
 def test_print_is_refused():
-    check(compile_error(prints, F32), ember.KernelSyntaxError, r"print\(\) is not supported",
-          "# mistake: print", "syntax", "write the values into an array")  # fmt: skip
+    check(
+        compile_error(prints, F32),
+        ember.KernelSyntaxError,
+        r"print\(\) is not supported",
+        "# mistake: print",
+        "syntax",
+        "write the values into an array",
+    )
 
 
 @ember.kernel
@@ -127,22 +161,31 @@ def loops_over_array(x):
 
 
 def test_for_loop_must_use_range():
-    check(compile_error(loops_over_array, F32), ember.KernelSyntaxError,
-          r"must iterate over range\(\.\.\.\)", "# mistake: for-array", "syntax")  # fmt: skip
+    check(
+        compile_error(loops_over_array, F32),
+        ember.KernelSyntaxError,
+        r"must iterate over range\(\.\.\.\)",
+        "# mistake: for-array",
+        "syntax",
+    )
 
 
 @ember.kernel
 def before_assignment(x):
     if x[0] > 0:
-        x[1] = later  # mistake: unbound
+        x[1] = later  # mistake: unbound  # noqa: F821
     later = 2.0
     x[2] = later
 
 
 def test_variable_used_before_assignment():
-    check(compile_error(before_assignment, F32), ember.KernelSyntaxError,
-          "local variable 'later' is used before it is assigned", "# mistake: unbound",
-          "syntax")  # fmt: skip
+    check(
+        compile_error(before_assignment, F32),
+        ember.KernelSyntaxError,
+        "local variable 'later' is used before it is assigned",
+        "# mistake: unbound  # noqa: F821",
+        "syntax",
+    )
 
 
 @ember.kernel
@@ -150,8 +193,8 @@ def loop_carried(x, out):
     total = 0.0
     for k in range(x.shape[0]):
         if k > 0:
-            total += previous  # assigned by an earlier iteration: fine
-        previous = x[k]
+            total += previous  # noqa: F821 (assigned by an earlier iteration: fine)
+        previous = x[k]  # noqa: F841
     out[0] = total
 
 
@@ -168,21 +211,32 @@ def array_arithmetic(a, x, y):
 
 def test_arithmetic_on_a_whole_array():
     e = compile_error(array_arithmetic, 2.0, F32, F32)
-    check(e, ember.KernelTypeError, r"cannot use array\(float32, 1d, contiguous\) in '\*'",
-          "# mistake: array-times-scalar", "typing", r"index the array .* x\[i\]")  # fmt: skip
+    check(
+        e,
+        ember.KernelTypeError,
+        r"cannot use array\(float32, 1d, contiguous\) in '\*'",
+        "# mistake: array-times-scalar",
+        "typing",
+        r"index the array .* x\[i\]",
+    )
 
 
 @ember.kernel
 def unify_failure(x):
     v = 1.0
     if x[0] > 0:
-        v = x  # mistake: unify
+        v = x  # mistake: unify  # noqa: F841
 
 
 def test_variable_that_changes_kind():
-    check(compile_error(unify_failure, F32), ember.KernelTypeError,
-          r"variable 'v' holds Python float elsewhere but is assigned array\(float32.*\) here",
-          "# mistake: unify", "typing", "use a new name")  # fmt: skip
+    check(
+        compile_error(unify_failure, F32),
+        ember.KernelTypeError,
+        r"variable 'v' holds Python float elsewhere but is assigned array\(float32.*\) here",
+        "# mistake: unify  # noqa: F841",
+        "typing",
+        "use a new name",
+    )
 
 
 @ember.kernel
@@ -191,8 +245,14 @@ def too_few_indices(m):
 
 
 def test_two_d_array_indexed_once():
-    check(compile_error(too_few_indices, M32), ember.KernelTypeError, "needs 2 indices, got 1",
-          "# mistake: one-index", "typing", r"x\[i, j\]")  # fmt: skip
+    check(
+        compile_error(too_few_indices, M32),
+        ember.KernelTypeError,
+        "needs 2 indices, got 1",
+        "# mistake: one-index",
+        "typing",
+        r"x\[i, j\]",
+    )
 
 
 @ember.kernel
@@ -201,9 +261,14 @@ def float_index(x):
 
 
 def test_float_index():
-    check(compile_error(float_index, F32), ember.KernelTypeError,
-          "array indices must be integers, got float32", "# mistake: float-index", "typing",
-          r"int\(x\)")  # fmt: skip
+    check(
+        compile_error(float_index, F32),
+        ember.KernelTypeError,
+        "array indices must be integers, got float32",
+        "# mistake: float-index",
+        "typing",
+        r"int\(x\)",
+    )
 
 
 @ember.kernel
@@ -212,8 +277,13 @@ def float_bits(x):
 
 
 def test_bitwise_operator_on_floats():
-    check(compile_error(float_bits, F32), ember.KernelTypeError, r"'\^' needs integers",
-          "# mistake: float-xor", "typing")  # fmt: skip
+    check(
+        compile_error(float_bits, F32),
+        ember.KernelTypeError,
+        r"'\^' needs integers",
+        "# mistake: float-xor",
+        "typing",
+    )
 
 
 @ember.kernel
@@ -222,20 +292,30 @@ def overflowing_literal(u):
 
 
 def test_python_int_out_of_range_for_uint8():
-    check(compile_error(overflowing_literal, U8), ember.KernelTypeError,
-          "Python integer 300 is out of bounds for uint8", "# mistake: overflow", "typing",
-          r"ember\.uint8")  # fmt: skip
+    check(
+        compile_error(overflowing_literal, U8),
+        ember.KernelTypeError,
+        "Python integer 300 is out of bounds for uint8",
+        "# mistake: overflow",
+        "typing",
+        r"ember\.uint8",
+    )
 
 
 @ember.kernel
 def negative_power(x):
-    x[0] = 2 ** -1 + x[1]  # mistake: negative-power
+    x[0] = 2**-1 + x[1]  # mistake: negative-power
 
 
 def test_integer_to_negative_constant_power():
-    check(compile_error(negative_power, I8), ember.KernelTypeError,
-          "integers to negative integer powers are not allowed", "# mistake: negative-power",
-          "typing", "make the base a float")  # fmt: skip
+    check(
+        compile_error(negative_power, I8),
+        ember.KernelTypeError,
+        "integers to negative integer powers are not allowed",
+        "# mistake: negative-power",
+        "typing",
+        "make the base a float",
+    )
 
 
 @ember.kernel
@@ -244,9 +324,14 @@ def small_atomic(x):
 
 
 def test_atomics_on_int8_elements():
-    check(compile_error(small_atomic, I8), ember.KernelTypeError,
-          r"atomic_add\(\) is not available for int8", "# mistake: int8-atomic", "typing",
-          "int32, uint32, int64")  # fmt: skip
+    check(
+        compile_error(small_atomic, I8),
+        ember.KernelTypeError,
+        r"atomic_add\(\) is not available for int8",
+        "# mistake: int8-atomic",
+        "typing",
+        "int32, uint32, int64",
+    )
 
 
 @ember.kernel
@@ -256,9 +341,14 @@ def dynamic_shared(x):
 
 
 def test_shared_memory_needs_a_constant_shape():
-    check(compile_error(dynamic_shared, F32), ember.KernelTypeError,
-          "needs a shape of positive constant integers", "# mistake: shared-shape", "typing",
-          "module-level constants")  # fmt: skip
+    check(
+        compile_error(dynamic_shared, F32),
+        ember.KernelTypeError,
+        "needs a shape of positive constant integers",
+        "# mistake: shared-shape",
+        "typing",
+        "module-level constants",
+    )
 
 
 def add_one(v):
@@ -272,8 +362,13 @@ def calls_bad_helper(x):
 
 def test_errors_inside_device_functions_name_the_call_site():
     e = compile_error(calls_bad_helper, F32)
-    check(e, ember.KernelSyntaxError, "name 'undefined_in_helper' is not defined",
-          "# mistake: in-device-function  # noqa: F821", "syntax")  # fmt: skip
+    check(
+        e,
+        ember.KernelSyntaxError,
+        "name 'undefined_in_helper' is not defined",
+        "# mistake: in-device-function  # noqa: F821",
+        "syntax",
+    )
     assert f"called from {THIS}:{line_of('# the call site')}" in str(e)
 
 
@@ -287,8 +382,13 @@ def calls_with_wrong_count(x):
 
 
 def test_device_function_argument_count():
-    check(compile_error(calls_with_wrong_count, F32), ember.KernelTypeError,
-          "wrong_arity\\(\\) is missing argument 'b'", "# mistake: arity", "typing")  # fmt: skip
+    check(
+        compile_error(calls_with_wrong_count, F32),
+        ember.KernelTypeError,
+        "wrong_arity\\(\\) is missing argument 'b'",
+        "# mistake: arity",
+        "typing",
+    )
 
 
 def recursive(n):
@@ -301,9 +401,14 @@ def calls_recursive(x):
 
 
 def test_recursion_is_refused():
-    check(compile_error(calls_recursive, F32), ember.KernelSyntaxError,
-          "recursive call of 'recursive' is not supported", "# mistake: recursion", "typing",
-          "as a loop")  # fmt: skip
+    check(
+        compile_error(calls_recursive, F32),
+        ember.KernelSyntaxError,
+        "recursive call of 'recursive' is not supported",
+        "# mistake: recursion",
+        "typing",
+        "as a loop",
+    )
 
 
 @ember.kernel
@@ -312,9 +417,14 @@ def shuffles(x):
 
 
 def test_shuffle_on_opencl_without_subgroups():
-    check(compile_error(shuffles, F32), ember.UnsupportedFeatureError,
-          r"ember\.shfl_down\(\) needs sub-groups", "# mistake: no-subgroups",
-          "target check", "shared-memory reduction")  # fmt: skip
+    check(
+        compile_error(shuffles, F32),
+        ember.UnsupportedFeatureError,
+        r"ember\.shfl_down\(\) needs sub-groups",
+        "# mistake: no-subgroups",
+        "target check",
+        "shared-memory reduction",
+    )
     assert "shfl_down" in shuffles.inspect(F32, stage="source", dialect="cuda")
 
 
@@ -324,9 +434,13 @@ def calls_math_wrongly(x):
 
 
 def test_function_used_as_a_value():
-    check(compile_error(calls_math_wrongly, F32), ember.KernelTypeError,
-          "builtin_function_or_method 'gamma' is not a value", "# mistake: function-as-value",
-          "typing")  # fmt: skip
+    check(
+        compile_error(calls_math_wrongly, F32),
+        ember.KernelTypeError,
+        "builtin_function_or_method 'gamma' is not a value",
+        "# mistake: function-as-value",
+        "typing",
+    )
 
 
 # ------------------------------------------------------------------------- launch arguments
@@ -336,20 +450,30 @@ def two_params(x, y):  # mistake: launch
 
 
 def test_wrong_argument_count_at_launch():
-    check(compile_error(two_params, F32), ember.ArgumentError,
-          r"kernel 'two_params' takes 2 argument\(s\) \(x, y\), got 1", "# mistake: launch",
-          "launch", "one value per parameter")  # fmt: skip
+    check(
+        compile_error(two_params, F32),
+        ember.ArgumentError,
+        r"kernel 'two_params' takes 2 argument\(s\) \(x, y\), got 1",
+        "# mistake: launch",
+        "launch",
+        "one value per parameter",
+    )
 
 
 def test_numpy_array_at_launch_names_asarray():
     # (in inspect() a NumPy array stands for an array type; at launch it is refused)
-    with pytest.raises(ember.ArgumentError, match=r"(?s)NumPy array is host memory.*ember\.asarray"):
+    with pytest.raises(
+        ember.ArgumentError, match=r"(?s)NumPy array is host memory.*ember\.asarray"
+    ):
         two_params._types((F32, F32))
 
 
 def test_unsupported_argument_type_at_launch():
-    with pytest.raises(ember.ArgumentError, match=r"argument 'y' \(#1\): a list cannot be "
-                       r"passed to a kernel") as info:  # fmt: skip
+    with pytest.raises(
+        ember.ArgumentError,
+        match=r"argument 'y' \(#1\): a list cannot be "
+        r"passed to a kernel",
+    ) as info:
         two_params._types((ember.float32(1), [1, 2]), need_backend=False)
     assert info.value.line == line_of("# mistake: launch")
     assert "hint: pass a tuple of numbers" in str(info.value)

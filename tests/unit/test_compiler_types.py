@@ -74,8 +74,10 @@ def test_true_division_type(a, b):
     if a.dtype.kind == "b" and b.dtype.kind == "b":
         return
     e = binary("truediv", ir.Const(a, 1), ir.Const(b, 1))
-    assert e.type.dtype.numpy == np.true_divide(np.ones(1, a.dtype.numpy),
-                                                np.ones(1, b.dtype.numpy)).dtype  # fmt: skip
+    assert (
+        e.type.dtype.numpy
+        == np.true_divide(np.ones(1, a.dtype.numpy), np.ones(1, b.dtype.numpy)).dtype
+    )
 
 
 def test_unify_promotes_numbers_and_refuses_other_mixes():
@@ -89,8 +91,13 @@ def test_unify_promotes_numbers_and_refuses_other_mixes():
 
 # ------------------------------------------------------------------------- constant folding
 
-_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide,
-        "mod": np.remainder}  # fmt: skip
+_OPS = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "floordiv": np.floor_divide,
+    "mod": np.remainder,
+}
 ints = st.sampled_from([d for d in dtypes.ALL if d.is_integer])
 
 
@@ -114,8 +121,11 @@ def test_python_int_literal_out_of_range_is_an_overflow_error():
 
 
 def test_comparison_of_python_int_with_small_unsigned_is_exact():
-    e = compare("<", ir.Ref(scalar(dtypes.uint8), ir.Variable("u", scalar(dtypes.uint8), "u")),
-                ir.Const(WEAK_INT, 300))  # fmt: skip
+    e = compare(
+        "<",
+        ir.Ref(scalar(dtypes.uint8), ir.Variable("u", scalar(dtypes.uint8), "u")),
+        ir.Const(WEAK_INT, 300),
+    )
     assert e.left.type == INT64 and e.right.value == 300  # no wrap to 44
 
 

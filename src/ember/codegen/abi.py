@@ -63,7 +63,7 @@ def kernel_abi(fn: ir.Function, dialect: str) -> list[AbiParam]:
     """The C parameters of kernel ``fn``, in order."""
     out: list[AbiParam] = []
     sources = fn.param_sources  # type: ignore[attr-defined]
-    for var, (arg, path) in zip(fn.params, sources):
+    for var, (arg, path) in zip(fn.params, sources, strict=True):
         t = var.type
         if isinstance(t, Scalar):
             name = f"{var.name}_u8" if t.dtype is dtypes.bool_ else var.name

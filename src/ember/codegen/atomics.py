@@ -25,11 +25,28 @@ _CUDA_NATIVE = {
     "or": {"int32", "uint32", "uint64"},
     "xor": {"int32", "uint32", "uint64"},
 }
-_CUDA_NAME = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
-              "exchange": "atomicExch", "cas": "atomicCAS", "and": "atomicAnd",
-              "or": "atomicOr", "xor": "atomicXor"}  # fmt: skip
-_OPENCL_NAME = {"add": "add", "sub": "sub", "min": "min", "max": "max", "exchange": "xchg",
-                "cas": "cmpxchg", "and": "and", "or": "or", "xor": "xor"}  # fmt: skip
+_CUDA_NAME = {
+    "add": "atomicAdd",
+    "sub": "atomicSub",
+    "min": "atomicMin",
+    "max": "atomicMax",
+    "exchange": "atomicExch",
+    "cas": "atomicCAS",
+    "and": "atomicAnd",
+    "or": "atomicOr",
+    "xor": "atomicXor",
+}
+_OPENCL_NAME = {
+    "add": "add",
+    "sub": "sub",
+    "min": "min",
+    "max": "max",
+    "exchange": "xchg",
+    "cas": "cmpxchg",
+    "and": "and",
+    "or": "or",
+    "xor": "xor",
+}
 # (bits type, to bits, from bits, CAS) for compare-and-swap loops on floats
 _CAS = {
     ("cuda", 4): ("int", "__float_as_int", "__int_as_float", "atomicCAS"),
@@ -84,8 +101,7 @@ def _cuda_body(h: Helpers, op: str, dt: DType, t: str) -> str:
         bits, to_bits, from_bits, cas = _CAS[("cuda", dt.itemsize)]
         if op == "exchange":
             return f"    return {from_bits}(atomicExch(({bits}*)p, {to_bits}(v)));"
-        return (f"    return {from_bits}({cas}(({bits}*)p, {to_bits}(expected), "
-                f"{to_bits}(v)));")  # fmt: skip
+        return f"    return {from_bits}({cas}(({bits}*)p, {to_bits}(expected), {to_bits}(v)));"
     return _cas_loop(h, op, dt, t, "")
 
 
@@ -146,9 +162,7 @@ def _warp_reduce(h: Helpers, name: str, op: str, dt: DType, combine: str) -> str
         wide = t if dt.itemsize >= 4 else h.d.types["int32"]
         return h.fn(t, name, f"{t} v", f"    return ({t}){builtin}(({wide})v);")
     via_int = dt.name not in h.d.shuffle_types
-    shuffled = "__shfl_xor_sync(0xffffffffu, {v}, offset)".format(
-        v="(int)v" if via_int else "v"
-    )
+    shuffled = "__shfl_xor_sync(0xffffffffu, {v}, offset)".format(v="(int)v" if via_int else "v")
     body = (
         "    // butterfly: after log2(warpSize) steps every lane holds the result\n"
         "    for (int offset = warpSize / 2; offset > 0; offset /= 2) {\n"

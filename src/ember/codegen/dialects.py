@@ -51,10 +51,18 @@ CUDA = Dialect(
     shared_space="",
     shared_decl="__shared__ ",
     types={
-        "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
-        "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
-        "uint32": "unsigned int", "uint64": "unsigned long long", "float16": "float",
-        "float32": "float", "float64": "double",
+        "bool": "bool",
+        "int8": "signed char",
+        "int16": "short",
+        "int32": "int",
+        "int64": "long long",
+        "uint8": "unsigned char",
+        "uint16": "unsigned short",
+        "uint32": "unsigned int",
+        "uint64": "unsigned long long",
+        "float16": "float",
+        "float32": "float",
+        "float64": "double",
     },  # fmt: skip
     storage={"float16": "unsigned short"},
     suffix={"int64": "LL", "uint64": "ULL", "uint32": "u", "float32": "f"},
@@ -72,18 +80,23 @@ CUDA = Dialect(
     float_suffix_names=True,
     math_names={},
     predicate="{f}({x})",
-    inf={"float32": "__int_as_float(0x7f800000)",
-         "float64": "__longlong_as_double(0x7ff0000000000000LL)"},  # fmt: skip
-    nan={"float32": "__int_as_float(0x7fc00000)",
-         "float64": "__longlong_as_double(0x7ff8000000000000LL)"},  # fmt: skip
+    inf={
+        "float32": "__int_as_float(0x7f800000)",
+        "float64": "__longlong_as_double(0x7ff0000000000000LL)",
+    },  # fmt: skip
+    nan={
+        "float32": "__int_as_float(0x7fc00000)",
+        "float64": "__longlong_as_double(0x7ff8000000000000LL)",
+    },  # fmt: skip
     shuffle={
         "shfl": "__shfl_sync(0xffffffffu, {v}, {k})",
         "shfl_up": "__shfl_up_sync(0xffffffffu, {v}, (unsigned int){k})",
         "shfl_down": "__shfl_down_sync(0xffffffffu, {v}, (unsigned int){k})",
         "shfl_xor": "__shfl_xor_sync(0xffffffffu, {v}, {k})",
     },
-    shuffle_types=frozenset({"int32", "uint32", "int64", "uint64", "float16", "float32",
-                             "float64"}),  # fmt: skip
+    shuffle_types=frozenset(
+        {"int32", "uint32", "int64", "uint64", "float16", "float32", "float64"}
+    ),
     subgroup_reduce={},
     f16_load="em_f16_load({ptr}[{i}])",
     f16_store="{ptr}[{i}] = em_f16_store({v});",
@@ -98,9 +111,18 @@ OPENCL = Dialect(
     shared_space="__local ",
     shared_decl="__local ",
     types={
-        "bool": "bool", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
-        "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
-        "float16": "float", "float32": "float", "float64": "double",
+        "bool": "bool",
+        "int8": "char",
+        "int16": "short",
+        "int32": "int",
+        "int64": "long",
+        "uint8": "uchar",
+        "uint16": "ushort",
+        "uint32": "uint",
+        "uint64": "ulong",
+        "float16": "float",
+        "float32": "float",
+        "float64": "double",
     },  # fmt: skip
     storage={"float16": "half", "bool": "uchar"},
     suffix={"int64": "L", "uint64": "UL", "uint32": "u", "float32": "f"},
@@ -126,10 +148,26 @@ OPENCL = Dialect(
         "shfl_down": "sub_group_shuffle_down({v}, (uint){k})",
         "shfl_xor": "sub_group_shuffle_xor({v}, (uint){k})",
     },
-    shuffle_types=frozenset({"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                             "uint64", "float16", "float32", "float64"}),  # fmt: skip
-    subgroup_reduce={"warp_sum": "sub_group_reduce_add", "warp_min": "sub_group_reduce_min",
-                     "warp_max": "sub_group_reduce_max"},  # fmt: skip
+    shuffle_types=frozenset(
+        {
+            "int8",
+            "uint8",
+            "int16",
+            "uint16",
+            "int32",
+            "uint32",
+            "int64",
+            "uint64",
+            "float16",
+            "float32",
+            "float64",
+        }
+    ),
+    subgroup_reduce={
+        "warp_sum": "sub_group_reduce_add",
+        "warp_min": "sub_group_reduce_min",
+        "warp_max": "sub_group_reduce_max",
+    },  # fmt: skip
     f16_load="vload_half({i}, {ptr})",
     f16_store="vstore_half_rte({v}, {i}, {ptr});",
     unsigned={4: "uint", 8: "ulong"},
@@ -139,8 +177,9 @@ OPENCL = Dialect(
         "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable",
         "subgroups": "#pragma OPENCL EXTENSION cl_khr_subgroups : enable",
         "subgroup_shuffle": "#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable",
-        "subgroup_shuffle_relative":
-            "#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle_relative : enable",
+        "subgroup_shuffle_relative": (
+            "#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle_relative : enable"
+        ),
     },
 )
 

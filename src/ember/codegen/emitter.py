@@ -23,9 +23,16 @@ from ember.dtypes import DType
 from ember.frontend import ir
 from ember.frontend.types import VOID, Array, Scalar, Tuple, Type
 
-
-_COMPOUND = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "bitand": "&", "bitor": "|",
-             "bitxor": "^", "rshift": ">>"}  # fmt: skip
+_COMPOUND = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "truediv": "/",
+    "bitand": "&",
+    "bitor": "|",
+    "bitxor": "^",
+    "rshift": ">>",
+}
 
 
 def _needs_care(e: ir.Binary) -> bool:
@@ -152,7 +159,7 @@ class Emitter(ExpressionEmitter):
         return params, prologue
 
     def _param_var(self, fn: ir.Function, p: abi_mod.AbiParam) -> ir.Variable:
-        for var, source in zip(fn.params, fn.param_sources):  # type: ignore[attr-defined]
+        for var, source in zip(fn.params, fn.param_sources, strict=True):  # type: ignore[attr-defined]
             if source == (p.arg, p.path):
                 return var
         raise AssertionError(p)
@@ -185,8 +192,10 @@ class Emitter(ExpressionEmitter):
         for n in t.shape:
             size *= n
         dims = " x ".join(map(str, t.shape))
-        self.lines.append(f"    {self.d.shared_decl}{self.storage(t.dtype)} {s.var.name}[{size}];"
-                          f"  // {t.dtype.name}, {dims}, per block")  # fmt: skip
+        self.lines.append(
+            f"    {self.d.shared_decl}{self.storage(t.dtype)} {s.var.name}[{size}];"
+            f"  // {t.dtype.name}, {dims}, per block"
+        )
 
     # ------------------------------------------------------------------ statements
     def block(self, body: list[ir.Stmt], depth: int) -> None:
@@ -199,8 +208,9 @@ class Emitter(ExpressionEmitter):
             return
         self.last_line = loc.line
         pad = "    " * depth
-        self.lines.append(f"{pad}// {os.path.basename(loc.filename)}:{loc.line}  "
-                          f"{loc.text.strip()}")  # fmt: skip
+        self.lines.append(
+            f"{pad}// {os.path.basename(loc.filename)}:{loc.line}  {loc.text.strip()}"
+        )
 
     def put(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -232,8 +242,13 @@ class Emitter(ExpressionEmitter):
     def _assign(self, s: ir.Assign) -> str:
         """``x = value;``, or ``x += value;`` where the value is ``x + value`` in plain C."""
         v = s.value
-        if (isinstance(v, ir.Binary) and isinstance(v.left, ir.Ref) and v.left.var is s.target
-                and v.op in _COMPOUND and not _needs_care(v)):  # fmt: skip
+        if (
+            isinstance(v, ir.Binary)
+            and isinstance(v.left, ir.Ref)
+            and v.left.var is s.target
+            and v.op in _COMPOUND
+            and not _needs_care(v)
+        ):
             return f"{s.target.name} {_COMPOUND[v.op]}= {self.expr(v.right)};"
         return f"{s.target.name} = {self.expr(v)};"
 
@@ -282,7 +297,7 @@ class Emitter(ExpressionEmitter):
         if not s.values:
             self.put(depth, "return;")
         elif self.out_params:
-            for name, v in zip(self.out_params, s.values):
+            for name, v in zip(self.out_params, s.values, strict=True):
                 self.put(depth, f"*{name} = {self.expr(v)};")
             self.put(depth, "return;")
         else:

@@ -12,8 +12,8 @@ rounded to half (``em_f16_round``), which is what NumPy does.
 
 from __future__ import annotations
 
-from ember.codegen import atomics
 from ember import dtypes, lang
+from ember.codegen import atomics
 from ember.dtypes import DType
 from ember.frontend import ir
 from ember.frontend.types import Array, Scalar
@@ -31,8 +31,16 @@ _WRAPPING = {"add", "sub", "mul", "lshift"}
 # float16 operations whose float result is already a float16 value (no rounding needed)
 _F16_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
 _MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma"}
-_SIDE = {"global_id", "global_size", "thread_idx", "block_idx", "block_dim", "grid_dim",
-         "warp_size", "lane_id"}  # fmt: skip
+_SIDE = {
+    "global_id",
+    "global_size",
+    "thread_idx",
+    "block_idx",
+    "block_dim",
+    "grid_dim",
+    "warp_size",
+    "lane_id",
+}
 
 
 def _wraps(t: Scalar) -> bool:
@@ -152,8 +160,12 @@ class ExpressionEmitter:
         out (rounding twice to the same precision changes nothing)."""
         if isinstance(e, ir.Binary) and e.op not in ("min", "max"):
             return self._binary(e, e.type, as_float=True)[0]
-        if isinstance(e, ir.Intrinsic) and e.name not in _F16_EXACT and e.type.dtype.is_float \
-                and e.name in _MATH_NAMES:  # fmt: skip
+        if (
+            isinstance(e, ir.Intrinsic)
+            and e.name not in _F16_EXACT
+            and e.type.dtype.is_float
+            and e.name in _MATH_NAMES
+        ):
             return self._math(e, rounded=False)
         if isinstance(e, ir.Cast) and e.value.type.dtype.name == "float32":
             return self.expr(e.value)
@@ -195,8 +207,11 @@ class ExpressionEmitter:
         if isinstance(e, ir.Const):
             suffix = "u" if u in ("unsigned int", "uint") else self.d.suffix["uint64"]
             return f"{int(e.value) % (1 << (8 * max(t.dtype.itemsize, 4)))}{suffix}", PRIMARY
-        if isinstance(e, ir.Cast) and isinstance(e.value.type, Scalar) and \
-                e.value.type.dtype.is_integer:  # truncation commutes with wrapping
+        if (
+            isinstance(e, ir.Cast)
+            and isinstance(e.value.type, Scalar)
+            and e.value.type.dtype.is_integer
+        ):  # truncation commutes with wrapping
             return f"({u}){self.expr(e.value, UNARY)}", UNARY
         return f"({u}){self.expr(e, UNARY)}", UNARY
 
@@ -291,8 +306,11 @@ class ExpressionEmitter:
         dt = e.type.dtype
         v, k = self.expr(e.args[0]), self.expr(e.args[1])
         if self.d.name == "opencl":
-            self.h.features.add("subgroup_shuffle_relative" if e.name in ("shfl_up", "shfl_down")
-                                else "subgroup_shuffle")  # fmt: skip
+            self.h.features.add(
+                "subgroup_shuffle_relative"
+                if e.name in ("shfl_up", "shfl_down")
+                else "subgroup_shuffle"
+            )
         if dt.name in self.d.shuffle_types:
             return self.d.shuffle[e.name].format(v=v, k=k)
         return f"({self.h.c(dt)})" + self.d.shuffle[e.name].format(v=f"(int){v}", k=k)

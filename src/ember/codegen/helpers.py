@@ -125,9 +125,7 @@ class Helpers:
         t, u = self.c(dt), self.unsigned(dt)
         negative = ""
         if dt.is_signed:
-            negative = (
-                "    if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);\n"
-            )
+            negative = "    if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);\n"
         body = (
             "    // integer power by squaring; wraps like NumPy\n"
             f"{negative}"
@@ -175,16 +173,20 @@ class Helpers:
             body = '    float f;\n    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));\n    return f;'
             return self.fn("float", name, "unsigned short h", body)
         if what == "store":
-            body = ('    unsigned short h;\n    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));'
-                    "\n    return h;")  # fmt: skip
+            body = (
+                '    unsigned short h;\n    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));'
+                "\n    return h;"
+            )
             return self.fn("unsigned short", name, "float x", body)
         load = self.f16("load")
         if what == "round":
             store = self.f16("store")
             body = f"    return {load}({store}(x));  // round to the nearest half"
             return self.fn("float", name, "float x", body)
-        body = (f'    unsigned short h;\n    asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x));'
-                f"\n    return {load}(h);")  # fmt: skip
+        body = (
+            f'    unsigned short h;\n    asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x));'
+            f"\n    return {load}(h);"
+        )
         return self.fn("float", name, "double x", body)
 
     def lane_id(self) -> str:

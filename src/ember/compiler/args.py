@@ -174,8 +174,10 @@ def arg_type(value: Any) -> Type:
             "copy it to the device explicitly with ember.asarray(x) first",
         )
     if isinstance(value, list):
-        raise ArgProblem("a list cannot be passed to a kernel",
-                         "pass a tuple of numbers, or an array: ember.asarray(x)")  # fmt: skip
+        raise ArgProblem(
+            "a list cannot be passed to a kernel",
+            "pass a tuple of numbers, or an array: ember.asarray(x)",
+        )
     raise ArgProblem(
         f"a {t.__module__}.{t.__name__} cannot be passed to a kernel",
         "kernels take ember arrays, numbers, tuples of numbers, and (on CUDA) arrays with "

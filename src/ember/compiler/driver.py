@@ -51,8 +51,9 @@ def target_of(backend) -> Target:
     else:
         extra = dev.extra or {}
         exts = set(extra.get("extensions", ()))
-        features = {name for name in ("fp64", "fp16", "int64_atomics", "subgroups")
-                    if extra.get(name)}  # fmt: skip
+        features = {
+            name for name in ("fp64", "fp16", "int64_atomics", "subgroups") if extra.get(name)
+        }
         if "cl_khr_subgroup_shuffle" in exts:
             features.add("subgroup_shuffle")
         if "cl_khr_subgroup_shuffle_relative" in exts:

@@ -43,11 +43,17 @@ def kernel(func=None, *, options=()):
 
 
 def _dims(value: Any, what: str) -> tuple[int, int, int]:
-    dims = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, tuple | list) \
-        else None  # fmt: skip
+    dims = (
+        (value,)
+        if isinstance(value, int)
+        else tuple(value)
+        if isinstance(value, tuple | list)
+        else None
+    )
     if not dims or len(dims) > 3 or not all(isinstance(d, int) and d >= 1 for d in dims):
-        raise LaunchError(f"{what} must be a positive int or a tuple of 1-3 positive ints, "
-                          f"got {value!r}")  # fmt: skip
+        raise LaunchError(
+            f"{what} must be a positive int or a tuple of 1-3 positive ints, got {value!r}"
+        )
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
@@ -84,8 +90,10 @@ class Kernel:
         except (KeyError, TypeError):
             pass
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise LaunchError(f"launch a kernel as {self.__name__}[grid, block](...); got "
-                              f"{self.__name__}[{config!r}]")  # fmt: skip
+            raise LaunchError(
+                f"launch a kernel as {self.__name__}[grid, block](...); got "
+                f"{self.__name__}[{config!r}]"
+            )
         grid, block = _dims(config[0], "grid"), _dims(config[1], "block")
         stream = config[2] if len(config) > 2 else None
         shared = config[3] if len(config) > 3 else 0
@@ -142,13 +150,17 @@ class Kernel:
 
     def _foreign(self, args: tuple):
         for a in args:
-            f = None if type(a) in argmod.SCALARS or isinstance(a, argmod.ndarray) else \
-                argmod.foreign(a)  # fmt: skip
+            f = (
+                None
+                if type(a) in argmod.SCALARS or isinstance(a, argmod.ndarray)
+                else argmod.foreign(a)
+            )
             yield a if f is None else f
 
     def _compile(self, types, backend, foreign) -> driver.Specialization:
-        spec = driver.compile_specialization(self.captured, types, backend, self.options,
-                                             self._captures)  # fmt: skip
+        spec = driver.compile_specialization(
+            self.captured, types, backend, self.options, self._captures
+        )
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend)
         spec.run = argmod.make_runner(spec.abi, types, foreign, backend, spec.function.launch)
         return spec
@@ -171,11 +183,12 @@ class Kernel:
                 "pass one value per parameter",
             )  # fmt: skip
         types, backends, foreign = [], set(), set()
-        for i, (a, p) in enumerate(zip(args, params)):
+        for i, (a, p) in enumerate(zip(args, params, strict=True)):
             try:
                 types.append(argmod.arg_type(a))
             except argmod.ArgProblem as exc:
-                raise self._arg_error(p, f"argument '{p.arg}' (#{i}): {exc.message}", exc.hint)
+                message = f"argument '{p.arg}' (#{i}): {exc.message}"
+                raise self._arg_error(p, message, exc.hint) from None
             if isinstance(a, argmod.ForeignArray):
                 foreign.add(i)
             elif hasattr(a, "backend"):
@@ -186,12 +199,19 @@ class Kernel:
     def _backend(self, backends: set, foreign: set):
         if len(backends) > 1:
             names = ", ".join(sorted(b.name for b in backends))
-            raise self._arg_error(None, f"the array arguments live on different backends "
-                                  f"({names})", "put every array on one device")  # fmt: skip
+            raise self._arg_error(
+                None,
+                f"the array arguments live on different backends ({names})",
+                "put every array on one device",
+            )
         backend = backends.pop() if backends else registry.get()
         if foreign and backend.dialect != "cuda":
-            raise self._arg_error(None, "arrays of other libraries (__cuda_array_interface__ / "
-                                  "DLPack) can only be passed on the CUDA backend", None)
+            raise self._arg_error(
+                None,
+                "arrays of other libraries (__cuda_array_interface__ / "
+                "DLPack) can only be passed on the CUDA backend",
+                None,
+            )
         return backend
 
     def _arg_error(self, node, message: str, hint: str | None) -> ArgumentError:
@@ -224,8 +244,10 @@ class Kernel:
         if stage == "source":
             return source
         if target.dialect != "cuda":
-            raise EmberError(f"stage 'ptx' needs the CUDA dialect; this kernel targets "
-                             f"{target.dialect} (pass dialect='cuda')")  # fmt: skip
+            raise EmberError(
+                f"stage 'ptx' needs the CUDA dialect; this kernel targets "
+                f"{target.dialect} (pass dialect='cuda')"
+            )
         return driver.ptx_of(source, target.arch or "sm_90", program.kernel.name, self.options)
 
     def _inspect_types(self, args: tuple, dialect: str | None):
@@ -240,8 +262,10 @@ class Kernel:
     def _cubin_info(self, args, types, target, backend) -> dict[str, Any]:
         if target.dialect != "cuda":
             raise EmberError("stage 'cubin-info' needs the CUDA dialect")
-        if backend is not None and backend.dialect == "cuda" and not any(
-            type(a).__module__ == "numpy" for a in args
+        if (
+            backend is not None
+            and backend.dialect == "cuda"
+            and not any(type(a).__module__ == "numpy" for a in args)
         ):
             spec = self.dispatch(tuple(args))
             info = {"bytes": len(spec.binary), "arch": target.arch, **spec.timings}
@@ -319,7 +343,7 @@ class NDRangeLauncher:
 
     def _config(self, backend) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         block = self.block or default_block(backend, self.ndim)
-        return tuple(-(-n // b) for n, b in zip(self.n, block)), block  # type: ignore[return-value]
+        return tuple(-(-n // b) for n, b in zip(self.n, block, strict=True)), block  # type: ignore[return-value]
 
 
 class _Nothing:
@@ -335,7 +359,7 @@ class _Nothing:
 _NO_SPECIALIZATION = _Nothing()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _blocks(limit: int, ndim: int) -> tuple[int, int, int]:
     if ndim == 1:
         return (min(256, limit), 1, 1)
@@ -347,4 +371,3 @@ def _blocks(limit: int, ndim: int) -> tuple[int, int, int]:
 def default_block(backend, ndim: int) -> tuple[int, int, int]:
     """The block size ``kernel.launch(n)`` uses on ``backend``'s device."""
     return _blocks(backend.device.max_threads_per_block, ndim)
-

@@ -22,9 +22,9 @@ import ast
 
 from ember.errors import KernelSyntaxError, KernelTypeError
 from ember.frontend import ir
-from ember.frontend.parallel import ParallelTyper
 from ember.frontend.intrinsics import MATH1, MATH2, PREDICATES, intrinsic_name
 from ember.frontend.operators import OperatorError, cast, minmax, truth
+from ember.frontend.parallel import ParallelTyper
 from ember.frontend.passes import is_pure
 from ember.frontend.types import (
     BOOL,
@@ -52,8 +52,11 @@ class CallTyper(ParallelTyper):
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         ):
-            raise self.fail(KernelSyntaxError, "'*args' and '**kwargs' in calls are not "
-                            "supported in kernels", node)  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "'*args' and '**kwargs' in calls are not supported in kernels",
+                node,
+            )
         obj = callee.obj
         name = intrinsic_name(obj)
         if name is not None:
@@ -79,15 +82,21 @@ class CallTyper(ParallelTyper):
         arguments are None."""
         what = _call_name(node)
         if len(node.args) > len(names):
-            raise self.fail(KernelTypeError, f"{what}() takes at most {len(names)} arguments, "
-                            f"got {len(node.args)}", node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"{what}() takes at most {len(names)} arguments, got {len(node.args)}",
+                node,
+            )
         bound: list[ast.expr | None] = [*node.args, *[None] * (len(names) - len(node.args))]
         for kw in node.keywords:
             if kw.arg not in names or bound[names.index(kw.arg)] is not None:
-                raise self.fail(KernelTypeError, f"{what}() got an unexpected or repeated "
-                                f"argument '{kw.arg}'", kw)  # fmt: skip
+                raise self.fail(
+                    KernelTypeError,
+                    f"{what}() got an unexpected or repeated argument '{kw.arg}'",
+                    kw,
+                )
             bound[names.index(kw.arg)] = kw.value
-        missing = [n for n, b in zip(names[:required], bound) if b is None]
+        missing = [n for n, b in zip(names[:required], bound, strict=False) if b is None]
         if missing:
             raise self.fail(KernelTypeError, f"{what}() is missing argument '{missing[0]}'", node)
         return [None if b is None else self.value(b) for b in bound]
@@ -95,8 +104,7 @@ class CallTyper(ParallelTyper):
     def scalar_arg(self, v: Value, node: ast.AST, what: str) -> ir.Expr:
         e = self.scalar_of(v, node)
         if not isinstance(e.type, Scalar):
-            raise self.fail(KernelTypeError, f"{what} needs a number, got {describe(e.type)}",
-                            node)  # fmt: skip
+            raise self.fail(KernelTypeError, f"{what} needs a number, got {describe(e.type)}", node)
         return e
 
     def const_int(self, v: Value | None, node: ast.AST, what: str, default: int) -> int:
@@ -115,7 +123,7 @@ class CallTyper(ParallelTyper):
         if name.startswith("py_"):
             return getattr(self, "_" + name)(node)
         if name.startswith("atomic_"):
-            return self.atomic(name[len("atomic_"):], node)
+            return self.atomic(name[len("atomic_") :], node)
         method = getattr(self, "_k_" + name, None) or getattr(self, "warp_" + name, None)
         if method is None:
             raise self.fail(KernelSyntaxError, f"ember.{name} cannot be called like this", node)
@@ -137,8 +145,10 @@ class CallTyper(ParallelTyper):
     # ------------------------------------------------------------------ math
     def _math(self, name: str, node: ast.Call) -> Value:
         arity = 3 if name == "fma" else 2 if name in MATH2 else 1
-        args = [self.scalar_arg(a, node, f"{name}()")
-                for a in self.args_of(node, ("x", "y", "z")[:arity], arity)]  # fmt: skip
+        args = [
+            self.scalar_arg(a, node, f"{name}()")
+            for a in self.args_of(node, ("x", "y", "z")[:arity], arity)
+        ]
         t = args[0].type
         for a in args[1:]:
             t = promote(t, a.type)
@@ -174,8 +184,12 @@ class CallTyper(ParallelTyper):
     def _py_round(self, node: ast.Call) -> Value:
         x, ndigits = self.args_of(node, ("number", "ndigits"), 1)
         if ndigits is not None:
-            raise self.fail(KernelSyntaxError, "round() with ndigits is not supported in kernels",
-                            node, "use ember.rint(x * 10**n) / 10**n")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "round() with ndigits is not supported in kernels",
+                node,
+                "use ember.rint(x * 10**n) / 10**n",
+            )
         return self._float_then_int("rint", node, x)
 
     def _py_log(self, node: ast.Call) -> Value:
@@ -204,14 +218,16 @@ class CallTyper(ParallelTyper):
 
     def _minmax(self, op: str, node: ast.Call) -> Value:
         if node.keywords:
-            raise self.fail(KernelSyntaxError, f"{op}() with keywords is not supported in "
-                            "kernels", node)  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError, f"{op}() with keywords is not supported in kernels", node
+            )
         values = [self.value(a) for a in node.args]
         if len(values) == 1 and isinstance(values[0], TupleVal):
             values = values[0].items
         if len(values) < 2:
-            raise self.fail(KernelTypeError, f"{op}() needs at least two numbers (or a tuple)",
-                            node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError, f"{op}() needs at least two numbers (or a tuple)", node
+            )
         result = self.scalar_arg(values[0], node, f"{op}()")
         try:
             for v in values[1:]:
@@ -257,13 +273,19 @@ class CallTyper(ParallelTyper):
 
     def _py_divmod(self, node: ast.Call) -> Value:
         a, b = self.args_of(node, ("a", "b"), 2)
-        a, b = (self.spill(v, node) if not is_pure(v) else v
-                for v in (self.scalar_of(a, node), self.scalar_of(b, node)))  # fmt: skip
+        a, b = (
+            self.spill(v, node) if not is_pure(v) else v
+            for v in (self.scalar_of(a, node), self.scalar_of(b, node))
+        )
         return TupleVal([self.arith("floordiv", a, b, node), self.arith("mod", a, b, node)])
 
     def _py_print(self, node: ast.Call) -> Value:
-        raise self.fail(KernelSyntaxError, "print() is not supported in kernels", node,
-                        "write the values into an array and print it on the host")  # fmt: skip
+        raise self.fail(
+            KernelSyntaxError,
+            "print() is not supported in kernels",
+            node,
+            "write the values into an array and print it on the host",
+        )
 
     # ------------------------------------------------------------------ device functions
     def device_call(self, func, node: ast.Call) -> Value:
@@ -273,7 +295,7 @@ class CallTyper(ParallelTyper):
         fn = self.ctx.specialize(func, tuple(types), self.loc(node))
         if fn not in self.callees:
             self.callees.append(fn)
-        args = [x for v, t in zip(values, types) for x in self.flatten_to(v, t, node)]
+        args = [x for v, t in zip(values, types, strict=True) for x in self.flatten_to(v, t, node)]
         ret = fn.return_type
         if isinstance(ret, Tuple):
             outs = [self._out_var(t) for t in fn.returns]
@@ -289,8 +311,12 @@ class CallTyper(ParallelTyper):
 
     def _no_spill_check(self, node: ast.AST) -> None:
         if self.no_spill:
-            raise self.fail(KernelSyntaxError, f"a call returning a tuple cannot be inside "
-                            f"{self.no_spill}", node, "call it on the line before")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                f"a call returning a tuple cannot be inside {self.no_spill}",
+                node,
+                "call it on the line before",
+            )
 
     def _capture_callee(self, func, node: ast.Call):
         try:
@@ -304,26 +330,42 @@ class CallTyper(ParallelTyper):
         params = [a.arg for a in cap.tree.args.args]
         a = cap.tree.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-            raise self.fail(KernelSyntaxError, f"device function '{cap.name}' cannot take "
-                            "*args, **kwargs or keyword-only parameters", node)  # fmt: skip
-        defaults = dict(zip(params[len(params) - len(func.__defaults__ or ()):],
-                            func.__defaults__ or ()))  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                f"device function '{cap.name}' cannot take "
+                "*args, **kwargs or keyword-only parameters",
+                node,
+            )
+        defaults = dict(
+            zip(
+                params[len(params) - len(func.__defaults__ or ()) :],
+                func.__defaults__ or (),
+                strict=True,
+            )
+        )
         values: list[Value | None] = [None] * len(params)
         if len(node.args) > len(params):
-            raise self.fail(KernelTypeError, f"{cap.name}() takes {len(params)} arguments, got "
-                            f"{len(node.args)}", node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"{cap.name}() takes {len(params)} arguments, got {len(node.args)}",
+                node,
+            )
         for i, arg in enumerate(node.args):
             values[i] = self.value(arg)
         for kw in node.keywords:
             if kw.arg not in params or values[params.index(kw.arg)] is not None:
-                raise self.fail(KernelTypeError, f"{cap.name}() got an unexpected or repeated "
-                                f"argument '{kw.arg}'", kw)  # fmt: skip
+                raise self.fail(
+                    KernelTypeError,
+                    f"{cap.name}() got an unexpected or repeated argument '{kw.arg}'",
+                    kw,
+                )
             values[params.index(kw.arg)] = self.value(kw.value)
         for i, p in enumerate(params):
             if values[i] is None:
                 if p not in defaults:
-                    raise self.fail(KernelTypeError, f"{cap.name}() is missing argument "
-                                    f"'{p}'", node)  # fmt: skip
+                    raise self.fail(
+                        KernelTypeError, f"{cap.name}() is missing argument '{p}'", node
+                    )
                 values[i] = self.from_python(defaults[p], node)
         return values  # type: ignore[return-value]
 
@@ -342,4 +384,3 @@ def _call_name(node: ast.Call) -> str:
     if isinstance(f, ast.Name):
         return f.id
     return "function"
-

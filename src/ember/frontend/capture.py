@@ -91,7 +91,7 @@ class Captured:
     def _closure(self) -> dict[str, Any]:
         cells = self.func.__closure__ or ()
         out = {}
-        for name, cell in zip(self.func.__code__.co_freevars, cells):
+        for name, cell in zip(self.func.__code__.co_freevars, cells, strict=False):
             try:
                 out[name] = cell.cell_contents
             except ValueError:  # an empty cell: defined later in the enclosing function

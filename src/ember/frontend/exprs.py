@@ -20,7 +20,6 @@ from ember.frontend.passes import is_pure
 from ember.frontend.types import BOOL, VOID, WEAK_INT, Array, Scalar, describe, promote, scalar
 from ember.frontend.values import (
     NotRepresentable,
-    SharedVal,
     Static,
     TupleVal,
     Value,
@@ -55,8 +54,11 @@ class ExprTyper:
 
     def require_runtime(self, v: Value, node: ast.AST):
         if isinstance(v, Static):
-            raise self.fail(KernelTypeError, f"{_describe_static(v.obj)} is not a value a "
-                            "kernel can compute with", node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"{_describe_static(v.obj)} is not a value a kernel can compute with",
+                node,
+            )
         t = value_type(v)
         if t is VOID:
             raise self.fail(KernelTypeError, "this call returns nothing; it has no value", node)
@@ -66,8 +68,9 @@ class ExprTyper:
         """``v`` as one IR expression (number or array); tuples and objects are refused."""
         self.require_runtime(v, node)
         if isinstance(v, TupleVal):
-            raise self.fail(KernelTypeError, "a tuple cannot be used here", node,
-                            "index the tuple, e.g. t[0]")  # fmt: skip
+            raise self.fail(
+                KernelTypeError, "a tuple cannot be used here", node, "index the tuple, e.g. t[0]"
+            )
         return v
 
     def from_python(self, obj, node: ast.AST) -> Value:
@@ -89,8 +92,9 @@ class ExprTyper:
             return self.read_name(node.id, node)
         obj = self.cap.lookup(node.id)
         if obj is MISSING:
-            raise self.fail(KernelSyntaxError, f"name '{node.id}' is not defined", node,
-                            self._suggest(node.id))  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError, f"name '{node.id}' is not defined", node, self._suggest(node.id)
+            )
         return self.from_python(obj, node)
 
     def _suggest(self, name: str) -> str:
@@ -141,10 +145,14 @@ class ExprTyper:
         result = None
         saved = self.no_spill
         try:
-            for i, (op, sub) in enumerate(zip(node.ops, node.comparators)):
+            for i, (op, sub) in enumerate(zip(node.ops, node.comparators, strict=True)):
                 if type(op) not in _COMPARE:
-                    raise self.fail(KernelSyntaxError, f"'{_op_text(op)}' is not supported in "
-                                    "kernels", node, "compare numbers with == != < <= > >=")
+                    raise self.fail(
+                        KernelSyntaxError,
+                        f"'{_op_text(op)}' is not supported in kernels",
+                        node,
+                        "compare numbers with == != < <= > >=",
+                    )
                 right = self.value(sub)
                 if i + 1 < len(node.ops) and isinstance(right, ir.Expr) and not is_pure(right):
                     right = self.spill(right, sub)
@@ -162,7 +170,10 @@ class ExprTyper:
         if isinstance(left, TupleVal) and isinstance(right, TupleVal) and op in ("==", "!="):
             if len(left.items) != len(right.items):
                 return ir.Const(BOOL, op == "!=")
-            parts = [self._compare("==", a, b, node) for a, b in zip(left.items, right.items)]
+            parts = [
+                self._compare("==", a, b, node)
+                for a, b in zip(left.items, right.items, strict=True)
+            ]
             result = parts[0] if parts else ir.Const(BOOL, True)
             for p in parts[1:]:
                 result = logical("and", result, p)
@@ -182,15 +193,21 @@ class ExprTyper:
 
     def _select(self, cond: ir.Expr, a: Value, b: Value, node: ast.AST) -> Value:
         if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
-            return TupleVal([self._select(cond, x, y, node) for x, y in zip(a.items, b.items)])
+            return TupleVal(
+                [self._select(cond, x, y, node) for x, y in zip(a.items, b.items, strict=True)]
+            )
         ta, tb = value_type(a), value_type(b)
         if isinstance(ta, Scalar) and isinstance(tb, Scalar):
             t = promote(ta, tb)
             return ir.Select(t, cond, cast(a, t, check=False), cast(b, t, check=False))
         if ta == tb and isinstance(ta, Array):
             return ir.Select(ta, cond, a, b)
-        raise self.fail(KernelTypeError, f"the two sides of this conditional expression have "
-                        f"different kinds of types: {describe(ta)} and {describe(tb)}", node)
+        raise self.fail(
+            KernelTypeError,
+            f"the two sides of this conditional expression have "
+            f"different kinds of types: {describe(ta)} and {describe(tb)}",
+            node,
+        )
 
     # ------------------------------------------------------------------ attributes
     def ex_Attribute(self, node: ast.Attribute) -> Value:
@@ -207,14 +224,16 @@ class ExprTyper:
         name = intrinsic_name(obj)
         if is_index_triple(name):
             if attr not in _AXES:
-                raise self.fail(KernelSyntaxError, f"ember.{name} has .x, .y and .z, not "
-                                f".{attr}", node)  # fmt: skip
+                raise self.fail(
+                    KernelSyntaxError, f"ember.{name} has .x, .y and .z, not .{attr}", node
+                )
             return self.index_intrinsic(name, _AXES[attr])
         try:
             value = getattr(obj, attr)
         except AttributeError:
-            raise self.fail(KernelSyntaxError, f"{_describe_static(obj)} has no attribute "
-                            f"'{attr}'", node) from None  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError, f"{_describe_static(obj)} has no attribute '{attr}'", node
+            ) from None
         return self.from_python(value, node)
 
     def _array_attribute(self, array: ir.Expr, attr: str, node: ast.AST) -> Value:
@@ -232,8 +251,12 @@ class ExprTyper:
             return Static(t.dtype)
         if attr == "itemsize":
             return ir.Const(WEAK_INT, t.dtype.itemsize)
-        raise self.fail(KernelSyntaxError, f"arrays in kernels have no attribute '{attr}'", node,
-                        "available: shape, ndim, size, dtype, itemsize")  # fmt: skip
+        raise self.fail(
+            KernelSyntaxError,
+            f"arrays in kernels have no attribute '{attr}'",
+            node,
+            "available: shape, ndim, size, dtype, itemsize",
+        )
 
     def extent(self, array: ir.Expr, axis: int) -> ir.Expr:
         if array.type.shape is not None:
@@ -253,8 +276,11 @@ class ExprTyper:
         if isinstance(base, ir.Expr) and isinstance(base.type, Array):
             index = self.indices(base, node.slice, node)
             return ir.Load(scalar(base.type.dtype), base, index)
-        what = describe(value_type(base)) if not isinstance(base, Static) else \
-            _describe_static(base.obj)  # fmt: skip
+        what = (
+            describe(value_type(base))
+            if not isinstance(base, Static)
+            else _describe_static(base.obj)
+        )
         raise self.fail(KernelTypeError, f"{what} cannot be indexed", node)
 
     def indices(self, array: ir.Expr, index_node: ast.expr, node: ast.AST) -> list[ir.Expr]:
@@ -273,8 +299,12 @@ class ExprTyper:
         e = self.scalar_of(item, node)
         et = e.type
         if not (isinstance(et, Scalar) and et.dtype.is_integer):
-            raise self.fail(KernelTypeError, f"array indices must be integers, got "
-                            f"{describe(et)}", node, "convert with int(x)")  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"array indices must be integers, got {describe(et)}",
+                node,
+                "convert with int(x)",
+            )
         if isinstance(e, ir.Const) and e.value < 0:  # x[-1]: counted from the end, as in Python
             return self.arith("add", self.extent(array, axis), e, node)
         return e
@@ -287,13 +317,20 @@ class ExprTyper:
         if isinstance(idx, ir.Const):
             k = idx.value + n if idx.value < 0 else idx.value
             if not 0 <= k < n:
-                raise self.fail(KernelTypeError, f"tuple index {idx.value} out of range for a "
-                                f"tuple of {n}", node)  # fmt: skip
+                raise self.fail(
+                    KernelTypeError,
+                    f"tuple index {idx.value} out of range for a tuple of {n}",
+                    node,
+                )
             return tup.items[k]
         types = [value_type(i) for i in tup.items]
         if not types or not all(isinstance(t, Scalar) for t in types):
-            raise self.fail(KernelTypeError, "a tuple indexed by a run-time value must hold "
-                            "numbers", node, "index it with a constant")  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                "a tuple indexed by a run-time value must hold numbers",
+                node,
+                "index it with a constant",
+            )
         if not is_pure(idx):
             idx = self.spill(idx, node)
         t = types[0]
@@ -307,12 +344,20 @@ class ExprTyper:
 
     # ------------------------------------------------------------------ unsupported
     def ex_Lambda(self, node: ast.Lambda) -> Value:
-        raise self.fail(KernelSyntaxError, "lambda is not supported in kernels", node,
-                        "define a function at module level and call it")  # fmt: skip
+        raise self.fail(
+            KernelSyntaxError,
+            "lambda is not supported in kernels",
+            node,
+            "define a function at module level and call it",
+        )
 
     def ex_NamedExpr(self, node: ast.NamedExpr) -> Value:
-        raise self.fail(KernelSyntaxError, "':=' is not supported in kernels", node,
-                        "assign on a line of its own")  # fmt: skip
+        raise self.fail(
+            KernelSyntaxError,
+            "':=' is not supported in kernels",
+            node,
+            "assign on a line of its own",
+        )
 
 
 def _has_slice(node: ast.expr) -> bool:
@@ -355,4 +400,3 @@ def _expr_hint(node: ast.AST) -> str | None:
     if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.Dict | ast.Set):
         return "kernels work on numbers, tuples and arrays; write a loop"
     return None
-

@@ -12,9 +12,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-
-_OWN_SCOPE = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda,
-              ast.FunctionDef, ast.ClassDef)  # fmt: skip
+_OWN_SCOPE = (
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Lambda,
+    ast.FunctionDef,
+    ast.ClassDef,
+)
 
 
 def walk(node: ast.AST):
@@ -27,8 +33,12 @@ def walk(node: ast.AST):
 
 
 def _stored(nodes: Iterable[ast.AST]) -> set[str]:
-    return {n.id for node in nodes for n in walk(node)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
+    return {
+        n.id
+        for node in nodes
+        for n in walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def check_reads(fdef: ast.FunctionDef, local: set[str]) -> ast.Name | None:
@@ -41,8 +51,12 @@ def _reads(node: ast.AST | None, assigned: set[str], local: set[str]) -> ast.Nam
     if node is None:
         return None
     for n in walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in local \
-                and n.id not in assigned:  # fmt: skip
+        if (
+            isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)
+            and n.id in local
+            and n.id not in assigned
+        ):
             return n
     return None
 

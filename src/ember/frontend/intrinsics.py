@@ -55,8 +55,13 @@ def _table() -> dict[int, tuple[Any, str]]:
         if not callable(obj):
             continue
         name = _MATH.get(attr, attr)
-        known = name and (name in MATH1 or name in MATH2 or name in PREDICATES
-                          or name.startswith("py_") or name in ("fma", "tgamma"))  # fmt: skip
+        known = name and (
+            name in MATH1
+            or name in MATH2
+            or name in PREDICATES
+            or name.startswith("py_")
+            or name in ("fma", "tgamma")
+        )
         if known:
             table[id(obj)] = (obj, name)
     import numpy as np

@@ -197,8 +197,12 @@ def convert_constant(value, t: Scalar):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if t.dtype.is_integer:
-            return int(np.array(int(value)).astype(np.int64 if value < 0 else np.uint64)
-                       .astype(t.dtype.numpy).item())  # fmt: skip
+            return int(
+                np.array(int(value))
+                .astype(np.int64 if value < 0 else np.uint64)
+                .astype(t.dtype.numpy)
+                .item()
+            )
         return float(np.array(value).astype(t.dtype.numpy).item())
 
 
@@ -232,7 +236,11 @@ def fold(e: ir.Expr) -> ir.Expr:
         if e.op == "not":
             return ir.Const(BOOL, not v)
         with np.errstate(all="ignore"):
-            r = np.negative(_np_value(e.operand)) if e.op == "neg" else np.invert(_np_value(e.operand))
+            r = (
+                np.negative(_np_value(e.operand))
+                if e.op == "neg"
+                else np.invert(_np_value(e.operand))
+            )
         return ir.Const(e.type, _from_np(r, e.type))
     if isinstance(e, ir.Logical) and isinstance(e.left, ir.Const):
         decided = (e.op == "and") != bool(e.left.value)

@@ -17,21 +17,36 @@ from ember.frontend.operators import OperatorError, cast
 from ember.frontend.types import VOID, WEAK_INT, Array, describe, scalar
 from ember.frontend.values import SharedVal, Static, TupleVal, Value, as_dtype
 
-ATOMIC_DTYPES = (dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64, dtypes.float32,
-                 dtypes.float64)  # fmt: skip
+ATOMIC_DTYPES = (
+    dtypes.int32,
+    dtypes.uint32,
+    dtypes.int64,
+    dtypes.uint64,
+    dtypes.float32,
+    dtypes.float64,
+)
 _BITWISE = ("and", "or", "xor")
 _SHUFFLES = {"shfl": "lane", "shfl_up": "delta", "shfl_down": "delta", "shfl_xor": "mask"}
-_SHUFFLE_FEATURE = {"shfl": "subgroup_shuffle", "shfl_xor": "subgroup_shuffle",
-                    "shfl_up": "subgroup_shuffle_relative",
-                    "shfl_down": "subgroup_shuffle_relative"}  # fmt: skip
+_SHUFFLE_FEATURE = {
+    "shfl": "subgroup_shuffle",
+    "shfl_xor": "subgroup_shuffle",
+    "shfl_up": "subgroup_shuffle_relative",
+    "shfl_down": "subgroup_shuffle_relative",
+}
 
 
 class ParallelTyper:
     """Thread indexing, synchronization, shared memory, atomics, shuffles."""
 
     def unsupported(self, message: str, node: ast.AST, hint: str) -> Exception:
-        return diagnostics.error(UnsupportedFeatureError, message, self.loc(node),
-                                 diagnostics.STAGE_TARGET, hint, self.ctx.notes())  # fmt: skip
+        return diagnostics.error(
+            UnsupportedFeatureError,
+            message,
+            self.loc(node),
+            diagnostics.STAGE_TARGET,
+            hint,
+            self.ctx.notes(),
+        )
 
     # ------------------------------------------------------------------ indices
     def index_intrinsic(self, name: str, axis: int) -> ir.Expr:
@@ -82,9 +97,13 @@ class ParallelTyper:
                 "allocate it in the kernel and pass the array to the function",
             )  # fmt: skip
         items = shape_v.items if isinstance(shape_v, TupleVal) else [shape_v]
-        if not items or not all(isinstance(i, ir.Const) and isinstance(i.value, int)
-                                and not isinstance(i.value, bool) and i.value > 0
-                                for i in items):  # fmt: skip
+        if not items or not all(
+            isinstance(i, ir.Const)
+            and isinstance(i.value, int)
+            and not isinstance(i.value, bool)
+            and i.value > 0
+            for i in items
+        ):
             raise self.fail(
                 KernelTypeError, "ember.shared() needs a shape of positive constant integers",
                 node, "use numbers or module-level constants, e.g. ember.shared((16, 16), "
@@ -92,20 +111,25 @@ class ParallelTyper:
             )  # fmt: skip
         dtype = as_dtype(dtype_v.obj) if isinstance(dtype_v, Static) else None
         if dtype is None:
-            raise self.fail(KernelTypeError, "ember.shared() needs a dtype, e.g. ember.float32",
-                            node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError, "ember.shared() needs a dtype, e.g. ember.float32", node
+            )
         shape = tuple(int(i.value) for i in items)
         return SharedVal(Array(dtype, len(shape), "C", "shared", shape))
 
     # ------------------------------------------------------------------ atomics
     def atomic(self, op: str, node: ast.Call) -> Value:
-        names = ("array", "index", "expected", "value") if op == "cas" else \
-            ("array", "index", "value")  # fmt: skip
+        names = (
+            ("array", "index", "expected", "value") if op == "cas" else ("array", "index", "value")
+        )
         values = self.args_of(node, names, len(names))
         array = self.scalar_of(values[0], node)
         if not isinstance(array.type, Array):
-            raise self.fail(KernelTypeError, f"atomic_{op}() needs an array first, got "
-                            f"{describe(array.type)}", node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"atomic_{op}() needs an array first, got {describe(array.type)}",
+                node,
+            )
         dtype = array.type.dtype
         self._check_atomic(op, dtype, node)
         index_node = node.args[1] if len(node.args) > 1 else _keyword(node, "index")
@@ -126,10 +150,13 @@ class ParallelTyper:
                 node, "atomics work on int32, uint32, int64, uint64, float32 and float64 arrays",
             )  # fmt: skip
         if op in _BITWISE and dtype.is_float:
-            raise self.fail(KernelTypeError, f"atomic_{op}() needs integer elements, got "
-                            f"{dtype.name}", node)  # fmt: skip
-        if dtype.itemsize == 8 and self.target.dialect == "opencl" and not self.target.has(
-            "int64_atomics"
+            raise self.fail(
+                KernelTypeError, f"atomic_{op}() needs integer elements, got {dtype.name}", node
+            )
+        if (
+            dtype.itemsize == 8
+            and self.target.dialect == "opencl"
+            and not self.target.has("int64_atomics")
         ):
             raise self.unsupported(
                 f"this OpenCL device has no 64-bit atomics, needed for atomic_{op}() on "
@@ -174,8 +201,9 @@ class ParallelTyper:
         v = self.scalar_arg(value, node, f"{name}()")
         t = v.type
         if t.dtype.kind == "b":
-            raise self.fail(KernelTypeError, f"{name}() needs numbers, got bool", node,
-                            "convert with int(x)")  # fmt: skip
+            raise self.fail(
+                KernelTypeError, f"{name}() needs numbers, got bool", node, "convert with int(x)"
+            )
         return ir.Intrinsic(t, name, [v])
 
     def _k_warp_sum(self, node):
@@ -193,4 +221,3 @@ def _keyword(node: ast.Call, name: str) -> ast.expr:
         if kw.arg == name:
             return kw.value
     return node
-

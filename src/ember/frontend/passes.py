@@ -14,8 +14,9 @@ from ember.frontend.operators import fold
 from ember.frontend.types import WEAK_INT, Array
 
 # Intrinsics with effects beyond their value (ordering, synchronization).
-EFFECTFUL = frozenset({"barrier", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum",
-                       "warp_min", "warp_max"})  # fmt: skip
+EFFECTFUL = frozenset(
+    {"barrier", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max"}
+)
 
 
 def children(e: ir.Expr) -> list[ir.Expr]:

@@ -75,39 +75,58 @@ class StatementTyper:
         elif isinstance(target, ast.Subscript):
             self.store(target, self.materialize(value, node), node)
         elif isinstance(target, ast.Attribute):
-            raise self.fail(KernelSyntaxError, "cannot assign to an attribute in a kernel",
-                            target, "assign to a variable or an array element")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "cannot assign to an attribute in a kernel",
+                target,
+                "assign to a variable or an array element",
+            )
         else:
             raise self.fail(KernelSyntaxError, "cannot assign to this target", target)
 
     def _unpack(self, target: ast.Tuple | ast.List, value, node: ast.stmt) -> None:
         if any(isinstance(e, ast.Starred) for e in target.elts):
-            raise self.fail(KernelSyntaxError, "starred assignment is not supported in kernels",
-                            target, "unpack every item: a, b, c = t")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "starred assignment is not supported in kernels",
+                target,
+                "unpack every item: a, b, c = t",
+            )
         if not isinstance(value, TupleVal):
             what = describe(value.type) if isinstance(value, ir.Expr) else "this value"
-            raise self.fail(KernelTypeError, f"cannot unpack {what} into "
-                            f"{len(target.elts)} names", node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError, f"cannot unpack {what} into {len(target.elts)} names", node
+            )
         if len(value.items) != len(target.elts):
-            raise self.fail(KernelTypeError, f"cannot unpack {len(value.items)} values into "
-                            f"{len(target.elts)} names", node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"cannot unpack {len(value.items)} values into {len(target.elts)} names",
+                node,
+            )
         items = value.items
         targets = {n.id for t in target.elts for n in ast.walk(t) if isinstance(n, ast.Name)}
         reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
         if targets & reads:  # a, b = b, a: evaluate every value before assigning any
-            items = [self.spill(i, node) if isinstance(i, ir.Expr) and not isinstance(
-                i, ir.Const) else i for i in items]  # fmt: skip
-        for sub, item in zip(target.elts, items):
+            items = [
+                self.spill(i, node) if isinstance(i, ir.Expr) and not isinstance(i, ir.Const) else i
+                for i in items
+            ]
+        for sub, item in zip(target.elts, items, strict=True):
             self.assign_target(sub, item, node)
 
     def store(self, target: ast.Subscript, value, node: ast.stmt) -> None:
         array = self.runtime(target.value)
         if isinstance(array, TupleVal):
-            raise self.fail(KernelTypeError, "tuples cannot be changed (they are immutable)",
-                            target, "build a new tuple, or use an array")  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                "tuples cannot be changed (they are immutable)",
+                target,
+                "build a new tuple, or use an array",
+            )
         if not isinstance(array.type, Array):
-            raise self.fail(KernelTypeError, f"cannot assign to an element of a "
-                            f"{describe(array.type)}", target)  # fmt: skip
+            raise self.fail(
+                KernelTypeError, f"cannot assign to an element of a {describe(array.type)}", target
+            )
         index = self.indices(array, target.slice, target)
         element = self._element_value(value, array.type, node)
         self.emit(ir.Store(self.loc(node), array, index, element))
@@ -115,8 +134,12 @@ class StatementTyper:
     def _element_value(self, value, t: Array, node: ast.AST) -> ir.Expr:
         v = self.scalar_of(value, node)
         if not isinstance(v.type, Scalar):
-            raise self.fail(KernelTypeError, f"cannot store {describe(v.type)} into an element "
-                            f"of {describe(t)}", node, "store one element at a time")  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"cannot store {describe(v.type)} into an element of {describe(t)}",
+                node,
+                "store one element at a time",
+            )
         try:
             return cast(v, scalar(t.dtype))
         except OperatorError as exc:
@@ -132,10 +155,15 @@ class StatementTyper:
         elif isinstance(target, ast.Subscript):
             array = self.runtime(target.value)
             if not isinstance(array, ir.Expr) or not isinstance(array.type, Array):
-                raise self.fail(KernelTypeError, "augmented assignment needs a variable or an "
-                                "array element", target)  # fmt: skip
-            index = [i if is_pure(i) else self.spill(i, node)
-                     for i in self.indices(array, target.slice, target)]  # fmt: skip
+                raise self.fail(
+                    KernelTypeError,
+                    "augmented assignment needs a variable or an array element",
+                    target,
+                )
+            index = [
+                i if is_pure(i) else self.spill(i, node)
+                for i in self.indices(array, target.slice, target)
+            ]
             old = ir.Load(scalar(array.type.dtype), array, index)
             new = self.arith(op, old, self.value(node.value), node)
             element = self._element_value(new, array.type, node)
@@ -145,24 +173,34 @@ class StatementTyper:
 
     def _arith_op(self, op: ast.operator, node: ast.AST) -> str:
         if type(op) not in ARITH:
-            raise self.fail(KernelSyntaxError, "the '@' operator is not supported in kernels",
-                            node, "write the loops, or call a matrix-multiply kernel")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "the '@' operator is not supported in kernels",
+                node,
+                "write the loops, or call a matrix-multiply kernel",
+            )
         return ARITH[type(op)]
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if not isinstance(node.target, ast.Name):
-            raise self.fail(KernelSyntaxError, "annotations are only supported on plain names",
-                            node.target)  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError, "annotations are only supported on plain names", node.target
+            )
         name = node.target.id
         ann = self.value(node.annotation)
         dtype = as_dtype(ann.obj) if isinstance(ann, Static) else None
         if dtype is None:
-            raise self.fail(KernelTypeError, "a variable annotation must be a dtype", node.annotation,
-                            "e.g. acc: ember.float32 = 0")  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                "a variable annotation must be a dtype",
+                node.annotation,
+                "e.g. acc: ember.float32 = 0",
+            )
         t = scalar(dtype)
         if self.fixed.get(name, t) != t:
-            raise self.fail(KernelTypeError, f"'{name}' is annotated twice with different types",
-                            node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError, f"'{name}' is annotated twice with different types", node
+            )
         if name not in self.fixed:
             self.fixed[name] = t
             self.var_types[name] = t
@@ -191,8 +229,12 @@ class StatementTyper:
 
     def stmt_While(self, node: ast.While) -> None:
         if node.orelse:
-            raise self.fail(KernelSyntaxError, "'while ... else' is not supported in kernels",
-                            node, "use a flag variable")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "'while ... else' is not supported in kernels",
+                node,
+                "use a flag variable",
+            )
         saved, self.no_spill = self.no_spill, "a while condition"
         try:
             cond = self._header(lambda: self.condition(node.test), node.test)
@@ -211,11 +253,19 @@ class StatementTyper:
 
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:
-            raise self.fail(KernelSyntaxError, "'for ... else' is not supported in kernels",
-                            node, "use a flag variable")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "'for ... else' is not supported in kernels",
+                node,
+                "use a flag variable",
+            )
         if not isinstance(node.target, ast.Name):
-            raise self.fail(KernelSyntaxError, "a for loop in a kernel needs one loop variable",
-                            node.target, "for i in range(n): ...")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "a for loop in a kernel needs one loop variable",
+                node.target,
+                "for i in range(n): ...",
+            )
         header = self._header(lambda: self._range_header(node), node.iter)
         name = node.target.id
         counter = None
@@ -228,22 +278,39 @@ class StatementTyper:
         var, prefix = counter
         stop, step = self._stable(stop, node), self._stable(step, node)
         loc = self.loc(node)
-        self.emit(ir.ForRange(loc, var, self._to(start, var, node), self._to(stop, var, node),
-                              self._to(step, var, node), sign, prefix + body))  # fmt: skip
+        self.emit(
+            ir.ForRange(
+                loc,
+                var,
+                self._to(start, var, node),
+                self._to(stop, var, node),
+                self._to(step, var, node),
+                sign,
+                prefix + body,
+            )
+        )
 
     def _range_header(self, node: ast.For):
         call = node.iter
         func = self.value(call.func) if isinstance(call, ast.Call) else None
         if not (isinstance(func, Static) and func.obj is range):
-            raise self.fail(KernelSyntaxError, "a for loop in a kernel must iterate over "
-                            "range(...)", node.iter, "for i in range(start, stop, step): ...")
+            raise self.fail(
+                KernelSyntaxError,
+                "a for loop in a kernel must iterate over range(...)",
+                node.iter,
+                "for i in range(start, stop, step): ...",
+            )
         if call.keywords or not 1 <= len(call.args) <= 3:
             raise self.fail(KernelTypeError, "range() takes 1 to 3 positional arguments", call)
         args = [self.scalar_of(self.value(a), a) for a in call.args]
-        for a, n in zip(args, call.args):
+        for a, n in zip(args, call.args, strict=True):
             if not (isinstance(a.type, Scalar) and a.type.dtype.is_integer):
-                raise self.fail(KernelTypeError, f"range() needs integers, got "
-                                f"{describe(a.type)}", n, "convert with int(x)")  # fmt: skip
+                raise self.fail(
+                    KernelTypeError,
+                    f"range() needs integers, got {describe(a.type)}",
+                    n,
+                    "convert with int(x)",
+                )
         if len(args) == 1:
             args = [ir.Const(args[0].type, 0), args[0]]
         start, stop = args[0], args[1]
@@ -267,9 +334,12 @@ class StatementTyper:
         var = self.bindings[name]
         vt = var.type if isinstance(var, ir.Variable) else None
         if not (isinstance(vt, Scalar) and vt.dtype.is_integer):
-            raise self.fail(KernelTypeError, f"loop variable '{name}' is {describe(vt)} "
-                            "elsewhere; a range() loop variable must stay an integer",
-                            node.target)  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"loop variable '{name}' is {describe(vt)} "
+                "elsewhere; a range() loop variable must stay an integer",
+                node.target,
+            )
         if not assigned_in_body:
             return var, []
         hidden = ir.Variable(self.names.internal("em_" + c_identifier(name)), vt, name)
@@ -284,8 +354,12 @@ class StatementTyper:
 
     def _stable(self, e: ir.Expr, node: ast.For) -> ir.Expr:
         """``e`` itself when re-evaluating it each iteration is safe, else a temporary."""
-        changed = {n.id for s in node.body for n in ast.walk(s)
-                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
+        changed = {
+            n.id
+            for s in node.body
+            for n in ast.walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         if _reads_only(e, changed):
             return e
         return self.spill(e, node, "em_stop")
@@ -303,8 +377,9 @@ class StatementTyper:
             raise self.fail(KernelSyntaxError, f"'{word}' outside a loop", node)
 
     def stmt_Return(self, node: ast.Return) -> None:
-        none = node.value is None or (isinstance(node.value, ast.Constant)
-                                      and node.value.value is None)  # fmt: skip
+        none = node.value is None or (
+            isinstance(node.value, ast.Constant) and node.value.value is None
+        )
         if self.is_kernel and not none:
             raise self.fail(
                 KernelSyntaxError, "a kernel cannot return a value", node,

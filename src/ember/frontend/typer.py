@@ -92,8 +92,12 @@ def type_program(cap: Captured, arg_types: list[Type], target: Target, ctx=None)
     used = {f.pyname for f in order}
     caps = [c for c in ctx.captures.values() if c.name in used]
     sources = {f"{c.func.__module__}.{c.func.__qualname__}": c.source_hash for c in caps}
-    constants = [(f"{c.name}.{name}", repr(value)) for c in caps
-                 for name, value in c.frozen_items() if _is_constant(value)]  # fmt: skip
+    constants = [
+        (f"{c.name}.{name}", repr(value))
+        for c in caps
+        for name, value in c.frozen_items()
+        if _is_constant(value)
+    ]
     return ir.Program(kernel, [f for f in order if f is not kernel], sources, constants)
 
 
@@ -116,8 +120,9 @@ def _post_order(fn: ir.Function, out: list[ir.Function], seen: set[int]) -> None
 class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
     """Types one function (kernel or device function) for given argument types."""
 
-    def __init__(self, ctx: TypingContext, cap: Captured, arg_types: list[Type], is_kernel: bool,
-                 cname: str):  # fmt: skip
+    def __init__(
+        self, ctx: TypingContext, cap: Captured, arg_types: list[Type], is_kernel: bool, cname: str
+    ):
         self.ctx = ctx
         self.cap = cap
         self.target = ctx.target
@@ -152,7 +157,7 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
                 KernelSyntaxError, f"local variable '{unbound.id}' is used before it is assigned",
                 unbound, f"assign '{unbound.id}' before this line",
             )  # fmt: skip
-        self.var_types = dict(zip(names, self.arg_types))
+        self.var_types = dict(zip(names, self.arg_types, strict=True))
         for _ in range(_MAX_WALKS):
             self._reset(names)
             body = self.block(tree.body)
@@ -176,8 +181,12 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
             )  # fmt: skip
         names = [p.arg for p in a.args]
         if self.is_kernel and a.defaults:
-            raise self.fail(KernelSyntaxError, "kernel parameters cannot have default values",
-                            a.defaults[0], "pass every argument at launch")  # fmt: skip
+            raise self.fail(
+                KernelSyntaxError,
+                "kernel parameters cannot have default values",
+                a.defaults[0],
+                "pass every argument at launch",
+            )
         if len(names) != len(self.arg_types):
             raise InternalError(f"{self.cap.name}: {len(self.arg_types)} types for {names}")
         return names
@@ -196,7 +205,7 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
         self.loop_depth = 0
         self.no_spill: str | None = None
         prologue: list[ir.Stmt] = []
-        for index, (name, t) in enumerate(zip(names, self.arg_types)):
+        for index, (name, t) in enumerate(zip(names, self.arg_types, strict=True)):
             self._bind_param(index, name, t, prologue)
         self.prologue = prologue
 
@@ -214,12 +223,18 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
 
     def _param_vars(self, name: str, t: Type, index: int, path: tuple[int, ...]):
         if isinstance(t, Tuple):
-            return [self._param_vars(f"{name}_{i}", it, index, (*path, i))
-                    for i, it in enumerate(t.items)]  # fmt: skip
+            return [
+                self._param_vars(f"{name}_{i}", it, index, (*path, i))
+                for i, it in enumerate(t.items)
+            ]
         var = ir.Variable(self.names.fresh(name), t, name)
         if self.is_kernel:  # the C parameters the ABI derives from this one (codegen/abi.py)
-            extra = ("data", "start", "u8", *(f"{w}{k}" for w in ("shape", "stride")
-                                               for k in range(getattr(t, "ndim", 0))))
+            extra = (
+                "data",
+                "start",
+                "u8",
+                *(f"{w}{k}" for w in ("shape", "stride") for k in range(getattr(t, "ndim", 0))),
+            )
             self.names.taken.update(f"{var.name}_{x}" for x in extra)
         self.params.append(var)
         self.param_sources.append((index, path))
@@ -323,7 +338,7 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
             if not (isinstance(value, TupleVal) and len(value.items) == len(binding)):
                 raise self.fail(KernelTypeError, "tuple assignment of mismatched length", node)
             out: list[ir.Stmt] = []
-            for b, v in zip(binding, value.items):
+            for b, v in zip(binding, value.items, strict=True):
                 out.extend(self._assign_stmts(b, v, node, loc))
             return out
         return [ir.Assign(loc, binding, self.convert(value, binding.type, node))]
@@ -337,8 +352,11 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
                 raise self.type_error(exc, node) from None
         if isinstance(value, ir.Expr) and value.type == t:
             return value
-        raise self.fail(KernelTypeError, f"expected {describe(t)}, got "
-                        f"{describe(self.require_runtime(value, node))}", node)  # fmt: skip
+        raise self.fail(
+            KernelTypeError,
+            f"expected {describe(t)}, got {describe(self.require_runtime(value, node))}",
+            node,
+        )
 
     def _declare_shared(self, name: str, value: SharedVal, node: ast.AST) -> None:
         old = self.var_types.get(name)
@@ -348,8 +366,12 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
                 "give each shared array its own name",
             )  # fmt: skip
         if old is not None and old != value.type:
-            raise self.fail(KernelTypeError, f"variable '{name}' holds {describe(old)} elsewhere"
-                            f"; it cannot also name a shared array", node)  # fmt: skip
+            raise self.fail(
+                KernelTypeError,
+                f"variable '{name}' holds {describe(old)} elsewhere"
+                f"; it cannot also name a shared array",
+                node,
+            )
         if old is None:
             self.var_types[name] = value.type
             self.changed = True
@@ -390,7 +412,7 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
         if isinstance(t, Tuple):
             assert isinstance(value, TupleVal)
             out: list[ir.Expr] = []
-            for v, it in zip(value.items, t.items):
+            for v, it in zip(value.items, t.items, strict=True):
                 out.extend(self.flatten_to(v, it, node))
             return out
         return [self.convert(value, t, node)]

@@ -205,7 +205,7 @@ def unify(a: Type, b: Type) -> Type | None:
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         return promote(a, b)
     if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.items) == len(b.items):
-        items = [unify(x, y) for x, y in zip(a.items, b.items)]
+        items = [unify(x, y) for x, y in zip(a.items, b.items, strict=True)]
         if any(i is None for i in items):
             return None
         return Tuple(tuple(items))  # type: ignore[arg-type]
@@ -229,7 +229,9 @@ class Target:
     features: frozenset[str] = frozenset()
 
     def key(self) -> str:
-        return f"{self.dialect}:{self.arch or '-'}:w{self.warp_size}:{','.join(sorted(self.features))}"
+        return (
+            f"{self.dialect}:{self.arch or '-'}:w{self.warp_size}:{','.join(sorted(self.features))}"
+        )
 
     def has(self, feature: str) -> bool:
         return feature in self.features

@@ -12,7 +12,7 @@ import keyword
 import re
 import types as pytypes
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from ember import dtypes
 from ember.frontend import ir
@@ -38,7 +38,7 @@ class SharedVal:
     type: Array
 
 
-Value = Union[ir.Expr, TupleVal, Static, SharedVal]
+Value = ir.Expr | TupleVal | Static | SharedVal
 
 
 class Pending(Exception):
@@ -183,7 +183,9 @@ class Names:
 
 def c_identifier(name: str) -> str:
     """``name`` as a C identifier that cannot clash with C, CUDA, OpenCL or Ember names."""
-    out = "".join(c if (c.isascii() and (c.isalnum() or c == "_")) else f"_u{ord(c):x}" for c in name)
+    out = "".join(
+        c if (c.isascii() and (c.isalnum() or c == "_")) else f"_u{ord(c):x}" for c in name
+    )
     if out[:1].isdigit():
         out = "v" + out
     if out in RESERVED or _VECTOR.match(out) or out.startswith(("em_", "__", "get_")):
