@@ -108,6 +108,17 @@ def _args_case(ctx: Context, n: int) -> dict[str, dict[str, float]]:
         "ember",
         lambda: {"us": per_call_us(lambda: launch(*arrays), iters, ctx.repeats, sync)},
     )
+    spec = KERNELS[n].specialize(*arrays)
+    fn, packed = spec.function, spec.pack(*arrays)
+    guarded(
+        results,
+        "ember.Function",
+        lambda: {
+            "us": per_call_us(
+                lambda: fn.launch((1, 1, 1), (32, 1, 1), packed), iters, ctx.repeats, sync
+            )
+        },
+    )
     raw = ctx.once("raw", lambda: RawCuda(be.device.index, be.device.arch))
     fn = raw.function(_raw_source(n), f"args{n}")
     params = raw.kernel_params(*[np.uint64(raw.alloc(N * 4)) for _ in range(n)])

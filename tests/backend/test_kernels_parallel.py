@@ -264,3 +264,37 @@ def test_warp_shuffles_and_reductions(backend, dtype):
     np.testing.assert_allclose(outs[0].to_numpy(), per_warp.sum(axis=1), **tol)
     np.testing.assert_array_equal(outs[1].to_numpy(), per_warp.max(axis=1))
     np.testing.assert_allclose(outs[2].to_numpy(), per_warp.sum(axis=1), **tol)
+
+
+# ---------------------------------------------------------------- float atomics in shared memory
+@ember.kernel
+def shared_float_sum(x, out):
+    acc = ember.shared(1, x.dtype)
+    t = ember.thread_idx.x
+    if t == 0:
+        acc[0] = 0
+    ember.barrier()
+    i = ember.global_id()
+    if i < x.shape[0]:
+        ember.atomic_add(acc, 0, x[i])
+        ember.atomic_max(acc, 0, -1e30)  # keeps the larger current value
+    ember.barrier()
+    if t == 0:
+        out[ember.block_idx.x] = acc[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_atomics_on_shared_memory(backend, dtype):
+    x = sample(dtype, 4 * 64, 8, low=0, high=1)
+    out = ember.zeros(4, dtype)
+    shared_float_sum[4, 64](ember.asarray(x), out)
+    np.testing.assert_allclose(out.to_numpy(), x.reshape(4, 64).sum(axis=1), rtol=1e-5)
+
+
+def test_cubin_info_on_the_device(backend):
+    if backend.dialect != "cuda":
+        pytest.skip("cubin-info is for CUDA")
+    x = ember.zeros((32, 32), ember.float32)
+    info = matmul.inspect(x, x, x, stage="cubin-info")
+    assert info["bytes"] > 1000 and info["num_regs"] > 0
+    assert info["shared_size_bytes"] == 2 * TILE * TILE * 4

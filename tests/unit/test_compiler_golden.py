@@ -94,3 +94,11 @@ def test_ir_and_ptx_stages():
     except ember.BackendUnavailableError as exc:
         pytest.skip(f"NVRTC unavailable: {exc}")
     assert ".visible .entry axpy(" in ptx and "sm_90" in ptx
+
+
+def test_cubin_info_without_a_gpu():
+    try:
+        info = gk.matmul.inspect(*CASES["matmul"][1], stage="cubin-info", dialect="cuda")
+    except ember.BackendUnavailableError as exc:
+        pytest.skip(f"NVRTC unavailable: {exc}")
+    assert info["arch"] == "sm_90" and info["bytes"] > 1000

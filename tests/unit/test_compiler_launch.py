@@ -203,3 +203,12 @@ def test_captured_values_are_frozen_at_first_compile(fake):
     finally:
         FROZEN = 1.5
     assert len(fake.sources) == 2 and all("1.5" in s for s in fake.sources)
+
+
+def test_float64_on_an_opencl_device_without_it(fake):
+    fake.device = DeviceInfo("fake", 1, "no fp64", 1 << 30, 4, 8, 1024, 65536, extra={})
+    x = array(fake, (4,))
+    with pytest.raises(ember.UnsupportedFeatureError, match=r"uses float64.*cl_khr_fp64"):
+        axpy[1, 4](2.0, x, x)  # a Python float is a float64
+    axpy[1, 4](np.float32(2.0), x, x)
+    assert len(fake.launches) == 1

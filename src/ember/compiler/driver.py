@@ -23,26 +23,27 @@ import hashlib
 import json
 import sys
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from ember._version import __version__
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
-from ember.codegen.emitter import emit
+from ember.codegen.emitter import Emitter
 from ember.config import settings
-from ember.errors import CompileError, InternalError
+from ember.errors import CompileError, InternalError, UnsupportedFeatureError
 from ember.frontend import ir, passes
 from ember.frontend.capture import Captured
 from ember.frontend.typer import TypingContext, type_program
 from ember.frontend.types import CUDA_FEATURES, Target, Type
 
-_targets: dict[int, Target] = {}
+_targets: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # backend -> Target
 
 
 def target_of(backend) -> Target:
     """The :class:`Target` of a backend's device (features read once per backend)."""
-    found = _targets.get(id(backend))
+    found = _targets.get(backend)
     if found is not None:
         return found
     dev = backend.device
@@ -59,7 +60,7 @@ def target_of(backend) -> Target:
         if "cl_khr_subgroup_shuffle_relative" in exts:
             features.add("subgroup_shuffle_relative")
         target = Target(backend.dialect, None, dev.warp_size or 1, frozenset(features))
-    _targets[id(backend)] = target
+    _targets[backend] = target
     return target
 
 
@@ -83,9 +84,21 @@ def typed_ir(cap: Captured, arg_types: list[Type], target: Target, captures=None
     return passes.run(program)
 
 
-def source_of(program: ir.Program, dialect: str) -> str:
-    """Stage 4: typed IR -> C source in ``dialect``."""
-    return emit(program, dialects.get(dialect))
+def source_of(program: ir.Program, target: Target) -> str:
+    """Stage 4: typed IR -> C source in the target's dialect.
+
+    Raises :class:`UnsupportedFeatureError` when the code needs double precision (a
+    ``float64`` value, a Python float argument) on a device without it."""
+    emitter = Emitter(program, dialects.get(target.dialect))
+    source = emitter.source()
+    if target.dialect == "opencl" and "fp64" in emitter.h.features and not target.has("fp64"):
+        raise UnsupportedFeatureError(
+            f"kernel '{program.kernel.pyname}' uses float64 (a float64 array or value, or a "
+            "Python float argument or variable), but this OpenCL device has no double "
+            "precision (cl_khr_fp64)\n  hint: pass numpy.float32(...) for Python floats "
+            "and use float32 arrays"
+        )
+    return source
 
 
 def build(backend, source: str, name: str, options: tuple[str, ...]) -> bytes:
@@ -139,7 +152,7 @@ def compile_specialization(
     t0 = time.perf_counter()
     program = typed_ir(cap, arg_types, target, captures)
     t1 = time.perf_counter()
-    source = source_of(program, backend.dialect)
+    source = source_of(program, target)
     t2 = time.perf_counter()
     dump("ir", cap.name, lambda: ir.dump(program))
     dump("source", cap.name, lambda: source)
@@ -188,15 +201,15 @@ def cache_key(program: ir.Program, arg_types, target: Target, options, backend=N
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-_versions_cache: dict[int, list] = {}
+_versions_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _versions(backend) -> list:
     if backend is None:
         return []
-    if id(backend) not in _versions_cache:
+    if backend not in _versions_cache:
         try:
-            _versions_cache[id(backend)] = sorted(backend.library_versions().items())
+            _versions_cache[backend] = sorted(backend.library_versions().items())
         except Exception:  # a backend that cannot say: the key just omits it
-            _versions_cache[id(backend)] = []
-    return _versions_cache[id(backend)]
+            _versions_cache[backend] = []
+    return _versions_cache[backend]

@@ -240,7 +240,7 @@ class Kernel:
         program = driver.typed_ir(self.captured, types, target, self._captures)
         if stage == "ir":
             return ir.dump(program)
-        source = driver.source_of(program, target.dialect)
+        source = driver.source_of(program, target)
         if stage == "source":
             return source
         if target.dialect != "cuda":
@@ -274,7 +274,7 @@ class Kernel:
         from ember.compiler.nvrtc import compile_program
 
         program = driver.typed_ir(self.captured, types, target, self._captures)
-        source = driver.source_of(program, "cuda")
+        source = driver.source_of(program, target)
         out = compile_program(source, target.arch or "sm_90", program.kernel.name, self.options)
         return {"bytes": len(out.binary), "arch": target.arch, "log": out.log}
 
