@@ -212,3 +212,24 @@ def test_float64_on_an_opencl_device_without_it(fake):
         axpy[1, 4](2.0, x, x)  # a Python float is a float64
     axpy[1, 4](np.float32(2.0), x, x)
     assert len(fake.launches) == 1
+
+
+class FakeCuda(FakeBackend):
+    """A CUDA-dialect fake: its 'binary' is the source, but EMBER_DUMP=ptx runs NVRTC."""
+
+    dialect = "cuda"
+    device = DeviceInfo("fake", 0, "fake gpu", 1 << 30, 4, 32, 1024, 49152, (9, 0))
+
+
+def test_dump_ptx_on_the_cuda_dialect(capsys):
+    pytest.importorskip("cuda.bindings.nvrtc")
+    fake = FakeCuda()
+    x = array(fake, (4,))
+    try:
+        with config.override(dump=frozenset({"ptx"})):
+            ember.kernel(axpy.py_func).specialize(np.float32(2), x, x)
+    except ember.BackendUnavailableError as exc:
+        pytest.skip(f"NVRTC unavailable: {exc}")
+    err = capsys.readouterr().err
+    assert "===== ember: ptx of kernel 'axpy' =====" in err and ".target sm_90" in err
+    assert 'extern "C" __global__ void axpy(float a' in fake.sources[0]
