@@ -14,7 +14,15 @@ import sys
 import time
 
 from benchmarks import AREAS
-from benchmarks.harness import CASES, Context, environment, rows, text_table, write_results
+from benchmarks.harness import (
+    CASES,
+    Context,
+    environment,
+    guarded,
+    rows,
+    text_table,
+    write_results,
+)
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -26,6 +34,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="fewer iterations and smaller sizes")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--no-peers", action="store_true", help="skip CuPy and PyTorch")
+    p.add_argument(
+        "--backend",
+        default="cuda",
+        choices=("cuda", "opencl"),
+        help="Ember backend; 'opencl' runs only Ember's side of the cases that support it "
+        "(to check them without a GPU; no raw floor, no peers)",
+    )
     return p.parse_args(argv)
 
 
@@ -39,14 +54,14 @@ def selected(only: str) -> list[str]:
     return names
 
 
-def cuda_backend():
-    """Ember's CUDA backend, or None after saying why there is none."""
+def cuda_backend(name: str = "cuda"):
+    """Ember's CUDA (or ``name``) backend, or None after saying why there is none."""
     from ember.runtime import backend as registry
 
     try:
-        return registry.use("cuda")
+        return registry.use(name)
     except Exception as exc:
-        print(f"benchmarks skipped: no CUDA device ({exc})")
+        print(f"benchmarks skipped: no {'CUDA' if name == 'cuda' else name} device ({exc})")
         return None
 
 
@@ -59,19 +74,22 @@ def main(argv=None) -> int:
         for name in names:
             print(f"{name:20s} {CASES[name].area:10s} {CASES[name].doc}")
         return 0
-    backend = cuda_backend()
+    backend = cuda_backend(args.backend)
     if backend is None:
         return 0
     from benchmarks.impls import load_peers
 
-    ctx = Context(backend, args.quick, {} if args.no_peers else load_peers())
+    peers = {} if args.no_peers or args.backend != "cuda" else load_peers()
+    ctx = Context(backend, args.quick, peers)
     env = environment(ctx)
     print(f"{env['device']} ({env['arch']}), commit {env['commit']}, versions {env['versions']}")
     by_area: dict[str, dict] = {}
     for name in names:
         c = CASES[name]
         t = time.perf_counter()
-        results = c.run(ctx)
+        results: dict = {}
+        guarded(results, "ember", lambda c=c: {"case": c.run(ctx)})  # a crash stops one case
+        results = results["ember"].get("case", results)
         print(f"  {name}: {time.perf_counter() - t:.1f} s", flush=True)
         by_area.setdefault(c.area, {})[name] = {
             "metric": c.metric, "unit": c.unit, "better": c.better, "doc": c.doc,

@@ -74,3 +74,9 @@ class RawCuda:
 
     def sync(self) -> None:
         self.cu.cuStreamSynchronize(self.stream)
+
+
+def raw_floor(ctx) -> RawCuda:
+    """The context's :class:`RawCuda` (one per run, shared by every area)."""
+    info = ctx.backend.device
+    return ctx.once("raw", lambda: RawCuda(info.index, info.arch))

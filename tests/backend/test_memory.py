@@ -174,8 +174,14 @@ def test_limit_gives_the_documented_error_and_recovers(backend):
             assert part in message
         assert isinstance(info.value, MemoryError)
         del a
-        b = ember.empty(2 * MiB, ember.uint8)  # the cached 3 MiB block is released for it
+        b = ember.empty(2 * MiB, ember.uint8)  # served by the cached 3 MiB block
         assert b.nbytes == 2 * MiB
+        with pytest.raises(ember.OutOfMemoryError):
+            ember.empty(2 * MiB, ember.uint8)  # 3 + 2 MiB: over the limit
+        del b
+        ember.memory.set_limit(None)
+        c = ember.empty(2 * MiB, ember.uint8)  # no limit: fine again
+        assert c.nbytes == 2 * MiB
     finally:
         pool.limit = saved
 

@@ -367,7 +367,7 @@ def test_eight_threads_launch_and_sync_on_one_shared_stream(backend, work):
 
     _run_threads(worker)
     assert shared.submitted - before == THREADS * rounds  # no submission count was lost
-    assert shared.completed == shared.submitted and shared.query()
+    assert shared.query() and shared.completed == shared.submitted
 
 
 def test_threads_awaiting_and_syncing_the_same_stream(backend, work):

@@ -97,6 +97,21 @@ def test_different_classes_do_not_share():
     assert pool.allocate(8 * MiB).handle != h
 
 
+def test_a_miss_takes_an_idle_block_up_to_twice_as_large():
+    pool = Pool(FakeBackend())
+    a = pool.allocate(5 * MiB)
+    h = a.handle
+    del a
+    b = pool.allocate(3 * MiB)  # class 3 MiB: none cached, the 5 MiB block fits within 2x
+    assert b.handle == h and b.nbytes == 3 * MiB
+    assert pool.stats()["larger_block_reuses"] == 1
+    del b
+    assert pool.allocate(2 * MiB).handle != h  # 5 MiB is more than twice 2 MiB
+    cache = ember.AllocCache()
+    c = cache.allocate(pool, 3 * MiB, pool._default)  # scoped caches take exact classes only
+    assert c.handle != h
+
+
 def test_cross_stream_reuse_orders_the_new_stream_after_the_old():
     be = FakeBackend()
     pool = Pool(be)

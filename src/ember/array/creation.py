@@ -40,7 +40,12 @@ def _new(shape: Any, dtype: Any, stream=None, be=None) -> ndarray:
 
 def empty(shape: Any, dtype: Any = None, *, stream=None) -> ndarray:
     """A new array of ``shape`` and ``dtype`` (default float64, like NumPy), uninitialized."""
-    return _new(shape, dtype, stream)
+    dt = _dtype_of(dtype)  # _new() inlined: alloc + free of an array is a hot loop
+    be = _backend.current()
+    if type(shape) is int and shape >= 0:
+        buffer = allocate(be, shape * dt.itemsize, stream)
+        return ndarray((shape,), dt, buffer, be, (dt.itemsize,))
+    return _new(shape, dt, stream, be)
 
 
 def zeros(shape: Any, dtype: Any = None, *, stream=None) -> ndarray:

@@ -89,7 +89,10 @@ class PooledBuffer(Buffer):
             self.owner.give_back(block)
 
     def __del__(self):
-        block = getattr(self, "block", None)
+        try:
+            block = self.block
+        except AttributeError:  # __init__ failed before setting it
+            return
         if block is not None:
             self.block = None
             self.owner.give_back(block)
@@ -124,13 +127,21 @@ class Pool:
         self._last_trim = time.monotonic()
         self._hits = itertools.count()
         self.reserved = self.peak_reserved = 0
-        self.misses = self.oom_retries = self.cross_stream = 0
+        self.misses = self.oom_retries = self.cross_stream = self.larger = 0
 
     # ------------------------------------------------------------------ hot path
     def allocate(self, nbytes: int, stream: Stream | None = None) -> PooledBuffer:
         """A buffer of at least ``nbytes`` usable in order on ``stream`` (default stream)."""
         size = _CLASSES.get(nbytes) or size_class(nbytes)
-        return PooledBuffer(self.take(size, stream or self._default), nbytes, self)
+        stream = stream or self._default
+        try:  # take()'s hit path, inlined: this is every allocation's path
+            block = self._free[size][stream].pop()
+        except (KeyError, IndexError):
+            with self._lock:
+                block = self._slow_take(size, stream, larger=True)
+        else:
+            next(self._hits)
+        return PooledBuffer(block, nbytes, self)
 
     def take(self, size: int, stream: Stream) -> Block:
         """A block of class ``size`` ready for ``stream``: cached if possible, else new."""
@@ -154,7 +165,9 @@ class Pool:
             self._free.setdefault(block.size, {}).setdefault(block.stream, []).append(block)
 
     # ------------------------------------------------------------------ slow path
-    def _slow_take(self, size: int, stream: Stream) -> Block:
+    def _slow_take(self, size: int, stream: Stream, larger: bool = False) -> Block:
+        """Under the lock: a cached block of class ``size`` (any stream), else with
+        ``larger`` a cached block of a class up to twice as large, else a new block."""
         self.misses += 1
         if self._deferred:
             self._settle_deferred()
@@ -170,10 +183,37 @@ class Pool:
             self.cross_stream += 1
             reorder(self.backend, block, stream)
             return block
+        if larger:
+            block = self._take_larger(size, stream)
+            if block is not None:
+                return block
         self._maybe_trim()
         block = Block(self._new_raw(size, stream), size, stream, self)
         self._blocks.add(block)
         return block
+
+    def _take_larger(self, size: int, stream: Stream) -> Block | None:
+        """The smallest cached block of a class in (size, 2 * size], for ``stream``.
+
+        Serving a request from a somewhat larger idle block instead of reserving a new one
+        keeps mixed-size workloads from filling the cache with blocks of every class (see
+        docs/design/memory.md: fragmentation).  Scoped caches never get one (``take``).
+        """
+        for cls in sorted(c for c in list(self._free) if size < c <= 2 * size):
+            per_stream = self._free[cls]
+            for owner, blocks in [(stream, per_stream.get(stream)), *per_stream.items()]:
+                if not blocks:
+                    continue
+                try:
+                    block = blocks.pop()
+                except IndexError:
+                    continue
+                self.larger += 1
+                if owner is not stream:
+                    self.cross_stream += 1
+                    reorder(self.backend, block, stream)
+                return block
+        return None
 
     def _settle_deferred(self) -> None:
         """Order each deferred block after its uses on other streams, then file it."""
@@ -291,6 +331,7 @@ class Pool:
                 "cache_hits": hits,
                 "cache_misses": self.misses,
                 "cross_stream_reuses": self.cross_stream,
+                "larger_block_reuses": self.larger,
                 "oom_retries": self.oom_retries,
                 "limit": self.limit or 0,
             }

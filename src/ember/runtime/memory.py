@@ -97,7 +97,8 @@ def stats(backend: Backend | None = None) -> dict[str, int]:
     Device keys: ``in_use`` (bytes held by live arrays and scoped caches), ``cached`` (free
     blocks kept for reuse), ``reserved`` (their sum: what the pool holds from the device),
     ``peak_reserved`` (since start or :func:`reset_peak`), ``allocations``,
-    ``cache_hits``, ``cache_misses``, ``cross_stream_reuses``, ``oom_retries``, ``limit``
+    ``cache_hits``, ``cache_misses``, ``cross_stream_reuses``, ``larger_block_reuses`` (a
+    miss served by an idle block of a class up to 2x larger), ``oom_retries``, ``limit``
     (0: none).  Pinned staging memory: ``host_reserved`` = ``host_in_flight`` (uploads the
     device has not finished) + ``host_cached``, ``host_uploads``, ``host_cache_hits``.
     """

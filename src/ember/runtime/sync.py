@@ -42,6 +42,7 @@ SPINS = 32
 YIELDS = 256
 POLL_FIRST_S = 20e-6
 POLL_MAX_S = 1e-3
+ASYNC_SPINS = 16  # queries an await makes on the loop before handing the wait off
 MAX_WAITERS = 32  # waiter threads; more concurrent awaits poll instead
 WAITER_IDLE_S = 30.0  # an idle waiter thread exits after this long
 
@@ -241,9 +242,15 @@ async def wait_async(obj: Waitable, target: int | None = None) -> None:
     """Wait for ``obj`` (up to submission ``target``) without blocking the running loop."""
     if target is None:
         target = obj.submitted
-    if obj.completed >= target or obj._native_query():
-        obj._mark(target)
+    if obj.completed >= target:
         return
+    query = obj._native_query
+    # A few queries first: short work is done before a thread hand-off would be (no spinning
+    # where the stream's policy says not to, e.g. OpenCL CPU devices).
+    for _ in range(ASYNC_SPINS if getattr(obj, "spin", None) is not False else 1):
+        if query():
+            obj._mark(target)
+            return
     if settings.async_wait == "poll" or not await _in_waiter_thread(obj):
         await _poll(obj)
     obj._mark(target)

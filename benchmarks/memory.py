@@ -1,0 +1,401 @@
+"""Device memory: the caching allocator, scoped caches, mixed sizes, pinned uploads.
+
+* ``pool_alloc_free_1MiB``: allocate and free 1 MiB through Ember's pool and with
+  ``EMBER_ALLOCATOR=driver`` (``cuMemAllocAsync`` per array), against the raw calls and the
+  peers' caching allocators (target ≤ 0.8 µs).
+* ``cached_loop_8MiB``: 1000 iterations each allocating an 8 MiB zeroed array, inside
+  ``ember.cached`` and not: time per iteration and the peak memory held (target: exactly
+  8 MiB); PyTorch's peak is ``max_memory_reserved``.
+* ``mixed_sizes`` / ``mixed_fragmentation``: random sizes from 1 KiB to 64 MiB (log-uniform),
+  32 live at a time: time per allocation and peak reserved / peak requested-and-live bytes.
+* ``upload_64MiB``: host-to-device copies of 64 MiB: throughput, and how long the call takes
+  to return while the stream is still busy with a 50 ms kernel.
+
+``--backend opencl`` runs Ember's side only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+import ember
+from benchmarks.harness import Context, case, guarded, per_call_us
+from benchmarks.impls import raw_floor
+from benchmarks.sync import kernels_for, raw_kernels_for
+
+MiB = 1 << 20
+
+
+def _cuda(ctx: Context) -> bool:
+    return ctx.backend.name == "cuda"
+
+
+@contextlib.contextmanager
+def driver_allocator(ctx: Context) -> Iterator[None]:
+    """``EMBER_ALLOCATOR=driver`` for the block: every array straight from the driver."""
+    pool = ember.memory.pool(ctx.backend)
+    saved, pool.passthrough = pool.passthrough, True
+    try:
+        yield
+    finally:
+        pool.passthrough = saved
+
+
+def _fresh(ctx: Context) -> None:
+    """Start a measurement with empty caches everywhere."""
+    ember.synchronize()
+    ember.memory.empty_cache()
+    if "torch" in ctx.peers:
+        ctx.peers["torch"].cuda.synchronize()
+        ctx.peers["torch"].cuda.empty_cache()
+    if "cupy" in ctx.peers:
+        ctx.peers["cupy"].cuda.Device().synchronize()
+        ctx.peers["cupy"].get_default_memory_pool().free_all_blocks()
+
+
+# ------------------------------------------------------------------ alloc + free
+@case("pool_alloc_free_1MiB", "us", "us/(alloc+free)")
+def pool_alloc_free(ctx: Context):
+    """Allocate and free 1 MiB: Ember's pool vs the driver's stream-ordered pool vs peers."""
+    be = ctx.backend
+    sync = be.default_stream.synchronize
+    pool = ember.memory.pool(be)
+    f32 = ember.float32
+
+    def driver_empty():
+        with driver_allocator(ctx):
+            return {"us": per_call_us(lambda: ember.empty(MiB // 4, f32), n, ctx.repeats, sync)}
+
+    impls: dict[str, tuple[Callable, Any]] = {
+        "ember.empty": (lambda: ember.empty(MiB // 4, f32), sync),
+        "ember.memory.allocate": (lambda: ember.memory.allocate(be, MiB), sync),
+        "Pool.allocate": (lambda: pool.allocate(MiB), sync),
+    }
+    if _cuda(ctx):
+        raw = raw_floor(ctx)
+        cu, stream = raw.cu, raw.stream
+        impls["raw"] = (
+            lambda: cu.cuMemFreeAsync(cu.cuMemAllocAsync(MiB, stream)[1], stream),
+            raw.sync,
+        )
+        impls["raw-cuMemAlloc"] = (lambda: cu.cuMemFree(cu.cuMemAlloc(MiB)[1]), None)
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        impls["cupy"] = (lambda: cp.empty(MiB // 4, cp.float32), None)
+    if "torch" in ctx.peers:
+        torch = ctx.peers["torch"]
+        impls["torch"] = (lambda: torch.empty(MiB // 4, device="cuda"), None)
+    results: dict[str, dict[str, float]] = {}
+    n = ctx.iterations(20000)
+    for impl, (fn, s) in impls.items():
+        guarded(results, impl, lambda f=fn, s=s: {"us": per_call_us(f, n, ctx.repeats, s)})
+    guarded(results, "ember.empty[EMBER_ALLOCATOR=driver]", driver_empty)
+    return results
+
+
+# ------------------------------------------------------------------ scoped loop
+@case("cached_loop_8MiB", "us", "us/iteration (8 MiB zeros)")
+def cached_loop(ctx: Context):
+    """1000 iterations each making an 8 MiB zeroed array: time and peak memory held."""
+    n = 100 if ctx.quick else 1000
+    words = 2 * MiB  # float32: 8 MiB
+    results: dict[str, dict[str, float]] = {}
+
+    def ember_loop(cached: bool, driver: bool = False) -> dict[str, float]:
+        _fresh(ctx)
+        ember.memory.reset_peak()
+        base = ember.memory.stats()["reserved"]
+        cache = ember.AllocCache()
+        scope = (lambda: ember.cached(cache)) if cached else contextlib.nullcontext
+        with driver_allocator(ctx) if driver else contextlib.nullcontext():
+            t = time.perf_counter()
+            for _ in range(n):
+                with scope():
+                    x = ember.zeros(words, ember.float32)
+                    del x
+            ember.synchronize()
+            dt = time.perf_counter() - t
+        out = {"us": dt / n * 1e6}
+        if not driver:
+            out["peak_MiB"] = (ember.memory.stats()["peak_reserved"] - base) / MiB
+        if cached:
+            out["cache_MiB"] = cache.nbytes / MiB
+            cache.free()
+        return out
+
+    guarded(results, "ember.cached", lambda: ember_loop(True))
+    guarded(results, "ember (uncached pool)", lambda: ember_loop(False))
+    guarded(results, "ember[EMBER_ALLOCATOR=driver]", lambda: ember_loop(False, driver=True))
+    if "torch" in ctx.peers:
+        guarded(results, "torch", lambda: _torch_loop(ctx, n, words))
+    if "cupy" in ctx.peers:
+        guarded(results, "cupy", lambda: _cupy_loop(ctx, n, words))
+    return results
+
+
+def _torch_loop(ctx: Context, n: int, words: int) -> dict[str, float]:
+    torch = ctx.peers["torch"]
+    _fresh(ctx)
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_reserved()
+    t = time.perf_counter()
+    for _ in range(n):
+        x = torch.zeros(words, device="cuda")
+        del x
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - t
+    return {"us": dt / n * 1e6, "peak_MiB": (torch.cuda.max_memory_reserved() - base) / MiB}
+
+
+def _cupy_loop(ctx: Context, n: int, words: int) -> dict[str, float]:
+    cp = ctx.peers["cupy"]
+    _fresh(ctx)
+    pool = cp.get_default_memory_pool()
+    base = pool.total_bytes()
+    t = time.perf_counter()
+    for _ in range(n):
+        x = cp.zeros(words, cp.float32)
+        del x
+    cp.cuda.Device().synchronize()
+    dt = time.perf_counter() - t
+    return {"us": dt / n * 1e6, "held_MiB": (pool.total_bytes() - base) / MiB}
+
+
+# ------------------------------------------------------------------ mixed sizes
+LIVE = 32
+
+
+def _plan(steps: int) -> tuple[list[int], list[int], int]:
+    """Sizes (log-uniform 1 KiB..64 MiB), which live array to drop after each allocation,
+    and the peak of requested bytes alive at once."""
+    rng = np.random.default_rng(2026)
+    sizes = np.exp(rng.uniform(np.log(1 << 10), np.log(64 * MiB), steps)).astype(int).tolist()
+    victims = rng.integers(0, 1 << 30, steps).tolist()
+    live: list[int] = []
+    peak = 0
+    for size, victim in zip(sizes, victims, strict=True):
+        live.append(size)
+        peak = max(peak, sum(live))
+        if len(live) > LIVE:
+            live.pop(victim % len(live))
+    return sizes, victims, peak
+
+
+def _churn(alloc: Callable[[int], Any], sizes: list[int], victims: list[int]) -> float:
+    """Run the plan with ``alloc``; seconds taken (device sync not included)."""
+    live: list[Any] = []
+    t = time.perf_counter()
+    for size, victim in zip(sizes, victims, strict=True):
+        live.append(alloc(size))
+        if len(live) > LIVE:
+            del live[victim % len(live)]
+    dt = time.perf_counter() - t
+    live.clear()
+    return dt
+
+
+def _mixed(ctx: Context) -> dict[str, dict[str, float]]:
+    steps = 300 if ctx.quick else 3000
+    sizes, victims, peak_live = _plan(steps)
+    u8 = ember.uint8
+    results: dict[str, dict[str, float]] = {}
+
+    def ember_run(driver: bool = False) -> dict[str, float]:
+        _fresh(ctx)
+        ember.memory.reset_peak()
+        base = ember.memory.stats()["reserved"]
+        mem_pool = _driver_pool(ctx) if driver else None
+        with driver_allocator(ctx) if driver else contextlib.nullcontext():
+            _churn(lambda n: ember.empty(n, u8), sizes[: steps // 10], victims[: steps // 10])
+            ember.synchronize()
+            if mem_pool is not None:
+                mem_pool.reset()
+            else:
+                ember.memory.reset_peak()
+            dt = _churn(lambda n: ember.empty(n, u8), sizes, victims)
+            ember.synchronize()
+        if mem_pool is not None:
+            peak = mem_pool.peak()
+        else:
+            peak = ember.memory.stats()["peak_reserved"] - base
+        return _mixed_metrics(dt, steps, peak, peak_live)
+
+    guarded(results, "ember", ember_run)
+    if _cuda(ctx):
+        guarded(results, "ember[EMBER_ALLOCATOR=driver]", lambda: ember_run(driver=True))
+    if "torch" in ctx.peers:
+        torch = ctx.peers["torch"]
+
+        def torch_run() -> dict[str, float]:
+            _fresh(ctx)
+            base = torch.cuda.memory_reserved()
+            alloc = lambda n: torch.empty(n, dtype=torch.uint8, device="cuda")  # noqa: E731
+            _churn(alloc, sizes[: steps // 10], victims[: steps // 10])
+            torch.cuda.reset_peak_memory_stats()
+            dt = _churn(alloc, sizes, victims)
+            torch.cuda.synchronize()
+            return _mixed_metrics(dt, steps, torch.cuda.max_memory_reserved() - base, peak_live)
+
+        guarded(results, "torch", torch_run)
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+
+        def cupy_run() -> dict[str, float]:
+            _fresh(ctx)
+            pool = cp.get_default_memory_pool()
+            alloc = lambda n: cp.empty(n, cp.uint8)  # noqa: E731
+            dt = _churn(alloc, sizes, victims)
+            peak = [0]
+
+            def sampled(n):  # a second, untimed run: CuPy keeps no peak statistic
+                a = alloc(n)
+                peak[0] = max(peak[0], pool.total_bytes())
+                return a
+
+            _fresh(ctx)
+            _churn(sampled, sizes, victims)
+            return _mixed_metrics(dt, steps, peak[0], peak_live)
+
+        guarded(results, "cupy", cupy_run)
+    return results
+
+
+def _mixed_metrics(seconds: float, steps: int, peak_reserved: int, peak_live: int) -> dict:
+    return {
+        "us": seconds / steps * 1e6,
+        "fragmentation": peak_reserved / peak_live,
+        "peak_reserved_MiB": peak_reserved / MiB,
+        "peak_live_MiB": peak_live / MiB,
+    }
+
+
+class _DriverPool:
+    """The device's default ``cuMemAllocAsync`` pool: reset and read its reserved peak."""
+
+    def __init__(self, ctx: Context):
+        from cuda.bindings import driver as cu
+
+        self.cu = cu
+        device = cu.cuDeviceGet(ctx.backend.device.index)[1]
+        self.pool = cu.cuDeviceGetDefaultMemPool(device)[1]
+        self.attr = cu.CUmemPool_attribute.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+
+    def reset(self) -> None:
+        self.cu.cuMemPoolTrimTo(self.pool, 0)
+        self.cu.cuMemPoolSetAttribute(self.pool, self.attr, self.cu.cuuint64_t(0))
+
+    def peak(self) -> int:
+        return int(self.cu.cuMemPoolGetAttribute(self.pool, self.attr)[1])
+
+
+def _driver_pool(ctx: Context) -> _DriverPool:
+    return _DriverPool(ctx)
+
+
+@case("mixed_sizes", "us", "us/allocation (1 KiB-64 MiB, 32 live)")
+def mixed_sizes(ctx: Context):
+    """Random sizes 1 KiB..64 MiB, 32 alive at once: time per allocation (and free)."""
+    return ctx.once("mixed", lambda: _mixed(ctx))
+
+
+@case("mixed_fragmentation", "fragmentation", "peak reserved / peak live bytes")
+def mixed_fragmentation(ctx: Context):
+    """The same run: peak memory reserved over the peak of requested bytes alive at once."""
+    return ctx.once("mixed", lambda: _mixed(ctx))
+
+
+# ------------------------------------------------------------------ uploads
+UPLOAD = 64 * MiB
+BUSY_S = 0.050
+
+
+@case("upload_64MiB", "GB/s", "GB/s (host to device)", better="higher")
+def upload(ctx: Context):
+    """Host-to-device copies of 64 MiB; ``return_ms_busy``: how long the call takes to
+    return when its stream still runs a 50 ms kernel."""
+    be = ctx.backend
+    k = kernels_for(ctx)
+    host = np.random.default_rng(0).integers(0, 255, UPLOAD, dtype=np.uint8)
+    stream = k.stream
+    impls: dict[str, tuple[Callable, Callable, Callable | None]] = {
+        "ember.asarray(stream=)": (
+            lambda: ember.asarray(host, stream=stream),
+            stream.synchronize,
+            lambda: k.spin(BUSY_S),
+        ),
+        "ember.asarray()": (lambda: ember.asarray(host), ember.synchronize, None),
+    }
+    raw = raw_kernels_for(ctx)
+    if raw is not None:
+        impls.update(_raw_uploads(ctx, raw, host))
+    if "torch" in ctx.peers:
+        impls.update(_torch_uploads(ctx.peers["torch"], host))
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        impls["cupy"] = (lambda: cp.asarray(host), cp.cuda.Device().synchronize, None)
+    results: dict[str, dict[str, float]] = {}
+    n = 3 if ctx.quick else 10
+    for impl, (copy, sync, busy) in impls.items():
+
+        def measure(copy=copy, sync=sync, busy=busy):
+            gbs = UPLOAD * n / (per_call_us(copy, n, ctx.repeats, sync) * 1e-6 * n) / 1e9
+            out = {"GB/s": gbs}
+            if busy is not None:
+                sync()
+                busy()
+                t = time.perf_counter()
+                copy()
+                out["return_ms_busy"] = (time.perf_counter() - t) * 1e3
+                sync()
+            return out
+
+        guarded(results, impl, measure)
+    be.synchronize()
+    return results
+
+
+def _raw_uploads(ctx: Context, raw, host: np.ndarray) -> dict[str, tuple]:
+    cu, stream = raw.cu, raw.raw.stream
+    dst = raw.raw.alloc(UPLOAD)
+    pinned = ctx.backend.alloc_host(UPLOAD)
+    pinned[:] = host
+    ctx.cache.setdefault("keep", []).append(pinned)
+
+    def from_pinned():
+        cu.cuMemcpyHtoDAsync(dst, pinned.ctypes.data, UPLOAD, stream)
+
+    def from_pageable():
+        cu.cuMemcpyHtoDAsync(dst, host.ctypes.data, UPLOAD, stream)
+
+    busy = lambda: raw.spin(BUSY_S)  # noqa: E731
+    return {
+        "raw": (from_pinned, raw.sync, busy),
+        "raw (pageable)": (from_pageable, raw.sync, busy),
+    }
+
+
+def _torch_uploads(torch, host: np.ndarray) -> dict[str, tuple]:
+    src = torch.from_numpy(host)
+    pinned = src.pin_memory()
+    s = torch.cuda.Stream()
+
+    def busy():
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(int(BUSY_S * 2e9))  # cycles: about 50 ms at ~2 GHz
+
+    def copy(t):
+        def run():
+            with torch.cuda.stream(s):
+                return t.to("cuda", non_blocking=True)
+
+        return run
+
+    return {
+        "torch (pageable, non_blocking)": (copy(src), s.synchronize, busy),
+        "torch (pinned, non_blocking)": (copy(pinned), s.synchronize, busy),
+    }
