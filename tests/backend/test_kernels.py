@@ -481,3 +481,21 @@ def test_grid_stride_loop_and_thread_indices(backend):
     out = ember.zeros(5000, ember.float32)
     grid_stride[4, 32](ember.asarray(x), out)
     np.testing.assert_array_equal(out.to_numpy(), x)
+
+
+# ---------------------------------------------------------------- 17. 0-d arrays
+@ember.kernel
+def to_scalar(x, total):
+    if ember.global_id() == 0:
+        acc = total[()]
+        for i in range(len(x)):
+            acc += x[i]
+        total[()] = acc
+
+
+def test_zero_dimensional_arrays(backend):
+    x = sample("float64", 20)
+    total = ember.asarray(np.float64(1.5))
+    assert total.shape == ()
+    to_scalar[1, 1](ember.asarray(x), total)
+    np.testing.assert_allclose(total.to_numpy(), 1.5 + x.sum(), rtol=1e-12)

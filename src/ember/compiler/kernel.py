@@ -284,7 +284,7 @@ class Kernel:
 
 def _host_example(a, np):
     """NumPy arrays stand for device arrays of their dtype/ndim/layout in ``inspect``."""
-    if isinstance(a, np.ndarray) and a.ndim > 0:
+    if isinstance(a, np.ndarray):
         return _NumpyExample(a)
     return a
 
