@@ -21,6 +21,7 @@ compiled kernel up in a dict and go straight to the backend's launch.  See
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 from typing import Any
 
@@ -42,15 +43,13 @@ def kernel(func=None, *, options=()):
     return Kernel(func, options=options)
 
 
-def _dims(value: Any, what: str) -> tuple[int, int, int]:
-    dims = (
-        (value,)
-        if isinstance(value, int)
-        else tuple(value)
-        if isinstance(value, tuple | list)
-        else None
-    )
-    if not dims or len(dims) > 3 or not all(isinstance(d, int) and d >= 1 for d in dims):
+def _dims(value: Any, what: str, smallest: int = 1) -> tuple[int, int, int]:
+    items = value if isinstance(value, tuple | list) else (value,)
+    try:
+        dims = tuple(operator.index(d) for d in items)
+    except TypeError:
+        dims = ()
+    if not dims or len(dims) > 3 or min(dims) < smallest:
         raise LaunchError(
             f"{what} must be a positive int or a tuple of 1-3 positive ints, got {value!r}"
         )
@@ -320,9 +319,10 @@ class NDRangeLauncher:
 
     def __init__(self, kernel: Kernel, n, block=None):
         self.kernel = kernel
-        self.n = _dims(n, "launch size") if n != 0 else None
+        self.ndim = len(n) if isinstance(n, tuple | list) else 1
+        sizes = _dims(n, "launch size", smallest=0)
+        self.n = None if 0 in sizes else sizes  # no threads: nothing to launch
         self.block = None if block is None else _dims(block, "block")
-        self.ndim = 1 if isinstance(n, int) else len(n)
 
     def __call__(self, *args, stream=None, shared_mem=0) -> None:
         if self.n is None:
