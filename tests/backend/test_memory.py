@@ -34,6 +34,7 @@ def _same(a, b) -> bool:
 
 
 def test_reuse_by_size_class(backend):
+    ember.memory.empty_cache()  # no idle block of another class to serve a miss
     a = ember.empty(10_001, ember.uint8)
     b = ember.empty(10_002, ember.uint8)  # alive: a different block
     assert not _same(a, b)
@@ -55,8 +56,9 @@ def test_stream_ordered_reuse_never_lets_a_running_kernel_see_new_writes(
     """A kernel on stream A still reading a buffer that was freed and reallocated on stream
     B must not see what B writes into it (whether the buffer was allocated on A, or on the
     default stream and only used on A)."""
+    ember.memory.empty_cache()  # the only idle block of the class will be x's
     a, b = ember.Stream(), ember.Stream()
-    n = 12_345  # an odd size: no other test leaves a cached block of its class on `b`
+    n = 12_345
     ones = np.ones(n, np.int32)
     x = ember.asarray(ones, stream=a if allocated_on == "A" else None)
     seen = ready_zeros(n)
