@@ -63,10 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     info = sub.add_parser("info", help="versions, backends and devices")
     info.add_argument("-v", "--verbose", action="store_true", help="also list EMBER_* settings")
     info.set_defaults(run=cmd_info)
-    demo = sub.add_parser("demo", help="compile and run real kernels, with timings")
-    demo.add_argument("rest", nargs=argparse.REMAINDER, help="options for the demo")
+    demo = sub.add_parser(
+        "demo", help="compile and run real kernels, with timings (see: ember demo --help)",
+        add_help=False,
+    )
     demo.set_defaults(run=cmd_demo)
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.command != "demo" and rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest
     return args.run(args)
 
 
