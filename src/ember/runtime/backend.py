@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ember.dtypes import DType
+from ember.dtypes import DType  # noqa: F401 - named by Param and the docs
 from ember.errors import BackendUnavailableError, InternalError, LaunchError
 
 # A kernel parameter: a scalar of a DType, or the string "ptr" for a device pointer.
@@ -118,7 +118,7 @@ class Stream(abc.ABC):
         """
         event.synchronize()
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release the stream (default: nothing to release)."""
 
     def __enter__(self):
@@ -295,7 +295,7 @@ class Backend(abc.ABC):
 
         return np.empty(nbytes, np.uint8)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
 
 

@@ -203,7 +203,8 @@ class RawKernel:
             fn, convert = (self._loaded or self._load())[1:]
             if len(args) != len(convert):
                 _backend.check_arg_count(fn, args)
-            fn.launch(g, b, [c(a) for c, a in zip(convert, args)], shared_mem, stream)
+            values = [c(a) for c, a in zip(convert, args, strict=False)]  # lengths: checked
+            fn.launch(g, b, values, shared_mem, stream)
             if stream is not None:  # arrays used on another stream than their own
                 note_uses(args, stream)
 

@@ -7,9 +7,11 @@ So:
 - a stream nothing was ever submitted to, or whose last submission is known complete, is
   synchronized by comparing two integers — no driver call;
 - otherwise we query the driver a bounded number of times (CUDA.jl's policy: 32 queries,
-  then up to 256 queries separated by ``sleep(0)`` yields), then block in a driver wait
+  then up to 256 queries separated by ``os.sched_yield()``), then block in a driver wait
   that releases the GIL (a blocking-sync event when ``blocking=True``, so the thread
-  sleeps instead of spinning in the driver).
+  sleeps instead of spinning in the driver).  Not ``time.sleep(0)``: on Linux that sleeps
+  for the timer slack (~50-80 µs), so 256 of them made a 10-20 ms sleeping poll (H200:
+  +37 µs on a 10 ms kernel; docs/design/sync.md).
 
 The counters are plain ints.  ``x.submitted += 1`` is not a lock-free atomic in general,
 but on a GIL build of CPython ≥ 3.10 no thread switch can happen inside it (switches happen
@@ -30,6 +32,7 @@ measurements behind the defaults.
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
 import threading
 import time
@@ -40,6 +43,7 @@ from ember.config import settings
 
 SPINS = 32
 YIELDS = 256
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))  # (no sched_yield on Windows)
 POLL_FIRST_S = 20e-6
 POLL_MAX_S = 1e-3
 ASYNC_SPINS = 16  # queries an await makes on the loop before handing the wait off
@@ -109,9 +113,8 @@ def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) 
         for _ in range(SPINS):
             if query():
                 return
-        sleep = time.sleep
         for _ in range(YIELDS):
-            sleep(0)
+            _yield()  # releases the GIL; returns at once when no other thread wants the core
             if query():
                 return
     obj._native_block(settings.sync_blocking if blocking is None else blocking)
