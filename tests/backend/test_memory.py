@@ -76,6 +76,35 @@ def test_stream_ordered_reuse_never_lets_a_running_kernel_see_new_writes(
     np.testing.assert_array_equal(read_elsewhere(backend, y), np.full(n, 2, np.int32))
 
 
+@ember.kernel
+def _copy(src, dst):
+    i = ember.global_id()
+    if i < src.shape[0]:
+        dst[i] = src[i]
+
+
+def test_compiled_kernel_on_another_stream_protects_its_arrays(backend, work):
+    """An @ember.kernel launch on stream A records its arrays' use there: a buffer freed
+    while that launch still has to read it is not handed to stream B's writes early."""
+    ember.memory.empty_cache()
+    a, b = ember.Stream(), ember.Stream()
+    n = 12_345
+    ones = np.ones(n, np.int32)
+    x = ember.asarray(ones)  # allocated on the default stream, used only on A
+    seen = ready_zeros(n)
+    flag = ready_zeros(1)
+    work.spin_then(LONG, flag, 1, a)  # A is busy for LONG seconds...
+    _copy.launch(n)(x, seen, stream=a)  # ...then reads x
+    old = x.buffer.handle
+    del x
+    y = ember.empty(n, ember.int32, stream=b)
+    assert y.buffer.handle == old
+    backend.copy_from_host(y.buffer, 0, np.full(n, 2, np.int32), b)
+    b.synchronize()
+    a.synchronize()
+    np.testing.assert_array_equal(read_elsewhere(backend, seen), ones)
+
+
 # ------------------------------------------------------------------ scoped caches
 
 

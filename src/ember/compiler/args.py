@@ -25,6 +25,7 @@ from ember import dtypes
 from ember.array.ndarray import ndarray
 from ember.codegen.abi import AbiParam
 from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, Tuple, Type, scalar
+from ember.runtime.allocator import note_uses
 
 
 class Slow(Exception):
@@ -257,7 +258,9 @@ def make_runner(abi, types: list[Type], foreign_args: set[int], backend, launch)
     It is the launch fast path: type guards, native values and the backend's launch in one
     generated function, so a launch costs three Python calls (launcher, this, backend)."""
     cuda = backend.dialect == "cuda"
-    namespace: dict[str, Any] = {"_nd": ndarray, "_be": backend, "_launch": launch}
+    namespace: dict[str, Any] = {
+        "_nd": ndarray, "_be": backend, "_launch": launch, "_note": note_uses,
+    }
     nargs = len(types)
     if foreign_args:
         guard = "False"
@@ -273,6 +276,8 @@ def make_runner(abi, types: list[Type], foreign_args: set[int], backend, launch)
         "        return False\n"
         f"    if {guard}:\n"
         f"        _launch(grid, block, (\n{values}        ), shared_mem, stream)\n"
+        "        if stream is not None:\n"
+        "            _note(args, stream)\n"
         "        return True\n"
         "    return False\n"
     )

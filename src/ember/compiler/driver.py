@@ -37,6 +37,7 @@ from ember.frontend import ir, passes
 from ember.frontend.capture import Captured
 from ember.frontend.typer import TypingContext, type_program
 from ember.frontend.types import CUDA_FEATURES, Target, Type
+from ember.runtime.allocator import note_uses
 
 _targets: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # backend -> Target
 
@@ -141,6 +142,7 @@ class Specialization:
         """Launch with ``args`` (which must have this specialization's types)."""
         if not self.run(grid, block, shared_mem, stream, args):
             self.function.launch(grid, block, self.pack(*args), shared_mem, stream)
+            note_uses(args, stream)
 
 
 def compile_specialization(
