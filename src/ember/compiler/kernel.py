@@ -21,7 +21,6 @@ compiled kernel up in a dict and go straight to the backend's launch.  See
 from __future__ import annotations
 
 import functools
-import operator
 import threading
 from typing import Any
 
@@ -31,6 +30,7 @@ from ember.errors import ArgumentError, EmberError, LaunchError
 from ember.frontend import diagnostics, ir
 from ember.frontend.capture import Captured, capture
 from ember.runtime import backend as registry
+from ember.runtime.backend import dim3 as _dims
 
 STAGES = ("ir", "source", "ptx", "cubin-info")
 
@@ -41,19 +41,6 @@ def kernel(func=None, *, options=()):
     if func is None:
         return lambda f: Kernel(f, options=options)
     return Kernel(func, options=options)
-
-
-def _dims(value: Any, what: str, smallest: int = 1) -> tuple[int, int, int]:
-    items = value if isinstance(value, tuple | list) else (value,)
-    try:
-        dims = tuple(operator.index(d) for d in items)
-    except TypeError:
-        dims = ()
-    if not dims or len(dims) > 3 or min(dims) < smallest:
-        raise LaunchError(
-            f"{what} must be a positive int or a tuple of 1-3 positive ints, got {value!r}"
-        )
-    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
 class Kernel:

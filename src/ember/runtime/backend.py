@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import operator
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -424,6 +425,24 @@ def available() -> dict[str, str | None]:
         except BackendUnavailableError as exc:
             out[name] = str(exc)
     return out
+
+
+def dim3(value: Any, what: str, smallest: int = 1) -> Dim3:
+    """An int or a tuple/list of 1-3 ints (each ≥ ``smallest``) as an (x, y, z) triple.
+
+    Raises :class:`LaunchError` naming ``what`` (``"grid"``, ``"block"``...) otherwise.
+    """
+    items = value if isinstance(value, tuple | list) else (value,)
+    try:
+        dims = tuple(operator.index(d) for d in items)
+    except TypeError:
+        dims = ()
+    if not dims or len(dims) > 3 or min(dims) < smallest:
+        kind = "positive" if smallest >= 1 else "non-negative"
+        raise LaunchError(
+            f"{what} must be a {kind} int or a tuple of 1-3 {kind} ints, got {value!r}"
+        )
+    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
 def check_arg_count(function: Function, args: Sequence[Any]) -> None:

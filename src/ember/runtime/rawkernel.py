@@ -19,7 +19,7 @@ from ember import dtypes
 from ember.errors import LaunchError
 from ember.runtime import backend as _backend
 from ember.runtime.allocator import note_uses
-from ember.runtime.backend import PTR, Backend, Buffer, Function
+from ember.runtime.backend import PTR, Backend, Buffer, Function, dim3
 
 # C spellings (both dialects) -> Ember dtype.  `long` is 64-bit in OpenCL and on LP64 hosts.
 _C_TYPES = {
@@ -76,16 +76,6 @@ def _param_type(decl: str, kernel: str):
             f"one of the scalar types {', '.join(sorted(_C_TYPES))}"
         )
     return _C_TYPES[ctype]
-
-
-def normalize_dims(value: Any, what: str) -> tuple[int, int, int]:
-    """An int or a 1-3 tuple of positive ints as a 3-tuple."""
-    dims = (value,) if isinstance(value, int) else tuple(value)
-    if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 1 for d in dims):
-        raise LaunchError(
-            f"{what} must be a positive int or a tuple of 1-3 positive ints, got {value!r}"
-        )
-    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
 def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], Any]:
@@ -196,8 +186,8 @@ class RawKernel:
 
     def _launcher(self, grid, block) -> Callable[..., None]:
         """A launch function with the dimensions checked once (kept per configuration)."""
-        g = normalize_dims(grid, "grid")
-        b = normalize_dims(block, "block")
+        g = dim3(grid, "grid")
+        b = dim3(block, "block")
 
         def launch(*args, shared_mem: int = 0, stream=None) -> None:
             fn, convert = (self._loaded or self._load())[1:]

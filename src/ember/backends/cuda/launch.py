@@ -29,7 +29,7 @@ from ember.backends.cuda.driver import check, cu, error
 from ember.dtypes import DType
 from ember.dtypes import dtype as to_dtype
 from ember.errors import LaunchError
-from ember.runtime.backend import PTR, Function, check_arg_count
+from ember.runtime.backend import PTR, Function, check_arg_count, dim3
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext
@@ -130,7 +130,7 @@ class CudaFunction(Function):
             gx, gy, gz = grid
             bx, by, bz = block
         except (TypeError, ValueError):
-            (gx, gy, gz), (bx, by, bz) = _dim3(grid, "grid"), _dim3(block, "block")
+            (gx, gy, gz), (bx, by, bz) = dim3(grid, "grid"), dim3(block, "block")
         try:
             slots, address = self._local.buffers
         except AttributeError:
@@ -164,8 +164,8 @@ class CudaFunction(Function):
 
     def _bad_config(self, grid, block, shared_mem, exc: Exception) -> LaunchError:
         """The LaunchError for launch dimensions the bindings could not convert."""
-        _dim3(grid, "grid")
-        _dim3(block, "block")
+        dim3(grid, "grid")
+        dim3(block, "block")
         if not isinstance(shared_mem, int) or shared_mem < 0:
             return LaunchError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
         return LaunchError(f"cannot launch kernel {self.name!r}: {exc}")
@@ -201,20 +201,6 @@ class CudaFunction(Function):
 
     def __repr__(self) -> str:
         return f"<CudaFunction {self.name}({', '.join(self._plan.type_names)})>"
-
-
-def _dim3(value: Any, what: str) -> tuple[int, int, int]:
-    """An int or a tuple of 1-3 ints as an (x, y, z) triple."""
-    dims = (value,) if isinstance(value, int) else value
-    try:
-        ok = 1 <= len(dims) <= 3 and all(int(d) == d and d >= 1 for d in dims)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise LaunchError(
-            f"{what} must be a positive int or a tuple of 1 to 3 positive ints, got {value!r}"
-        )
-    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
 
 
 def _as_address(value: Any) -> Any:

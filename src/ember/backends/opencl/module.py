@@ -35,7 +35,7 @@ from ember.backends.opencl.device import CPU_NAME_HINT
 from ember.backends.opencl.stream import OpenCLStream
 from ember.dtypes import dtype as as_dtype
 from ember.errors import CompileError, LaunchError, numbered
-from ember.runtime.backend import PTR, Buffer, Function, Module, check_arg_count
+from ember.runtime.backend import PTR, Buffer, Function, Module, check_arg_count, dim3
 
 SOURCE_MARKER = b"ember-opencl-source-v1\n"
 
@@ -241,7 +241,7 @@ class OpenCLFunction(Function):
         except (TypeError, IndexError):
             gsize = (0,)
         if 0 in gsize:  # also catches an empty range, which PoCL aborts the process on
-            grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+            grid, block = dim3(grid, "grid"), dim3(block, "block")
             gsize = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
         s = stream or self._default
         try:
@@ -255,7 +255,7 @@ class OpenCLFunction(Function):
 
     def _launch_slowly(self, gsize, grid, block, args, shared_mem, s: OpenCLStream) -> None:
         """Error path of :meth:`launch`: convert the scalars NumPy's way, try again."""
-        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
         gsize = tuple(g * b for g, b in zip(grid, block, strict=True))
         if s.queue is None:
             raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
@@ -357,20 +357,6 @@ def _has_local_tail(kernel: cl.Kernel, name: str, nparams: int) -> bool:
             "local memory is the only one left out)"
         )
     return count == nparams + 1
-
-
-def _dim3(value: Any, what: str) -> tuple[int, int, int]:
-    """An int or a tuple of 1 to 3 positive ints as an (x, y, z) triple."""
-    dims = (value,) if isinstance(value, (int, np.integer)) else value
-    try:
-        ok = 1 <= len(dims) <= 3 and all(int(d) == d and d >= 1 for d in dims)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise LaunchError(
-            f"{what} must be a positive int or a tuple of 1 to 3 positive ints, got {value!r}"
-        )
-    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
 
 
 def _shown(value: Any) -> str:
