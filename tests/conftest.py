@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import functools
+import os
+import tempfile
 
 import pytest
 
-from ember.runtime import backend as registry
+# A hermetic kernel cache: the suite neither reads nor fills the user's cache (a hit would
+# hide a compile a test expects).  The cache's own tests turn it on in their own directory.
+os.environ.setdefault("EMBER_CACHE", "0")
+os.environ.setdefault("EMBER_CACHE_DIR", tempfile.mkdtemp(prefix="ember-test-cache-"))
+
+from ember.runtime import backend as registry  # noqa: E402 - after the environment
 
 BACKENDS = tuple(registry.REGISTRY)
 

@@ -40,6 +40,7 @@ from ember.errors import (
     OutOfMemoryError,
     UnsupportedFeatureError,
 )
+from ember.runtime import warmup as _warmup
 
 # kernel-side functions (ember.lang): thread indices, barrier, shared memory, atomics, math
 _LANG = (
@@ -74,10 +75,11 @@ _LAZY = {
     "uncached": "ember.runtime.alloccache",
     "kernel": "ember.compiler.kernel",
     "Kernel": "ember.compiler.kernel",
+    "warmup": "ember.runtime.warmup",
     **{name: "ember.lang" for name in _LANG},
 }
 # public submodules, imported on first access
-_MODULES = {"memory": "ember.runtime.memory"}
+_MODULES = {"memory": "ember.runtime.memory", "cache": "ember.cache"}
 
 
 def __getattr__(name: str):
@@ -91,6 +93,13 @@ def __getattr__(name: str):
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+# Background warmup of the device (ember/runtime/warmup.py): returns at once, never raises.
+try:
+    _warmup.at_import()
+except Exception:  # noqa: S110 - a warmup problem must never break the import
+    pass
 
 
 def __dir__():

@@ -1,7 +1,8 @@
 """The ``ember`` command (also ``python -m ember``).
 
 Sub-commands: ``info`` (versions, backends, devices), ``demo`` (the main job: compile and run
-real kernels, checked against NumPy, with timings).
+real kernels, checked against NumPy, with timings), ``cache info|clear|export|import`` (the
+kernel cache, see docs/precompiling.md) and ``precompile`` (Ember's own kernels into the cache).
 """
 
 from __future__ import annotations
@@ -57,6 +58,60 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo.main(args.rest)
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    """``ember cache info|clear|export PATH|import PATH``."""
+    from ember import cache
+
+    if args.action == "info":
+        info = cache.info()
+        state = "enabled" if info["enabled"] else "disabled (EMBER_CACHE=0)"
+        access = "writable" if info["writable"] else "read-only"
+        limit = f"{info['limit'] / 2**20:.0f} MiB" if info["limit"] else "no limit"
+        print(f"kernel cache: {info['directory']} ({state}, {access})")
+        print(f"  {info['entries']} entries, {info['bytes'] / 2**20:.2f} MiB (limit {limit})")
+        for target, count in sorted(info["targets"].items()):
+            print(f"  {count:6d}  {target}")
+        return 0
+    if args.action == "clear":
+        print(f"removed {cache.clear()} entries from {cache.directory()}")
+        return 0
+    if not args.path:
+        print(f"ember cache {args.action}: give the bundle's path", file=sys.stderr)
+        return 2
+    if args.action == "export":
+        backend = None
+        if args.compatible:
+            from ember.runtime import backend as registry
+
+            backend = registry.get()
+        print(f"wrote {cache.export(args.path, backend)} entries to {args.path}")
+        return 0
+    try:
+        count = cache.import_bundle(args.path)
+    except cache.BundleError as exc:
+        print(f"ember cache import: {exc}", file=sys.stderr)
+        return 1
+    print(f"imported {count} entries into {cache.directory()}")
+    return 0
+
+
+def cmd_precompile(args: argparse.Namespace) -> int:
+    """Compile Ember's standard kernels (arrays, demo) for this device into the cache."""
+    from ember.cache.precompile import precompile
+    from ember.runtime import backend as registry
+
+    be = registry.get()
+    print(f"precompiling Ember's kernels for {be.device.name} ({be.name})")
+    result = precompile(bundle=args.bundle)
+    print(
+        f"{result['kernels']} kernels: {result['compiled']} compiled, {result['cached']} "
+        f"already cached, {result['failed']} failed ({result['seconds']:.1f} s)"
+    )
+    if args.bundle:
+        print(f"bundle written to {args.bundle}")
+    return 1 if result["failed"] else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ember", description="Ember: GPU kernels in Python.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,10 +119,21 @@ def main(argv: list[str] | None = None) -> int:
     info.add_argument("-v", "--verbose", action="store_true", help="also list EMBER_* settings")
     info.set_defaults(run=cmd_info)
     demo = sub.add_parser(
-        "demo", help="compile and run real kernels, with timings (see: ember demo --help)",
+        "demo",
+        help="compile and run real kernels, with timings (see: ember demo --help)",
         add_help=False,
     )
     demo.set_defaults(run=cmd_demo)
+    cache = sub.add_parser("cache", help="the kernel cache: info, clear, export, import")
+    cache.add_argument("action", choices=("info", "clear", "export", "import"))
+    cache.add_argument("path", nargs="?", help="bundle file (export, import)")
+    cache.add_argument(
+        "--compatible", action="store_true", help="export: only entries this device can run"
+    )
+    cache.set_defaults(run=cmd_cache)
+    pre = sub.add_parser("precompile", help="compile Ember's own kernels into the cache")
+    pre.add_argument("--bundle", help="also write them as a bundle at this path")
+    pre.set_defaults(run=cmd_precompile)
     args, rest = parser.parse_known_args(argv)
     if args.command != "demo" and rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")

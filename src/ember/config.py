@@ -39,6 +39,12 @@ def _choice(*allowed: str) -> Callable[[str], str]:
     return parse
 
 
+def _parse_warmup(text: str) -> str:
+    if text.strip().lower() == "force":
+        return "force"
+    return "on" if _parse_bool(text) else "off"
+
+
 def _parse_list(text: str) -> frozenset[str]:
     return frozenset(p.strip().lower() for p in text.split(",") if p.strip())
 
@@ -121,6 +127,35 @@ SETTINGS: dict[str, Setting] = {
             frozenset(),
             _parse_list,
             "Comma-separated compiler stages to print as they are produced: ir, source, ptx.",
+        ),
+        Setting(
+            "EMBER_CACHE",
+            True,
+            _parse_bool,
+            "Keep compiled kernels in the on-disk cache and reuse them across processes "
+            "(0 disables it; loaded bundles are still used).",
+        ),
+        Setting(
+            "EMBER_CACHE_DIR",
+            "",
+            str,
+            "Directory of the kernel cache.  Empty: $XDG_CACHE_HOME/ember or ~/.cache/ember "
+            "(~/Library/Caches/ember on macOS, %LOCALAPPDATA%\\ember\\cache on Windows).  "
+            "A read-only directory is used for lookups only.",
+        ),
+        Setting(
+            "EMBER_CACHE_SIZE",
+            "1GiB",
+            str,
+            "Most bytes the kernel cache may hold ('1GiB', '500MB', '2e9'); the least recently "
+            "used entries are removed beyond it.  0: no limit.",
+        ),
+        Setting(
+            "EMBER_WARMUP",
+            "on",
+            _parse_warmup,
+            "Background warmup at import (driver init, context, NVRTC, cached modules): "
+            "'1' when a CUDA driver is detected, 'force' always, '0' never.",
         ),
     )
 }

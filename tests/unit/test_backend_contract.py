@@ -46,12 +46,19 @@ def test_unknown_backend_name():
 
 
 def test_import_touches_no_driver():
+    """With the warmup off nothing is imported at all; with it on, the warmup thread imports
+    the driver bindings, never the main thread (tests/unit/test_warmup.py)."""
+    import os
+
     code = (
         "import sys, ember; "
         "bad = [m for m in ('cuda.bindings', 'pyopencl', 'numpy') if m in sys.modules]; "
         "print(bad)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = dict(os.environ, EMBER_WARMUP="0")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     assert out.stdout.strip() == "[]"
 
 

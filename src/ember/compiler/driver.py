@@ -2,8 +2,10 @@
 
 ::
 
+    cache key ──hit──▶ cached binary ──────────────────────────────────────▶ load_module
+        │ miss                                                                (Function)
     capture ──▶ type_program ──▶ passes.run ──▶ emit ──▶ backend.compile ──▶ load_module
-    (Python)    (typed IR)       (typed IR)     (C source)  (binary)          (Function)
+    (Python)    (typed IR)       (typed IR)     (C source)  (binary) ──▶ cache store
 
 Each stage is a function here so that ``kernel.inspect(stage=...)`` and ``EMBER_DUMP`` can stop
 after any of them.  :func:`compile_specialization` runs them all and records how long each
@@ -11,23 +13,27 @@ took.  Errors in the user's code surface from typing, located in the Python sour
 failure of the generated C code is a bug in Ember and raises :class:`InternalError` carrying
 the generated source and the compiler log.
 
-Cache keys (:func:`cache_key`) are text, ready to be written to disk: they cover Ember's
-version, the source of the kernel and of every device function it reached, the captured
-constants, the argument types, the options, the dialect and the target's architecture and
-features, and the backend's compiler/driver versions.
+Cache keys (:func:`cache_parts`, :mod:`ember.cache.key`) are computed before typing: they
+cover Ember's version and compiler sources, the source of the kernel and of every function it
+can reach, the values it reads from outside (captured constants, module attributes), the
+argument types, the options, the dialect and the target's architecture and features, and the
+backend's compiler/driver versions.  A hit (a module the warmup preloaded, a bundle, the disk
+cache) skips typing, code generation and the compiler.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 import time
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from ember._version import __version__
+from ember.cache import key as keymod
+from ember.cache import memory as cache_memory
+from ember.cache.disk import CacheWarning
+from ember.cache.entry import Entry, make_meta
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
 from ember.codegen.emitter import Emitter
@@ -104,6 +110,7 @@ def source_of(program: ir.Program, target: Target) -> str:
 
 def build(backend, source: str, name: str, options: tuple[str, ...]) -> bytes:
     """Stage 5: C source -> binary; a failure here is Ember's bug (InternalError)."""
+    cache_memory.stats.compiles += 1
     try:
         return backend.compile(source, name, options)
     except CompileError as exc:
@@ -124,10 +131,13 @@ def _numbered(source: str) -> str:
 
 @dataclass(eq=False)
 class Specialization:
-    """One kernel compiled for one argument signature on one backend."""
+    """One kernel compiled for one argument signature on one backend.
+
+    ``program`` is None when the binary came from a cache (nothing was typed); ``origin``
+    says where it came from: ``"compiled"``, ``"preloaded"``, ``"bundle"`` or ``"disk"``."""
 
     name: str
-    program: ir.Program
+    program: ir.Program | None
     source: str
     abi: list[abi_mod.AbiParam]
     binary: bytes
@@ -137,6 +147,8 @@ class Specialization:
     timings: dict[str, float] = field(default_factory=dict)
     pack: Any = None  # pack(*args) -> native values (compiler/args.py)
     run: Any = None  # run(grid, block, shared_mem, stream, args) -> launched? (fast path)
+    origin: str = "compiled"
+    entry: Any = None  # the ember.cache Entry (what the disk cache and bundles store)
 
     def launch(self, args: tuple, grid, block, shared_mem: int = 0, stream=None) -> None:
         """Launch with ``args`` (which must have this specialization's types)."""
@@ -148,8 +160,32 @@ class Specialization:
 def compile_specialization(
     cap: Captured, arg_types: list[Type], backend, options: tuple[str, ...] = (), captures=None
 ) -> Specialization:
-    """Run every stage for ``arg_types`` on ``backend``; times each stage."""
+    """The specialization for ``arg_types`` on ``backend``.
+
+    First the cache (:mod:`ember.cache`): the key is computed before typing, so a hit
+    (a preloaded module, a bundle, the disk) skips every stage.  Otherwise every stage runs,
+    timed, and the result is stored for the next process."""
+    captures = captures if captures is not None else {}
     target = target_of(backend)
+    t0 = time.perf_counter()
+    parts = cache_parts(cap, arg_types, target, options, backend, captures)
+    key = keymod.digest(parts)
+    if not settings.dump:  # EMBER_DUMP wants every stage: compile
+        hit = cache_memory.lookup(key, backend)
+        spec = _from_cache(hit, backend, t0) if hit is not None else None
+        if spec is not None:
+            return spec
+    spec = _compile(cap, arg_types, backend, options, captures, target)
+    spec.key = key
+    pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
+    meta = make_meta(spec.name, pyname, spec.abi, backend)
+    spec.entry = Entry(key, spec.binary, spec.source, parts, meta)
+    cache_memory.store(spec.entry, backend)
+    return spec
+
+
+def _compile(cap, arg_types, backend, options, captures, target) -> Specialization:
+    """Every stage, timed: typing, C generation, the backend compiler, module load."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     program = typed_ir(cap, arg_types, target, captures)
@@ -167,8 +203,34 @@ def compile_specialization(
     function = backend.load_module(binary).function(name, abi_mod.backend_params(abi))
     t4 = time.perf_counter()
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)
-    key = cache_key(program, arg_types, target, options, backend)
-    return Specialization(name, program, source, abi, binary, function, backend, key, timings)
+    return Specialization(name, program, source, abi, binary, function, backend, "", timings)
+
+
+def _from_cache(hit, backend, t0: float) -> Specialization | None:
+    """A specialization from a cached entry, or None (with a warning) when its binary does
+    not load: the caller recompiles and the new entry replaces it."""
+    entry = hit.entry
+    t1 = time.perf_counter()
+    try:
+        abi = entry.abi()
+        module = hit.module if hit.module is not None else backend.load_module(entry.binary)
+        function = module.function(entry.name, abi_mod.backend_params(abi))
+    except Exception as exc:  # a damaged or foreign binary must never be fatal
+        warnings.warn(
+            f"the cached binary of kernel {entry.pyname!r} (key {entry.key[:12]}, from "
+            f"{hit.origin}) cannot be loaded ({type(exc).__name__}: {exc}); recompiling",
+            CacheWarning,
+            stacklevel=5,
+        )
+        cache_memory.discard(entry.key)
+        return None
+    t2 = time.perf_counter()
+    cache_memory.note(entry)
+    timings = {"cache": t1 - t0, "load": t2 - t1}
+    return Specialization(
+        entry.name, None, entry.source, abi, entry.binary, function, backend, entry.key,
+        timings, origin=hit.origin, entry=entry,
+    )  # fmt: skip
 
 
 def ptx_of(source: str, arch: str, name: str, options: tuple[str, ...] = ()) -> str:
@@ -187,31 +249,24 @@ def dump(stage: str, kernel: str, text) -> None:
 # ------------------------------------------------------------------------- keys
 
 
-def cache_key(program: ir.Program, arg_types, target: Target, options, backend=None) -> str:
-    """A hex digest of everything that changes the compiled binary (see module doc)."""
-    parts = {
-        "ember": __version__,
-        "kernel": program.kernel.pyname,
-        "sources": sorted(program.sources.items()),
-        "constants": program.constants,
-        "signature": [t.key() for t in arg_types],
-        "options": list(options),
-        "target": target.key(),
-        "versions": _versions(backend),
-    }
-    text = json.dumps(parts, sort_keys=True, default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
+def cache_parts(cap: Captured, arg_types, target: Target, options, backend, captures) -> dict:
+    """What the cache key of a specialization is the hash of (see :mod:`ember.cache.key`):
+    computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
+    deps = keymod.dependencies(cap, captures)
+    codegen = {"boundscheck": bool(settings.boundscheck)}
+    return keymod.key_parts(deps, arg_types, target, options, versions(backend), codegen)
 
 
 _versions_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _versions(backend) -> list:
+def versions(backend) -> dict:
+    """The backend's library versions (read once per backend; {} if it cannot say)."""
     if backend is None:
-        return []
+        return {}
     if backend not in _versions_cache:
         try:
-            _versions_cache[backend] = sorted(backend.library_versions().items())
+            _versions_cache[backend] = dict(backend.library_versions())
         except Exception:  # a backend that cannot say: the key just omits it
-            _versions_cache[backend] = []
+            _versions_cache[backend] = {}
     return _versions_cache[backend]

@@ -349,7 +349,18 @@ def backend_class(name: str) -> type[Backend]:
     return validate(getattr(module, class_name))
 
 
+def _join_warmup(name: str | None) -> None:
+    """Wait for a background warmup (ember.runtime.warmup) that may be creating backend
+    ``name``, unless this thread holds the registry lock (the warmup may need it)."""
+    if not _lock._is_owned():  # type: ignore[attr-defined]
+        from ember.runtime import warmup
+
+        warmup.join(name)
+
+
 def _instantiate(name: str) -> Backend:
+    if name not in _instances:
+        _join_warmup(name)
     with _lock:
         if name in _instances:
             return _instances[name]
@@ -387,6 +398,8 @@ def _select() -> str:
     global _current
     from ember.config import settings
 
+    if _current is None:
+        _join_warmup(None)
     with _lock:
         if _current is not None:
             return _current

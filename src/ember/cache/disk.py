@@ -1,0 +1,300 @@
+"""The on-disk kernel cache: one checked file per key, shared by every process of a user.
+
+Layout under the cache directory (``EMBER_CACHE_DIR``; default: the platform's user cache
+directory)::
+
+    v1/entries/ab/<key>.ember    the entry (ember.cache.entry: header, binary, source)
+    v1/entries/ab/<key>.cu       the generated source again, as text (.cl for OpenCL),
+                                 for people debugging; never read back
+    v1/profiles/<hash>.json      keys a program used last time (the warmup preloads them)
+
+Rules, each for a pitfall of simpler caches:
+
+* Writes are atomic: a temporary file in the same directory, then ``os.replace``.  Readers
+  see an old entry or a new one, never half of one; many processes compiling the same
+  kernel at once each write a complete file and the last rename wins (all are valid).
+* Every read is checked (:meth:`Entry.from_bytes`): a truncated, corrupt or foreign entry
+  is a miss, with a :class:`CacheWarning`; the recompiled kernel replaces it.
+* Size is bounded (``EMBER_CACHE_SIZE``): a hit sets the entry's modification time, and
+  beyond the limit the least recently used entries go (checked on the first store of a
+  process and every 32 stores after it).
+* A read-only directory works: lookups only, no writes, no error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ember.cache.entry import CorruptEntry, Entry
+
+LAYOUT = "v1"
+SUFFIX = ".ember"
+_SOURCE_SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
+_EVICT_EVERY = 32
+_STALE_TMP_S = 3600.0  # temporary files older than this are debris of a crashed writer
+
+
+class CacheWarning(UserWarning):
+    """Something in the kernel cache was skipped (a damaged entry, a failed write)."""
+
+
+def default_dir() -> str:
+    """The platform's user cache directory for Ember (no third-party dependency)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+        return os.path.join(base, "ember", "cache")
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Caches/ember")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "ember")
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``'1GiB'``, ``'500MB'``, ``'2e9'``; 0 means no limit."""
+    m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([a-zA-Z]*)\s*", str(text))
+    unit = m and _UNITS.get(m.group(2).lower())
+    if not m or unit is None:
+        raise ValueError(f"bad size {text!r}: use bytes or a unit such as '512MiB', '2GB'")
+    return int(float(m.group(1)) * unit)
+
+
+@dataclass
+class Stored:
+    """One entry file as a directory listing sees it."""
+
+    key: str
+    path: str
+    size: int  # with its source file
+    used: float  # last use (modification time)
+
+
+class DiskCache:
+    """The kernel cache in directory ``root`` holding at most ``limit`` bytes (0: no limit)."""
+
+    def __init__(self, root: str, limit: int = 0):
+        self.root = os.path.abspath(os.path.expanduser(root))
+        self.limit = limit
+        self.base = os.path.join(self.root, LAYOUT)
+        self.writable: bool | None = None  # None: not known until the first write
+        self._stores = 0
+        self._warned: set[str] = set()
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ paths
+    def path(self, key: str) -> str:
+        return os.path.join(self.base, "entries", key[:2], key + SUFFIX)
+
+    def profile_path(self, program: str) -> str:
+        import hashlib
+
+        name = hashlib.sha256(program.encode()).hexdigest()[:32]
+        return os.path.join(self.base, "profiles", name + ".json")
+
+    # ------------------------------------------------------------------ reading
+    def load(self, key: str) -> Entry | None:
+        """The entry for ``key``, or None (missing, or damaged: warned about)."""
+        path = self.path(key)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            self.warn_once(path, f"cannot read cache entry {path} ({exc}); recompiling")
+            return None
+        try:
+            return Entry.from_bytes(data, key)
+        except CorruptEntry as exc:
+            self.warn_once(path, f"ignoring damaged cache entry {path}: {exc}; recompiling")
+            return None
+
+    def touch(self, key: str) -> None:
+        """Mark ``key`` used now (the LRU order); silently nothing on a read-only cache."""
+        if self.writable is False:
+            return
+        with contextlib.suppress(OSError):
+            os.utime(self.path(key))
+
+    # ------------------------------------------------------------------ writing
+    def store(self, entry: Entry, dialect: str = "") -> bool:
+        """Write ``entry`` atomically (and its source beside it); False if not written."""
+        if self.writable is None:
+            self.writable = _writable(self.root) or None  # None: try (and find out)
+        if self.writable is False:
+            return False
+        path = self.path(entry.key)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            atomic_write(path, entry.to_bytes())
+            suffix = _SOURCE_SUFFIX.get(dialect, ".c")
+            atomic_write(path[: -len(SUFFIX)] + suffix, entry.source.encode())
+        except OSError as exc:
+            self._write_failed(exc)
+            return False
+        self.writable = True
+        self._stores += 1
+        if self.limit and (self._stores == 1 or self._stores % _EVICT_EVERY == 0):
+            self.evict()
+        return True
+
+    def _write_failed(self, exc: OSError) -> None:
+        self.writable = False
+        if not isinstance(exc, PermissionError) and exc.errno not in (30,):  # 30: EROFS
+            self.warn_once(
+                "write", f"cannot write to the kernel cache {self.root} ({exc}); compiled "
+                "kernels will not be cached by this process (EMBER_CACHE_DIR picks another "
+                "directory)",
+            )  # fmt: skip
+
+    def warn_once(self, what: str, message: str) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            warnings.warn(message, CacheWarning, stacklevel=4)
+
+    # ------------------------------------------------------------------ listing & eviction
+    def entries(self) -> Iterator[Stored]:
+        """Every entry file (any order)."""
+        top = os.path.join(self.base, "entries")
+        try:
+            shards = list(os.scandir(top))
+        except OSError:
+            return
+        for shard in shards:
+            try:
+                files = list(os.scandir(shard.path))
+            except OSError:
+                continue
+            sizes: dict[str, int] = {}
+            found: dict[str, os.DirEntry] = {}
+            for f in files:
+                stem, ext = os.path.splitext(f.name)
+                with contextlib.suppress(OSError):
+                    if ext == SUFFIX:
+                        found[stem] = f
+                    sizes[stem] = sizes.get(stem, 0) + f.stat().st_size
+            for stem, f in found.items():
+                with contextlib.suppress(OSError):
+                    yield Stored(stem, f.path, sizes[stem], f.stat().st_mtime)
+
+    def evict(self, limit: int | None = None) -> int:
+        """Remove least recently used entries until at most 90% of ``limit`` is used (and
+        stale temporary files); return how many entries went."""
+        limit = self.limit if limit is None else limit
+        with self._lock:
+            self._remove_stale_temporaries()
+            stored = sorted(self.entries(), key=lambda s: s.used)
+            total = sum(s.size for s in stored)
+            removed = 0
+            for s in stored:
+                if not limit or total <= limit * 0.9:
+                    break
+                self.remove(s.key)
+                total -= s.size
+                removed += 1
+            return removed
+
+    def remove(self, key: str) -> None:
+        stem = self.path(key)[: -len(SUFFIX)]
+        for suffix in (SUFFIX, *_SOURCE_SUFFIX.values(), ".c"):
+            with contextlib.suppress(OSError):
+                os.remove(stem + suffix)
+
+    def _remove_stale_temporaries(self) -> None:
+        now = time.time()
+        top = os.path.join(self.base, "entries")
+        for root, _, names in os.walk(top):
+            for n in names:
+                if n.startswith(".tmp-"):
+                    p = os.path.join(root, n)
+                    with contextlib.suppress(OSError):
+                        if now - os.stat(p).st_mtime > _STALE_TMP_S:
+                            os.remove(p)
+
+    def clear(self) -> int:
+        """Remove every entry and profile; return the number of entries removed."""
+        import shutil
+
+        count = sum(1 for _ in self.entries())
+        if os.path.isdir(self.base):
+            shutil.rmtree(self.base, ignore_errors=True)
+        return count
+
+    # ------------------------------------------------------------------ profiles
+    def read_profile(self, program: str) -> list[str]:
+        try:
+            with open(self.profile_path(program)) as f:
+                keys = json.load(f).get("keys", [])
+        except (OSError, ValueError, AttributeError):
+            return []
+        return [k for k in keys if isinstance(k, str) and re.fullmatch(r"[0-9a-f]{64}", k)]
+
+    def write_profile(self, program: str, keys: list[str]) -> None:
+        if self.writable is False:
+            return
+        path = self.profile_path(program)
+        with contextlib.suppress(OSError):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            atomic_write(path, json.dumps({"program": program, "keys": keys}).encode())
+
+
+def _writable(path: str) -> bool:
+    """Whether ``path`` (or, while it does not exist, its nearest ancestor) is writable."""
+    while not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+    return os.access(path, os.W_OK)
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or all of the new one.
+
+    The temporary file is created with the umask's permissions (not mkstemp's 0600), so a
+    cache directory shared by several users stays readable."""
+    tmp = os.path.join(
+        os.path.dirname(path), f".tmp-{os.getpid()}-{threading.get_ident()}-{os.urandom(4).hex()}"
+    )
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+_caches: dict[tuple[str, str], DiskCache] = {}
+
+
+def current() -> DiskCache | None:
+    """The cache the settings select, or None when ``EMBER_CACHE=0``."""
+    from ember.config import settings
+
+    if not settings.cache:
+        return None
+    spec = (settings.cache_dir or default_dir(), settings.cache_size)
+    found = _caches.get(spec)
+    if found is None:
+        try:
+            limit = parse_size(spec[1])
+        except ValueError as exc:
+            warnings.warn(f"EMBER_CACHE_SIZE: {exc}; using no limit", CacheWarning, stacklevel=2)
+            limit = 0
+        found = _caches.setdefault(spec, DiskCache(spec[0], limit))
+    return found

@@ -1,0 +1,276 @@
+"""Cache keys: the SHA-256 of everything that changes a compiled kernel, computed *before*
+typing so that a hit skips the whole compiler.
+
+A key covers (:func:`key_parts`):
+
+* the cache format and Ember itself: its version and a *fingerprint*, the hash of the source
+  files of every stage that shapes the output (frontend, codegen, compiler, backends, dtypes,
+  ``lang``), so a development checkout never reuses code made by an older compiler, while
+  two installs of one release agree (bundles stay portable);
+* the kernel's *dependencies* (:func:`dependencies`): the source of the kernel and of every
+  function it can reach, and the value of every name and attribute chain its code reads from
+  outside (captured constants, closure cells, module attributes, function defaults);
+* the argument types, the compiler options, the codegen settings;
+* the target (dialect, architecture, warp size, device features) and the versions of the
+  compiler and driver that build and load the binary.
+
+The dependency scan is static: it walks the AST of each function and resolves every free
+name and ``a.b.c`` chain the way the typer would (:meth:`Captured.lookup`: closure, globals,
+builtins; values the typer already froze win).  It over-approximates - a function referenced
+in a branch the typer folds away is still in the key - which can only cost a recompile,
+never serve stale code.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import json
+import os
+import threading
+import types
+import weakref
+from typing import Any
+
+from ember._version import __version__
+from ember.frontend.capture import MISSING
+
+FORMAT = 1  # bump when the meaning of a key or the entry layout changes
+
+# Files whose code shapes compiled binaries (relative to the ember package).
+FINGERPRINT_PATHS = (
+    "frontend", "codegen", "compiler", "backends", "cache/key.py", "dtypes.py", "lang.py",
+)  # fmt: skip
+
+# Library versions that do not change a binary: thin Python wrappers over the real compiler
+# and driver, left out so a bundle survives a patch release of the bindings.
+WRAPPER_VERSIONS = frozenset({"cuda-bindings", "pyopencl"})
+
+_MISSING = object()
+_fingerprint: str | None = None
+_fingerprint_lock = threading.Lock()
+_deps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Captured -> digest
+
+
+def fingerprint() -> str:
+    """Ember's version and the hash of its compiler's sources (computed once per process)."""
+    global _fingerprint
+    if _fingerprint is None:
+        with _fingerprint_lock:
+            if _fingerprint is None:
+                _fingerprint = _hash_sources(os.path.dirname(os.path.dirname(__file__)))
+    return _fingerprint
+
+
+def _hash_sources(package: str) -> str:
+    h = hashlib.sha256(__version__.encode())
+    files: list[str] = []
+    for rel in FINGERPRINT_PATHS:
+        path = os.path.join(package, rel)
+        if os.path.isdir(path):
+            for root, dirs, names in os.walk(path):
+                dirs[:] = [d for d in dirs if d != "__pycache__"]
+                files += [os.path.join(root, n) for n in names if n.endswith(".py")]
+        elif os.path.exists(path):
+            files.append(path)
+    for path in sorted(files):
+        with open(path, "rb") as f:
+            h.update(os.path.relpath(path, package).replace(os.sep, "/").encode() + b"\0")
+            h.update(f.read() + b"\0")
+    return f"{__version__}+{h.hexdigest()[:16]}"
+
+
+def key_parts(deps: str, arg_types, target, options, versions: dict, codegen: dict) -> dict:
+    """The JSON-able description a key is the hash of (stored in every entry)."""
+    return {
+        "format": FORMAT,
+        "ember": fingerprint(),
+        "kernel": deps,
+        "signature": [t.key() for t in arg_types],
+        "options": list(options),
+        "codegen": codegen,
+        "target": target.key(),
+        "versions": {k: v for k, v in sorted(versions.items()) if k not in WRAPPER_VERSIONS},
+    }
+
+
+def digest(parts: dict) -> str:
+    """The key: SHA-256 (hex) of ``parts`` in canonical JSON."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ------------------------------------------------------------------------- dependencies
+
+
+def dependencies(cap, captures: dict) -> str:
+    """The digest of the kernel ``cap`` and everything it can read (memoized per kernel).
+
+    ``captures`` (function -> Captured) is the kernel's; functions captured here are added
+    to it so that the typer reuses them (one source read per function and process)."""
+    found = _deps.get(cap)
+    if found is None:
+        records = describe(cap, captures)
+        text = json.dumps(records, sort_keys=True, separators=(",", ":"), default=repr)
+        found = _deps[cap] = hashlib.sha256(text.encode()).hexdigest()
+    return found
+
+
+def describe(cap, captures: dict) -> list[dict]:
+    """One record per reachable function, kernel first: its name, source hash, defaults and
+    the description of every outside name or attribute chain it reads."""
+    records: list[dict] = []
+    index: dict[int, int] = {}
+
+    def visit(c) -> int:
+        if id(c.func) in index:
+            return index[id(c.func)]
+        index[id(c.func)] = len(records)
+        record: dict[str, Any] = {"function": _qualname(c.func), "source": c.source_hash}
+        records.append(record)
+        scan = _Scanner(c, captures, visit)
+        record["defaults"] = [scan.value(v) for v in c.func.__defaults__ or ()]
+        record["kwdefaults"] = {k: scan.value(v) for k, v in (c.func.__kwdefaults__ or {}).items()}
+        record["reads"] = scan.reads()
+        return index[id(c.func)]
+
+    visit(cap)
+    return records
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
+
+
+class _Scanner:
+    """Resolves the free names and attribute chains of one captured function."""
+
+    def __init__(self, cap, captures: dict, visit):
+        self.cap = cap
+        self.captures = captures
+        self.visit = visit
+        self.frozen = dict(cap.frozen_items())
+
+    def reads(self) -> dict[str, Any]:
+        tree = self.cap.tree
+        local = _local_names(tree)
+        out: dict[str, Any] = {}
+        for chain in _chains(tree):
+            if chain[0] in local:
+                continue
+            value = self.lookup(chain[0])
+            out[chain[0]] = self.value(value)
+            for k in range(1, len(chain)):
+                if not _static(value):
+                    break
+                try:
+                    value = getattr(value, chain[k])
+                except Exception as exc:  # no such attribute: the typer reports it
+                    out[".".join(chain[: k + 1])] = ["error", type(exc).__name__]
+                    break
+                out[".".join(chain[: k + 1])] = self.value(value)
+        return out
+
+    def lookup(self, name: str) -> Any:
+        """What :meth:`Captured.lookup` gives, without freezing anything new."""
+        if name in self.frozen:
+            return self.frozen[name]
+        func = self.cap.func
+        cells = dict(zip(func.__code__.co_freevars, func.__closure__ or (), strict=False))
+        if name in cells:
+            try:
+                return cells[name].cell_contents
+            except ValueError:  # an empty cell
+                return _MISSING
+        value = func.__globals__.get(name, _MISSING)
+        return getattr(builtins, name, _MISSING) if value is _MISSING else value
+
+    def value(self, v: Any) -> Any:
+        """A canonical, JSON-able description of a value a kernel may read."""
+        if v is _MISSING or v is MISSING:
+            return ["missing"]
+        if v is None or isinstance(v, bool | int | float | complex | str | bytes):
+            return ["const", type(v).__name__, repr(v)]
+        if isinstance(v, tuple):
+            return ["tuple", [self.value(i) for i in v]]
+        if getattr(v, "__ember_intrinsic__", None) is not None and not isinstance(v, type):
+            return ["intrinsic", str(v.__ember_intrinsic__)]
+        if isinstance(v, types.ModuleType):
+            return ["module", v.__name__]
+        inner = getattr(v, "__ember_py_func__", None)  # an @ember.kernel
+        if isinstance(inner, types.FunctionType):
+            return ["kernel", self.function(inner)]
+        if isinstance(v, types.FunctionType):
+            return ["function", self.function(v)]
+        if isinstance(v, type) or isinstance(v, types.BuiltinFunctionType):
+            return ["named", _qualname(v)]
+        if hasattr(v, "shape") and hasattr(v, "dtype") and getattr(v, "ndim", 0):
+            return ["array", str(v.dtype), list(v.shape)]  # refused by the typer anyway
+        return ["value", _qualname(type(v)), _safe_repr(v)]
+
+    def function(self, func) -> Any:
+        from ember.errors import EmberError
+        from ember.frontend.capture import capture
+
+        cap = self.captures.get(func)
+        if cap is None:
+            try:
+                cap = self.captures.setdefault(func, capture(func))
+            except EmberError:  # no source: the typer fails if the kernel really calls it
+                return ["unreadable", _qualname(func)]
+        return self.visit(cap)
+
+
+def _static(value: Any) -> bool:
+    """Whether the typer reads attributes of ``value`` at compile time (modules, classes,
+    plain objects; not numbers, functions or intrinsics)."""
+    if value is _MISSING or value is MISSING:
+        return False
+    if isinstance(value, bool | int | float | complex | str | bytes | tuple):
+        return False
+    if getattr(value, "__ember_intrinsic__", None) is not None:
+        return False
+    return not isinstance(value, types.FunctionType)
+
+
+def _safe_repr(v: Any) -> str:
+    try:
+        text = repr(v)
+    except Exception:
+        return "?"
+    if " at 0x" in text:  # a default repr holds an address that differs in every process
+        return "<object>"
+    return text if len(text) <= 200 else "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _local_names(tree: ast.FunctionDef) -> set[str]:
+    names = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+    return names
+
+
+def _chains(tree: ast.FunctionDef) -> list[tuple[str, ...]]:
+    """Every ``name`` and ``name.attr.attr`` read in the body and annotations (not the
+    decorators; defaults are described by value), longest chains only, sorted."""
+    roots: list[ast.AST] = [*tree.body]
+    roots += [a.annotation for a in ast.walk(tree.args) if getattr(a, "annotation", None)]
+    found: set[tuple[str, ...]] = set()
+    inner: set[int] = set()
+    for root in roots:
+        for node in ast.walk(root):
+            if id(node) in inner:
+                continue
+            if isinstance(node, ast.Attribute):
+                chain, base = [], node
+                while isinstance(base, ast.Attribute):
+                    inner.add(id(base.value))
+                    chain.append(base.attr)
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    found.add((base.id, *reversed(chain)))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                found.add((node.id,))
+    return sorted(found)

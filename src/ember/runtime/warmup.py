@@ -1,0 +1,403 @@
+"""Background warmup: the device start-up work done while the program is still starting.
+
+A fresh process's first CUDA kernel waits ~0.2 s for the driver (``cuInit``) and the primary
+context, then for imports, NVRTC and module loads.  None of that needs the program's data,
+so ``import ember`` starts it in two daemon threads and returns at once:
+
+``ember-warmup-driver``
+    ``cuInit``, the device and the primary context through ``ctypes`` on ``libcuda`` - no
+    import of ``cuda.bindings`` first, and every driver call releases the GIL.
+``ember-warmup``
+    the imports of ``cuda.bindings`` and the CUDA backend (in parallel with the driver
+    work), then the backend itself, the NVRTC library and the versions cache keys use,
+    Ember's compiler fingerprint, and the modules of the kernels this process will probably
+    launch (those of loaded bundles and of this program's last run, see
+    :mod:`ember.cache.memory`).
+
+Rules
+    * ``import ember`` never waits: the warmup starts only when a CUDA driver is there (one
+      ``stat`` of ``/dev/nvidiactl``), with ``EMBER_WARMUP=1`` (the default); ``0`` turns it
+      off, ``force`` starts it regardless.
+    * The first real use *joins* it: the backend registry waits for it (never while it holds
+      its own lock), after telling it to stop being polite.
+    * It must not slow the main thread's Python work.  Driver calls release the GIL; the
+      imports do not, so after each import the thread compares its CPU time with the time
+      it had to wait for the GIL: when the main thread is running Python, the warmup keeps
+      its share of the GIL under :data:`SHARE` by pausing.  When the main thread does not
+      compete (it is blocked, sleeping, or in NumPy code that released the GIL), nothing
+      slows the warmup down.
+    * A failure is never raised by the warmup.  The first real use creates the backend the
+      ordinary way and raises the ordinary error (or the registry's record of it);
+      ``ember.warmup(blocking=True)`` raises it too.
+    * ``os.fork()``: the fork waits for the step in progress (so the child inherits no
+      half-taken import or registry lock); in the child the warmup counts as finished, and a
+      backend the parent initialized (CUDA, also by the warmup, or OpenCL) raises a clear
+      :class:`~ember.errors.BackendUnavailableError` on use - CUDA cannot be used after a
+      fork.  Use the ``spawn`` start method of :mod:`multiprocessing`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+SHARE = 0.10  # most of the GIL the warmup takes while the main thread runs Python
+PRELOAD_LIMIT = 64  # modules preloaded at most
+
+# Imports per backend, in order, each one step (big packages split so pauses can fall
+# between them).  cuda.bindings.nvrtc comes last: its library load is the NVRTC step.
+IMPORTS = {
+    "cuda": (
+        "typing", "dataclasses", "subprocess", "cuda.pathfinder", "cuda.bindings.driver",
+        "asyncio", "ember.runtime.sync", "ember.backends.cuda", "cuda.bindings.nvrtc",
+        "ember.compiler.nvrtc",
+    ),
+    "opencl": ("pyopencl", "ember.backends.opencl"),
+}  # fmt: skip
+
+FORK_MESSAGE = (
+    "the {name} backend was initialized in the parent process before os.fork(){how}, and "
+    "{name} cannot be used in a forked child.  Start worker processes with the 'spawn' "
+    "method (multiprocessing.set_start_method('spawn') or a spawn context), or create them "
+    "before importing ember, or set EMBER_WARMUP=0 when the parent never uses the device"
+)
+
+_lock = threading.Lock()
+_warmups: dict[str, Warmup] = {}
+_cuda_initialized = False  # by the warmup's driver thread (the backend sets its own flag)
+
+
+class Warmup:
+    """One backend's warmup: ``timings`` per step, ``error`` if a step failed.
+
+    :meth:`wait` joins it.  ``ready`` is set once the backend can be created without
+    waiting for the warmup; ``finished`` once everything, module preloading included, is.
+    """
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self.timings: dict[str, float] = {}
+        self.error: BaseException | None = None
+        self.preloaded = 0
+        self.finished = threading.Event()
+        self.hurry = threading.Event()
+        self._driver_done = threading.Event()
+        self._driver_error: BaseException | None = None
+        self._cpu = 0.0  # CPU time of the GIL-bound steps so far
+        self._start = time.perf_counter()
+        self._step_locks = (threading.RLock(), threading.RLock())  # held during each step
+        self._threads: list[threading.Thread] = []
+        self._context: tuple[Any, Any] | None = None  # (libcuda, CUdevice) retained here
+
+    # ------------------------------------------------------------------ public
+    def done(self) -> bool:
+        return self.finished.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Tell the warmup to hurry and wait until it has finished; False on timeout."""
+        self.hurry.set()
+        if threading.current_thread() in self._threads:
+            return self.finished.is_set()
+        return self.finished.wait(timeout)
+
+    def __repr__(self) -> str:
+        state = "failed" if self.error else "done" if self.done() else "running"
+        steps = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in self.timings.items())
+        return f"<ember warmup of {self.backend}: {state}; {steps}>"
+
+    # ------------------------------------------------------------------ threads
+    def start(self) -> Warmup:
+        if self.backend == "cuda":
+            self._spawn(self._driver, "ember-warmup-driver")
+        else:
+            self._driver_done.set()
+        self._spawn(self._main, "ember-warmup")
+        return self
+
+    def _spawn(self, target, name: str) -> None:
+        t = threading.Thread(target=target, name=name, daemon=True)
+        t._ember_warmup = True  # type: ignore[attr-defined]  # join() never waits in here
+        self._threads.append(t)
+        t.start()
+
+    def _driver(self) -> None:
+        """cuInit, device 0 and its primary context through ctypes (GIL released)."""
+        global _cuda_initialized
+        try:
+            with self._step_locks[0]:
+                t = time.perf_counter()
+                self._context = _retain_primary_context()
+                _cuda_initialized = True
+                self.timings["driver"] = time.perf_counter() - t
+        except BaseException as exc:  # recorded; the backend reports the real error
+            self._driver_error = exc
+        finally:
+            self._driver_done.set()
+
+    def _main(self) -> None:
+        try:
+            try:
+                for module in IMPORTS.get(self.backend, ()):
+                    self._step(f"import {module}", importlib.import_module, module)
+            except Exception as exc:  # the backend step below reports it the ordinary way
+                self.error = exc
+            self._driver_done.wait()
+            backend = self._step("backend", _create_backend, self.backend)
+            self._step("versions", _key_inputs, backend)
+            self.preloaded = self._step("preload", _preload, backend)
+        except BaseException as exc:  # never raised here: the first real use raises it
+            self.error = exc
+        finally:
+            self._release_context()
+            self.finished.set()
+
+    def _step(self, name: str, fn, *args):
+        """Run one step under this thread's step lock (see fork), timed, then be polite."""
+        w, c = time.perf_counter(), time.thread_time()
+        try:
+            with self._step_locks[1]:
+                return fn(*args)
+        finally:
+            wall, cpu = time.perf_counter() - w, time.thread_time() - c
+            self.timings[name] = wall
+            self._polite(cpu, wall)
+
+    def _polite(self, cpu: float, wall: float) -> None:
+        """Pause while the main thread competes for the GIL and our share is above SHARE.
+
+        A step that took much longer than its CPU time waited for the GIL: someone else
+        runs Python.  (A step that was not contended runs on at full speed.)"""
+        self._cpu += cpu
+        if self.hurry.is_set() or wall < 1.5 * cpu + 0.001:
+            return
+        pause = self._cpu / SHARE - (time.perf_counter() - self._start)
+        if pause > 0:
+            self.hurry.wait(min(pause, 2.0))
+
+    def _release_context(self) -> None:
+        """Drop the warmup's own reference to the primary context (the backend has one)."""
+        if self._context is not None:
+            lib, device = self._context
+            self._context = None
+            try:
+                lib.cuDevicePrimaryCtxRelease(device)
+            except Exception:
+                pass
+
+
+# ------------------------------------------------------------------------- steps
+
+
+def _retain_primary_context():
+    """The GIL-free part of CUDA start-up, on the driver library directly."""
+    import ctypes
+
+    lib = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+
+    def call(fn: str, *args) -> None:
+        status = getattr(lib, fn)(*args)
+        if status:
+            raise OSError(f"{fn} returned CUresult {status}")
+
+    call("cuInit", ctypes.c_uint(0))
+    device = ctypes.c_int()
+    call("cuDeviceGet", ctypes.byref(device), ctypes.c_int(0))
+    context = ctypes.c_void_p()
+    call("cuDevicePrimaryCtxRetain", ctypes.byref(context), device)
+    return lib, device
+
+
+def _create_backend(name: str):
+    from ember.runtime import backend as registry
+
+    return registry.get(name)
+
+
+def _key_inputs(backend) -> None:
+    """What every cache key needs: library versions (loads NVRTC) and Ember's fingerprint."""
+    from ember.cache import key as keymod
+    from ember.compiler import driver
+
+    driver.versions(backend)
+    keymod.fingerprint()
+
+
+def _preload(backend) -> int:
+    from ember.cache import memory
+
+    return memory.preload(backend, memory.likely_keys(), PRELOAD_LIMIT)
+
+
+# ------------------------------------------------------------------------- control
+
+
+def cuda_plausible() -> bool:
+    """Whether a CUDA driver is probably installed and a device visible (a stat or two)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if sys.platform.startswith("linux"):
+        return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/dxg")
+    if sys.platform == "win32":
+        root = os.environ.get("SystemRoot", r"C:\Windows")
+        return os.path.exists(os.path.join(root, "System32", "nvcuda.dll"))
+    return False
+
+
+def start(backend: str) -> Warmup:
+    """Start the warmup of ``backend`` unless one was started already; return it."""
+    with _lock:
+        found = _warmups.get(backend)
+        if found is None:
+            found = _warmups[backend] = Warmup(backend)
+            registry = sys.modules.get("ember.runtime.backend")
+            if registry is not None and backend in registry._instances:
+                found.finished.set()  # already in use: nothing to warm
+            else:
+                found.start()
+        return found
+
+
+def at_import() -> None:
+    """Called by ``import ember``: fork hooks, then the warmup when the settings want it."""
+    _install_fork_hooks()
+    from ember.config import settings
+
+    mode, name = settings.warmup, settings.backend
+    if mode == "off" or (name == "opencl" and mode != "force"):
+        return  # an OpenCL warmup is Python work (pyopencl): only on request
+    name = "cuda" if name == "auto" else name
+    if mode == "force" or cuda_plausible():
+        start(name)
+
+
+def join(backend: str | None = None) -> None:
+    """Wait for the warmup of ``backend`` (of any backend when None), if one is running.
+
+    Called by the backend registry before it creates a backend; never waits in a warmup
+    thread (it would wait for itself)."""
+    if getattr(threading.current_thread(), "_ember_warmup", False):
+        return
+    for name, w in list(_warmups.items()):
+        if (backend is None or name == backend) and not w.done():
+            w.wait()
+
+
+def warmup(blocking: bool = True, backend: str | None = None) -> Warmup:
+    """Warm up the device now, in the background; ``blocking=True`` waits for it.
+
+    ``import ember`` already starts this for CUDA when a driver is present (``EMBER_WARMUP``).
+    Call it explicitly to warm another backend, or to wait for the start-up work at a moment
+    of your choosing::
+
+        w = ember.warmup(blocking=False)   # returns at once; w.done(), w.wait(), w.timings
+        load_data()
+        ember.warmup()                     # wait (raises if the device cannot be used)
+
+    Parameters
+    ----------
+    blocking : bool
+        Wait until the warmup has finished, then make sure the backend works: a failure
+        raises the error its first use would (e.g. :class:`BackendUnavailableError`).
+    backend : str, optional
+        ``"cuda"`` or ``"opencl"``; default: the one ``EMBER_BACKEND`` selects (for
+        ``auto``: CUDA when a driver is detected, else OpenCL).
+    """
+    from ember.config import settings
+
+    name = backend or settings.backend
+    if name == "auto":
+        name = "cuda" if "cuda" in _warmups or cuda_plausible() else "opencl"
+    w = start(name)
+    if blocking:
+        w.wait()
+        from ember.runtime import backend as registry
+
+        if backend is None and settings.backend == "auto":
+            registry.get()  # auto selection, exactly as the first use will do it
+        else:
+            registry.get(name)
+    return w
+
+
+def status() -> dict[str, Warmup]:
+    """The warmups of this process, by backend."""
+    return dict(_warmups)
+
+
+# ------------------------------------------------------------------------- exit and fork
+
+
+@atexit.register
+def _at_exit() -> None:
+    """Let a running warmup finish its driver call before the driver is torn down."""
+    for w in list(_warmups.values()):
+        w.hurry.set()
+        w.finished.wait(10.0)
+
+
+_hooks_installed = False
+
+
+def _install_fork_hooks() -> None:
+    global _hooks_installed
+    if not _hooks_installed and hasattr(os, "register_at_fork"):
+        _hooks_installed = True
+        os.register_at_fork(
+            before=_before_fork,
+            after_in_parent=_after_fork_parent,
+            after_in_child=_after_fork_child,
+        )
+
+
+def _before_fork() -> None:
+    for w in list(_warmups.values()):
+        for lock in w._step_locks:
+            lock.acquire()
+
+
+def _after_fork_parent() -> None:
+    for w in list(_warmups.values()):
+        for lock in w._step_locks:
+            lock.release()
+
+
+def _after_fork_child() -> None:
+    """The warmup threads do not exist here; devices the parent initialized are unusable.
+
+    Every lock and event of a warmup is replaced: a thread that no longer exists may have
+    held one at the moment of the fork."""
+    for w in list(_warmups.values()):
+        unfinished = not w.finished.is_set()
+        w._step_locks = (threading.RLock(), threading.RLock())
+        w._threads, w._context = [], None
+        w.finished, w.hurry = threading.Event(), threading.Event()
+        w._driver_done = threading.Event()
+        w.finished.set()
+        if unfinished:
+            w.error = RuntimeError("the process forked while the warmup was running")
+    _poison_parent_backends()
+
+
+def _poison_parent_backends() -> None:
+    from ember.runtime import backend as registry
+
+    names = set(registry._instances)
+    device = sys.modules.get("ember.backends.cuda.device")
+    by_warmup = _cuda_initialized and "cuda" not in names
+    if by_warmup or getattr(device, "_initialized", False):
+        names.add("cuda")
+    for name in names:
+        label = {"cuda": "CUDA", "opencl": "OpenCL"}.get(name, name)
+        how = " (by Ember's background warmup at import)" if name == "cuda" and by_warmup else ""
+        registry._instances.pop(name, None)
+        registry._failures[name] = FORK_MESSAGE.format(name=label, how=how)
+    if "cuda" in names and registry._current is None:
+        from ember.config import settings
+
+        if settings.backend in ("auto", "cuda"):
+            registry._current = "cuda"  # the parent would have picked CUDA: say so

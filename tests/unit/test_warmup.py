@@ -1,0 +1,278 @@
+"""Background warmup: on, off, failing, joined, preloading, and across os.fork().
+
+Every test runs Ember in a fresh process (the warmup starts at import).  Without a CUDA
+device, ``EMBER_WARMUP=force`` still runs the CUDA warmup: its imports work and its driver
+step fails, which is the failure path; the OpenCL warmup (PoCL) is the success path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ember.runtime import backend as registry
+
+
+def run(code: str, timeout: float = 120, **env: str) -> dict:
+    """Run ``code`` in a fresh interpreter; it prints one JSON line, returned parsed."""
+    full = dict(os.environ, **env)
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, env=full, timeout=timeout,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def cuda_available() -> bool:
+    try:
+        registry.get("cuda")
+    except Exception:
+        return False
+    return True
+
+
+def opencl_available() -> bool:
+    try:
+        registry.get("opencl")
+    except Exception:
+        return False
+    return True
+
+
+needs_opencl = pytest.mark.skipif(not opencl_available(), reason="needs the OpenCL backend")
+
+SPY = """
+import json, sys, threading
+main = threading.main_thread()
+on_main = []
+
+class Spy:
+    def find_spec(self, name, path=None, target=None):
+        if threading.current_thread() is main:
+            on_main.append(name)
+        return None
+
+sys.meta_path.insert(0, Spy())
+import ember
+heavy = ("numpy", "pyopencl", "cuda.bindings", "cuda.pathfinder", "ember.backends")
+bad = [m for m in on_main if m.startswith(heavy)]
+w = ember._warmup.status().get("cuda")
+print(json.dumps({"bad": bad, "running": w is not None and not w.done(),
+                  "threads": sorted(t.name for t in threading.enumerate())}))
+"""
+
+
+def test_import_starts_the_warmup_and_does_no_driver_work_on_the_main_thread():
+    got = run(SPY, EMBER_WARMUP="force", EMBER_BACKEND="auto")
+    assert got["bad"] == []
+    assert got["running"]  # import returned while the warmup runs
+    assert "ember-warmup" in got["threads"] and "ember-warmup-driver" in got["threads"]
+
+
+def test_warmup_off():
+    got = run(SPY, EMBER_WARMUP="0")
+    assert got["bad"] == [] and not got["running"]
+    assert not [t for t in got["threads"] if t.startswith("ember")]
+
+
+def test_warmup_on_without_a_gpu_starts_nothing():
+    if cuda_available() or os.path.exists("/dev/nvidiactl"):
+        pytest.skip("a CUDA driver is present here")
+    got = run(SPY, EMBER_WARMUP="1")
+    assert not [t for t in got["threads"] if t.startswith("ember")]
+
+
+FAILURE = """
+import json, ember
+w = ember._warmup.status()["cuda"]
+w.wait(60)
+errors = []
+for use in (lambda: ember.warmup(backend="cuda"), lambda: ember.get_backend("cuda")):
+    try:
+        use()
+        errors.append(None)
+    except Exception as exc:
+        errors.append([type(exc).__name__, str(exc)])
+print(json.dumps({"errors": errors, "recorded": repr(w.error)}))
+"""
+
+
+def test_a_failed_warmup_raises_nothing_at_import_and_the_same_error_at_first_use():
+    if cuda_available():
+        pytest.skip("CUDA works here: the warmup does not fail")
+    got = run(FAILURE, EMBER_WARMUP="force", EMBER_BACKEND="cuda")
+    blocking, first_use = got["errors"]
+    assert blocking == first_use and blocking[0] == "BackendUnavailableError"
+    assert blocking[1] in got["recorded"]  # the warmup met the very same error
+
+
+@pytest.mark.gpu
+def test_a_successful_cuda_warmup():
+    got = run(
+        """
+        import json, time, ember
+        w = ember.warmup()
+        print(json.dumps({"error": repr(w.error), "steps": list(w.timings)}))
+        """,
+        EMBER_WARMUP="1",
+    )
+    assert got["error"] == "None" and {"driver", "backend", "versions"} <= set(got["steps"])
+
+
+def test_auto_selection_is_the_same_with_and_without_warmup():
+    code = "import json, ember; print(json.dumps(ember.get_backend().name))"
+    assert run(code, EMBER_WARMUP="force") == run(code, EMBER_WARMUP="0")
+
+
+@needs_opencl
+def test_many_threads_joining_the_warmup_do_not_deadlock():
+    got = run(
+        """
+        import json, threading, ember
+        names = []
+        def use():
+            names.append(ember.get_backend().name)
+        ts = [threading.Thread(target=use) for _ in range(8)]
+        for t in ts: t.start()
+        for t in ts: t.join(60)
+        print(json.dumps(names))
+        """,
+        timeout=90,
+        EMBER_WARMUP="force",
+        EMBER_BACKEND="opencl",
+    )
+    assert got == ["opencl"] * 8
+
+
+RECORD = """
+import json, sys, numpy as np, ember
+sys.path.insert(0, {folder!r})
+from kmod import axpy
+x = ember.asarray(np.ones(64, np.float32))
+with ember.cache.record() as rec:
+    axpy.launch(64)(np.float32(2), x, x)
+rec.save({bundle!r})
+print(json.dumps(ember.cache.stats()))
+"""
+
+USE = """
+import json, sys, numpy as np, ember
+sys.path.insert(0, {folder!r})
+if {bundle!r}:
+    ember.cache.load_bundle({bundle!r})
+w = ember.warmup(backend="opencl")
+from kmod import axpy
+x = ember.asarray(np.ones(64, np.float32))
+axpy.launch(64)(np.float32(2), x, x)
+spec = axpy.specialize(np.float32(2), x, x)
+print(json.dumps({{"origin": spec.origin, "stats": ember.cache.stats(),
+                  "preloaded": w.preloaded, "y": float(x.to_numpy()[3])}}))
+"""
+
+KMOD = """
+import ember
+
+@ember.kernel
+def axpy(a, x, y):
+    i = ember.global_id()
+    if i < x.shape[0]:
+        y[i] = a * x[i] + y[i]
+"""
+
+
+@needs_opencl
+def test_the_warmup_loads_the_modules_of_loaded_bundles(tmp_path):
+    (tmp_path / "kmod.py").write_text(KMOD)
+    bundle = str(tmp_path / "k.ember")
+    env = {"EMBER_BACKEND": "opencl", "EMBER_CACHE": "0", "EMBER_WARMUP": "0"}
+    run(RECORD.format(folder=str(tmp_path), bundle=bundle), **env)
+    got = run(USE.format(folder=str(tmp_path), bundle=bundle), **env)
+    assert got["origin"] == "preloaded" and got["preloaded"] == 1
+    assert got["stats"]["compiles"] == 0 and got["y"] == 3.0
+
+
+@needs_opencl
+def test_the_warmup_preloads_what_the_program_used_last_time(tmp_path):
+    """The profile: a program's second run finds its kernel's module already loaded."""
+    (tmp_path / "kmod.py").write_text(KMOD)
+    script = tmp_path / "prog.py"
+    script.write_text(USE.format(folder=str(tmp_path), bundle=""))
+    env = dict(os.environ, EMBER_BACKEND="opencl", EMBER_CACHE="1", EMBER_WARMUP="0",
+               EMBER_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                             env=env, timeout=120)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert runs[0]["origin"] == "compiled" and runs[0]["stats"]["compiles"] == 1
+    assert runs[1]["origin"] == "preloaded" and runs[1]["stats"]["compiles"] == 0
+
+
+# ------------------------------------------------------------------ fork
+
+FORK = """
+import json, os, signal, sys, time
+import ember
+{parent}
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    signal.alarm(30)  # a hang fails the test instead of blocking it
+    try:
+        {child}
+        result = ["ok", ""]
+    except Exception as exc:
+        result = [type(exc).__name__, str(exc)]
+    os.write(w, json.dumps(result).encode())
+    os._exit(0)
+os.close(w)
+data = os.read(r, 100000)
+_, status = os.waitpid(pid, 0)
+{after}
+print(json.dumps({{"child": json.loads(data or "null"), "status": status}}))
+"""
+
+
+def fork(parent="", child="pass", after="", **env) -> dict:
+    code = FORK.format(parent=parent, child=child, after=after)
+    return run(code, timeout=90, **env)
+
+
+@needs_opencl
+def test_a_forked_child_gets_a_clear_error_when_it_touches_a_device_of_the_parent():
+    got = fork(
+        parent="ember.zeros(4, ember.float32); import numpy",
+        child="ember.zeros(4, ember.float32)",
+        after="ember.zeros(4, ember.float32)",  # the parent keeps working
+        EMBER_BACKEND="opencl",
+        EMBER_WARMUP="0",
+    )
+    kind, message = got["child"]
+    assert got["status"] == 0 and kind == "BackendUnavailableError"
+    assert "fork" in message and "spawn" in message
+
+
+def test_a_fork_during_the_warmup_never_hangs_the_child():
+    got = fork(
+        child="ember.warmup(blocking=True, backend='cuda')",
+        EMBER_BACKEND="cuda",
+        EMBER_WARMUP="force",
+    )
+    assert got["status"] == 0
+    kind, message = got["child"]
+    if cuda_available():  # the parent's warmup initialized CUDA
+        assert kind == "BackendUnavailableError" and "fork" in message
+    else:
+        assert kind == "BackendUnavailableError"
+
+
+def test_a_forked_child_that_does_not_touch_the_device_is_fine():
+    got = fork(child="import numpy; numpy.ones(3).sum()", EMBER_WARMUP="force")
+    assert got == {"child": ["ok", ""], "status": 0}
