@@ -32,12 +32,14 @@ from ember.errors import (
     CompileError,
     DriverError,
     EmberError,
+    EmberPerformanceWarning,
     InternalError,
     KernelError,
     KernelSyntaxError,
     KernelTypeError,
     LaunchError,
     OutOfMemoryError,
+    SlowPathError,
     UnsupportedFeatureError,
 )
 from ember.runtime import warmup as _warmup
@@ -52,6 +54,7 @@ _LANG = (
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
     "erf", "erfc", "lgamma", "tgamma", "floor", "ceil", "trunc", "rint", "fabs", "pow",
     "atan2", "hypot", "copysign", "fmod", "fmin", "fmax", "isnan", "isinf", "isfinite", "fma",
+    "unsafe_trunc",
 )  # fmt: skip
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
@@ -111,6 +114,6 @@ __all__ = [
     "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
-    "UnsupportedFeatureError", "ArgumentError",
+    "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

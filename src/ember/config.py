@@ -79,7 +79,17 @@ SETTINGS: dict[str, Setting] = {
             "EMBER_BOUNDSCHECK",
             False,
             _parse_bool,
-            "Check array indices in kernels and raise KernelError on out-of-bounds access.",
+            "Check array indices (and float -> integer conversions) in kernels and raise "
+            "KernelError naming the line on a failure; read when a kernel is first compiled.",
+        ),
+        Setting(
+            "EMBER_DIAGNOSTICS",
+            "warn",
+            _choice("off", "warn", "error"),
+            "Slow-path report of each kernel specialization at its first launch (error "
+            "checks, print, float64 on slow-FP64 devices, local memory, low occupancy): "
+            "'warn' (EmberPerformanceWarning), 'error' (SlowPathError before the launch) "
+            "or 'off'.",
         ),
         Setting(
             "EMBER_ALLOCATOR",

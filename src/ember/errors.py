@@ -84,7 +84,32 @@ class ArgumentError(KernelTypeError, LaunchError):
 
 
 class KernelError(EmberError):
-    """A device-side error (failed check or ``raise`` in a kernel) reported at synchronize."""
+    """A device-side error (``raise``, ``assert``, a failed bounds check or checked
+    conversion in a kernel), raised at the next synchronize or launch of a kernel that can
+    fail.  The device stays usable.
+
+    The message names the kernel, the Python line (with a caret), the block and thread.
+    Attributes: ``kernel``, ``error`` (the Python exception's name, e.g. ``"IndexError"``),
+    ``brief``, ``filename``, ``line``, ``col``, ``block``, ``thread``, ``kind``
+    (``"bounds"``, ``"convert"``, ``"raise"``, ``"assert"``).  For a built-in exception the
+    instance is also of that type: ``except IndexError`` catches a failed bounds check.
+    """
+
+
+class SlowPathError(EmberError):
+    """``EMBER_DIAGNOSTICS=error``: a kernel pulls in slow paths; raised before its launch.
+
+    ``items`` holds the :class:`~ember.diagnostics.report.SlowPath` entries."""
+
+    def __init__(self, message: str, items=()):
+        super().__init__(message)
+        self.items = list(items)
+
+
+class EmberPerformanceWarning(UserWarning):
+    """A kernel pulls in slow paths (``EMBER_DIAGNOSTICS=warn``, the default): error
+    checks, printing, float64 on a device with slow float64, local memory, low occupancy.
+    Issued once per kernel specialization; ``kernel.report(*args)`` gives the items."""
 
 
 class InternalError(EmberError):

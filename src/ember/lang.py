@@ -111,6 +111,26 @@ atomic_cas = Intrinsic(
     "(bit pattern for floats); returns the previous element.",
 )
 
+
+def _unsafe_trunc_host(x, dtype=None):
+    import numpy as np
+
+    if dtype is None:
+        return int(x)
+    from ember.dtypes import dtype as as_dtype
+
+    with np.errstate(all="ignore"):
+        return np.asarray(x).astype(as_dtype(dtype).numpy)[()]
+
+
+unsafe_trunc = Intrinsic(
+    "unsafe_trunc",
+    "unsafe_trunc(x, dtype=None): x converted to an integer (a Python int, or dtype) by "
+    "truncation, without the range check that boundscheck=True adds to int(x) and "
+    "ember.int32(x): NaN, infinities and values out of range give an unspecified result.",
+    _unsafe_trunc_host,
+)
+
 shfl = Intrinsic("shfl", "shfl(value, lane): value from another lane of the warp.")
 shfl_up = Intrinsic("shfl_up", "shfl_up(value, delta): value from lane - delta.")
 shfl_down = Intrinsic("shfl_down", "shfl_down(value, delta): value from lane + delta.")
@@ -154,5 +174,6 @@ __all__ = [
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
     "lane_id", "warp_size", "barrier", "shared", "atomic_add", "atomic_sub", "atomic_min",
     "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas",
-    "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", *_math,
+    "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
+    "unsafe_trunc", *_math,
 ]  # fmt: skip

@@ -140,17 +140,17 @@ def test_kernel_returning_a_value():
 
 @ember.kernel
 def prints(x):
-    print(x[0])  # mistake: print
+    print("x =", x)  # mistake: print
 
 
-def test_print_is_refused():
+def test_print_of_a_whole_array_is_refused():
     check(
         compile_error(prints, F32),
-        ember.KernelSyntaxError,
-        r"print\(\) is not supported",
+        ember.KernelTypeError,
+        r"print\(\) in a kernel cannot show array\(float32, 1d, contiguous\)",
         "# mistake: print",
-        "syntax",
-        "write the values into an array",
+        "typing",
+        r"print single elements, e.g. print\(x\[i\]\)",
     )
 
 

@@ -14,6 +14,12 @@ Per kernel argument, in order:
   ``<name>_start`` (the element offset of the view: OpenCL cannot offset a buffer argument;
   CUDA folds the offset into the pointer), ``<name>_shape0..`` (int64), and for non-contiguous
   ("A" layout) arrays ``<name>_stride0..`` (int64, in elements, may be negative).
+
+A kernel that can fail (``ir.Function.can_fail``: ``raise``, ``assert`` or checks) takes three
+hidden trailing parameters, supplied by the launcher, never by the user: ``em_claim`` (a
+pointer to the context's claim word), ``em_rec`` (a pointer to its error record) and
+``em_kid`` (``uint32``, the id of the specialization; :mod:`ember.diagnostics.errors`).
+Kernels that cannot fail keep the plain ABI above.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ class AbiParam:
     """One C kernel parameter."""
 
     name: str
-    kind: str  # "scalar" | "data" | "start" | "shape" | "stride"
+    kind: str  # "scalar" | "data" | "start" | "shape" | "stride" | "claim" | "record" | "kid"
     dtype: DType | None  # the scalar type passed (None for "data")
     arg: int  # index of the Python argument
     path: tuple[int, ...]  # position inside a tuple argument
@@ -81,6 +87,12 @@ def kernel_abi(fn: ir.Function, dialect: str) -> list[AbiParam]:
                 out.append(
                     AbiParam(f"{var.name}_stride{k}", "stride", dtypes.int64, arg, path, k, size)
                 )
+    if fn.can_fail:
+        out += [
+            AbiParam("em_claim", "claim", None, -1, ()),
+            AbiParam("em_rec", "record", None, -1, ()),
+            AbiParam("em_kid", "kid", dtypes.uint32, -1, ()),
+        ]
     return out
 
 
@@ -88,4 +100,4 @@ def backend_params(abi: list[AbiParam]) -> tuple:
     """The parameter list for :meth:`~ember.runtime.backend.Module.function`."""
     from ember.runtime.backend import PTR
 
-    return tuple(PTR if p.kind == "data" else p.dtype for p in abi)
+    return tuple(PTR if p.dtype is None else p.dtype for p in abi)

@@ -41,6 +41,10 @@ class Dialect:
     unsigned: dict[int, str]  # width in bytes -> unsigned C type (for wrapping arithmetic)
     pragmas: dict[str, str] = field(default_factory=dict)  # feature -> line enabling it
     wrap_pointer_params: bool = True
+    # run-time checks and printf (codegen/checks.py): pointer types of the error claim word
+    # and record, the claim's compare-and-swap, the fence before the record is marked
+    # complete, float bit patterns, printf conversions, the no-inline qualifier
+    checks: dict[str, str] = field(default_factory=dict)
 
 
 CUDA = Dialect(
@@ -101,6 +105,20 @@ CUDA = Dialect(
     f16_load="em_f16_load({ptr}[{i}])",
     f16_store="{ptr}[{i}] = em_f16_store({v});",
     unsigned={4: "unsigned int", 8: "unsigned long long"},
+    checks={
+        "claim": "unsigned int*",  # device memory
+        "record": "volatile long long*",  # mapped pinned host memory: read without a copy
+        "claim_cas": "atomicCAS({p}, 0u, 1u)",
+        "fence": "__threadfence_system()",
+        "f32_bits": "__float_as_int({x})",
+        "f64_bits": "__double_as_longlong({x})",
+        "int_fmt": "%lld",
+        "uint_fmt": "%llu",
+        "int_cast": "(long long)",
+        "uint_cast": "(unsigned long long)",
+        "float_cast": "(double)",
+        "cold": "__noinline__ ",
+    },
 )
 
 OPENCL = Dialect(
@@ -171,6 +189,20 @@ OPENCL = Dialect(
     f16_load="vload_half({i}, {ptr})",
     f16_store="vstore_half_rte({v}, {i}, {ptr});",
     unsigned={4: "uint", 8: "ulong"},
+    checks={
+        "claim": "volatile __global uint*",
+        "record": "volatile __global long*",
+        "claim_cas": "atomic_cmpxchg({p}, 0u, 1u)",
+        "fence": "mem_fence(CLK_GLOBAL_MEM_FENCE)",
+        "f32_bits": "as_int({x})",
+        "f64_bits": "as_long({x})",
+        "int_fmt": "%ld",
+        "uint_fmt": "%lu",
+        "int_cast": "(long)",
+        "uint_cast": "(ulong)",
+        "float_cast": "",  # OpenCL printf takes a float for %g
+        "cold": "",
+    },
     pragmas={
         "fp64": "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
         "int64_atomics": "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"

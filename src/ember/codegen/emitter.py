@@ -16,6 +16,7 @@ import os
 from ember import dtypes
 from ember._version import __version__
 from ember.codegen import abi as abi_mod
+from ember.codegen.checks import CheckEmitter
 from ember.codegen.dialects import Dialect
 from ember.codegen.expressions import ExpressionEmitter, _wraps
 from ember.codegen.helpers import SHORT, Helpers
@@ -48,7 +49,7 @@ def emit(program: ir.Program, dialect: Dialect) -> str:
     return Emitter(program, dialect).source()
 
 
-class Emitter(ExpressionEmitter):
+class Emitter(CheckEmitter, ExpressionEmitter):
     """Prints one program; statements here, expressions in the base class."""
 
     def __init__(self, program: ir.Program, dialect: Dialect):
@@ -59,6 +60,7 @@ class Emitter(ExpressionEmitter):
         self.lines: list[str] = []
         self.out_params: list[str] = []
         self.last_line: int | None = None
+        self.bail_next = False  # the next block starts with a bail (its header can fail)
 
     # ------------------------------------------------------------------ program
     def source(self) -> str:
@@ -148,6 +150,8 @@ class Emitter(ExpressionEmitter):
             if p.kind == "data":
                 var = self._param_var(fn, p)
                 params.append(f"{self.d.global_space}{self.storage(var.type.dtype)}* {p.name}")
+            elif p.kind in ("claim", "record"):
+                params.append(f"{self.d.checks[p.kind]} {p.name}")
             else:
                 params.append(f"{self.h.c(p.dtype)} {p.name}")
         prologue = []
@@ -156,6 +160,8 @@ class Emitter(ExpressionEmitter):
                 prologue.append(self._array_prologue(var))
             elif var.type.dtype.name == "bool":
                 prologue.append(f"bool {var.name} = {var.name}_u8 != 0;")
+        if fn.can_fail:
+            prologue += self.context_prologue()
         return params, prologue
 
     def _param_var(self, fn: ir.Function, p: abi_mod.AbiParam) -> ir.Variable:
@@ -184,6 +190,8 @@ class Emitter(ExpressionEmitter):
                 name = f"em_out{k}"
                 self.out_params.append(name)
                 params.append(f"{self.ctype(t)}* {name}")
+        if fn.can_fail:
+            params.append(f"{self.ctx_type()}* em_c")
         return params or ["void"]
 
     def _shared(self, s: ir.SharedDecl) -> None:
@@ -199,6 +207,9 @@ class Emitter(ExpressionEmitter):
 
     # ------------------------------------------------------------------ statements
     def block(self, body: list[ir.Stmt], depth: int) -> None:
+        if self.bail_next:  # the header of this if/loop body can fail
+            self.bail_next = False
+            self.put(depth, self.bail())
         for stmt in body:
             self.statement(stmt, depth)
 
@@ -217,6 +228,14 @@ class Emitter(ExpressionEmitter):
 
     def statement(self, s: ir.Stmt, depth: int) -> None:
         self.comment(s, depth)
+        fails = self.fn.can_fail and self.fails(s)
+        self.bail_next = fails and isinstance(s, ir.If | ir.While | ir.ForRange)
+        self._statement(s, depth)
+        self.bail_next = False
+        if fails and not isinstance(s, ir.Return):
+            self.put(depth, self.bail())
+
+    def _statement(self, s: ir.Stmt, depth: int) -> None:
         if isinstance(s, ir.Assign):
             self.put(depth, self._assign(s))
         elif isinstance(s, ir.Store):
@@ -236,6 +255,10 @@ class Emitter(ExpressionEmitter):
             self.put(depth, "continue;")
         elif isinstance(s, ir.Return):
             self._return(s, depth)
+        elif isinstance(s, ir.Raise):
+            self.raise_stmt(s, depth)
+        elif isinstance(s, ir.Print):
+            self.print_stmt(s, depth)
         else:
             raise AssertionError(f"cannot emit {type(s).__name__}")
 
@@ -257,14 +280,18 @@ class Emitter(ExpressionEmitter):
         self.put(depth, "}")
 
     def _if(self, s: ir.If, depth: int) -> None:
+        header_fails = self.bail_next
         self.put(depth, f"if ({self.expr(s.cond)}) {{")
         self.block(s.body, depth + 1)
+        self.bail_next = header_fails and bool(s.orelse)  # the else branch starts with it too
         self._else(s.orelse, depth)
 
     def _else(self, orelse: list[ir.Stmt], depth: int) -> None:
         if not orelse:
             self.put(depth, "}")
-        elif len(orelse) == 1 and isinstance(orelse[0], ir.If):  # elif
+        elif (
+            len(orelse) == 1 and isinstance(orelse[0], ir.If) and not self._header_fails(orelse[0])
+        ):  # elif
             inner = orelse[0]
             self.put(depth, f"}} else if ({self.expr(inner.cond)}) {{")
             self.block(inner.body, depth + 1)
@@ -273,6 +300,9 @@ class Emitter(ExpressionEmitter):
             self.put(depth, "} else {")
             self.block(orelse, depth + 1)
             self.put(depth, "}")
+
+    def _header_fails(self, s: ir.Stmt) -> bool:
+        return self.fn.can_fail and self.fails(s)
 
     def _for(self, s: ir.ForRange, depth: int) -> None:
         i = s.var.name

@@ -120,18 +120,19 @@ class ExpressionEmitter:
         ptr, i = self.data(e.array), self.expr(e.index[0])
         if dt.name == "float16":
             self._f16_helpers()
-            return self.d.f16_load.format(ptr=ptr, i=i), PRIMARY
+            return self.guarded(e.checks, self.d.f16_load.format(ptr=ptr, i=i), PRIMARY)
         if self.d.storage.get(dt.name, self.d.types[dt.name]) != self.d.types[dt.name]:
-            return f"({self.h.c(dt)}){ptr}[{i}]", UNARY
-        return f"{ptr}[{i}]", PRIMARY
+            return self.guarded(e.checks, f"({self.h.c(dt)}){ptr}[{i}]", UNARY)
+        return self.guarded(e.checks, f"{ptr}[{i}]", PRIMARY)
 
     def store(self, s: ir.Store) -> str:
         dt = s.array.type.dtype
         ptr, i = self.data(s.array), self.expr(s.index[0])
+        guard = f"if ({self.guard(s.checks)}) " if s.checks else ""
         if dt.name == "float16":
             self._f16_helpers()
-            return self.d.f16_store.format(ptr=ptr, i=i, v=self.unrounded(s.value))
-        return f"{ptr}[{i}] = {self.expr(s.value)};"
+            return guard + self.d.f16_store.format(ptr=ptr, i=i, v=self.unrounded(s.value))
+        return f"{guard}{ptr}[{i}] = {self.expr(s.value)};"
 
     def _f16_helpers(self) -> None:
         if self.d.name == "cuda":
@@ -142,7 +143,8 @@ class ExpressionEmitter:
         t = e.array.type
         helper = atomics.atomic(self.h, e.op, t.dtype, t.space)
         args = ", ".join(self.expr(a) for a in e.args)
-        return f"{helper}(&{self.data(e.array)}[{self.expr(e.index[0])}], {args})", PRIMARY
+        text = f"{helper}(&{self.data(e.array)}[{self.expr(e.index[0])}], {args})"
+        return self.guarded(e.checks, text, PRIMARY)
 
     # ------------------------------------------------------------------ operators
     def r_Binary(self, e: ir.Binary) -> tuple[str, int]:
@@ -247,6 +249,8 @@ class ExpressionEmitter:
         return f"-{self.expr(x, UNARY)}", UNARY
 
     def r_Cast(self, e: ir.Cast) -> tuple[str, int]:
+        if e.site is not None:
+            return self.checked_cast(e)
         src, dst = e.value.type, e.type
         value = self.expr(e.value, UNARY)
         if dst.dtype.name == "float16" and src.dtype.name != "float16":
@@ -265,6 +269,8 @@ class ExpressionEmitter:
     # ------------------------------------------------------------------ calls
     def r_Call(self, e: ir.Call) -> tuple[str, int]:
         args = [self.expr(a) for a in e.args] + [f"&{v.name}" for v in e.outs]
+        if e.function.can_fail:
+            args.append("em_c")
         return f"{e.function.name}({', '.join(args)})", PRIMARY
 
     def r_Intrinsic(self, e: ir.Intrinsic) -> tuple[str, int]:

@@ -191,6 +191,8 @@ def arg_type(value: Any) -> Type:
 
 def _native(p: AbiParam, foreign_args: set[int], cuda: bool) -> str:
     """The Python expression of one native argument value (see :mod:`ember.codegen.abi`)."""
+    if p.kind in _HIDDEN:
+        return _HIDDEN[p.kind]
     v = f"a{p.arg}" + "".join(f"[{k}]" for k in p.path)
     if p.kind == "scalar":
         return v
@@ -205,6 +207,11 @@ def _native(p: AbiParam, foreign_args: set[int], cuda: bool) -> str:
     if p.kind == "shape":
         return f"{v}.shape[{p.axis}]"
     return f"{v}.strides[{p.axis}] // {p.itemsize}"
+
+
+# The hidden arguments of kernels that can fail (codegen/abi.py): names bound in the
+# generated code's namespace to the values diagnostics.errors.attach() returns.
+_HIDDEN = {"claim": "_em_claim", "record": "_em_rec", "kid": "_em_kid"}
 
 
 def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
@@ -238,28 +245,42 @@ def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
     return f"type({v}) is _t{i}"
 
 
-def make_packer(abi: list[AbiParam], nargs: int, foreign_args: set[int], backend) -> Any:
-    """A function ``pack(*args) -> tuple`` of native values for one specialization."""
+def make_packer(
+    abi: list[AbiParam], nargs: int, foreign_args: set[int], backend, hidden=None
+) -> Any:
+    """A function ``pack(*args) -> tuple`` of native values for one specialization.
+
+    ``hidden``: the values of a failing kernel's hidden arguments (``_em_claim``...)."""
     cuda = backend.dialect == "cuda"
     values = "".join(f"        {_native(p, foreign_args, cuda)},\n" for p in abi)
     params = ", ".join(f"a{i}" for i in range(nargs))
     source = f"def pack({params}):\n    return (\n{values}    )\n"
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = dict(hidden or {})
     exec(compile(source, "<ember argument packing>", "exec"), namespace)  # noqa: S102
     pack = namespace["pack"]
     pack.source = source
     return pack
 
 
-def make_runner(abi, types: list[Type], foreign_args: set[int], backend, launch) -> Any:
+def make_runner(
+    abi, types: list[Type], foreign_args: set[int], backend, launch, hidden=None
+) -> Any:
     """A function ``run(grid, block, shared_mem, stream, args) -> bool`` that launches when
     the arguments have exactly this specialization's types (and returns False otherwise).
 
     It is the launch fast path: type guards, native values and the backend's launch in one
-    generated function, so a launch costs three Python calls (launcher, this, backend)."""
+    generated function, so a launch costs three Python calls (launcher, this, backend).
+
+    A kernel that can fail (``hidden`` given) also reports an earlier launch's failure
+    before launching and books the launch for the error check after it
+    (:mod:`ember.diagnostics.errors`)."""
     cuda = backend.dialect == "cuda"
     namespace: dict[str, Any] = {
-        "_nd": ndarray, "_be": backend, "_launch": launch, "_note": note_uses,
+        "_nd": ndarray,
+        "_be": backend,
+        "_launch": launch,
+        "_note": note_uses,
+        **(hidden or {}),
     }
     nargs = len(types)
     if foreign_args:
@@ -275,8 +296,10 @@ def make_runner(abi, types: list[Type], foreign_args: set[int], backend, launch)
         "    except ValueError:\n"
         "        return False\n"
         f"    if {guard}:\n"
-        f"        _launch(grid, block, (\n{values}        ), shared_mem, stream)\n"
-        "        if stream is not None:\n"
+        + ("        _em_before()\n" if hidden else "")
+        + f"        _launch(grid, block, (\n{values}        ), shared_mem, stream)\n"
+        + ("        _em_launched(stream)\n" if hidden else "")
+        + "        if stream is not None:\n"
         "            _note(args, stream)\n"
         "        return True\n"
         "    return False\n"

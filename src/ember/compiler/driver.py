@@ -38,6 +38,8 @@ from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
 from ember.codegen.emitter import Emitter
 from ember.config import settings
+from ember.diagnostics import errors as errmod
+from ember.diagnostics import report
 from ember.errors import CompileError, InternalError, UnsupportedFeatureError
 from ember.frontend import ir, passes
 from ember.frontend.capture import Captured
@@ -81,12 +83,15 @@ def default_target(dialect: str) -> Target:
 # ------------------------------------------------------------------------- stages
 
 
-def typed_ir(cap: Captured, arg_types: list[Type], target: Target, captures=None) -> ir.Program:
+def typed_ir(
+    cap: Captured, arg_types: list[Type], target: Target, captures=None, checks: bool = False
+) -> ir.Program:
     """Stage 2-3: Python -> typed IR (with device functions), then the IR passes.
 
     ``captures`` (function -> :class:`Captured`) is shared by a kernel's specializations so
-    that the globals every function reads are frozen once."""
-    ctx = TypingContext(target, captures if captures is not None else {})
+    that the globals every function reads are frozen once.  ``checks``: bounds checks and
+    checked conversions (``boundscheck=True``)."""
+    ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
     program = type_program(cap, arg_types, target, ctx)
     return passes.run(program)
 
@@ -149,16 +154,33 @@ class Specialization:
     run: Any = None  # run(grid, block, shared_mem, stream, args) -> launched? (fast path)
     origin: str = "compiled"
     entry: Any = None  # the ember.cache Entry (what the disk cache and bundles store)
+    sites: tuple = ()  # run-time check sites, for KernelError (diagnostics/errors.py)
+    kernel_id: int = 0  # passed to a kernel that can fail
+    errors: Any = None  # the backend's error record, for a kernel that can fail
+    slow_paths: tuple = ()  # found in the code (diagnostics/report.py)
+    kernel_loc: Any = None  # the kernel's def line, for the report
+    announced: bool = False  # slow-path report done at the first launch
 
     def launch(self, args: tuple, grid, block, shared_mem: int = 0, stream=None) -> None:
         """Launch with ``args`` (which must have this specialization's types)."""
+        if not self.announced:
+            report.announce(self, block)  # the slow-path report, once (EMBER_DIAGNOSTICS)
         if not self.run(grid, block, shared_mem, stream, args):
+            if self.errors is not None:
+                self.errors.before_launch()
             self.function.launch(grid, block, self.pack(*args), shared_mem, stream)
+            if self.errors is not None:
+                self.errors.launched(stream)
             note_uses(args, stream)
 
 
 def compile_specialization(
-    cap: Captured, arg_types: list[Type], backend, options: tuple[str, ...] = (), captures=None
+    cap: Captured,
+    arg_types: list[Type],
+    backend,
+    options: tuple[str, ...] = (),
+    captures=None,
+    checks: bool = False,
 ) -> Specialization:
     """The specialization for ``arg_types`` on ``backend``.
 
@@ -168,27 +190,28 @@ def compile_specialization(
     captures = captures if captures is not None else {}
     target = target_of(backend)
     t0 = time.perf_counter()
-    parts = cache_parts(cap, arg_types, target, options, backend, captures)
+    parts = cache_parts(cap, arg_types, target, options, backend, captures, checks)
     key = keymod.digest(parts)
     if not settings.dump:  # EMBER_DUMP wants every stage: compile
         hit = cache_memory.lookup(key, backend)
         spec = _from_cache(hit, backend, t0) if hit is not None else None
         if spec is not None:
             return spec
-    spec = _compile(cap, arg_types, backend, options, captures, target)
+    spec = _compile(cap, arg_types, backend, options, captures, target, checks)
     spec.key = key
     pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
     meta = make_meta(spec.name, pyname, spec.abi, backend)
+    meta.update(report.to_meta(spec))  # check sites and slow paths, for cache hits
     spec.entry = Entry(key, spec.binary, spec.source, parts, meta)
     cache_memory.store(spec.entry, backend)
     return spec
 
 
-def _compile(cap, arg_types, backend, options, captures, target) -> Specialization:
+def _compile(cap, arg_types, backend, options, captures, target, checks) -> Specialization:
     """Every stage, timed: typing, C generation, the backend compiler, module load."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    program = typed_ir(cap, arg_types, target, captures)
+    program = typed_ir(cap, arg_types, target, captures, checks)
     t1 = time.perf_counter()
     source = source_of(program, target)
     t2 = time.perf_counter()
@@ -203,7 +226,10 @@ def _compile(cap, arg_types, backend, options, captures, target) -> Specializati
     function = backend.load_module(binary).function(name, abi_mod.backend_params(abi))
     t4 = time.perf_counter()
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)
-    return Specialization(name, program, source, abi, binary, function, backend, "", timings)
+    spec = Specialization(name, program, source, abi, binary, function, backend, "", timings)
+    spec.sites = errmod.site_table(program)
+    report.compiled(spec, program)
+    return spec
 
 
 def _from_cache(hit, backend, t0: float) -> Specialization | None:
@@ -227,10 +253,12 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
     t2 = time.perf_counter()
     cache_memory.note(entry)
     timings = {"cache": t1 - t0, "load": t2 - t1}
-    return Specialization(
+    spec = Specialization(
         entry.name, None, entry.source, abi, entry.binary, function, backend, entry.key,
         timings, origin=hit.origin, entry=entry,
     )  # fmt: skip
+    report.from_meta(spec, entry.meta)
+    return spec
 
 
 def ptx_of(source: str, arch: str, name: str, options: tuple[str, ...] = ()) -> str:
@@ -249,11 +277,13 @@ def dump(stage: str, kernel: str, text) -> None:
 # ------------------------------------------------------------------------- keys
 
 
-def cache_parts(cap: Captured, arg_types, target: Target, options, backend, captures) -> dict:
+def cache_parts(
+    cap: Captured, arg_types, target: Target, options, backend, captures, checks=False
+) -> dict:
     """What the cache key of a specialization is the hash of (see :mod:`ember.cache.key`):
     computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
     deps = keymod.dependencies(cap, captures)
-    codegen = {"boundscheck": bool(settings.boundscheck)}
+    codegen = {"boundscheck": bool(checks)}
     return keymod.key_parts(deps, arg_types, target, options, versions(backend), codegen)
 
 

@@ -26,21 +26,26 @@ from typing import Any
 
 from ember.compiler import args as argmod
 from ember.compiler import driver
+from ember.diagnostics import errors as errmod
 from ember.errors import ArgumentError, EmberError, LaunchError
 from ember.frontend import diagnostics, ir
 from ember.frontend.capture import Captured, capture
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
 
-STAGES = ("ir", "source", "ptx", "cubin-info")
+STAGES = ("ir", "source", "ptx", "cubin-info", "sass", "resources")
 
 
-def kernel(func=None, *, options=()):
+def kernel(func=None, *, options=(), boundscheck=None):
     """Decorate a Python function as a kernel: ``@ember.kernel`` or
-    ``@ember.kernel(options=("-lineinfo",))`` (options go to NVRTC / the OpenCL build)."""
+    ``@ember.kernel(options=("-lineinfo",))`` (options go to NVRTC / the OpenCL build).
+
+    ``boundscheck=True`` checks every array index that cannot be proven in range, and every
+    float -> integer conversion, at run time: a failure raises :class:`~ember.KernelError`
+    naming the line at the next synchronize.  Default: ``EMBER_BOUNDSCHECK``."""
     if func is None:
-        return lambda f: Kernel(f, options=options)
-    return Kernel(func, options=options)
+        return lambda f: Kernel(f, options=options, boundscheck=boundscheck)
+    return Kernel(func, options=options, boundscheck=boundscheck)
 
 
 class Kernel:
@@ -54,11 +59,15 @@ class Kernel:
         Compiler options used for every specialization.
     specializations : dict
         Signature -> :class:`~ember.compiler.driver.Specialization`, compiled so far.
+    boundscheck : bool or None
+        Run-time checks as given to the decorator (None: ``EMBER_BOUNDSCHECK``, read at
+        the first compile and kept for the kernel's life, like captured constants).
     """
 
-    def __init__(self, func, *, options=()):
+    def __init__(self, func, *, options=(), boundscheck=None):
         functools.update_wrapper(self, func)
         self.py_func = func
+        self.boundscheck = boundscheck
         self.__ember_py_func__ = func  # lets kernels call kernels as device functions
         self.options = tuple(options)
         self.specializations: dict[tuple, driver.Specialization] = {}
@@ -116,8 +125,8 @@ class Kernel:
             spec = self.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):
             spec, args = self._slow_dispatch(args)
-        self._last = spec
         spec.launch(args, grid, block, shared_mem, stream)
+        self._last = spec  # after: a launch refused (EMBER_DIAGNOSTICS=error) is not cached
 
     def _slow_dispatch(self, args: tuple) -> tuple[driver.Specialization, tuple]:
         args = tuple(self._foreign(args))
@@ -145,11 +154,23 @@ class Kernel:
 
     def _compile(self, types, backend, foreign) -> driver.Specialization:
         spec = driver.compile_specialization(
-            self.captured, types, backend, self.options, self._captures
+            self.captured, types, backend, self.options, self._captures, self.checks
         )
-        spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend)
-        spec.run = argmod.make_runner(spec.abi, types, foreign, backend, spec.function.launch)
+        hidden = errmod.attach(spec)  # a kernel that can fail: its error-record arguments
+        spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend, hidden)
+        spec.run = argmod.make_runner(
+            spec.abi, types, foreign, backend, spec.function.launch, hidden
+        )
         return spec
+
+    @property
+    def checks(self) -> bool:
+        """Whether run-time checks are compiled in (``boundscheck``, else the setting)."""
+        if self.boundscheck is None:
+            from ember.config import settings
+
+            self.boundscheck = bool(settings.boundscheck)
+        return bool(self.boundscheck)
 
     # ------------------------------------------------------------------ argument checks
     @property
@@ -213,17 +234,24 @@ class Kernel:
     def inspect(self, *args, stage: str = "source", dialect: str | None = None) -> Any:
         """The output of one compiler stage for arguments like ``args``.
 
-        ``stage``: ``"ir"`` (typed IR text), ``"source"`` (C source), ``"ptx"`` (CUDA only)
-        or ``"cubin-info"`` (a dict: binary size, registers, memory; CUDA only).  Arrays may
-        be NumPy arrays here (only their dtype, ndim and contiguity matter); ``dialect``
-        (``"cuda"``/``"opencl"``) generates source for a dialect without its device.
+        ``stage``: ``"ir"`` (typed IR text), ``"source"`` (C source), ``"ptx"`` (CUDA only),
+        ``"cubin-info"`` (a dict: binary size, registers, memory; CUDA only), ``"sass"``
+        (the machine code, CUDA only, needs ``nvdisasm`` or ``cuobjdump`` on PATH) or
+        ``"resources"`` (a dict: registers, shared/local/constant memory, max threads per
+        block; :mod:`ember.diagnostics.inspect`).  Arrays may be NumPy arrays here (only
+        their dtype, ndim and contiguity matter); ``dialect`` (``"cuda"``/``"opencl"``)
+        generates source for a dialect without its device.
         """
         if stage not in STAGES:
             raise ValueError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}")
         types, target, backend = self._inspect_types(args, dialect)
         if stage == "cubin-info":
             return self._cubin_info(args, types, target, backend)
-        program = driver.typed_ir(self.captured, types, target, self._captures)
+        if stage in ("sass", "resources"):
+            from ember.diagnostics import inspect as inspection
+
+            return getattr(inspection, stage)(self, args, types, target, backend)
+        program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
         if stage == "ir":
             return ir.dump(program)
         source = driver.source_of(program, target)
@@ -259,10 +287,20 @@ class Kernel:
             return {**info, **(attributes() if attributes else {})}
         from ember.compiler.nvrtc import compile_program
 
-        program = driver.typed_ir(self.captured, types, target, self._captures)
+        program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
         source = driver.source_of(program, target)
         out = compile_program(source, target.arch or "sm_90", program.kernel.name, self.options)
         return {"bytes": len(out.binary), "arch": target.arch, "log": out.log}
+
+    def report(self, *args, dialect: str | None = None, block=None) -> list:
+        """The slow paths this kernel pulls in for arguments like ``args``, as data: a list
+        of :class:`~ember.diagnostics.report.SlowPath` (the items of the performance
+        warning; ``[]`` when there are none).  ``block`` adds the occupancy of that block
+        size; ``dialect`` (or NumPy arrays) analyses the generated code without a device
+        (CUDA: sm_90, compiled by NVRTC for its resource usage)."""
+        from ember.diagnostics.report import kernel_report
+
+        return kernel_report(self, args, dialect, block)
 
     def __repr__(self) -> str:
         return f"<ember.kernel {self.__name__} ({len(self.specializations)} specializations)>"
@@ -324,9 +362,9 @@ class NDRangeLauncher:
             spec = k.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):
             spec, args = k._slow_dispatch(args)
-        k._last = spec
         grid, block = self._config(spec.backend)
         spec.launch(args, grid, block, shared_mem, stream)
+        k._last = spec
 
     def _config(self, backend) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         block = self.block or default_block(backend, self.ndim)

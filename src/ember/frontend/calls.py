@@ -138,7 +138,7 @@ class CallTyper(ParallelTyper):
         if isinstance(e.type, Scalar) and e.type.dtype.kind != "b" and t.dtype.kind == "b":
             return truth(e)
         try:
-            return cast(e, t)
+            return self.checked(cast(e, t), node, e)
         except OperatorError as exc:
             raise self.type_error(exc, node) from None
 
@@ -170,7 +170,7 @@ class CallTyper(ParallelTyper):
         e = self.scalar_arg(x, node, f"{name}()")
         if e.type.dtype.is_float:
             e = ir.Intrinsic(e.type, name, [e])
-        return cast(e, WEAK_INT, check=False)
+        return self.checked(cast(e, WEAK_INT, check=False), node, e)
 
     def _py_floor(self, node):
         return self._float_then_int("floor", node)
@@ -248,7 +248,8 @@ class CallTyper(ParallelTyper):
         (x,) = self.args_of(node, ("x",), 0)
         if x is None:
             return ir.Const(t, 0)
-        return cast(self.scalar_arg(x, node, f"{what}()"), t, check=False)
+        e = self.scalar_arg(x, node, f"{what}()")
+        return self.checked(cast(e, t, check=False), node, e)
 
     def _py_bool(self, node: ast.Call) -> Value:
         (x,) = self.args_of(node, ("x",), 0)
@@ -278,14 +279,6 @@ class CallTyper(ParallelTyper):
             for v in (self.scalar_of(a, node), self.scalar_of(b, node))
         )
         return TupleVal([self.arith("floordiv", a, b, node), self.arith("mod", a, b, node)])
-
-    def _py_print(self, node: ast.Call) -> Value:
-        raise self.fail(
-            KernelSyntaxError,
-            "print() is not supported in kernels",
-            node,
-            "write the values into an array and print it on the host",
-        )
 
     # ------------------------------------------------------------------ device functions
     def device_call(self, func, node: ast.Call) -> Value:

@@ -32,7 +32,7 @@ class Loc:
     filename: str
     line: int
     col: int
-    end_col: int
+    end_col: int  # 1-based, exclusive: the node spans columns col .. end_col - 1
     text: str  # the whole source line, as in the file
     function: str
 
@@ -65,7 +65,7 @@ class Captured:
         start = col + self.indent
         end = (end_col + self.indent) if end_col is not None else len(text.rstrip())
         return Loc(
-            self.filename, self.first_line + lineno - 1, start + 1, max(end, start + 1), text,
+            self.filename, self.first_line + lineno - 1, start + 1, max(end, start + 1) + 1, text,
             self.name,
         )  # fmt: skip
 

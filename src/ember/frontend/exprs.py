@@ -275,7 +275,8 @@ class ExprTyper:
             return self._tuple_item(base, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, Array):
             index = self.indices(base, node.slice, node)
-            return ir.Load(scalar(base.type.dtype), base, index)
+            checks = self.index_checks(base, index, node)
+            return ir.Load(scalar(base.type.dtype), base, index, checks=checks)
         what = (
             describe(value_type(base))
             if not isinstance(base, Static)
@@ -333,6 +334,7 @@ class ExprTyper:
             )
         if not is_pure(idx):
             idx = self.spill(idx, node)
+        self.notes.append(("tuple-index", self.loc(node), n))  # a chain of n selects
         t = types[0]
         for other in types[1:]:
             t = promote(t, other)

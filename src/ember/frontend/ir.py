@@ -10,7 +10,13 @@ Expressions
     Const, Ref, Field (array shape/stride), Load, Unary, Binary, Compare, Logical, Cast,
     Select, Intrinsic (thread indices, math, shuffles), Call (device function), Atomic.
 Statements
-    Assign, Store, Eval, If, ForRange, While, Break, Continue, Return, SharedDecl.
+    Assign, Store, Eval, If, ForRange, While, Break, Continue, Return, SharedDecl, Raise,
+    Print.
+
+Run-time checks (``raise``, ``assert``, bounds checks and checked conversions when checking is
+on) are :class:`Site` objects: an :class:`IndexCheck` on a Load, Store or Atomic, a ``site`` on a
+Cast, or a :class:`Raise` statement.  :func:`~ember.frontend.passes.number_sites` numbers them;
+the device records the number of the first one that fails (``docs/design/diagnostics.md``).
 
 :func:`dump` prints a program in a readable text form (``kernel.inspect(stage="ir")``).
 """
@@ -31,6 +37,37 @@ class Variable:
     name: str
     type: Type
     pyname: str
+
+
+# ------------------------------------------------------------------------- run-time checks
+
+
+@dataclass(eq=False)
+class Site:
+    """A place where a kernel can fail at run time.
+
+    ``kind`` is ``"bounds"`` (an index out of range), ``"convert"`` (a float that does not fit
+    the integer it is converted to), ``"raise"`` or ``"assert"``.  ``message`` is the
+    compile-time text (for bounds: the array's name; for conversions: ``"float32 to int32"``);
+    ``error`` is the name of the Python exception it stands for.  ``id`` is set by
+    :func:`~ember.frontend.passes.number_sites`.
+    """
+
+    kind: str
+    message: str
+    loc: Loc
+    error: str = "RuntimeError"
+    axis: int = 0
+    id: int = -1
+
+
+@dataclass(eq=False)
+class IndexCheck:
+    """``0 <= index < extent`` must hold, else the thread fails at ``site``."""
+
+    index: Expr
+    extent: Expr
+    site: Site
 
 
 # ------------------------------------------------------------------------- expressions
@@ -67,6 +104,7 @@ class Load(Expr):
     array: Expr
     index: list[Expr]
     flat: bool = False  # True once the index is a single flat element offset
+    checks: list[IndexCheck] = field(default_factory=list)  # per axis, when checking is on
 
 
 @dataclass(eq=False)
@@ -101,6 +139,7 @@ class Logical(Expr):
 @dataclass(eq=False)
 class Cast(Expr):
     value: Expr
+    site: Site | None = None  # a checked float -> int conversion (checking on)
 
 
 @dataclass(eq=False)
@@ -136,6 +175,7 @@ class Atomic(Expr):
     index: list[Expr]
     args: list[Expr]  # [value] or [expected, value] for cas
     flat: bool = False
+    checks: list[IndexCheck] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------- statements
@@ -158,6 +198,7 @@ class Store(Stmt):
     index: list[Expr]
     value: Expr
     flat: bool = False
+    checks: list[IndexCheck] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -212,6 +253,20 @@ class SharedDecl(Stmt):
     var: Variable
 
 
+@dataclass(eq=False)
+class Raise(Stmt):
+    """Record the failure at ``site`` (first failing thread wins) and end the thread."""
+
+    site: Site
+
+
+@dataclass(eq=False)
+class Print(Stmt):
+    """``print(...)``: literal text and values, separators and the end already in ``items``."""
+
+    items: list  # of str (literal text) and Expr (a number to format)
+
+
 # ------------------------------------------------------------------------- functions
 
 
@@ -229,6 +284,8 @@ class Function:
     loc: Loc
     returns: list[Type] = field(default_factory=list)  # flattened return types
     callees: list[Function] = field(default_factory=list)
+    can_fail: bool = False  # it or a callee has a Site (set by passes.number_sites)
+    notes: list = field(default_factory=list)  # (kind, Loc, detail) for the slow-path report
 
 
 @dataclass(eq=False)
@@ -239,6 +296,7 @@ class Program:
     functions: list[Function]
     sources: dict[str, str] = field(default_factory=dict)  # function -> source hash
     constants: list[tuple[str, str]] = field(default_factory=list)  # captured name -> repr
+    sites: list[Site] = field(default_factory=list)  # numbered by passes.number_sites
 
 
 # ------------------------------------------------------------------------- printing
@@ -272,7 +330,7 @@ def _dump_stmt(s: Stmt, out: list[str], pad: str) -> None:
     if isinstance(s, Assign):
         out.append(f"{pad}{s.target.name} = {fmt(s.value)}{line}")
     elif isinstance(s, Store):
-        out.append(f"{pad}{fmt(s.array)}[{_idx(s.index)}] = {fmt(s.value)}{line}")
+        out.append(f"{pad}{fmt(s.array)}[{_idx(s.index)}]{_chk(s)} = {fmt(s.value)}{line}")
     elif isinstance(s, Eval):
         out.append(f"{pad}{fmt(s.expr)}{line}")
     elif isinstance(s, If):
@@ -292,12 +350,28 @@ def _dump_stmt(s: Stmt, out: list[str], pad: str) -> None:
         out.append(f"{pad}return {', '.join(fmt(v) for v in s.values)}{line}".rstrip())
     elif isinstance(s, SharedDecl):
         out.append(f"{pad}shared {s.var.name}: {describe(s.var.type)}{line}")
+    elif isinstance(s, Raise):
+        out.append(f"{pad}raise #{s.site.id} {s.site.error}: {s.site.message}{line}")
+    elif isinstance(s, Print):
+        shown = ", ".join(repr(i) if isinstance(i, str) else fmt(i) for i in s.items)
+        out.append(f"{pad}print({shown}){line}")
     else:
         out.append(f"{pad}{type(s).__name__.lower()}{line}")
 
 
 def _idx(index: list[Expr]) -> str:
     return ", ".join(fmt(i) for i in index)
+
+
+def _chk(e) -> str:
+    """`` checked(#3 i < n, ...)`` after an access with bounds checks."""
+    if not e.checks:
+        return ""
+    return (
+        " checked("
+        + ", ".join(f"#{c.site.id} {fmt(c.index)} < {fmt(c.extent)}" for c in e.checks)
+        + ")"
+    )
 
 
 _SYMBOLS = {
@@ -317,7 +391,7 @@ def fmt(e: Expr) -> str:
     if isinstance(e, Field):
         return f"{fmt(e.array)}.{e.name}[{e.axis}]"
     if isinstance(e, Load):
-        return f"{fmt(e.array)}[{_idx(e.index)}]"
+        return f"{fmt(e.array)}[{_idx(e.index)}]{_chk(e)}"
     if isinstance(e, Unary):
         return f"{_SYMBOLS[e.op]}{fmt(e.operand)}"
     if isinstance(e, Binary) and e.op in ("min", "max"):
@@ -325,7 +399,8 @@ def fmt(e: Expr) -> str:
     if isinstance(e, Binary | Compare | Logical):
         return f"({fmt(e.left)} {_SYMBOLS.get(e.op, e.op)} {fmt(e.right)})"
     if isinstance(e, Cast):
-        return f"{t}({fmt(e.value)})"
+        checked = f" checked #{e.site.id}" if e.site is not None else ""
+        return f"{t}({fmt(e.value)}{checked})"
     if isinstance(e, Select):
         return f"({fmt(e.if_true)} if {fmt(e.cond)} else {fmt(e.if_false)})"
     if isinstance(e, Intrinsic):
@@ -334,5 +409,5 @@ def fmt(e: Expr) -> str:
         outs = f" -> ({', '.join(v.name for v in e.outs)})" if e.outs else ""
         return f"{e.function.name}({_idx(e.args)}){outs}"
     if isinstance(e, Atomic):
-        return f"atomic_{e.op}({fmt(e.array)}[{_idx(e.index)}], {_idx(e.args)})"
+        return f"atomic_{e.op}({fmt(e.array)}[{_idx(e.index)}]{_chk(e)}, {_idx(e.args)})"
     return type(e).__name__

@@ -134,6 +134,7 @@ class ParallelTyper:
         self._check_atomic(op, dtype, node)
         index_node = node.args[1] if len(node.args) > 1 else _keyword(node, "index")
         index = self.indices(array, index_node, node)
+        checks = self.index_checks(array, index, index_node)
         args = []
         for v in values[2:]:
             e = self.scalar_arg(v, node, f"atomic_{op}()")
@@ -141,7 +142,7 @@ class ParallelTyper:
                 args.append(cast(e, scalar(dtype)))
             except OperatorError as exc:
                 raise self.type_error(exc, node) from None
-        return ir.Atomic(scalar(dtype), op, array, index, args)
+        return ir.Atomic(scalar(dtype), op, array, index, args, checks=checks)
 
     def _check_atomic(self, op: str, dtype, node: ast.AST) -> None:
         if dtype not in ATOMIC_DTYPES:

@@ -4,6 +4,10 @@
 * :func:`linearize` - rewrite every multi-index ``x[i, j]`` into one flat element index using
   the array's layout (C order from the shape, or the strides passed at launch), so the
   emitter prints ``x.data[i * x.shape[1] + j]`` without knowing about layouts.
+* :func:`number_sites` - number the run-time checks (:class:`~ember.frontend.ir.Site`) in
+  program order and mark the functions that can fail (they get the error context).
+* :func:`walk` - every statement and expression of a function, for analyses
+  (:mod:`ember.diagnostics.report`).
 * :func:`run` - the pass pipeline the driver applies after typing.
 """
 
@@ -24,7 +28,7 @@ def children(e: ir.Expr) -> list[ir.Expr]:
     if isinstance(e, ir.Field):
         return [e.array]
     if isinstance(e, ir.Load):
-        return [e.array, *e.index]
+        return [e.array, *e.index, *_check_exprs(e.checks)]
     if isinstance(e, ir.Unary):
         return [e.operand]
     if isinstance(e, ir.Binary | ir.Compare | ir.Logical):
@@ -36,8 +40,12 @@ def children(e: ir.Expr) -> list[ir.Expr]:
     if isinstance(e, ir.Intrinsic | ir.Call):
         return list(e.args)
     if isinstance(e, ir.Atomic):
-        return [e.array, *e.index, *e.args]
+        return [e.array, *e.index, *e.args, *_check_exprs(e.checks)]
     return []
+
+
+def _check_exprs(checks: list[ir.IndexCheck]) -> list[ir.Expr]:
+    return [x for c in checks for x in (c.index, c.extent)]
 
 
 def is_pure(e: ir.Expr) -> bool:
@@ -104,14 +112,22 @@ def _rewrite_expr(e: ir.Expr) -> ir.Expr:
     if isinstance(e, ir.Intrinsic | ir.Call | ir.Atomic):
         e.args = [_rewrite_expr(a) for a in e.args]
     if isinstance(e, ir.Load | ir.Atomic) and not e.flat:
+        _rewrite_checks(e.checks)
         e.index = [flat_index(e.array, [_rewrite_expr(i) for i in e.index])]
         e.flat = True
     return e
 
 
+def _rewrite_checks(checks: list[ir.IndexCheck]) -> None:
+    for c in checks:
+        c.index = _rewrite_expr(c.index)
+        c.extent = _rewrite_expr(c.extent)
+
+
 def _rewrite_block(body: list[ir.Stmt]) -> None:
     for s in body:
         if isinstance(s, ir.Store) and not s.flat:
+            _rewrite_checks(s.checks)
             s.array = _rewrite_expr(s.array)
             s.index = [flat_index(s.array, [_rewrite_expr(i) for i in s.index])]
             s.flat = True
@@ -133,6 +149,78 @@ def linearize(program: ir.Program) -> ir.Program:
     return program
 
 
+# ------------------------------------------------------------------------- walking
+
+
+_STMT_EXPRS = ("value", "expr", "cond", "start", "stop", "step")
+
+
+def own_exprs(s: ir.Stmt) -> list[ir.Expr]:
+    """The expressions statement ``s`` evaluates itself (not those of nested bodies)."""
+    out = [getattr(s, n) for n in _STMT_EXPRS if isinstance(getattr(s, n, None), ir.Expr)]
+    if isinstance(s, ir.Store):
+        out += [s.array, *s.index, *_check_exprs(s.checks)]
+    elif isinstance(s, ir.Return):
+        out += s.values
+    elif isinstance(s, ir.Print):
+        out += [i for i in s.items if isinstance(i, ir.Expr)]
+    return out
+
+
+def bodies(s: ir.Stmt) -> list[list[ir.Stmt]]:
+    """The nested statement lists of ``s`` (if/else branches, loop bodies)."""
+    return [getattr(s, n) for n in ("body", "orelse") if isinstance(getattr(s, n, None), list)]
+
+
+def subexprs(e: ir.Expr):
+    """``e`` and every expression inside it, depth first."""
+    yield e
+    for c in children(e):
+        yield from subexprs(c)
+
+
+def walk(body: list[ir.Stmt]):
+    """(statement, expression) for every expression of every statement, in program order;
+    (statement, None) once for each statement first."""
+    for s in body:
+        yield s, None
+        for e in own_exprs(s):
+            for sub in subexprs(e):
+                yield s, sub
+        for b in bodies(s):
+            yield from walk(b)
+
+
+def sites_of(s: ir.Stmt, e: ir.Expr | None) -> list[ir.Site]:
+    """The run-time check sites at one step of :func:`walk`."""
+    if e is None:
+        out = [c.site for c in s.checks] if isinstance(s, ir.Store) else []
+        return out + ([s.site] if isinstance(s, ir.Raise) else [])
+    if isinstance(e, ir.Load | ir.Atomic):
+        return [c.site for c in e.checks]
+    if isinstance(e, ir.Cast) and e.site is not None:
+        return [e.site]
+    return []
+
+
+def number_sites(program: ir.Program) -> ir.Program:
+    """Number every :class:`~ember.frontend.ir.Site` in program order (callees first) into
+    ``program.sites``; set ``can_fail`` on each function that has one or calls one that
+    does."""
+    sites: list[ir.Site] = []
+    for fn in [*program.functions, program.kernel]:  # callees first
+        own = False
+        for s, e in walk(fn.body):
+            for site in sites_of(s, e):
+                own = True
+                if site.id < 0:
+                    site.id = len(sites)
+                    sites.append(site)
+        fn.can_fail = own or any(c.can_fail for c in fn.callees)
+    program.sites = sites
+    return program
+
+
 def run(program: ir.Program) -> ir.Program:
     """The passes, in order, applied to a freshly typed program."""
-    return linearize(program)
+    return number_sites(linearize(program))

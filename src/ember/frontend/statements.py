@@ -2,7 +2,8 @@
 
 Supported: assignment (also to several targets and with tuple unpacking), augmented and
 annotated assignment, ``if/elif/else``, ``for ... in range(...)``, ``while``, ``break``,
-``continue``, ``return``, ``pass`` and expression statements (calls).  Everything else is a
+``continue``, ``return``, ``pass`` and expression statements (calls); ``raise`` and
+``assert`` are in :mod:`~ember.frontend.checks`.  Everything else is a
 :class:`~ember.errors.KernelSyntaxError` that says what to do instead.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from ember.errors import KernelSyntaxError, KernelTypeError
-from ember.frontend import ir
+from ember.frontend import ir, ranges
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.passes import is_pure
 from ember.frontend.types import Array, Scalar, describe, promote, scalar
@@ -24,9 +25,6 @@ ARITH = {
 }  # fmt: skip
 
 _UNSUPPORTED = {
-    ast.Raise: ("'raise' is not supported in kernels yet", "check the inputs on the host "
-                "before launching, or write an error flag into an array"),
-    ast.Assert: ("'assert' is not supported in kernels yet", "check the inputs on the host"),
     ast.With: ("'with' is not supported in kernels", None),
     ast.Try: ("'try' is not supported in kernels", "kernels cannot catch exceptions"),
     ast.FunctionDef: ("a kernel cannot define functions inside it", "define the helper at "
@@ -42,6 +40,9 @@ _UNSUPPORTED = {
     ast.AsyncFor: ("'async for' is not supported in kernels", None),
     ast.AsyncWith: ("'async with' is not supported in kernels", None),
 }  # fmt: skip
+
+
+_EXITS = (ast.Return, ast.Continue, ast.Break, ast.Raise)
 
 
 class StatementTyper:
@@ -128,8 +129,9 @@ class StatementTyper:
                 KernelTypeError, f"cannot assign to an element of a {describe(array.type)}", target
             )
         index = self.indices(array, target.slice, target)
+        checks = self.index_checks(array, index, target)
         element = self._element_value(value, array.type, node)
-        self.emit(ir.Store(self.loc(node), array, index, element))
+        self.emit(ir.Store(self.loc(node), array, index, element, checks=checks))
 
     def _element_value(self, value, t: Array, node: ast.AST) -> ir.Expr:
         v = self.scalar_of(value, node)
@@ -141,7 +143,7 @@ class StatementTyper:
                 "store one element at a time",
             )
         try:
-            return cast(v, scalar(t.dtype))
+            return self.checked(cast(v, scalar(t.dtype)), node, v)
         except OperatorError as exc:
             raise self.type_error(exc, node) from None
 
@@ -164,10 +166,12 @@ class StatementTyper:
                 i if is_pure(i) else self.spill(i, node)
                 for i in self.indices(array, target.slice, target)
             ]
-            old = ir.Load(scalar(array.type.dtype), array, index)
+            # the store's checks guard the whole statement, the load of the old value too
+            checks = self.index_checks(array, index, target)
+            old = ir.Load(scalar(array.type.dtype), array, list(index))
             new = self.arith(op, old, self.value(node.value), node)
             element = self._element_value(new, array.type, node)
-            self.emit(ir.Store(self.loc(node), array, index, element))
+            self.emit(ir.Store(self.loc(node), array, index, element, checks=checks))
         else:
             raise self.fail(KernelSyntaxError, "cannot use augmented assignment here", target)
 
@@ -212,8 +216,11 @@ class StatementTyper:
     # ------------------------------------------------------------------ control flow
     def stmt_If(self, node: ast.If) -> None:
         cond = self._header(lambda: self.condition(node.test), node.test)
-        body = self.block(node.body)
-        orelse = self.block(node.orelse)
+        known = self.ranges.facts(cond), self.ranges.facts(cond, negate=True)
+        body = self.with_facts(known[0], node.body)
+        orelse = self.with_facts(known[1], node.orelse)
+        if not node.orelse and node.body and isinstance(node.body[-1], _EXITS):
+            self.exit_facts = known[1]  # `if i >= n: return` -> i < n after it
         if isinstance(cond, ir.Const):  # a compile-time condition keeps only its branch
             self.blocks[-1].extend(body if cond.value else orelse)
         else:
@@ -269,9 +276,16 @@ class StatementTyper:
         header = self._header(lambda: self._range_header(node), node.iter)
         name = node.target.id
         counter = None
+        known: list = []
         if header is not None:
             counter = self._loop_variable(name, header[0], node)
-        body = self._loop_body(node.body)
+            known = self._range_facts(name, *header[1:])
+        depth = len(self.facts)
+        self.facts += ranges.surviving(known, node.body)
+        try:
+            body = self._loop_body(node.body)
+        finally:
+            del self.facts[depth:]
         if header is None or counter is None:
             return
         t, start, stop, step, sign = header
@@ -289,6 +303,19 @@ class StatementTyper:
                 prefix + body,
             )
         )
+
+    def _range_facts(self, name: str, start, stop, step, sign: int) -> list:
+        """``for i in range(a, x.shape[k])`` with a >= 0 and a positive step:
+        ``0 <= i < x.shape[k]`` in the body."""
+        if sign <= 0:
+            return []
+        out = []
+        if self.ranges.nonneg(start, self.facts):
+            out.append(("nonneg", name))
+        bound = self.ranges.bound_of(stop)
+        if bound is not None:
+            out.append(("lt", name, bound))
+        return out
 
     def _range_header(self, node: ast.For):
         call = node.iter

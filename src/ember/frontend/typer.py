@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.errors import InternalError, KernelSyntaxError, KernelTypeError
-from ember.frontend import diagnostics, ir
+from ember.frontend import diagnostics, ir, ranges
 from ember.frontend.calls import CallTyper
 from ember.frontend.capture import Captured, Loc, capture
+from ember.frontend.checks import CheckTyper
 from ember.frontend.exprs import ExprTyper
 from ember.frontend.flow import check_reads, walk
 from ember.frontend.operators import OperatorError, binary, cast, truth
@@ -39,6 +40,7 @@ class TypingContext:
 
     target: Target
     captures: dict[Any, Captured] = field(default_factory=dict)
+    checks: bool = False  # bounds checks and checked conversions (boundscheck=True)
     specs: dict[tuple, ir.Function] = field(default_factory=dict)
     stack: list[tuple[str, Loc | None]] = field(default_factory=list)
     function_names: Names = field(default_factory=Names)
@@ -117,7 +119,7 @@ def _post_order(fn: ir.Function, out: list[ir.Function], seen: set[int]) -> None
     out.append(fn)
 
 
-class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
+class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
     """Types one function (kernel or device function) for given argument types."""
 
     def __init__(
@@ -158,6 +160,7 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
                 unbound, f"assign '{unbound.id}' before this line",
             )  # fmt: skip
         self.var_types = dict(zip(names, self.arg_types, strict=True))
+        self.ranges = ranges.Ranges(tree, self.cap.lookup)
         for _ in range(_MAX_WALKS):
             self._reset(names)
             body = self.block(tree.body)
@@ -204,6 +207,9 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
         self.blocks: list[list[ir.Stmt]] = []
         self.loop_depth = 0
         self.no_spill: str | None = None
+        self.facts: list[ranges.Fact] = []  # what enclosing conditions say about indices
+        self.exit_facts: list[ranges.Fact] = []  # from `if i >= n: return`, for the rest
+        self.notes: list = []  # for the slow-path report (ir.Function.notes)
         prologue: list[ir.Stmt] = []
         for index, (name, t) in enumerate(zip(names, self.arg_types, strict=True)):
             self._bind_param(index, name, t, prologue)
@@ -251,7 +257,7 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
         fn = ir.Function(
             self.cname, self.cap.name, self.params, self.locals,
             [*self.shared, *self.prologue, *body], ret, self.is_kernel, self.loc(self.cap.tree),
-            returns=_flat_types(ret), callees=self.callees,
+            returns=_flat_types(ret), callees=self.callees, notes=self.notes,
         )  # fmt: skip
         fn.param_sources = self.param_sources  # type: ignore[attr-defined]
         return fn
@@ -260,15 +266,29 @@ class FunctionTyper(StatementTyper, ExprTyper, CallTyper):
     def block(self, stmts: list[ast.stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         self.blocks.append(out)
+        depth = len(self.facts)
         try:
-            for node in stmts:
+            for k, node in enumerate(stmts):
                 try:
                     self.statement(node)
                 except Pending as p:
                     self.pending.append((p.name, p.node))
+                if self.exit_facts:  # `if i >= n: return` holds for the rest of the block
+                    self.facts += ranges.surviving(self.exit_facts, stmts[k + 1 :])
+                    self.exit_facts = []
         finally:
             self.blocks.pop()
+            del self.facts[depth:]
         return out
+
+    def with_facts(self, facts: list, stmts: list[ast.stmt]) -> list[ir.Stmt]:
+        """:meth:`block` with ``facts`` known (those that no statement of it invalidates)."""
+        depth = len(self.facts)
+        self.facts += ranges.surviving(facts, stmts)
+        try:
+            return self.block(stmts)
+        finally:
+            del self.facts[depth:]
 
     def emit(self, stmt: ir.Stmt) -> None:
         self.blocks[-1].append(stmt)
@@ -442,7 +462,7 @@ def _always_returns(body: list[ir.Stmt]) -> bool:
     if not body:
         return False
     last = body[-1]
-    if isinstance(last, ir.Return):
+    if isinstance(last, ir.Return | ir.Raise):
         return True
     if isinstance(last, ir.If):
         return _always_returns(last.body) and _always_returns(last.orelse)

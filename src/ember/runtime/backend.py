@@ -299,6 +299,13 @@ class Backend(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
 
+    # ---------------------------------------------------------------- MAY
+    # error_memory(nbytes) -> an object with ``claim`` and ``record`` (kernel argument
+    # values: a 4-byte claim word and an ``nbytes`` record, both zeroed), ``peek()`` (the
+    # record's first int64 read in place, or None where that needs a copy), ``read()`` (the
+    # record as an int64 NumPy array) and ``clear()``.  Needed by kernels that can fail
+    # (raise, assert, boundscheck=True); see ember/diagnostics/errors.py.
+
 
 # ------------------------------------------------------------------------- registry
 

@@ -50,6 +50,10 @@ ASYNC_SPINS = 16  # queries an await makes on the loop before handing the wait o
 MAX_WAITERS = 32  # waiter threads; more concurrent awaits poll instead
 WAITER_IDLE_S = 30.0  # an idle waiter thread exits after this long
 
+# Error records (ember.diagnostics.errors) with launches of kernels that can fail not yet
+# checked.  Every completed wait reads them; while there are none this costs a list test.
+pending_errors: list = []
+
 
 class Waitable:
     """Bookkeeping shared by streams and events; backends implement the native hooks.
@@ -100,6 +104,9 @@ class Waitable:
     def _mark(self, target: int) -> None:
         if target > self.completed:
             self.completed = target
+        if pending_errors:  # a kernel that can fail ran: raise its KernelError, if any
+            for record in tuple(pending_errors):
+                record.check()
 
     def __await__(self):
         return wait_async(self).__await__()

@@ -178,6 +178,12 @@ class CudaBackend(Backend):
         """Pinned host memory with an explicit :meth:`PinnedHostMemory.close`."""
         return PinnedHostMemory(nbytes, self._context)
 
+    def error_memory(self, nbytes: int):
+        """The claim word and error record of failing kernels (``backends/cuda/record.py``)."""
+        from ember.backends.cuda.record import CudaErrorMemory
+
+        return CudaErrorMemory(self._context, nbytes)
+
     # ------------------------------------------------------------------ streams & events
     def create_stream(self, priority: int = 0) -> CudaStream:
         """A new non-blocking stream."""

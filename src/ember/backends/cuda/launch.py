@@ -199,6 +199,15 @@ class CudaFunction(Function):
             for key, attr in names.items()
         }
 
+    def occupancy(self, block_threads: int, shared_mem: int = 0) -> int:
+        """Blocks of ``block_threads`` threads (and ``shared_mem`` dynamic shared bytes)
+        that can be resident on one SM at once (``cuOccupancyMaxActiveBlocksPerMultiprocessor``)."""
+        self._context.ensure_current()
+        return check(
+            cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.handle, block_threads, shared_mem),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        )
+
     def __repr__(self) -> str:
         return f"<CudaFunction {self.name}({', '.join(self._plan.type_names)})>"
 

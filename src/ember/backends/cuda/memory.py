@@ -109,17 +109,24 @@ class PinnedHostMemory:
     After ``close()`` those arrays must no longer be used.
     """
 
-    def __init__(self, nbytes: int, context: PrimaryContext):
+    def __init__(self, nbytes: int, context: PrimaryContext, device_map: bool = False):
         context.ensure_current()
         self.nbytes = nbytes
         self._context = context
+        flags = cu.CU_MEMHOSTALLOC_DEVICEMAP if device_map else 0
         self.ptr = int(
             check(
-                cu.cuMemHostAlloc(max(nbytes, 1), 0),
+                cu.cuMemHostAlloc(max(nbytes, 1), flags),
                 "cuMemHostAlloc",
                 f"allocating {nbytes} bytes of pinned host memory",
             )
         )
+        # device_map: kernels can read and write it at this device address (no copy)
+        self.device_ptr = 0
+        if device_map:
+            self.device_ptr = int(
+                check(cu.cuMemHostGetDevicePointer(self.ptr, 0), "cuMemHostGetDevicePointer")
+            )
 
     @property
     def array(self) -> np.ndarray:

@@ -173,6 +173,12 @@ class OpenCLBackend(Backend):
             False,
         )
 
+    def error_memory(self, nbytes: int):
+        """The claim word and error record of failing kernels (``backends/opencl/record.py``)."""
+        from ember.backends.opencl.record import OpenCLErrorMemory
+
+        return OpenCLErrorMemory(self._context, self._cl_device, nbytes)
+
     # ------------------------------------------------------------------ streams & events
     def create_stream(self) -> OpenCLStream:
         """A new in-order command queue, independent of the default stream."""

@@ -1,0 +1,408 @@
+"""The slow-path report: what a compiled kernel pulls in that costs speed, each with the
+Python line and the fast alternative (as AMDGPU.jl reports "Global hostcalls detected!").
+
+===================== ==================================================================
+kind                  what
+===================== ==================================================================
+``bounds-check``      an index that cannot be proven in range, checked at run time
+``checked-conversion`` a float -> integer conversion range-checked at run time
+``raise``, ``assert`` error checks carried by the kernel
+``print``             ``printf`` on the device
+``float64``           float64 arithmetic, on a device whose float64 rate is a small
+                      fraction of its float32 rate (``FP64_SLOW_RATIO``)
+``python-float``      the same, where a Python float (literal, argument, ``float()``) made
+                      the arithmetic float64 although the data is float32
+``tuple-index``       a tuple indexed by a run-time value: a chain of selects
+``local-memory``      per-thread local memory: register spills, or values kept in memory
+``registers``         registers per thread that limit how many threads an SM holds
+``occupancy``         a launch whose block size leaves the SMs mostly empty
+===================== ==================================================================
+
+The items that come from the code (the first seven) are found when the kernel is compiled
+(:func:`program_items`) and stored with it (so a kernel loaded from the cache reports them
+too); resource items come from the driver and the launch item from the first launch's block
+size.  :func:`announce` runs at the first launch of each specialization and follows
+``EMBER_DIAGNOSTICS``: ``warn`` (an :class:`~ember.errors.EmberPerformanceWarning`, once),
+``error`` (a :class:`~ember.errors.SlowPathError` instead of the launch) or ``off``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import asdict, dataclass, field
+
+from ember.config import settings
+from ember.errors import EmberPerformanceWarning, SlowPathError
+from ember.frontend import diagnostics, ir, passes
+from ember.frontend.capture import Loc
+from ember.frontend.types import Scalar
+
+FP64_SLOW_RATIO = 4  # float32:float64 throughput at which float64 math is reported
+TUPLE_INDEX_MIN = 5  # tuples at least this long, indexed at run time, are reported
+LOW_OCCUPANCY = 0.5  # fraction of an SM's threads below which registers / blocks are reported
+REGISTERS_PER_SM = 65536  # every CUDA architecture since sm_50
+CHECK_FIX = (
+    "check the inputs on the host before launching, or keep debugging checks under a "
+    "compile-time constant (with DEBUG = False, `if DEBUG: ...` compiles to nothing)"
+)
+
+
+@dataclass(frozen=True)
+class SlowPath:
+    """One item of the report: ``kind``, what was found (``message``), the fast alternative
+    (``fix``), where (``filename``, ``line``, ``col``, ``text``: the source line) and
+    ``data`` (numbers behind the message)."""
+
+    kind: str
+    message: str
+    fix: str
+    filename: str | None = None
+    line: int | None = None
+    col: int = 1
+    end_col: int = 1
+    text: str = ""
+    function: str = ""
+    data: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def location(self) -> str:
+        return f"{self.filename}:{self.line}" if self.filename else "(no source line)"
+
+    def __str__(self) -> str:
+        out = [f"[{self.kind}] {self.message}"]
+        if self.filename:
+            loc = Loc(self.filename, self.line, self.col, self.end_col, self.text, self.function)
+            out.append(diagnostics.format_location(loc))
+        out.append(f"  fix: {self.fix}")
+        return "\n".join(out)
+
+
+def _at(loc: Loc | None, kind: str, message: str, fix: str, **data) -> SlowPath:
+    if loc is None:
+        return SlowPath(kind, message, fix, data=data)
+    return SlowPath(
+        kind, message, fix, loc.filename, loc.line, loc.col, loc.end_col, loc.text,
+        loc.function, data,
+    )  # fmt: skip
+
+
+def _snippet(loc: Loc) -> str:
+    return loc.text[loc.col - 1 : loc.end_col - 1].strip() or loc.text.strip()
+
+
+# --------------------------------------------------------------------------- from the code
+
+
+def program_items(program: ir.Program) -> list[SlowPath]:
+    """The items found in the typed IR (device-independent; float64 ones are filtered by
+    :func:`for_device`)."""
+    items = _site_items(program.sites)
+    for fn in [*program.functions, program.kernel]:
+        for s, e in passes.walk(fn.body):
+            if e is None and isinstance(s, ir.Print):
+                items.append(_at(s.loc, "print", "print() formats text on the device (printf): "
+                                 "slow, it serializes threads, and the output appears only at "
+                                 "the next synchronize", "remove it, or keep it under a "
+                                 "compile-time constant: `if DEBUG: print(...)`"))  # fmt: skip
+        items += _float64_items(fn)
+        for kind, loc, n in fn.notes:
+            if kind == "tuple-index" and n >= TUPLE_INDEX_MIN:
+                items.append(_at(loc, "tuple-index", f"{_snippet(loc)} indexes a tuple of {n} "
+                                 f"by a run-time value: a chain of {n - 1} selects", "index it "
+                                 "with a constant (unroll the loop over it), or keep the values "
+                                 "in a shared or global array", length=n))  # fmt: skip
+    return items
+
+
+def _site_items(sites: list[ir.Site]) -> list[SlowPath]:
+    items: list[SlowPath] = []
+    bounds: dict[tuple, list[ir.Site]] = {}
+    for site in sites:
+        if site.kind == "bounds":
+            bounds.setdefault((site.loc.filename, site.loc.line), []).append(site)
+        elif site.kind == "convert":
+            target = site.message.split(" to ")[-1]
+            to = "" if target == "int" else f", ember.{target}"
+            items.append(_at(site.loc, "checked-conversion", f"{_snippet(site.loc)} is a "
+                             f"checked conversion ({site.message}): NaN, infinities and values "
+                             "out of range are tested at run time",
+                             f"ember.unsafe_trunc(value{to}) where the value is known to fit, "
+                             "or boundscheck=False"))  # fmt: skip
+        else:
+            items.append(_at(site.loc, site.kind, f"{site.kind} in a kernel ({site.error}): each "
+                             "launch carries the error record and every thread tests the "
+                             "condition", CHECK_FIX))  # fmt: skip
+    for group in bounds.values():
+        shown = list(dict.fromkeys(_snippet(s.loc) for s in group))
+        what = "this index" if len(shown) == 1 else "these indices"
+        items.append(_at(group[0].loc, "bounds-check", f"bounds check on {', '.join(shown)}: "
+                         f"{what} cannot be proven in range, so each access is tested",
+                         "guard the access so Ember can prove it (`if i < x.shape[0]:` around "
+                         "it, `if i >= x.shape[0]: return` before it, or `for i in "
+                         "range(x.shape[0])`), or compile with boundscheck=False once the "
+                         "kernel is debugged", count=len(group)))  # fmt: skip
+    return items
+
+
+def _float64_items(fn: ir.Function) -> list[SlowPath]:
+    """One item per statement line with float64 arithmetic (outermost expressions)."""
+    found: dict[tuple, tuple[Loc, bool, list[str]]] = {}
+    for s in _statements(fn.body):
+        for e in passes.own_exprs(s):
+            for hit in _double_ops(e):
+                key = (s.loc.filename, s.loc.line)
+                loc, weak, texts = found.get(key, (s.loc, True, []))
+                texts.append(ir.fmt(hit))
+                found[key] = (loc, weak and _is_weak(hit), texts)
+    items = []
+    for loc, weak, texts in found.values():
+        shown = ", ".join(dict.fromkeys(texts))
+        if weak:
+            items.append(_at(loc, "python-float", f"{shown} computes in float64: Python float "
+                             "literals and arguments (and float()) are float64 when no float32 "
+                             "value fixes the type", "make an operand float32: "
+                             "ember.float32(i) * 0.5, or pass numpy.float32 scalars",
+                             fp64=True))  # fmt: skip
+        else:
+            items.append(
+                _at(
+                    loc,
+                    "float64",
+                    f"float64 arithmetic: {shown}",
+                    "use float32 arrays and values where the precision is enough",
+                    fp64=True,
+                )
+            )
+    return items
+
+
+def _statements(body: list[ir.Stmt]):
+    for s in body:
+        yield s
+        for b in passes.bodies(s):
+            yield from _statements(b)
+
+
+_ARITH = (ir.Binary, ir.Unary, ir.Intrinsic, ir.Compare)
+
+
+def _double_ops(e: ir.Expr):
+    """The outermost float64 arithmetic inside ``e``."""
+    if _is_double(e):
+        yield e
+        return
+    for c in passes.children(e):
+        yield from _double_ops(c)
+
+
+def _is_double(e: ir.Expr) -> bool:
+    if not isinstance(e, _ARITH):
+        return False
+    operands = passes.children(e) if isinstance(e, ir.Compare) else [e]
+    return any(
+        isinstance(o.type, Scalar) and o.type.dtype.name == "float64" for o in operands
+    ) and not (isinstance(e, ir.Intrinsic) and not e.args)
+
+
+def _is_weak(e: ir.Expr) -> bool:
+    if isinstance(e, ir.Compare):
+        return all(getattr(c.type, "weak", True) for c in passes.children(e))
+    return bool(getattr(e.type, "weak", False))
+
+
+# --------------------------------------------------------------------------- the device
+
+
+def fp64_ratio(device) -> float | None:
+    """float32:float64 throughput of ``device`` (None when unknown)."""
+    if device is None:
+        return None
+    extra = device.extra or {}
+    if device.backend == "cuda":
+        return extra.get("single_to_double_perf_ratio")
+    if extra.get("device_type") == "CPU":
+        return 1  # CPUs run float64 at (about) the float32 rate
+    return None
+
+
+def for_device(items: list[SlowPath], device) -> list[SlowPath]:
+    """``items`` without the float64 ones when ``device`` runs float64 fast."""
+    ratio = fp64_ratio(device)
+    if ratio is not None and ratio < FP64_SLOW_RATIO:
+        return [i for i in items if not i.data.get("fp64")]
+    rate = f"1/{ratio:g} of its float32 rate" if ratio else "an unknown rate"
+    return [
+        SlowPath(**{**asdict(i), "message": f"{i.message} (this device runs float64 at {rate})"})
+        if i.data.get("fp64") else i
+        for i in items
+    ]  # fmt: skip
+
+
+def resource_items(res: dict, device, loc: Loc | None) -> list[SlowPath]:
+    """Local memory and register pressure (CUDA resource numbers)."""
+    items = []
+    local, spills = res.get("local_bytes", 0), res.get("spill_stores", 0)
+    if local or spills:
+        what = f", {spills} bytes of it register spills" if spills else ""
+        items.append(_at(loc, "local-memory", f"{local} bytes of local memory per thread{what}: "
+                         "values the compiler could not keep in registers live in (cached) "
+                         "device memory", "keep fewer values alive at once (split the kernel, "
+                         "recompute instead of storing), and index tuples with constants",
+                         local_bytes=local, spill_stores=spills))  # fmt: skip
+    regs = res.get("registers", 0)
+    per_sm = _threads_per_sm(device)
+    if regs:
+        warps = REGISTERS_PER_SM // (math.ceil(regs * 32 / 256) * 256)
+        fit = min(per_sm, warps * 32)
+        if fit < LOW_OCCUPANCY * per_sm:
+            items.append(_at(loc, "registers", f"{regs} registers per thread: at most {fit} of "
+                             f"{per_sm} threads fit on an SM ({fit / per_sm:.0%} occupancy)",
+                             "keep fewer values alive at once, or cap the registers with "
+                             "options=('--maxrregcount=64',) (the rest spills to local memory)",
+                             registers=regs, threads_per_sm=fit))  # fmt: skip
+    return items
+
+
+def _threads_per_sm(device) -> int:
+    extra = (device.extra or {}) if device is not None else {}
+    return int(extra.get("max_threads_per_multiprocessor") or 2048)
+
+
+def launch_items(spec, block, loc: Loc | None) -> list[SlowPath]:
+    """Occupancy of the first launch's block size (CUDA: the driver's calculator)."""
+    fn = spec.function
+    if block is None or not hasattr(fn, "occupancy"):
+        return []
+    dims = tuple(block) if isinstance(block, tuple | list) else (block,)
+    threads = math.prod(dims)
+    device = spec.backend.device
+    warp, per_sm = device.warp_size or 32, _threads_per_sm(device)
+    items = []
+    if threads % warp:
+        items.append(_at(loc, "occupancy", f"blocks of {threads} threads are not a multiple of "
+                         f"the warp size {warp}: each block's last warp runs {threads % warp} "
+                         f"of {warp} lanes", f"use a multiple of {warp} threads per block",
+                         threads=threads))  # fmt: skip
+    occupancy = fn.occupancy(threads) * threads / per_sm
+    if occupancy < LOW_OCCUPANCY:
+        best = max(
+            range(warp, fn.attributes()["max_threads_per_block"] + 1, warp),
+            key=lambda t: (fn.occupancy(t) * t, -t),
+        )
+        best_occ = fn.occupancy(best) * best / per_sm
+        if best_occ > occupancy:
+            items.append(_at(loc, "occupancy", f"blocks of {threads} threads fill "
+                             f"{occupancy:.0%} of an SM's threads", f"launch blocks of {best} "
+                             f"threads ({best_occ:.0%}), or let Ember choose with "
+                             "kernel.launch(n)(...)", threads=threads, occupancy=occupancy,
+                             best=best))  # fmt: skip
+    return items
+
+
+# --------------------------------------------------------------------------- per kernel
+
+
+def compiled(spec, program: ir.Program) -> None:
+    """Record what the report needs from a freshly compiled program on ``spec``."""
+    spec.slow_paths = tuple(program_items(program))
+    spec.kernel_loc = program.kernel.loc
+
+
+def spec_items(spec, block=None) -> list[SlowPath]:
+    """Every item of a compiled specialization on its device (``block``: its launch)."""
+    device = spec.backend.device
+    items = for_device(list(getattr(spec, "slow_paths", ())), device)
+    loc = getattr(spec, "kernel_loc", None)
+    if hasattr(spec.function, "attributes"):
+        from ember.diagnostics.inspect import function_resources
+
+        items += resource_items(function_resources(spec, spec.backend), device, loc)
+        items += launch_items(spec, block, loc)
+    return items
+
+
+def announce(spec, block) -> None:
+    """The report at a specialization's first launch, following ``EMBER_DIAGNOSTICS``."""
+    policy = settings.diagnostics
+    if policy == "off":
+        spec.announced = True
+        return
+    items = spec_items(spec, block)
+    if items:
+        text = format_report(spec, items)
+        if policy == "error":
+            raise SlowPathError(text, items)  # not announced: every launch refuses again
+        loc = getattr(spec, "kernel_loc", None)
+        filename, line = (loc.filename, loc.line) if loc else ("<ember>", 0)
+        warnings.warn_explicit(
+            EmberPerformanceWarning(text), EmberPerformanceWarning, filename, line,
+            module=os.path.splitext(os.path.basename(filename))[0],
+        )  # fmt: skip
+    spec.announced = True
+
+
+def format_report(spec, items: list[SlowPath]) -> str:
+    loc = getattr(spec, "kernel_loc", None)
+    name = loc.function if loc else spec.name
+    where = f" ({os.path.basename(loc.filename)}:{loc.line})" if loc else ""
+    head = (
+        f"kernel '{name}'{where} on {spec.backend.device.name} pulls in "
+        f"{len(items)} slow path{'s' if len(items) != 1 else ''}:"
+    )
+    body = "\n".join(f"{k}. " + str(item).replace("\n", "\n   ") for k, item in
+                     enumerate(items, 1))  # fmt: skip
+    tail = (
+        "(EMBER_DIAGNOSTICS=off silences this report and =error refuses the launch; "
+        "kernel.report(*args) returns these items)"
+    )
+    return f"{head}\n{body}\n{tail}"
+
+
+def kernel_report(kernel, args, dialect, block) -> list[SlowPath]:
+    """``Kernel.report``: on the arguments' device, or offline (``dialect`` / NumPy)."""
+    from ember.compiler import driver
+    from ember.diagnostics import inspect as inspection
+
+    types, target, backend = kernel._inspect_types(tuple(args), dialect)
+    if inspection.on_device(kernel, args, backend if dialect is None else None):
+        return spec_items(kernel.dispatch(tuple(args)), block)
+    program = driver.typed_ir(kernel.captured, types, target, kernel._captures, kernel.checks)
+    device = backend.device if backend is not None else None
+    items = for_device(program_items(program), device)
+    if target.dialect == "cuda":
+        res = inspection.offline_resources(kernel, types, target)
+        items += resource_items(res, device, program.kernel.loc)
+    return items
+
+
+# --------------------------------------------------------------------------- cache meta
+
+
+def to_meta(spec) -> dict:
+    """What the cache stores for the report and KernelError (JSON)."""
+    from ember.diagnostics.errors import sites_to_json
+
+    out = {}
+    if spec.sites:
+        out["sites"] = sites_to_json(spec.sites)
+    if getattr(spec, "slow_paths", ()):
+        out["slow_paths"] = [asdict(i) for i in spec.slow_paths]
+    loc = getattr(spec, "kernel_loc", None)
+    if loc is not None:
+        out["kernel_loc"] = list(asdict(loc).values())
+    return out
+
+
+def from_meta(spec, meta: dict) -> None:
+    """Restore :func:`to_meta`'s data on a specialization loaded from the cache."""
+    from ember.diagnostics.errors import sites_from_json
+
+    spec.sites = sites_from_json(meta.get("sites", ()))
+    try:
+        spec.slow_paths = tuple(SlowPath(**d) for d in meta.get("slow_paths", ()))
+        loc = meta.get("kernel_loc")
+        spec.kernel_loc = Loc(*loc) if loc else None
+    except TypeError:  # an entry from another Ember version: report what the code says
+        spec.slow_paths, spec.kernel_loc = (), None
