@@ -21,11 +21,10 @@ Rules
     * The first real use *joins* it: the backend registry waits for it (never while it holds
       its own lock), after telling it to stop being polite.
     * It must not slow the main thread's Python work.  Driver calls release the GIL; the
-      imports do not, so after each import the thread compares its CPU time with the time
-      it had to wait for the GIL: when the main thread is running Python, the warmup keeps
-      its share of the GIL under :data:`SHARE` by pausing.  When the main thread does not
-      compete (it is blocked, sleeping, or in NumPy code that released the GIL), nothing
-      slows the warmup down.
+      imports and the backend's set-up do not, so each of those steps waits until no other
+      thread runs Python (:meth:`Warmup._wait_for_quiet`): it uses the moments the program
+      sleeps, waits for I/O or computes in NumPy with the GIL released.  A program busy in
+      pure Python all along finds the driver ready and the rest done at its first use.
     * A failure is never raised by the warmup.  The first real use creates the backend the
       ordinary way and raises the ordinary error (or the registry's record of it);
       ``ember.warmup(blocking=True)`` raises it too.
@@ -46,7 +45,6 @@ import threading
 import time
 from typing import Any
 
-SHARE = 0.10  # most of the GIL the warmup takes while the main thread runs Python
 PRELOAD_LIMIT = 64  # modules preloaded at most
 
 # Imports per backend, in order, each one step (big packages split so pauses can fall
@@ -75,8 +73,8 @@ _cuda_initialized = False  # by the warmup's driver thread (the backend sets its
 class Warmup:
     """One backend's warmup: ``timings`` per step, ``error`` if a step failed.
 
-    :meth:`wait` joins it.  ``ready`` is set once the backend can be created without
-    waiting for the warmup; ``finished`` once everything, module preloading included, is.
+    :meth:`wait` joins it.  ``ready`` is set once the backend exists (or failed to);
+    ``finished`` once everything, module preloading included, is done.
     """
 
     def __init__(self, backend: str):
@@ -84,11 +82,13 @@ class Warmup:
         self.timings: dict[str, float] = {}
         self.error: BaseException | None = None
         self.preloaded = 0
-        self.finished = threading.Event()
+        self.ready = threading.Event()  # the backend exists (or failed): first use may go
+        self.finished = threading.Event()  # module preloading done too
         self.hurry = threading.Event()
         self._driver_done = threading.Event()
         self._driver_error: BaseException | None = None
-        self._cpu = 0.0  # CPU time of the GIL-bound steps so far
+        self._cpu = 0.0  # CPU time of the steps so far
+        self.waited = 0.0  # seconds spent waiting for the main thread to leave the GIL
         self._start = time.perf_counter()
         self._step_locks = (threading.RLock(), threading.RLock())  # held during each step
         self._threads: list[threading.Thread] = []
@@ -98,12 +98,14 @@ class Warmup:
     def done(self) -> bool:
         return self.finished.is_set()
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Tell the warmup to hurry and wait until it has finished; False on timeout."""
+    def wait(self, timeout: float | None = None, preload: bool = True) -> bool:
+        """Tell the warmup to hurry and wait until it has finished (with ``preload=False``:
+        until the backend is ready, while modules may still be loading); False on timeout."""
         self.hurry.set()
+        event = self.finished if preload else self.ready
         if threading.current_thread() in self._threads:
-            return self.finished.is_set()
-        return self.finished.wait(timeout)
+            return event.is_set()
+        return event.wait(timeout)
 
     def __repr__(self) -> str:
         state = "failed" if self.error else "done" if self.done() else "running"
@@ -149,35 +151,43 @@ class Warmup:
             self._driver_done.wait()
             backend = self._step("backend", _create_backend, self.backend)
             self._step("versions", _key_inputs, backend)
+            self._release_context()
+            self.ready.set()
             self.preloaded = self._step("preload", _preload, backend)
         except BaseException as exc:  # never raised here: the first real use raises it
             self.error = exc
         finally:
             self._release_context()
+            self.ready.set()
             self.finished.set()
 
     def _step(self, name: str, fn, *args):
-        """Run one step under this thread's step lock (see fork), timed, then be polite."""
+        """Run one step under this thread's step lock (see fork), when the GIL is free."""
+        self._wait_for_quiet()
         w, c = time.perf_counter(), time.thread_time()
         try:
             with self._step_locks[1]:
                 return fn(*args)
         finally:
-            wall, cpu = time.perf_counter() - w, time.thread_time() - c
-            self.timings[name] = wall
-            self._polite(cpu, wall)
+            self.timings[name] = time.perf_counter() - w
+            self._cpu += time.thread_time() - c
 
-    def _polite(self, cpu: float, wall: float) -> None:
-        """Pause while the main thread competes for the GIL and our share is above SHARE.
+    def _wait_for_quiet(self) -> None:
+        """Wait until no other thread is running Python, unless someone joined the warmup.
 
-        A step that took much longer than its CPU time waited for the GIL: someone else
-        runs Python.  (A step that was not contended runs on at full speed.)"""
-        self._cpu += cpu
-        if self.hurry.is_set() or wall < 1.5 * cpu + 0.001:
-            return
-        pause = self._cpu / SHARE - (time.perf_counter() - self._start)
-        if pause > 0:
-            self.hurry.wait(min(pause, 2.0))
+        The probe: sleep 0.2 ms and see how long getting the GIL back takes.  While another
+        thread runs Python, the interpreter hands the GIL over only after its switch
+        interval (5 ms); when the others are idle, blocked, or in C code that released the
+        GIL (NumPy, I/O), it comes back at once.  Each probe costs the main thread one GIL
+        hand-over; while it is busy, probes come every 10 ms."""
+        threshold = min(0.001, sys.getswitchinterval() / 4)
+        while not self.hurry.is_set():
+            t = time.perf_counter()
+            time.sleep(0.0002)
+            if time.perf_counter() - t < 0.0002 + threshold:
+                return
+            self.waited += 0.01
+            self.hurry.wait(0.01)
 
     def _release_context(self) -> None:
         """Drop the warmup's own reference to the primary context (the backend has one)."""
@@ -283,8 +293,8 @@ def join(backend: str | None = None) -> None:
     if getattr(threading.current_thread(), "_ember_warmup", False):
         return
     for name, w in list(_warmups.items()):
-        if (backend is None or name == backend) and not w.done():
-            w.wait()
+        if (backend is None or name == backend) and not w.ready.is_set():
+            w.wait(preload=False)
 
 
 def warmup(blocking: bool = True, backend: str | None = None) -> Warmup:
@@ -375,8 +385,9 @@ def _after_fork_child() -> None:
         unfinished = not w.finished.is_set()
         w._step_locks = (threading.RLock(), threading.RLock())
         w._threads, w._context = [], None
-        w.finished, w.hurry = threading.Event(), threading.Event()
+        w.ready, w.finished, w.hurry = threading.Event(), threading.Event(), threading.Event()
         w._driver_done = threading.Event()
+        w.ready.set()
         w.finished.set()
         if unfinished:
             w.error = RuntimeError("the process forked while the warmup was running")
