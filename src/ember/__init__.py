@@ -81,6 +81,40 @@ _LAZY = {
     "warmup": "ember.runtime.warmup",
     **{name: "ember.lang" for name in _LANG},
 }
+# the array library (ember.array): these override the kernel-function names above with
+# array functions that still compile to the same intrinsics inside kernels
+_ARRAY = {
+    "ember.array.creation": (
+        "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange",
+        "linspace", "eye", "array", "from_dlpack",
+    ),
+    "ember.array.manipulation": (
+        "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
+        "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
+        "broadcast_arrays", "reshape", "concatenate", "stack",
+    ),
+    "ember.array.ufuncs": (
+        "negative", "positive", "abs", "sign", "square", "reciprocal", "logical_not",
+        "bitwise_invert", "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2",
+        "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+        "asinh", "acosh", "atanh", "erf", "erfc", "lgamma", "tgamma", "rint", "fabs", "floor",
+        "ceil", "trunc", "isnan", "isinf", "isfinite", "signbit", "add", "subtract",
+        "multiply", "divide", "floor_divide", "remainder", "pow", "fmod", "equal",
+        "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+        "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "bitwise_left_shift", "bitwise_right_shift", "maximum", "minimum", "fmax", "fmin",
+        "atan2", "hypot", "copysign", "logaddexp", "where", "clip", "round", "absolute",
+        "power", "true_divide", "mod", "invert", "left_shift", "right_shift", "arcsin",
+        "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
+    ),
+    "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
+    "ember.array.broadcast": ("broadcast_shapes",),
+    "ember.array.info": (
+        "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
+        "pi", "inf", "nan", "__array_api_version__",
+    ),
+}  # fmt: skip
+_LAZY.update({name: module for module, names in _ARRAY.items() for name in names})
 # public submodules, imported on first access
 _MODULES = {"memory": "ember.runtime.memory", "cache": "ember.cache"}
 

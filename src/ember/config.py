@@ -133,6 +133,13 @@ SETTINGS: dict[str, Setting] = {
             "'poll' (query with exponential backoff on the event loop).",
         ),
         Setting(
+            "EMBER_ALLOW_SCALAR",
+            "warn",
+            _choice("allow", "warn", "error"),
+            "Scalar indexing of device arrays (x[3] reads one element over the bus): 'warn' "
+            "once per process, 'allow' silently, or 'error' (see ember.allowscalar).",
+        ),
+        Setting(
             "EMBER_DUMP",
             frozenset(),
             _parse_list,

@@ -1,4 +1,10 @@
-"""Array creation: :func:`empty`, :func:`zeros`, :func:`asarray`."""
+"""Array creation: ``empty``, ``zeros``, ``ones``, ``full`` (and ``*_like``), ``arange``,
+``linspace``, ``eye``, ``asarray``/``array`` and ``from_dlpack``.
+
+Default dtypes follow NumPy: ``float64`` for ``empty``/``zeros``/``ones``, the value's
+type for ``full`` and ``asarray`` (Python ints ``int64``, floats ``float64``).  Fills run
+the elementwise ``copy`` kernel with a scalar operand; ``zeros`` is a device memset.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +39,9 @@ def _new(shape: Any, dtype: Any, stream=None, be=None) -> ndarray:
     be = be or _backend.current()
     if type(shape) is int and shape >= 0:
         buffer = allocate(be, shape * dt.itemsize, stream)
-        return ndarray((shape,), dt, buffer, be, (dt.itemsize,))
+        out = ndarray((shape,), dt, buffer, be, (dt.itemsize,))
+        out._c = True
+        return out
     dims = normalize_shape(shape)
     return ndarray(dims, dt, allocate(be, math.prod(dims) * dt.itemsize, stream), be)
 
@@ -44,7 +52,9 @@ def empty(shape: Any, dtype: Any = None, *, stream=None) -> ndarray:
     be = _backend.current()
     if type(shape) is int and shape >= 0:
         buffer = allocate(be, shape * dt.itemsize, stream)
-        return ndarray((shape,), dt, buffer, be, (dt.itemsize,))
+        out = ndarray((shape,), dt, buffer, be, (dt.itemsize,))
+        out._c = True
+        return out
     return _new(shape, dt, stream, be)
 
 
@@ -55,14 +65,144 @@ def zeros(shape: Any, dtype: Any = None, *, stream=None) -> ndarray:
     return out
 
 
-def asarray(obj: Any, dtype: Any = None, *, copy: bool | None = None, stream=None) -> ndarray:
-    """Copy ``obj`` (a NumPy array, list, scalar, or ember array) to the device.
+def full(shape: Any, fill_value, dtype: Any = None) -> ndarray:
+    """A new array of ``shape`` filled with ``fill_value`` (dtype: NumPy's for the value,
+    e.g. ``int64`` for a Python int, unless given)."""
+    if dtype is None:
+        dtype = _scalar_dtype(fill_value)
+    out = _new(shape, dtype)
+    if out.size:
+        out.fill(fill_value)
+    return out
 
-    Non-contiguous NumPy inputs are packed into a C-contiguous device array.  An ember array
-    of the requested dtype is returned as is (``copy=True`` copies it on the device).  With
-    ``stream`` the host-to-device copy is asynchronous: the data is staged in pooled pinned
-    host memory and copied on ``stream``, so the call returns at once and ``obj`` may be
-    changed right away (see :mod:`ember.runtime.pinned`).
+
+def ones(shape: Any, dtype: Any = None) -> ndarray:
+    """A new array of ``shape`` and ``dtype`` (default float64) filled with ones."""
+    return full(shape, 1, float64 if dtype is None else dtype)
+
+
+def _scalar_dtype(value) -> DType:
+    if isinstance(value, ndarray):
+        if value.ndim:
+            raise ValueError("fill_value must be a scalar or a 0-d array")
+        return value.dtype
+    if isinstance(value, bool):
+        return to_dtype("bool")
+    if isinstance(value, int):
+        return to_dtype("int64")
+    if isinstance(value, float):
+        return float64
+    dt = getattr(value, "dtype", None)
+    if dt is None:
+        raise TypeError(f"fill_value must be a number, got {type(value).__name__}")
+    return to_dtype(dt)
+
+
+def empty_like(x: ndarray, dtype: Any = None) -> ndarray:
+    """An uninitialized array with the shape (and dtype, unless given) of ``x``."""
+    return _new(x.shape, x.dtype if dtype is None else dtype, be=x.backend)
+
+
+def zeros_like(x: ndarray, dtype: Any = None) -> ndarray:
+    """Zeros with the shape (and dtype, unless given) of ``x``."""
+    out = empty_like(x, dtype)
+    out.backend.fill_zero(out.buffer, 0, out.nbytes)
+    return out
+
+
+def ones_like(x: ndarray, dtype: Any = None) -> ndarray:
+    """Ones with the shape (and dtype, unless given) of ``x``."""
+    return full_like(x, 1, dtype)
+
+
+def full_like(x: ndarray, fill_value, dtype: Any = None) -> ndarray:
+    """``fill_value`` with the shape (and dtype, unless given) of ``x``."""
+    out = empty_like(x, dtype)
+    if out.size:
+        out.fill(fill_value)
+    return out
+
+
+# --------------------------------------------------------------------- ranges
+def arange(start, /, stop=None, step=1, *, dtype: Any = None) -> ndarray:
+    """Evenly spaced values in ``[start, stop)``: ``arange(5)``, ``arange(1, 2, 0.25)``.
+
+    The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``.
+    """
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    n = max(0, math.ceil((stop - start) / step))
+    if dtype is None:
+        ints = all(isinstance(v, int) for v in (start, stop, step))
+        dtype = "int64" if ints else float64
+    out = _new(n, dtype)
+    _linear(out, start, step, -1, 0)
+    return out
+
+
+def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, endpoint: bool = True):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
+    ``endpoint=False``), computed as NumPy does: ``start + i * step``, the last one exact."""
+    if num < 0:
+        raise ValueError(f"number of samples, {num}, must be non-negative")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    out = _new(num, float64 if dtype is None else dtype)
+    last = num - 1 if endpoint and num > 1 else -1
+    _linear(out, float(start), float(step), last, float(stop))
+    return out
+
+
+def _linear(out: ndarray, start, step, last: int, stop) -> None:
+    from ember.array import kernels
+    from ember.compiler.driver import target_of
+
+    n = out.size
+    if not n:
+        return
+    dt = out.dtype
+    if dt.is_float or isinstance(start, float) or isinstance(step, float):
+        ct = to_dtype("float64") if target_of(out.backend).has("fp64") else to_dtype("float32")
+        start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
+    else:
+        ct = to_dtype("uint64") if dt.name == "uint64" else to_dtype("int64")
+    block = min(256, out.backend.device.max_threads_per_block)
+    grid = min(-(-n // block), 1024)
+    kernels.linear(ct)[grid, block](n, out, start, step, last, stop)
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None):
+    """A 2-d array with ones on diagonal ``k`` and zeros elsewhere."""
+    n_cols = n_rows if n_cols is None else n_cols
+    out = zeros((n_rows, n_cols), dtype)
+    start = (0, k) if k >= 0 else (-k, 0)
+    length = max(0, min(n_rows - start[0], n_cols - start[1]))
+    if length:
+        isz = out.dtype.itemsize
+        diagonal = ndarray(
+            (length,), out.dtype, out.buffer, out.backend, ((n_cols + 1) * isz,),
+            (start[0] * n_cols + start[1]) * isz,
+        )  # fmt: skip
+        diagonal.fill(1)
+    return out
+
+
+# --------------------------------------------------------------------- from data
+def asarray(
+    obj: Any, dtype: Any = None, *, copy: bool | None = None, device=None, stream=None
+) -> ndarray:
+    """An ember array of ``obj``: a NumPy array, list, scalar, ember array, or another
+    library's array.
+
+    Host data is copied to the device (``copy=False`` refuses); non-contiguous NumPy inputs
+    are packed C-contiguous.  An ember array is returned as is unless ``dtype`` differs or
+    ``copy=True`` (conversions run on the device).  CUDA arrays of other libraries
+    (``__cuda_array_interface__``, DLPack: PyTorch, CuPy, JAX...) are wrapped without a
+    copy.  With ``stream`` the host-to-device copy is asynchronous: the data is staged in
+    pooled pinned host memory and copied on ``stream``, so the call returns at once and
+    ``obj`` may be changed right away (see :mod:`ember.runtime.pinned`).
 
     Raises
     ------
@@ -71,6 +211,11 @@ def asarray(obj: Any, dtype: Any = None, *, copy: bool | None = None, stream=Non
     """
     if isinstance(obj, ndarray):
         return _from_device(obj, dtype, copy, stream)
+    foreign = _foreign(obj)
+    if foreign is not None:
+        return _from_device(foreign, dtype, copy, stream, fresh=False)
+    if copy is False:
+        raise ValueError("asarray(copy=False) of host data: putting it on the device always copies")
     import numpy as np
 
     want = None if dtype is None else to_dtype(dtype).numpy
@@ -87,18 +232,49 @@ def asarray(obj: Any, dtype: Any = None, *, copy: bool | None = None, stream=Non
     return out
 
 
-def _from_device(x: ndarray, dtype: Any, copy: bool | None, stream) -> ndarray:
-    if dtype is not None and to_dtype(dtype) is not x.dtype:
-        raise TypeError(
-            f"asarray cannot convert a device array from {x.dtype} to {to_dtype(dtype)} yet; "
-            "convert on the host with ember.asarray(x.to_numpy().astype(dtype))"
-        )
+def array(obj: Any, dtype: Any = None, *, copy: bool = True) -> ndarray:
+    """NumPy's ``array``: like :func:`asarray`, copying ember arrays by default."""
+    return asarray(obj, dtype, copy=copy)
+
+
+def _foreign(obj: Any) -> ndarray | None:
+    """``obj`` as an ember view when it is another library's device array, else None."""
+    if type(obj).__module__.split(".")[0] == "numpy":
+        return None
+    if hasattr(obj, "__cuda_array_interface__"):
+        from ember.array.interop import from_cuda_array_interface
+
+        return from_cuda_array_interface(obj)
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        from ember.array.interop import CPU, from_dlpack
+
+        if int(obj.__dlpack_device__()[0]) != CPU:
+            return from_dlpack(obj)
+    return None
+
+
+def _from_device(x: ndarray, dtype: Any, copy: bool | None, stream, fresh: bool = True):
+    from ember.array.manipulation import astype
+
+    dt = x.dtype if dtype is None else to_dtype(dtype)
+    if dt is not x.dtype:
+        if copy is False:
+            raise ValueError(f"asarray(copy=False) cannot convert {x.dtype} to {dt}")
+        return astype(x, dt)
     if not copy:
         return x
     if not x.is_c_contiguous:
-        return asarray(x.to_numpy(), stream=stream)
+        return astype(x, dt)
     out = _new(x.shape, x.dtype, stream, x.backend)
     if x.nbytes:
         x.backend.copy_device(out.buffer, 0, x.buffer, x.offset, x.nbytes, stream)
         note_uses((x,), stream)
     return out
+
+
+def from_dlpack(x: Any, /, *, device=None, copy: bool | None = None) -> ndarray:
+    """An ember array sharing the memory of a DLPack producer (see
+    :func:`ember.array.interop.from_dlpack`)."""
+    from ember.array.interop import from_dlpack as _from_dlpack
+
+    return _from_dlpack(x, device=device, copy=copy)

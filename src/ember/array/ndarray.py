@@ -1,8 +1,16 @@
 """``ember.ndarray``: an n-dimensional array in device memory.
 
-An array is a view: ``shape``, ``strides`` (bytes, may be negative), ``dtype`` and ``offset``
-(bytes) into a device :class:`~ember.runtime.backend.Buffer` that it keeps alive.  Several
-arrays may share one buffer.
+An array is a view: ``shape``, ``strides`` (bytes, may be negative or 0), ``dtype`` and
+``offset`` (bytes) into a device :class:`~ember.runtime.backend.Buffer` that it keeps alive.
+Several arrays may share one buffer (slices, transposes, reshapes are views).
+
+Operators and methods follow NumPy 2 (NEP 50 promotion: Python scalars are weak); each is
+an Ember kernel (:mod:`ember.array.elementwise`).  Nothing is copied to the host implicitly
+except to display an array (``repr``/``str``), to convert a one-element array to a Python
+number (``float(x)``, ``bool(x)``, ``x.item()``), and for scalar indexing (``x[3]``; see
+:func:`ember.allowscalar`).  ``x.to_numpy()``, ``ember.asnumpy(x)`` and ``numpy.asarray(x)``
+copy explicitly.  Iterating over an array yields views along its first axis (1-d arrays
+are copied to the host once and yield NumPy scalars).
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ from ember.runtime.backend import Backend, Buffer
 
 def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     """Byte strides of a C-contiguous array of ``shape``."""
+    if len(shape) == 1:
+        return (itemsize,)
     strides = []
     step = itemsize
     for n in reversed(shape):
@@ -41,9 +51,14 @@ def normalize_shape(shape: Any) -> tuple[int, ...]:
 class ndarray:  # noqa: N801 - NumPy's spelling
     """An array in device memory.  Create one with :func:`ember.empty`, :func:`ember.zeros`
     or :func:`ember.asarray`; read it back with :meth:`to_numpy`.
+
+    ``_c`` caches whether the strides are exactly C strides (``None``: not computed yet);
+    the elementwise fast paths read it.
     """
 
-    __slots__ = ("shape", "strides", "dtype", "buffer", "offset", "backend", "__weakref__")
+    __slots__ = ("shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "__weakref__")
+    __array_ufunc__ = None  # NumPy ufuncs refuse ember arrays instead of copying them
+    __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, like NumPy's
 
     def __init__(
         self,
@@ -58,7 +73,12 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         self.dtype = dtype
         self.buffer = buffer
         self.backend = backend
-        self.strides = c_strides(shape, dtype.itemsize) if strides is None else strides
+        if strides is None:
+            self.strides = c_strides(shape, dtype.itemsize)
+            self._c = True
+        else:
+            self.strides = strides
+            self._c = None
         self.offset = offset
 
     # ------------------------------------------------------------------ properties
@@ -85,24 +105,99 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     @property
     def is_c_contiguous(self) -> bool:
-        """True when the elements are laid out densely in C order."""
+        """True when the elements are laid out densely in C order (NumPy's flag: the
+        strides of length-1 axes do not matter)."""
+        if self.c_strided:
+            return True
         if self.size <= 1:
             return True
         expected = c_strides(self.shape, self.dtype.itemsize)
-        return all(n == 1 or s == e for n, s, e in zip(self.shape, self.strides, expected))
+        return all(
+            n == 1 or s == e for n, s, e in zip(self.shape, self.strides, expected, strict=True)
+        )
 
+    @property
+    def c_strided(self) -> bool:
+        """True when ``strides`` are exactly the C strides of ``shape`` (cached)."""
+        c = self._c
+        if c is None:
+            c = self._c = self.strides == c_strides(self.shape, self.dtype.itemsize)
+        return c
+
+    @property
+    def T(self) -> ndarray:  # noqa: N802
+        """The transpose (a view with the axes reversed)."""
+        return manipulation.permute_dims(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> ndarray:  # noqa: N802
+        """The transpose of the last two axes (a view)."""
+        if self.ndim < 2:
+            raise ValueError(f"x.mT needs at least 2 dimensions, got {self.ndim}")
+        axes = (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2)
+        return manipulation.permute_dims(self, axes)
+
+    # ------------------------------------------------------------------ Python protocols
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d ember.ndarray")
         return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d ember.ndarray")
+        if len(self.shape) == 1:  # one copy, not one bus round trip per element
+            return iter(list(self.to_numpy()))
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of an array with {self.size} elements is ambiguous; "
+                "use ember.any(x) or ember.all(x)"
+                if self.size
+                else "the truth value of an empty array is ambiguous"
+            )
+        return bool(self._one("bool"))
+
+    def __float__(self) -> float:
+        return float(self._one("float", zero_d=True))
+
+    def __int__(self) -> int:
+        return int(self._one("int", zero_d=True))
+
+    def __index__(self) -> int:
+        if self.shape or not self.dtype.is_integer:
+            raise TypeError("only 0-d integer arrays can be converted to an index")
+        return int(self._one("index"))
+
+    def _one(self, what: str, zero_d: bool = False):
+        if zero_d and self.shape:
+            raise TypeError(
+                f"only 0-d arrays can be converted to Python scalars ({what}() of an array "
+                f"of shape {self.shape}); use x.item() for a one-element array"
+            )
+        return self.to_numpy().reshape(()).item()
+
+    def item(self, *index):
+        """The element as a Python number (one element, or the one at ``index``)."""
+        if index:
+            return indexing.read_element(self, index).item()
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self.to_numpy().reshape(()).item()
+
+    def tolist(self):
+        """The array as nested Python lists (copied to the host)."""
+        return self.to_numpy().tolist()
 
     # ------------------------------------------------------------------ host transfer
     def _extent(self) -> tuple[int, int]:
         """Lowest and one-past-highest byte (relative to ``offset``) the view touches."""
         if self.size == 0:
             return 0, 0
-        low = sum(s * (n - 1) for n, s in zip(self.shape, self.strides) if s < 0)
-        high = sum(s * (n - 1) for n, s in zip(self.shape, self.strides) if s > 0)
+        low = sum(s * (n - 1) for n, s in zip(self.shape, self.strides, strict=True) if s < 0)
+        high = sum(s * (n - 1) for n, s in zip(self.shape, self.strides, strict=True) if s > 0)
         return low, high + self.dtype.itemsize
 
     def to_numpy(self, stream=None):
@@ -135,10 +230,225 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
-        return (
-            f"ember.ndarray(shape={self.shape}, dtype={self.dtype.name}, "
-            f"backend={self.backend.name}, device={self.backend.device.name!r})"
-        )
+        return display.array_repr(self)
+
+    def __str__(self) -> str:
+        return display.array_str(self)
+
+    # ------------------------------------------------------------------ methods
+    def astype(self, dtype, copy: bool = True) -> ndarray:
+        """The array converted to ``dtype`` (a new array unless ``copy=False`` and the dtype
+        already matches).  Conversions wrap or truncate like NumPy's ``astype``."""
+        return manipulation.astype(self, dtype, copy=copy)
+
+    def copy(self) -> ndarray:
+        """A C-contiguous copy on the device."""
+        return manipulation.astype(self, self.dtype, copy=True)
+
+    def fill(self, value) -> None:
+        """Set every element to ``value``."""
+        indexing.setitem(self, Ellipsis, value)
+
+    def reshape(self, *shape, copy: bool | None = None) -> ndarray:
+        """The same data in a new shape: a view when the strides allow it, else a copy."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return manipulation.reshape(self, shape, copy=copy)
+
+    def ravel(self) -> ndarray:
+        """A 1-d view (or a copy when the layout needs one)."""
+        return manipulation.reshape(self, (-1,))
+
+    def flatten(self) -> ndarray:
+        """A 1-d copy."""
+        return manipulation.reshape(self.copy(), (-1,))
+
+    def transpose(self, *axes) -> ndarray:
+        """The axes permuted (reversed by default): a view."""
+        if len(axes) == 1 and isinstance(axes[0], tuple | list):
+            axes = tuple(axes[0])
+        return manipulation.permute_dims(self, axes or tuple(range(self.ndim - 1, -1, -1)))
+
+    def squeeze(self, axis=None) -> ndarray:
+        """The view without length-1 axes (or only ``axis``)."""
+        return manipulation.squeeze(self, axis)
+
+    def swapaxes(self, a: int, b: int) -> ndarray:
+        """The view with axes ``a`` and ``b`` exchanged."""
+        axes = list(range(self.ndim))
+        axes[a], axes[b] = axes[b], axes[a]
+        return manipulation.permute_dims(self, tuple(axes))
+
+    def __getitem__(self, key) -> Any:
+        return indexing.getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        indexing.setitem(self, key, value)
+
+    # ------------------------------------------------------------------ interop
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return interop.dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return interop.dlpack_device(self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return interop.cuda_array_interface(self)
+
+    def __array_namespace__(self, *, api_version: str | None = None):
+        return interop.namespace(api_version)
+
+    def to_device(self, device, /, *, stream=None) -> ndarray:
+        """The array on ``device`` (Array API): itself when it is already there."""
+        return interop.to_device(self, device, stream)
+
+    # ------------------------------------------------------------------ operators
+    def __add__(self, other):
+        return binary(ufuncs.add, self, other)
+
+    def __radd__(self, other):
+        return binary(ufuncs.add, other, self)
+
+    def __sub__(self, other):
+        return binary(ufuncs.subtract, self, other)
+
+    def __rsub__(self, other):
+        return binary(ufuncs.subtract, other, self)
+
+    def __mul__(self, other):
+        return binary(ufuncs.multiply, self, other)
+
+    def __rmul__(self, other):
+        return binary(ufuncs.multiply, other, self)
+
+    def __truediv__(self, other):
+        return binary(ufuncs.divide, self, other)
+
+    def __rtruediv__(self, other):
+        return binary(ufuncs.divide, other, self)
+
+    def __floordiv__(self, other):
+        return binary(ufuncs.floor_divide, self, other)
+
+    def __rfloordiv__(self, other):
+        return binary(ufuncs.floor_divide, other, self)
+
+    def __mod__(self, other):
+        return binary(ufuncs.remainder, self, other)
+
+    def __rmod__(self, other):
+        return binary(ufuncs.remainder, other, self)
+
+    def __divmod__(self, other):
+        return binary(ufuncs.floor_divide, self, other), binary(ufuncs.remainder, self, other)
+
+    def __rdivmod__(self, other):
+        return binary(ufuncs.floor_divide, other, self), binary(ufuncs.remainder, other, self)
+
+    def __pow__(self, other, modulo=None):
+        if modulo is not None:
+            raise TypeError("pow() with a modulus is not supported for ember arrays")
+        return binary(ufuncs.pow, self, other)
+
+    def __rpow__(self, other):
+        return binary(ufuncs.pow, other, self)
+
+    def __and__(self, other):
+        return binary(ufuncs.bitwise_and, self, other)
+
+    def __rand__(self, other):
+        return binary(ufuncs.bitwise_and, other, self)
+
+    def __or__(self, other):
+        return binary(ufuncs.bitwise_or, self, other)
+
+    def __ror__(self, other):
+        return binary(ufuncs.bitwise_or, other, self)
+
+    def __xor__(self, other):
+        return binary(ufuncs.bitwise_xor, self, other)
+
+    def __rxor__(self, other):
+        return binary(ufuncs.bitwise_xor, other, self)
+
+    def __lshift__(self, other):
+        return binary(ufuncs.bitwise_left_shift, self, other)
+
+    def __rlshift__(self, other):
+        return binary(ufuncs.bitwise_left_shift, other, self)
+
+    def __rshift__(self, other):
+        return binary(ufuncs.bitwise_right_shift, self, other)
+
+    def __rrshift__(self, other):
+        return binary(ufuncs.bitwise_right_shift, other, self)
+
+    def __eq__(self, other):  # type: ignore[override]
+        return compare(ufuncs.equal, self, other)
+
+    def __ne__(self, other):  # type: ignore[override]
+        return compare(ufuncs.not_equal, self, other)
+
+    def __lt__(self, other):
+        return binary(ufuncs.less, self, other)
+
+    def __le__(self, other):
+        return binary(ufuncs.less_equal, self, other)
+
+    def __gt__(self, other):
+        return binary(ufuncs.greater, self, other)
+
+    def __ge__(self, other):
+        return binary(ufuncs.greater_equal, self, other)
+
+    def __neg__(self):
+        return ufuncs.negative(self)
+
+    def __pos__(self):
+        return ufuncs.positive(self)
+
+    def __abs__(self):
+        return ufuncs.abs(self)
+
+    def __invert__(self):
+        return ufuncs.bitwise_invert(self)
+
+    def __iadd__(self, other):
+        return ufuncs.add(self, other, out=self)
+
+    def __isub__(self, other):
+        return ufuncs.subtract(self, other, out=self)
+
+    def __imul__(self, other):
+        return ufuncs.multiply(self, other, out=self)
+
+    def __itruediv__(self, other):
+        return ufuncs.divide(self, other, out=self)
+
+    def __ifloordiv__(self, other):
+        return ufuncs.floor_divide(self, other, out=self)
+
+    def __imod__(self, other):
+        return ufuncs.remainder(self, other, out=self)
+
+    def __ipow__(self, other):
+        return ufuncs.pow(self, other, out=self)
+
+    def __iand__(self, other):
+        return ufuncs.bitwise_and(self, other, out=self)
+
+    def __ior__(self, other):
+        return ufuncs.bitwise_or(self, other, out=self)
+
+    def __ixor__(self, other):
+        return ufuncs.bitwise_xor(self, other, out=self)
+
+    def __ilshift__(self, other):
+        return ufuncs.bitwise_left_shift(self, other, out=self)
+
+    def __irshift__(self, other):
+        return ufuncs.bitwise_right_shift(self, other, out=self)
 
 
 def asnumpy(x: Any):
@@ -157,3 +467,8 @@ def not_on_device(value: Any, where: str) -> TypeError:
         f"{where} needs device memory but got a {kind} (host memory); "
         f"copy it to the device explicitly with ember.asarray(x) first"
     )
+
+
+# The operations are defined on top of the class (they create arrays): imported last.
+from ember.array import display, indexing, interop, manipulation, ufuncs  # noqa: E402
+from ember.array.elementwise import binary, compare  # noqa: E402

@@ -1,0 +1,441 @@
+"""Elementwise operations: :class:`Ufunc` objects, their dispatch and their launch.
+
+A call ``ember.add(x, y)`` (or ``x + y``) goes:
+
+1. **Key** - per operand its dtype (arrays) or Python/NumPy scalar type, plus the backend;
+   a dict lookup finds the :class:`Entry` made the first time that key was seen, holding
+   the type resolution (:mod:`ember.array.rules`), the scalar converters and the kernel
+   for the contiguous case.  Promotion is never re-derived on the hot path.
+2. **Layout** - operands of the result's shape that are all exactly C-strided run the
+   contiguous kernel on flat 1-d views; anything else (broadcasting, strided views,
+   negative strides, ``out=`` views) is broadcast, its axes coalesced, and runs the strided
+   N-d kernel (which may turn out contiguous after all) - see :mod:`ember.array.kernels`.
+3. **Launch** - the entry keeps the compiled specialization's ``run`` (its generated
+   guard-and-launch function, :mod:`ember.compiler.args`), so a repeated small operation
+   is a dict hit, an allocation and one call into the launch fast path.
+
+:func:`binary` is the operators' entry point: it handles array-scalar and same-shape
+contiguous array-array operations inline and passes everything else to the ufunc.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ember.array import broadcast, ops, rules
+from ember.array.ndarray import ndarray, not_on_device
+from ember.frontend.types import scalar
+from ember.runtime.memory import allocate
+
+BLOCK = 256  # threads per block of the 1-d kernels
+UNROLL = 4  # elements per thread per tile of the contiguous kernels (kernels.py writes 4 out)
+WAVES = 32  # the contiguous kernels' grid is at most WAVES blocks per multiprocessor
+INT64_MAX = (1 << 63) - 1
+
+
+class Ufunc:
+    """An elementwise array function (``ember.add``, ``ember.sqrt``...).
+
+    Called with ember arrays (and Python or NumPy scalars) it runs on the device with
+    NumPy's broadcasting and NEP 50 promotion; ``out=`` writes into an existing array
+    (cast like NumPy's ``same_kind``).  With no ember array among its operands it computes
+    with NumPy on the host, so code using it can be tested without a device.  Math
+    functions carry ``__ember_intrinsic__``: inside a kernel, ``ember.sqrt(x)`` is the
+    kernel intrinsic on a number.
+    """
+
+    def __init__(self, name: str, nin: int, rule: rules.Rule, host=None, intrinsic=None):
+        self.__name__ = self.__qualname__ = name
+        self.nin = nin
+        self.rule = rule
+        self.host = host
+        self.cache: dict[tuple, Entry] = {}
+        if intrinsic is not None:
+            self.__ember_intrinsic__ = intrinsic
+        self.__doc__ = (
+            f"ember.{name}: NumPy's ``{host.__name__ if host else name}`` on ember arrays "
+            f"({nin} operand{'s' if nin > 1 else ''}; ``out=`` optional).\n\n{rule.__doc__}"
+        )
+
+    def __call__(self, *args, out: ndarray | None = None):
+        if len(args) != self.nin:
+            raise TypeError(f"ember.{self.__name__} takes {self.nin} operand(s), got {len(args)}")
+        return apply(self, args, out)
+
+    def __repr__(self) -> str:
+        return f"<ember ufunc {self.__name__}>"
+
+
+class Entry:
+    """What one operand-type key resolves to (see the module docstring)."""
+
+    __slots__ = (
+        "name", "res", "kinds", "conv", "out", "isz", "strides1", "block", "tile", "maxgrid",
+        "fullgrid", "kernel", "run",
+    )  # fmt: skip
+
+    def __init__(self, uf: Ufunc, res: rules.Resolution, kinds, conv, backend):
+        self.name = uf.__name__
+        self.res = res
+        self.kinds = kinds
+        self.conv = conv
+        self.out = res.out
+        self.isz = res.out.itemsize
+        self.strides1 = (self.isz,)
+        threads = min(BLOCK, backend.device.max_threads_per_block)
+        self.block = (threads, 1, 1)
+        self.tile = threads * UNROLL
+        self.maxgrid = max(1, backend.device.multiprocessors) * WAVES
+        self.fullgrid = (self.maxgrid, 1, 1)
+        self.kernel = None  # the contiguous kernel, made on first launch
+        self.run = self.first_run
+
+    def contiguous_kernel(self):
+        if self.kernel is None:
+            from ember.array import kernels
+
+            self.kernel = kernels.contiguous(self.res.op, self.res.ct, self.kinds, self.res.c0)
+        return self.kernel
+
+    def first_run(self, grid, block, shared, stream, args) -> bool:
+        """Compile (or find) the specialization, launch, and keep its fast path."""
+        spec = self.contiguous_kernel().dispatch(args)
+        spec.launch(args, grid, block, shared, stream)
+        self.run = spec.run
+        return True
+
+    def launch(self, n: int, args: tuple) -> None:
+        """Launch the contiguous kernel over ``n`` elements."""
+        tiles = (n + self.tile - 1) // self.tile
+        grid = (tiles, 1, 1) if tiles < self.maxgrid else self.fullgrid
+        if not self.run(grid, self.block, 0, None, args):
+            self.contiguous_kernel().dispatch(args).launch(args, grid, self.block)
+
+
+# --------------------------------------------------------------------- the hot path
+def binary(uf: Ufunc, a, b):
+    """``a <op> b``: inline fast paths, else ``uf(a, b)``."""
+    ta, tb = type(a), type(b)
+    if ta is ndarray:
+        if tb is ndarray:
+            e = uf.cache.get((a.dtype, b.dtype, a.backend))
+            if e is None or a.shape != b.shape or not (a._c and b._c) or b.backend is not a.backend:
+                return apply(uf, (a, b), None)
+            return _contiguous(e, a, a, b)
+        e = uf.cache.get((a.dtype, tb, a.backend))
+        if e is None or not a._c:
+            return apply(uf, (a, b), None)
+        conv = e.conv[1]
+        if conv is not None:
+            try:
+                b = conv(b)
+            except (OverflowError, ValueError):
+                return apply(uf, (a, b), None)
+        return _contiguous(e, a, a, b)
+    if tb is ndarray:
+        e = uf.cache.get((ta, b.dtype, b.backend))
+        if e is None or not b._c:
+            return apply(uf, (a, b), None)
+        conv = e.conv[0]
+        if conv is not None:
+            try:
+                a = conv(a)
+            except (OverflowError, ValueError):
+                return apply(uf, (a, b), None)
+        return _contiguous(e, b, a, b)
+    return apply(uf, (a, b), None)
+
+
+def compare(uf: Ufunc, a, b):
+    """``==`` and ``!=``: like :func:`binary`, but operands that are not numbers or arrays
+    give ``NotImplemented`` (so ``x == None`` is False, as Python's default)."""
+    other = b if type(a) is ndarray else a
+    if type(other) is not ndarray and not isinstance(other, bool | int | float):
+        if getattr(other, "ndim", None) != 0 or not hasattr(other, "dtype"):
+            return NotImplemented
+    return binary(uf, a, b)
+
+
+def _contiguous(e: Entry, x: ndarray, a, b) -> ndarray:
+    """The result of a same-shape operation on C-strided ``a``/``b`` (shaped like ``x``)."""
+    shape, be, isz = x.shape, x.backend, e.isz
+    if len(shape) == 1:  # Entry.launch inlined: this is the small-operation hot path
+        n = shape[0]
+        out = ndarray(shape, e.out, allocate(be, n * isz), be, e.strides1)
+        out._c = True
+        if n:
+            tiles = (n + e.tile - 1) // e.tile
+            grid = (tiles, 1, 1) if tiles < e.maxgrid else e.fullgrid
+            args = (n, out, a, b)
+            if not e.run(grid, e.block, 0, None, args):
+                e.contiguous_kernel().dispatch(args).launch(args, grid, e.block)
+        return out
+    n = math.prod(shape)
+    out = ndarray(shape, e.res.out, allocate(be, n * isz), be)
+    if n:
+        fa = flat(a, n) if type(a) is ndarray else a
+        fb = flat(b, n) if type(b) is ndarray else b
+        e.launch(n, (n, flat(out, n), fa, fb))
+    return out
+
+
+def flat(x: ndarray, n: int) -> ndarray:
+    """A 1-d contiguous view of the C-strided ``x`` (``n`` elements)."""
+    v = ndarray((n,), x.dtype, x.buffer, x.backend, (x.dtype.itemsize,), x.offset)
+    v._c = True
+    return v
+
+
+# --------------------------------------------------------------------- the general path
+def apply(uf: Ufunc, args: tuple, out: ndarray | None) -> Any:
+    """Run ``uf`` on ``args`` with broadcasting, any layouts and optional ``out``."""
+    be = _backend_of(uf, args, out)
+    if be is None:
+        if uf.host is None:
+            raise TypeError(f"ember.{uf.__name__} needs at least one ember array operand")
+        return uf.host(*args)
+    key = (*(x.dtype if type(x) is ndarray else type(x) for x in args), be)
+    e = uf.cache.get(key) or _entry(uf, key, args, be)
+    try:
+        values = tuple(x if c is None else c(x) for x, c in zip(args, e.conv, strict=True))
+    except OverflowError:
+        if not isinstance(uf.rule, rules.Compare):
+            raise
+        return apply(uf, tuple(_widen(x) for x in args), out)  # u8 < 300: exact (NumPy 2)
+    return execute(e, values, out, be)
+
+
+def _backend_of(uf: Ufunc, args: tuple, out):
+    be = None
+    for x in (*args, out):
+        if type(x) is ndarray or isinstance(x, ndarray):
+            if be is None:
+                be = x.backend
+            elif x.backend is not be:
+                raise ValueError(
+                    f"ember.{uf.__name__}: operands live on different devices "
+                    f"({be.name} and {x.backend.name}); move them to one device first"
+                )
+        elif x is not None and not _is_scalar(x):
+            if be is not None or any(isinstance(y, ndarray) for y in (*args, out)):
+                raise _operand_error(uf, x)
+            if _on_a_device(x):
+                raise _operand_error(uf, x)
+    if be is None and out is not None:
+        raise TypeError(f"ember.{uf.__name__}: out= must be an ember array")
+    return be
+
+
+def _is_scalar(x) -> bool:
+    """Python numbers and NumPy scalars (of dtypes Ember supports)."""
+    if isinstance(x, bool | int | float):
+        return True
+    if type(x).__module__ != "numpy" or getattr(x, "shape", None) != ():
+        return False
+    rules.scalar_type(x)  # complex and other unsupported dtypes: TypeError
+    return not hasattr(x, "__len__")
+
+
+def _on_a_device(x) -> bool:
+    """Another library's device array (those are not computed on the host silently)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    device = getattr(x, "__dlpack_device__", None)
+    try:
+        return device is not None and int(device()[0]) != 1  # kDLCPU
+    except Exception:
+        return False
+
+
+def _operand_error(uf: Ufunc, x) -> TypeError:
+    if type(x).__module__ == "numpy" or isinstance(x, list | tuple):
+        return not_on_device(x, f"ember.{uf.__name__}")
+    if isinstance(x, complex):
+        return TypeError("Ember does not support complex numbers")
+    return TypeError(
+        f"ember.{uf.__name__} takes ember arrays and Python or NumPy scalars, got a "
+        f"{type(x).__module__}.{type(x).__name__}; wrap arrays of other libraries with "
+        "ember.asarray(x) (no copy on the same device)"
+    )
+
+
+def _widen(x):
+    """A Python int beyond its array's integer type as a strong type that holds it."""
+    if type(x) is not int:
+        return x
+    import numpy as np
+
+    if -(1 << 63) <= x <= INT64_MAX:
+        return np.int64(x)
+    if 0 <= x < (1 << 64):
+        return np.uint64(x)
+    return float(x)
+
+
+def _entry(uf: Ufunc, key: tuple, args: tuple, be) -> Entry:
+    kinds = tuple(type(x) is ndarray for x in args)
+    types = tuple(
+        scalar(x.dtype) if k else rules.scalar_type(x) for x, k in zip(args, kinds, strict=True)
+    )
+    res = uf.rule(types)
+    fp64 = _has_fp64(be)
+    conv = tuple(
+        None if k else converter(res.c0 if (i == 0 and res.c0) else res.ct, type(x), uf, i, fp64)
+        for i, (k, x) in enumerate(zip(kinds, args, strict=True))
+    )
+    e = Entry(uf, res, kinds, conv, be)
+    uf.cache[key] = e
+    return e
+
+
+def _has_fp64(be) -> bool:
+    from ember.compiler.driver import target_of
+
+    return target_of(be).has("fp64")
+
+
+def converter(ct, t: type, uf: Ufunc, index: int, fp64: bool):
+    """The function that turns a scalar operand into the kernel argument for ``ct``:
+    Python ``float``/``int``/``bool`` (one specialization per compute dtype), range-checked
+    like NumPy for Python ints (``int8_array + 300`` is an ``OverflowError``)."""
+    if ct.kind == "b":
+        return None if t is bool else bool
+    if ct.is_float:
+        if not fp64:  # no double parameters on this device
+            return ct.numpy.type
+        return None if t is float else float
+    info = ct.numpy
+    import numpy as np
+
+    lo, hi = int(np.iinfo(info).min), int(np.iinfo(info).max)
+    name = ct.name
+    no_negative = uf.__name__ == "pow" and index == 1
+
+    def to_int(v):
+        v = int(v)
+        if not lo <= v <= hi:
+            raise OverflowError(f"Python integer {v} out of bounds for {name}")
+        if no_negative and v < 0:
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        return v if v <= INT64_MAX else np.uint64(v)
+
+    return to_int
+
+
+def execute(e: Entry, values: tuple, out: ndarray | None, be) -> ndarray:
+    """Broadcast, allocate or check ``out``, pick the layout and launch."""
+    arrays = [x for x in values if type(x) is ndarray]
+    shapes = [x.shape for x in arrays]
+    if out is not None:
+        shape = broadcast.broadcast_shapes(*shapes, out.shape)
+        if shape != out.shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {out.shape} doesn't match the "
+                f"broadcast shape {shape}"
+            )
+        _check_cast(e, out)
+        values = tuple(_unshare(x, out) if type(x) is ndarray else x for x in values)
+    else:
+        shape = broadcast.broadcast_shapes(*shapes) if len(shapes) > 1 else shapes[0]
+        out = ndarray(shape, e.res.out, allocate(be, math.prod(shape) * e.isz), be)
+    n = math.prod(shape)
+    if n == 0:
+        return out
+    if out.c_strided and all(x.shape == shape and x.c_strided for x in arrays):
+        flat_values = tuple(flat(x, n) if type(x) is ndarray else x for x in values)
+        e.launch(n, (n, flat(out, n), *flat_values))
+        return out
+    launch_strided(e, values, out, shape, n)
+    return out
+
+
+def _check_cast(e: Entry, out: ndarray) -> None:
+    if out.dtype is e.res.out:
+        return
+    import numpy as np
+
+    if not np.can_cast(e.res.out.numpy, out.dtype.numpy, "same_kind"):
+        raise TypeError(
+            f"cannot cast the result of ember.{e.name} from {e.res.out} to the output's "
+            f"{out.dtype} with casting rule 'same_kind' (NumPy's rule for out= and in-place "
+            "operators); convert explicitly with .astype()"
+        )
+
+
+def _unshare(x: ndarray, out: ndarray) -> ndarray:
+    """``x``, or a copy of it when it overlaps ``out`` other than element for element."""
+    if x.buffer is not out.buffer:
+        return x
+    if x.offset == out.offset and broadcast.stretch(x.shape, x.strides, out.shape) == out.strides:
+        return x
+    lo1, hi1 = x._extent()
+    lo2, hi2 = out._extent()
+    if x.offset + hi1 <= out.offset + lo2 or out.offset + hi2 <= x.offset + lo1:
+        return x
+    return x.copy()
+
+
+def launch_strided(e: Entry, values: tuple, out: ndarray, shape, n: int) -> None:
+    """Coalesce the axes and launch the strided kernel (or the contiguous one, or the
+    transpose kernel for a copy between 2-d layouts)."""
+    operands = [out, *(x for x in values if type(x) is ndarray)]
+    strides = [
+        tuple(s // x.dtype.itemsize for s in broadcast.stretch(x.shape, x.strides, shape))
+        for x in operands
+    ]
+    dims, strides = broadcast.coalesce(shape, strides)
+    if len(dims) == 1 and all(s == (1,) for s in strides):
+        it = iter(operands[1:])
+        flat_values = tuple(flat(next(it), n) if type(x) is ndarray else x for x in values)
+        e.launch(n, (n, flat(out, n), *flat_values))
+        return
+    from ember.array import kernels
+
+    res = e.res
+    if res.op is ops.copy and len(dims) == 2 and _transposing(dims, strides):
+        return launch_transpose(res, operands, dims, strides)
+    args, wide = [n, broadcast.divisors(dims)], False
+    it = iter(zip(operands, strides, strict=True))
+    for x in (out, *values):
+        if type(x) is ndarray:
+            view, st, extent = _strided_view(*next(it), dims)
+            wide = wide or extent >= 1 << 31
+            args += (view, st)
+        else:
+            args += (x, (0,) * (len(dims) + 1))
+    wide = wide or n >= 1 << 31
+    k = kernels.strided(res.op, res.ct, e.kinds, len(dims), wide, res.c0)
+    blocks = min((n + e.block[0] - 1) // e.block[0], e.maxgrid)
+    args_t = tuple(args)
+    k.dispatch(args_t).launch(args_t, (blocks, 1, 1), e.block)
+
+
+def _strided_view(x: ndarray, strides, dims):
+    """A 1-d view from the lowest element ``x`` touches, and ``(base, *strides)``."""
+    low, high = broadcast.span(dims, strides)
+    extent = high - low + 1
+    isz = x.dtype.itemsize
+    view = ndarray((extent,), x.dtype, x.buffer, x.backend, (isz,), x.offset + low * isz)
+    view._c = True
+    return view, (-low, *strides), extent
+
+
+def _transposing(dims, strides) -> bool:
+    """Out's fast axis is 1 and the source's is 0: a tiled transpose pays off."""
+    (o0, o1), (a0, a1) = strides
+    return o1 == 1 and abs(a0) == 1 and abs(a1) > 1 and min(dims) >= 16
+
+
+def launch_transpose(res, operands, dims, strides) -> None:
+    from ember.array import kernels
+
+    views = [
+        ndarray(dims, x.dtype, x.buffer, x.backend, tuple(s * x.dtype.itemsize for s in st),
+                x.offset)
+        for x, st in zip(operands, strides, strict=True)
+    ]  # fmt: skip
+    tile = kernels.TILE
+    grid = (-(-dims[0] // tile), min(-(-dims[1] // tile), 65535), 1)
+    k = kernels.transpose2(res.ct)
+    k.dispatch(tuple(views)).launch(tuple(views), grid, (tile, kernels.TILE_ROWS, 1))

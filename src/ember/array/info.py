@@ -1,0 +1,83 @@
+"""Array API namespace extras: dtype inspection and promotion, constants.
+
+``result_type``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype``, ``bool`` (the dtype),
+``newaxis``, ``e``, ``pi``, ``inf``, ``nan`` and ``__array_api_version__``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from ember import dtypes
+
+__array_api_version__ = "2023.12"
+bool = dtypes.bool_  # noqa: A001 - the Array API's name of the dtype
+newaxis = None
+e = math.e
+pi = math.pi
+inf = math.inf
+nan = math.nan
+
+_KINDS = {
+    "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+    "real floating": "f", "complex floating": "", "numeric": "iuf",
+}  # fmt: skip
+
+
+def result_type(*arrays_and_dtypes) -> dtypes.DType:
+    """The dtype of an operation on the operands (NEP 50: Python scalars are weak)."""
+    from ember.array import rules
+    from ember.frontend.types import scalar
+
+    types = []
+    for x in arrays_and_dtypes:
+        if hasattr(x, "dtype") and hasattr(x, "shape") and type(x).__module__ != "numpy":
+            types.append(scalar(x.dtype))
+        elif isinstance(x, builtins_number):
+            types.append(rules.scalar_type(x))
+        else:
+            types.append(scalar(dtypes.dtype(x)))
+    if not types:
+        raise ValueError("at least one array or dtype is required")
+    return rules.common(tuple(types)).dtype
+
+
+builtins_number = (int, float)
+
+
+def can_cast(from_, to, /, casting: str = "safe") -> bool:
+    """Whether ``from_`` (a dtype or array) casts to ``to`` under NumPy's ``casting``."""
+    import numpy as np
+
+    src = from_.dtype if hasattr(from_, "shape") else dtypes.dtype(from_)
+    return bool(np.can_cast(src.numpy, dtypes.dtype(to).numpy, casting))
+
+
+@functools.cache
+def finfo(dtype: Any):
+    """NumPy's ``finfo`` of a float dtype (or array)."""
+    import numpy as np
+
+    return np.finfo(dtypes.dtype(getattr(dtype, "dtype", dtype)).numpy)
+
+
+@functools.cache
+def iinfo(dtype: Any):
+    """NumPy's ``iinfo`` of an integer dtype (or array)."""
+    import numpy as np
+
+    return np.iinfo(dtypes.dtype(getattr(dtype, "dtype", dtype)).numpy)
+
+
+def isdtype(dtype, kind) -> bool:
+    """The Array API's ``isdtype``: ``kind`` is a dtype, a kind name or a tuple of them."""
+    dt = dtypes.dtype(dtype)
+    if isinstance(kind, tuple):
+        return any(isdtype(dt, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValueError(f"unknown dtype kind {kind!r}; known: {', '.join(_KINDS)}")
+        return dt.kind in _KINDS[kind] if _KINDS[kind] else False
+    return dt is dtypes.dtype(kind)

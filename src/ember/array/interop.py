@@ -1,0 +1,350 @@
+"""Zero-copy interop: DLPack (both ways, with the standard's stream semantics), the CUDA
+Array Interface v3 (both ways) and the Array API namespace.
+
+Export
+    ``x.__dlpack__(stream=s)`` makes the consumer's stream ``s`` wait (on the device, with
+    an event) for the work Ember queued on its default stream, then hands out a capsule
+    that keeps ``x`` alive until the consumer calls its deleter.  ``stream=None`` means the
+    legacy default stream, ``-1`` no synchronization (the standard's rules).
+    ``x.__cuda_array_interface__`` (v3) names Ember's default stream when it has work in
+    flight (the consumer must order itself after it), else ``None``.  Only CUDA memory can
+    be exported; OpenCL buffers have no address to share (``__dlpack__`` raises
+    ``BufferError``), except as a host copy when the consumer asks for the CPU.
+Import
+    :func:`from_dlpack` and :func:`ember.asarray` wrap another library's CUDA memory
+    (PyTorch, CuPy, JAX, Numba...) as an :class:`ember.ndarray` without copying: the
+    producer orders its work before Ember's default stream, and the memory stays alive
+    until the Ember array (and every view of it) is gone.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from ember import dtypes
+from ember.array.ndarray import c_strides, ndarray
+from ember.runtime import backend as registry
+from ember.runtime.backend import Buffer
+
+CPU, CUDA, OPENCL, CUDA_MANAGED = 1, 2, 4, 13
+API_VERSIONS = ("2023.12",)
+_CODES = {"b": 6, "i": 0, "u": 1, "f": 2}
+_KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
+
+
+# --------------------------------------------------------------------- DLPack structures
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64),
+    ]  # fmt: skip
+
+
+class DLManagedTensor(ctypes.Structure):
+    pass
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+DLManagedTensor._fields_ = [
+    ("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER),
+]  # fmt: skip
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [
+        ("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER),
+        ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor),
+    ]  # fmt: skip
+
+
+IS_COPIED = 1 << 1
+NAME, NAME_VERSIONED = b"dltensor", b"dltensor_versioned"  # must outlive the capsules
+USED, USED_VERSIONED = b"used_dltensor", b"used_dltensor_versioned"
+
+
+def _capi(name: str, restype, *argtypes):
+    """A private prototype of a C-API function (``ctypes.pythonapi``'s are shared)."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_new_capsule = _capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
+                     ctypes.c_void_p)  # fmt: skip
+_raw_is_valid = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
+_raw_pointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
+_is_valid = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+_pointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+_set_name = _capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+
+# exported tensors: address of the managed struct -> what must stay alive until deleted
+_exports: dict[int, tuple] = {}
+
+
+@DELETER
+def _delete(address):
+    _exports.pop(address, None)
+
+
+CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+@CAPSULE_DESTRUCTOR
+def _capsule_destructor(capsule):
+    """A capsule nobody consumed: call the deleter ourselves (the standard's rule)."""
+    for name in (NAME, NAME_VERSIONED):
+        if _raw_is_valid(capsule, name):
+            _delete(_raw_pointer(capsule, name))
+            return
+
+
+def make_capsule(ptr, shape, strides, dtype, device, owner, versioned: bool, copied=False):
+    """A DLPack capsule for memory at ``ptr`` (strides in elements, or None for C order)
+    that keeps ``owner`` alive until the consumer calls the deleter."""
+    ndim = len(shape)
+    shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
+    strides_arr = None if strides is None else (ctypes.c_int64 * max(ndim, 1))(*strides)
+    managed = DLManagedTensorVersioned() if versioned else DLManagedTensor()
+    t = managed.dl_tensor
+    t.data = ptr or None
+    t.device = DLDevice(*device)
+    t.ndim = ndim
+    t.dtype = DLDataType(_CODES[dtype.kind], dtype.bits, 1)
+    t.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
+    t.strides = ctypes.cast(strides_arr, ctypes.POINTER(ctypes.c_int64)) if strides_arr else None
+    t.byte_offset = 0
+    managed.deleter = _delete
+    if versioned:
+        managed.version = DLPackVersion(1, 0)
+        managed.flags = IS_COPIED if copied else 0
+    address = ctypes.addressof(managed)
+    _exports[address] = (managed, shape_arr, strides_arr, owner)
+    name = NAME_VERSIONED if versioned else NAME
+    return _new_capsule(address, name, ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+
+
+def dlpack_device(x: ndarray) -> tuple[int, int]:
+    """``(device_type, device_id)``: kDLCUDA (2) or kDLOpenCL (4)."""
+    kind = CUDA if x.backend.dialect == "cuda" else OPENCL
+    return kind, x.backend.device.index
+
+
+def dlpack(x: ndarray, stream=None, max_version=None, dl_device=None, copy=None):
+    """``x.__dlpack__``: see the module docstring."""
+    versioned = max_version is not None and tuple(max_version)[0] >= 1
+    here = dlpack_device(x)
+    if dl_device is not None and tuple(dl_device) != here:
+        if tuple(dl_device)[0] != CPU or copy is False:
+            raise BufferError(f"cannot export an ember array on {here} to device {dl_device}")
+        return _host_capsule(x, versioned)
+    if x.backend.dialect != "cuda":
+        if copy is False or dl_device is None:
+            raise BufferError(
+                "DLPack export needs CUDA device memory; OpenCL buffers have no address to "
+                "share (ask for a host copy with dl_device=(1, 0), or use x.to_numpy())"
+            )
+        return _host_capsule(x, versioned)
+    if copy:
+        x = x.copy()
+    _order_for_consumer(x.backend, stream)
+    strides = None if x.c_strided else [s // x.dtype.itemsize for s in x.strides]
+    ptr = x.buffer.handle + x.offset if x.size else 0
+    return make_capsule(ptr, x.shape, strides, x.dtype, here, x, versioned, bool(copy))
+
+
+def _host_capsule(x: ndarray, versioned: bool):
+    host = x.to_numpy()
+    strides = [s // host.itemsize for s in host.strides]
+    return make_capsule(
+        host.ctypes.data, host.shape, strides, x.dtype, (CPU, 0), host, versioned, copied=True
+    )
+
+
+def _order_for_consumer(backend, stream) -> None:
+    """Make the consumer's ``stream`` wait for Ember's default stream (DLPack semantics)."""
+    if stream == -1:
+        return
+    if stream == 0:
+        raise ValueError("stream=0 is ambiguous for CUDA in DLPack; use 1 (legacy default)")
+    ours = backend.default_stream
+    if ours.query():
+        return  # nothing in flight: nothing to order
+    from ember.backends.cuda.driver import check, cu
+
+    event = backend.create_event()
+    event.record(ours)
+    handle = 1 if stream is None else int(stream)
+    check(cu.cuStreamWaitEvent(cu.CUstream(handle), event.handle, 0), "cuStreamWaitEvent")
+
+
+# --------------------------------------------------------------------- CUDA array interface
+def cuda_array_interface(x: ndarray) -> dict:
+    """``x.__cuda_array_interface__`` (version 3)."""
+    if x.backend.dialect != "cuda":
+        raise AttributeError("__cuda_array_interface__ exists only for CUDA device arrays")
+    ours = x.backend.default_stream
+    return {
+        "shape": x.shape,
+        "typestr": x.dtype.numpy.str,
+        "data": (x.buffer.handle + x.offset if x.size else 0, False),
+        "version": 3,
+        "strides": None if x.c_strided else x.strides,
+        "stream": None if ours.query() else int(ours.handle),
+    }
+
+
+# --------------------------------------------------------------------- import
+class ForeignBuffer(Buffer):
+    """Device memory owned by another library, kept alive by ``owner``; ``close()`` lets
+    go of it (and calls the DLPack deleter, if there is one)."""
+
+    __slots__ = ("handle", "nbytes", "owner", "_release")
+
+    def __init__(self, handle: int, nbytes: int, owner, release=None):
+        self.handle = handle
+        self.nbytes = nbytes
+        self.owner = owner
+        self._release = release
+
+    def close(self) -> None:
+        release, self._release = self._release, None
+        self.owner = None
+        if release is not None:
+            release()
+
+
+def _cuda_backend(what: str):
+    be = registry.current()
+    if be.dialect != "cuda":
+        raise BufferError(
+            f"{what} is CUDA device memory, but the current Ember backend is {be.name}; "
+            "select the CUDA backend (EMBER_BACKEND=cuda)"
+        )
+    return be
+
+
+def _wrap(be, ptr: int, shape, strides_bytes, dt, owner, release=None) -> ndarray:
+    """An ember array over foreign memory at ``ptr`` (strides in bytes, or None)."""
+    shape = tuple(int(n) for n in shape)
+    strides = c_strides(shape, dt.itemsize) if strides_bytes is None else tuple(strides_bytes)
+    low = sum(s * (n - 1) for n, s in zip(shape, strides, strict=True) if s < 0 and n)
+    high = sum(s * (n - 1) for n, s in zip(shape, strides, strict=True) if s > 0 and n)
+    size = 0 if 0 in shape else high - low + dt.itemsize
+    buf = ForeignBuffer(ptr + low, size, owner, release)
+    return ndarray(shape, dt, buf, be, strides, -low)
+
+
+def from_cuda_array_interface(obj: Any) -> ndarray:
+    """An ember array viewing ``obj.__cuda_array_interface__`` memory (no copy)."""
+    import numpy as np
+
+    cai = obj.__cuda_array_interface__
+    be = _cuda_backend(type(obj).__name__)
+    if cai.get("mask") is not None:
+        raise ValueError("masked CUDA arrays are not supported")
+    dt = dtypes.dtype(np.dtype(cai["typestr"]))
+    stream = cai.get("stream")
+    if stream is not None:
+        _wait_for_producer(be, int(stream))
+    return _wrap(be, int(cai["data"][0]), cai["shape"], cai.get("strides"), dt, obj)
+
+
+def _wait_for_producer(be, handle: int) -> None:
+    """Order Ember's default stream after the producer's stream ``handle`` (on the device)."""
+    from ember.backends.cuda.driver import check, cu
+
+    event = be.create_event()
+    check(cu.cuEventRecord(event.handle, cu.CUstream(handle)), "cuEventRecord")
+    event.submitted += 1
+    be.default_stream.wait_event(event)
+
+
+def from_dlpack(x: Any, /, *, device=None, copy: bool | None = None) -> ndarray:
+    """An ember array sharing the memory of any DLPack producer (PyTorch, CuPy, JAX,
+    NumPy...).  CUDA memory is wrapped without a copy (``copy=True`` copies); host memory
+    is copied to the device (``copy=False`` refuses).
+    """
+    if isinstance(x, ndarray):
+        return x.copy() if copy else x
+    kind, _ = x.__dlpack_device__()
+    if int(kind) == CPU:
+        if copy is False:
+            raise BufferError("from_dlpack of host memory needs a copy to the device")
+        import numpy as np
+
+        from ember.array.creation import asarray
+
+        return asarray(np.from_dlpack(x))
+    if int(kind) not in (CUDA, CUDA_MANAGED):
+        raise BufferError(f"cannot import DLPack memory of device type {int(kind)}")
+    be = _cuda_backend(type(x).__name__)
+    stream = int(be.default_stream.handle)
+    try:
+        capsule = x.__dlpack__(stream=stream, max_version=(1, 0))
+    except TypeError:  # producers older than DLPack 1.0
+        capsule = x.__dlpack__(stream=stream)
+    out = _from_capsule(be, capsule, x)
+    return out.copy() if copy else out
+
+
+def _from_capsule(be, capsule, owner) -> ndarray:
+    if _is_valid(capsule, NAME_VERSIONED):
+        managed = DLManagedTensorVersioned.from_address(_pointer(capsule, NAME_VERSIONED))
+        _set_name(capsule, USED_VERSIONED)
+    elif _is_valid(capsule, NAME):
+        managed = DLManagedTensor.from_address(_pointer(capsule, NAME))
+        _set_name(capsule, USED)
+    else:
+        raise BufferError("not a DLPack capsule (or one that was already consumed)")
+    t = managed.dl_tensor
+    kind = _KINDS.get(t.dtype.code)
+    if kind is None or t.dtype.lanes != 1:
+        raise BufferError(
+            f"DLPack dtype code {t.dtype.code} ({t.dtype.bits} bits) is not supported"
+        )
+    dt = dtypes.bool_ if kind == "bool" else dtypes.dtype(f"{kind}{t.dtype.bits}")
+    shape = [t.shape[k] for k in range(t.ndim)]
+    strides = [t.strides[k] * dt.itemsize for k in range(t.ndim)] if t.strides else None
+    deleter = managed.deleter
+    address = ctypes.addressof(managed)
+
+    def release():
+        if deleter:
+            deleter(address)
+
+    ptr = (t.data or 0) + t.byte_offset
+    return _wrap(be, ptr, shape, strides, dt, owner, release)
+
+
+# --------------------------------------------------------------------- namespace
+def namespace(api_version: str | None = None):
+    """``x.__array_namespace__()``: the ``ember`` module (Array API 2023.12)."""
+    if api_version is not None and api_version not in API_VERSIONS:
+        raise ValueError(
+            f"Ember implements the Array API {', '.join(API_VERSIONS)}, not {api_version!r}"
+        )
+    import ember
+
+    return ember
+
+
+def to_device(x: ndarray, device, stream=None) -> ndarray:
+    """``x.to_device(device)``: ``x`` itself when ``device`` is where it lives."""
+    if device is None or device == x.device or device == x.backend or device == x.backend.name:
+        return x
+    raise ValueError(
+        f"moving arrays between devices is not supported yet ({x.device.name} -> {device!r}); "
+        "go through the host: ember.asarray(x.to_numpy())"
+    )

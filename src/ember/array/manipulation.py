@@ -1,0 +1,341 @@
+"""Shape and layout: reshape, transposes, squeeze, expand_dims, broadcast_to, flip (views
+wherever NumPy makes views), and copies: astype, concatenate, stack.
+
+Copies and casts run the elementwise ``copy`` kernel (contiguous, strided, or the tiled
+transpose for ``x.T.copy()``); a same-dtype copy of a contiguous array is a device memcpy.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from ember import dtypes
+from ember.array import broadcast
+from ember.array.ndarray import c_strides, ndarray
+from ember.runtime.memory import allocate
+
+
+# --------------------------------------------------------------------- copies and casts
+@functools.cache
+def _cast(dtype: dtypes.DType):
+    from ember.array import rules
+    from ember.array.elementwise import Ufunc
+
+    return Ufunc("astype", 1, rules.Cast(dtype))
+
+
+def copy_into(dst: ndarray, src: Any) -> None:
+    """``dst[...] = src``: an array (broadcast to ``dst``) or a scalar, cast to ``dst``'s
+    dtype (unsafe casting, like NumPy's assignment)."""
+    if isinstance(src, ndarray):
+        shape = broadcast.broadcast_shapes(src.shape, dst.shape)
+        if shape != dst.shape:
+            raise ValueError(
+                f"could not broadcast input array from shape {src.shape} into shape {dst.shape}"
+            )
+        if (
+            src.dtype is dst.dtype
+            and src.shape == dst.shape
+            and src.c_strided
+            and dst.c_strided
+            and src.backend is dst.backend
+        ):
+            if dst.size and not (src.buffer is dst.buffer and src.offset == dst.offset):
+                dst.backend.copy_device(dst.buffer, dst.offset, src.buffer, src.offset, dst.nbytes)
+            return
+    _cast(dst.dtype)(src, out=dst)
+
+
+def astype(x: ndarray, dtype: Any, copy: bool = True) -> ndarray:
+    """``x`` converted to ``dtype`` in a new C-contiguous array (``x`` itself when
+    ``copy=False`` and nothing needs converting)."""
+    dt = dtypes.dtype(dtype)
+    if not copy and dt is x.dtype:
+        return x
+    out = ndarray(x.shape, dt, allocate(x.backend, x.size * dt.itemsize), x.backend)
+    copy_into(out, x)
+    return out
+
+
+def ascontiguousarray(x: ndarray, dtype: Any = None) -> ndarray:
+    """``x`` when it is C-contiguous (and of ``dtype``), else a C-contiguous copy."""
+    dt = x.dtype if dtype is None else dtypes.dtype(dtype)
+    if dt is x.dtype and x.is_c_contiguous:
+        return x
+    return astype(x, dt)
+
+
+# --------------------------------------------------------------------- views
+def _view(x: ndarray, shape, strides, offset=None) -> ndarray:
+    return ndarray(
+        tuple(shape), x.dtype, x.buffer, x.backend, tuple(strides),
+        x.offset if offset is None else offset,
+    )  # fmt: skip
+
+
+def _axis(axis: int, ndim: int, what: str = "axis") -> int:
+    try:
+        k = int(axis.__index__())
+    except (AttributeError, TypeError):
+        raise TypeError(f"{what} must be an integer, got {axis!r}") from None
+    if not -ndim <= k < ndim:
+        raise ValueError(f"{what} {k} is out of bounds for array of dimension {ndim}")
+    return k % ndim
+
+
+def permute_dims(x: ndarray, axes) -> ndarray:
+    """A view with the axes in the order ``axes`` (a permutation of ``range(x.ndim)``)."""
+    perm = tuple(_axis(a, x.ndim) for a in axes)
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"axes {tuple(axes)} don't match array of {x.ndim} dimensions")
+    return _view(x, (x.shape[k] for k in perm), (x.strides[k] for k in perm))
+
+
+def transpose(x: ndarray, axes=None) -> ndarray:
+    """NumPy's ``transpose``: reverse the axes, or permute them by ``axes``."""
+    return permute_dims(x, tuple(range(x.ndim - 1, -1, -1)) if axes is None else axes)
+
+
+def matrix_transpose(x: ndarray) -> ndarray:
+    """The transpose of the last two axes (a view)."""
+    return x.mT
+
+
+def swapaxes(x: ndarray, axis1: int, axis2: int) -> ndarray:
+    return x.swapaxes(_axis(axis1, x.ndim), _axis(axis2, x.ndim))
+
+
+def moveaxis(x: ndarray, source, destination) -> ndarray:
+    """A view with axes ``source`` moved to positions ``destination``."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ValueError("source and destination must have the same number of elements")
+    src = [_axis(a, x.ndim, "source") for a in src]
+    dst = [_axis(a, x.ndim, "destination") for a in dst]
+    order = [k for k in range(x.ndim) if k not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return permute_dims(x, order)
+
+
+def squeeze(x: ndarray, axis=None) -> ndarray:
+    """A view without the length-1 axes (all, or those in ``axis``)."""
+    if axis is None:
+        keep = [k for k, n in enumerate(x.shape) if n != 1]
+    else:
+        drop = {_axis(a, x.ndim) for a in (axis if isinstance(axis, tuple | list) else (axis,))}
+        for k in drop:
+            if x.shape[k] != 1:
+                raise ValueError(
+                    "cannot select an axis to squeeze out which has size not equal to one"
+                )
+        keep = [k for k in range(x.ndim) if k not in drop]
+    return _view(x, (x.shape[k] for k in keep), (x.strides[k] for k in keep))
+
+
+def expand_dims(x: ndarray, axis=0) -> ndarray:
+    """A view with length-1 axes inserted at ``axis`` (an int or a tuple)."""
+    axes = axis if isinstance(axis, tuple | list) else (axis,)
+    ndim = x.ndim + len(axes)
+    where = sorted(_axis(a, ndim) for a in axes)
+    if len(set(where)) != len(where):
+        raise ValueError("repeated axis in expand_dims")
+    shape, strides = list(x.shape), list(x.strides)
+    for k in where:
+        shape.insert(k, 1)
+        strides.insert(k, 0)
+    return _view(x, shape, strides)
+
+
+def flip(x: ndarray, axis=None) -> ndarray:
+    """A view with the order of elements reversed along ``axis`` (all axes by default)."""
+    axes = range(x.ndim) if axis is None else axis if isinstance(axis, tuple | list) else (axis,)
+    shape, strides, offset = x.shape, list(x.strides), x.offset
+    for k in {_axis(a, x.ndim) for a in axes}:
+        if shape[k] > 0:
+            offset += (shape[k] - 1) * strides[k]
+        strides[k] = -strides[k]
+    return _view(x, shape, strides, offset)
+
+
+def broadcast_to(x: ndarray, shape) -> ndarray:
+    """A read-only-in-spirit view of ``x`` with ``shape`` (stretched axes have stride 0)."""
+    from ember.array.ndarray import normalize_shape
+
+    shape = normalize_shape(shape)
+    if len(shape) < x.ndim or broadcast.broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(
+            f"operands could not be broadcast together with remapped shapes "
+            f"[original->remapped]: {x.shape} and requested shape {shape}"
+        )
+    return _view(x, shape, broadcast.stretch(x.shape, x.strides, shape))
+
+
+def broadcast_arrays(*arrays: ndarray) -> list[ndarray]:
+    """Views of ``arrays`` broadcast to their common shape."""
+    shape = broadcast.broadcast_shapes(*(a.shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+# --------------------------------------------------------------------- reshape
+def _resolve(shape, size: int) -> tuple[int, ...]:
+    dims = [int(n.__index__()) for n in ((shape,) if isinstance(shape, int) else shape)]
+    unknown = [k for k, n in enumerate(dims) if n == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(n < -1 for n in dims):
+        raise ValueError(f"negative dimensions not allowed: {tuple(dims)}")
+    if unknown:
+        known = math.prod(n for n in dims if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {tuple(dims)}")
+        dims[unknown[0]] = size // known
+    if math.prod(dims) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {tuple(dims)}")
+    return tuple(dims)
+
+
+def reshape(x: ndarray, shape, copy: bool | None = None) -> ndarray:
+    """``x`` with a new shape: a view when the strides allow it (NumPy's rule), else a copy
+    (``copy=False`` refuses to copy, ``copy=True`` always copies)."""
+    new = _resolve(shape, x.size)
+    if copy:
+        return reshape(astype(x, x.dtype), new)
+    if x.is_c_contiguous:
+        return _view(x, new, c_strides(new, x.dtype.itemsize))
+    strides = _reshape_strides(x.shape, x.strides, new)
+    if strides is not None:
+        return _view(x, new, strides)
+    if copy is False:
+        raise ValueError("cannot reshape this array without copying it (copy=False)")
+    return reshape(astype(x, x.dtype), new)
+
+
+def _reshape_strides(old, strides, new) -> tuple[int, ...] | None:
+    """Strides that view ``old``/``strides`` as ``new`` without copying, or None.
+
+    Groups of old axes that are contiguous with each other (ignoring length-1 axes) can be
+    re-split into any new axes with the same product."""
+    pairs = [(n, s) for n, s in zip(old, strides, strict=True) if n != 1]
+    out: list[int] = []
+    i = 0
+    j = 0
+    new_dims = list(new)
+    while j < len(new_dims):
+        if new_dims[j] == 1:
+            out.append(0)
+            j += 1
+            continue
+        if i >= len(pairs):
+            return None
+        # gather old axes and new axes until their products match
+        oi, nj = i, j
+        po, pn = pairs[i][0], new_dims[j]
+        while po != pn:
+            if po < pn:
+                i += 1
+                if i >= len(pairs):
+                    return None
+                po *= pairs[i][0]
+            else:
+                j += 1
+                if j >= len(new_dims):
+                    return None
+                pn *= new_dims[j]
+        for k in range(oi, i):  # the old group must be contiguous with itself
+            if pairs[k][1] != pairs[k + 1][1] * pairs[k + 1][0]:
+                return None
+        step = pairs[i][1]
+        group = []
+        for k in range(j, nj - 1, -1):
+            group.append(step if new_dims[k] != 1 else 0)
+            step *= new_dims[k]
+        out += reversed(group)
+        i += 1
+        j += 1
+    if i != len(pairs):
+        return None
+    return tuple(out)
+
+
+# --------------------------------------------------------------------- joining
+def result_dtype(arrays) -> dtypes.DType:
+    from ember.frontend.types import promote_strong
+
+    return functools.reduce(promote_strong, (a.dtype for a in arrays))
+
+
+def concatenate(arrays, /, axis: int | None = 0, *, dtype=None) -> ndarray:
+    """Join arrays along an existing ``axis`` (``None``: flatten them first) into a new
+    array of their promoted dtype."""
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    _all_device(arrays, "concatenate")
+    if axis is None:
+        arrays = [reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    first = arrays[0]
+    if first.ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    k = _axis(axis, first.ndim)
+    for i, a in enumerate(arrays[1:], 1):
+        if a.ndim != first.ndim:
+            raise ValueError(
+                "all the input array dimensions except for the concatenation axis must match "
+                f"exactly, but the array at index 0 has {first.ndim} dimension(s) and the "
+                f"array at index {i} has {a.ndim} dimension(s)"
+            )
+        for d in range(first.ndim):
+            if d != k and a.shape[d] != first.shape[d]:
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must "
+                    f"match exactly, but along dimension {d}, the array at index 0 has size "
+                    f"{first.shape[d]} and the array at index {i} has size {a.shape[d]}"
+                )
+    dt = result_dtype(arrays) if dtype is None else dtypes.dtype(dtype)
+    shape = list(first.shape)
+    shape[k] = sum(a.shape[k] for a in arrays)
+    out = ndarray(tuple(shape), dt, allocate(first.backend, math.prod(shape) * dt.itemsize),
+                  first.backend)  # fmt: skip
+    start = 0
+    for a in arrays:
+        stop = start + a.shape[k]
+        if a.size:
+            index = (slice(None),) * k + (slice(start, stop),)
+            copy_into(out[index], a)
+        start = stop
+    return out
+
+
+def stack(arrays, /, axis: int = 0) -> ndarray:
+    """Join arrays of one shape along a new ``axis``."""
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    _all_device(arrays, "stack")
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    k = _axis(axis, arrays[0].ndim + 1)
+    return concatenate([expand_dims(a, k) for a in arrays], axis=k)
+
+
+def _all_device(arrays, what: str) -> None:
+    from ember.array.ndarray import not_on_device
+
+    for a in arrays:
+        if not isinstance(a, ndarray):
+            raise not_on_device(a, f"ember.{what}")
+    if len({id(a.backend) for a in arrays}) > 1:
+        raise ValueError(f"ember.{what}: the arrays live on different devices")
+
+
+__all__ = [
+    "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
+    "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
+    "broadcast_arrays", "reshape", "concatenate", "stack", "copy_into",
+]  # fmt: skip

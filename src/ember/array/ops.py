@@ -1,0 +1,382 @@
+"""The operators of the elementwise kernels: plain Python functions, compiled as device
+functions for the compute dtype the kernel casts their operands to.
+
+Each follows NumPy's ufunc of the same name for that dtype.  The kernel language already
+has NumPy's semantics for ``+ - * / // % **`` (floor division and modulo with the sign of
+the divisor, integer ``x // 0 == 0``, wrapping integer overflow); what NumPy defines
+beyond C is written out here (NaN-propagating ``maximum``, ``fmod`` of integers, shifts by
+more than the width).  One module-level function per operator: the function's source is
+part of every kernel's cache key, so two operators never share a binary.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import ember
+from ember import lang
+
+LN2 = 0.6931471805599453
+
+
+# --------------------------------------------------------------------- arithmetic
+def copy(x):
+    return x
+
+
+def add(a, b):
+    return a + b
+
+
+def subtract(a, b):
+    return a - b
+
+
+def multiply(a, b):
+    return a * b
+
+
+def divide(a, b):
+    return a / b
+
+
+def floor_divide(a, b):
+    return a // b
+
+
+def remainder(a, b):
+    return a % b
+
+
+def power(a, b):
+    return a**b
+
+
+def fmod_int(a, b):
+    r = a % b  # the sign of b; C's fmod has the sign of a
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
+
+
+def fmod(a, b):
+    return lang.fmod(a, b)
+
+
+def negative(x):
+    return -x
+
+
+def positive(x):
+    return +x
+
+
+def absolute(x):
+    return abs(x)
+
+
+def square(x):
+    return x * x
+
+
+def reciprocal(x):
+    return 1 / x
+
+
+def sign(x):
+    return 1 if x > 0 else (-1 if x < 0 else x)  # 0, -0.0 and NaN are their own sign
+
+
+# --------------------------------------------------------------------- comparisons, logic
+def equal(a, b):
+    return a == b
+
+
+def not_equal(a, b):
+    return a != b
+
+
+def less(a, b):
+    return a < b
+
+
+def less_equal(a, b):
+    return a <= b
+
+
+def greater(a, b):
+    return a > b
+
+
+def greater_equal(a, b):
+    return a >= b
+
+
+def logical_and(a, b):
+    return a and b
+
+
+def logical_or(a, b):
+    return a or b
+
+
+def logical_xor(a, b):
+    return a != b
+
+
+def logical_not(x):
+    return not x
+
+
+def bitwise_and(a, b):
+    return a & b
+
+
+def bitwise_or(a, b):
+    return a | b
+
+
+def bitwise_xor(a, b):
+    return a ^ b
+
+
+def invert(x):
+    return ~x
+
+
+@functools.cache
+def shifts(bits: int):
+    """``(left_shift, right_shift)`` for ``bits``-bit integers: NumPy shifts by ``bits`` or
+    more (and by negative counts) give 0, or -1 for right shifts of negative numbers."""
+
+    def left_shift(a, b):
+        if ember.uint64(b) < BITS:
+            return a << b
+        return a - a
+
+    def right_shift(a, b):
+        if ember.uint64(b) < BITS:
+            return a >> b
+        if a < 0:
+            return a - a - 1
+        return a - a
+
+    BITS = bits
+    left_shift.__name__ = left_shift.__qualname__ = f"ew_left_shift_{bits}"
+    right_shift.__name__ = right_shift.__qualname__ = f"ew_right_shift_{bits}"
+    return left_shift, right_shift
+
+
+# --------------------------------------------------------------------- min / max
+def maximum(a, b):
+    if a < b or b != b:  # NaN in either propagates
+        return b
+    return a
+
+
+def minimum(a, b):
+    if b < a or b != b:
+        return b
+    return a
+
+
+def fmax(a, b):
+    if a < b or a != a:  # NaN in one is ignored
+        return b
+    return a
+
+
+def fmin(a, b):
+    if b < a or a != a:
+        return b
+    return a
+
+
+def clip(x, lo, hi):
+    return minimum(maximum(x, lo), hi)
+
+
+def where(c, x, y):
+    if c:
+        return x
+    return y
+
+
+# --------------------------------------------------------------------- math
+def sqrt(x):
+    return lang.sqrt(x)
+
+
+def rsqrt(x):
+    return lang.rsqrt(x)
+
+
+def cbrt(x):
+    return lang.cbrt(x)
+
+
+def exp(x):
+    return lang.exp(x)
+
+
+def exp2(x):
+    return lang.exp2(x)
+
+
+def expm1(x):
+    return lang.expm1(x)
+
+
+def log(x):
+    return lang.log(x)
+
+
+def log2(x):
+    return lang.log2(x)
+
+
+def log10(x):
+    return lang.log10(x)
+
+
+def log1p(x):
+    return lang.log1p(x)
+
+
+def sin(x):
+    return lang.sin(x)
+
+
+def cos(x):
+    return lang.cos(x)
+
+
+def tan(x):
+    return lang.tan(x)
+
+
+def asin(x):
+    return lang.asin(x)
+
+
+def acos(x):
+    return lang.acos(x)
+
+
+def atan(x):
+    return lang.atan(x)
+
+
+def sinh(x):
+    return lang.sinh(x)
+
+
+def cosh(x):
+    return lang.cosh(x)
+
+
+def tanh(x):
+    return lang.tanh(x)
+
+
+def asinh(x):
+    return lang.asinh(x)
+
+
+def acosh(x):
+    return lang.acosh(x)
+
+
+def atanh(x):
+    return lang.atanh(x)
+
+
+def erf(x):
+    return lang.erf(x)
+
+
+def erfc(x):
+    return lang.erfc(x)
+
+
+def lgamma(x):
+    return lang.lgamma(x)
+
+
+def tgamma(x):
+    return lang.tgamma(x)
+
+
+def floor(x):
+    return lang.floor(x)
+
+
+def ceil(x):
+    return lang.ceil(x)
+
+
+def trunc(x):
+    return lang.trunc(x)
+
+
+def rint(x):
+    return lang.rint(x)
+
+
+def fabs(x):
+    return lang.fabs(x)
+
+
+def isnan(x):
+    return lang.isnan(x)
+
+
+def isinf(x):
+    return lang.isinf(x)
+
+
+def isfinite(x):
+    return lang.isfinite(x)
+
+
+def signbit(x):
+    return lang.copysign(1, x) < 0
+
+
+def atan2(a, b):
+    return lang.atan2(a, b)
+
+
+def hypot(a, b):
+    return lang.hypot(a, b)
+
+
+def copysign(a, b):
+    return lang.copysign(a, b)
+
+
+def pow_float(a, b):
+    return lang.pow(a, b)
+
+
+def logaddexp(a, b):
+    if a == b:  # also both infinite of one sign
+        return a + LN2
+    d = a - b
+    if d > 0:
+        return a + lang.log1p(lang.exp(-d))
+    if d <= 0:
+        return b + lang.log1p(lang.exp(d))
+    return d  # NaN
+
+
+def _prefix_c_names() -> None:
+    """Device functions get their C name from ``__name__``; OpenCL C has built-ins with
+    several of these names (``remainder``, ``sign``, ``fmax``...), so prefix them all."""
+    for name, fn in list(globals().items()):
+        if callable(fn) and getattr(fn, "__module__", None) == __name__ and name[0] != "_":
+            if name not in ("shifts",):
+                fn.__name__ = "ew_" + name
+
+
+_prefix_c_names()

@@ -1,0 +1,282 @@
+"""Type resolution of elementwise operations: NumPy 2's ufunc rules on NEP 50 promotion.
+
+Operands are described by the kernel compiler's scalar types
+(:class:`ember.frontend.types.Scalar`): arrays and NumPy scalars are *strong*, Python
+``int``/``float`` are *weak*; :func:`ember.frontend.types.promote` combines them exactly as
+kernels do, so an array expression and the same expression in a kernel agree.  A rule
+turns the operand types into a :class:`Resolution`: the device function to apply, the
+dtype operands are cast to before it (``ct``) and the result dtype (``out``).  Where NumPy
+has no loop for a dtype (``-bool``, float ``&``) the rule raises ``TypeError`` naming the
+operation, the dtypes and what to do.  The property tests compare every rule with NumPy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ember import dtypes
+from ember.array import ops
+from ember.dtypes import DType
+from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Scalar, float_result, promote, scalar
+
+BOOL, INT8, FLOAT64 = dtypes.bool_, dtypes.int8, dtypes.float64
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How to compute one operation: ``op`` on operands cast to ``ct``, giving ``out``.
+
+    ``c0`` (three-operand operations) is the dtype the first operand is cast to instead.
+    """
+
+    op: Any
+    ct: DType
+    out: DType
+    c0: DType | None = None
+
+
+class Rule:
+    """A ufunc's type rule; ``name`` is the public name used in error messages."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, types: tuple[Scalar, ...]) -> Resolution:
+        raise NotImplementedError
+
+    def refuse(self, types: tuple[Scalar, ...], what: str) -> TypeError:
+        names = " and ".join(describe(t) for t in types)
+        return TypeError(f"ember.{self.name} does not support {names}: {what}")
+
+
+def describe(t: Scalar) -> str:
+    if t.weak:
+        return "a Python float" if t.dtype.is_float else "a Python int"
+    return t.dtype.name
+
+
+def common(types: tuple[Scalar, ...]) -> Scalar:
+    """NEP 50 promotion of all operand types."""
+    t = types[0]
+    for u in types[1:]:
+        t = promote(t, u)
+    return t
+
+
+def strong(t: Scalar) -> DType:
+    """The dtype of a promotion result (an all-weak result is Python's int64/float64)."""
+    return t.dtype
+
+
+def _all_bool(types) -> bool:
+    return all(t.dtype.kind == "b" and not t.weak for t in types)
+
+
+# --------------------------------------------------------------------- rules
+class Arithmetic(Rule):
+    """``+ - *``: the promoted type; on two bools ``+`` is ``or`` and ``*`` is ``and``."""
+
+    def __init__(self, name: str, op, bool_op=None):
+        super().__init__(name)
+        self.op, self.bool_op = op, bool_op
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if t is BOOL:
+            if self.bool_op is None:
+                raise self.refuse(
+                    types, "subtracting booleans is not defined; use ^ or ember.logical_xor"
+                )
+            return Resolution(self.bool_op, BOOL, BOOL)
+        return Resolution(self.op, t, t)
+
+
+class IntegerLike(Rule):
+    """``// % ** fmod``, squares: the promoted type; two bools compute in int8 (NumPy)."""
+
+    def __init__(self, name: str, op, int_op=None):
+        super().__init__(name)
+        self.op, self.int_op = op, int_op or op
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if t is BOOL:
+            t = INT8
+        return Resolution(self.int_op if t.kind in "iu" else self.op, t, t)
+
+
+class TrueDivide(Rule):
+    """``/``: floats keep their type; integers and bools divide in float64."""
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if not t.is_float:
+            t = FLOAT64
+        return Resolution(ops.divide, t, t)
+
+
+class Bitwise(Rule):
+    """``& | ^``: integers and bools only."""
+
+    def __init__(self, name: str, op):
+        super().__init__(name)
+        self.op = op
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if t.is_float:
+            raise self.refuse(types, "bitwise operations need integer or bool operands")
+        return Resolution(self.op, t, t)
+
+
+class Shift(Rule):
+    """``<< >>``: integers (two bools shift as int8); NumPy's results past the width."""
+
+    def __init__(self, name: str, left: bool):
+        super().__init__(name)
+        self.left = left
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if t.is_float:
+            raise self.refuse(types, "shifts need integer operands")
+        if t is BOOL:
+            t = INT8
+        left, right = ops.shifts(t.bits)
+        return Resolution(left if self.left else right, t, t)
+
+
+class Compare(Rule):
+    """``== != < <= > >=``: compare in the promoted type, give bool."""
+
+    def __init__(self, name: str, op):
+        super().__init__(name)
+        self.op = op
+
+    def __call__(self, types):
+        return Resolution(self.op, strong(common(types)), BOOL)
+
+
+class Logical(Rule):
+    """``logical_and/or/xor/not``: operands become bools (nonzero is true)."""
+
+    def __init__(self, name: str, op):
+        super().__init__(name)
+        self.op = op
+
+    def __call__(self, types):
+        return Resolution(self.op, BOOL, BOOL)
+
+
+class Same(Rule):
+    """Unary operations that keep the dtype (``-x``, ``abs``, ``sign``...).
+
+    ``on_bool``: ``"refuse"`` (with ``bool_hint``), ``"keep"``, an operator to use instead
+    (``~b`` is ``not b``), or ``"int8"`` (``square(b)``); ``int_op``: the operator for
+    integers when it differs (``floor`` of an integer is the integer); ``floats=False``
+    refuses floats (``~x``).
+    """
+
+    def __init__(self, name, op, on_bool="keep", int_op=None, bool_hint="", floats=True):
+        super().__init__(name)
+        self.op, self.on_bool, self.int_op, self.bool_hint = op, on_bool, int_op, bool_hint
+        self.floats = floats
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if t.is_float and not self.floats:
+            raise self.refuse(types, "it needs integer or bool operands")
+        if t is BOOL:
+            if self.on_bool == "refuse":
+                raise self.refuse(types, self.bool_hint or "it has no boolean version")
+            if self.on_bool == "int8":
+                return Resolution(self.op, INT8, INT8)
+            if self.on_bool != "keep":
+                return Resolution(self.on_bool, BOOL, BOOL)
+            return Resolution(self.int_op or self.op, BOOL, BOOL)
+        if t.kind in "iu" and self.int_op is not None:
+            return Resolution(self.int_op, t, t)
+        return Resolution(self.op, t, t)
+
+
+class FloatMath(Rule):
+    """Math functions: integers become the smallest float holding them (int8 -> float16,
+    int16 -> float32, wider -> float64; bool -> float16), as NumPy's ufuncs do."""
+
+    def __init__(self, name: str, op):
+        super().__init__(name)
+        self.op = op
+
+    def __call__(self, types):
+        # each operand to its own smallest float first: NumPy picks the first float loop
+        # every operand casts to safely (arctan2(int8, uint8) is float16, not float32)
+        strong_types = tuple(t for t in types if not t.weak)
+        if strong_types and len(strong_types) < len(types):  # NEP 50: weak ones adapt first
+            base = common(strong_types)
+            types = tuple(promote(t, base) if t.weak else t for t in types)
+        t = strong(common(tuple(float_result(t) for t in types)))
+        return Resolution(self.op, t, t)
+
+
+class Predicate(Rule):
+    """``isnan``, ``signbit``...: bool results, computed on the input as it is."""
+
+    def __init__(self, name: str, op):
+        super().__init__(name)
+        self.op = op
+
+    def __call__(self, types):
+        return Resolution(self.op, strong(common(types)), BOOL)
+
+
+class Where(Rule):
+    """``where(cond, x, y)``: ``cond`` as bool, the result in the promotion of x and y."""
+
+    def __call__(self, types):
+        t = strong(common(types[1:]))
+        return Resolution(ops.where, t, t, c0=BOOL)
+
+
+class Clip(Rule):
+    """``clip(x, lo, hi)``: the promotion of all three (Python bounds are weak)."""
+
+    def __call__(self, types):
+        t = strong(common(types))
+        return Resolution(ops.clip, t, t, c0=t)
+
+
+class Cast(Rule):
+    """``astype``/copies: ``copy`` into the target dtype (set by the caller)."""
+
+    def __init__(self, target: DType):
+        super().__init__("astype")
+        self.target = target
+
+    def __call__(self, types):
+        return Resolution(ops.copy, self.target, self.target)
+
+
+# --------------------------------------------------------------------- scalar operands
+PY_TYPES: dict[type, Scalar] = {int: WEAK_INT, float: WEAK_FLOAT, bool: scalar(BOOL)}
+
+
+def scalar_type(value: Any) -> Scalar:
+    """The kernel type of a scalar operand: Python ``int``/``float`` are weak (NEP 50),
+    ``bool`` and NumPy scalars strong."""
+    t = PY_TYPES.get(type(value))
+    if t is not None:
+        return t
+    dt = getattr(value, "dtype", None)  # NumPy scalars (numpy.float64 subclasses float)
+    if dt is not None and getattr(value, "ndim", None) == 0:
+        return scalar(dtypes.dtype(dt))
+    if isinstance(value, bool | int | float):  # subclasses (IntEnum...)
+        return PY_TYPES[
+            bool if isinstance(value, bool) else int if isinstance(value, int) else float
+        ]
+    if isinstance(value, complex):
+        raise TypeError("Ember does not support complex numbers")
+    raise TypeError(
+        f"unsupported operand of type {type(value).__module__}.{type(value).__name__}: "
+        "elementwise operations take ember arrays and Python or NumPy scalars"
+    )

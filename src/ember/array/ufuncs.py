@@ -1,0 +1,237 @@
+"""The elementwise functions: ``ember.add``, ``ember.sqrt``, ``ember.where``...
+
+Names follow the Python Array API standard (2023.12), with NumPy's spellings as aliases
+(``absolute``, ``arcsin``, ``power``, ``true_divide``, ``invert``...).  Every function is a
+:class:`~ember.array.elementwise.Ufunc` over one of the generic kernels; its type rule is
+in :mod:`ember.array.rules` and its device function in :mod:`ember.array.ops`.
+
+The math functions that are also kernel functions (:mod:`ember.lang`: ``sqrt``, ``sin``,
+``floor``, ``pow``...) carry ``__ember_intrinsic__``, so ``ember.sqrt(x)`` inside a kernel
+still compiles to the intrinsic on a number, with the kernel language's semantics (there,
+``ember.floor`` of an integer is a float and ``ember.pow`` is float ``pow``; on arrays they
+follow NumPy 2: ``floor`` keeps integers, ``pow`` of integers is integer).
+"""
+
+from __future__ import annotations
+
+from ember import lang
+from ember.array import ops
+from ember.array import rules as r
+from ember.array.elementwise import Ufunc
+
+
+def _np(name: str):
+    def host(*args):
+        import numpy as np
+
+        return getattr(np, name)(*args)
+
+    host.__name__ = name
+    return host
+
+
+def _lang_host(name: str):
+    host = getattr(lang, name)._host
+    if host is None:
+        return None
+
+    def run(*args):
+        return host(*args)
+
+    run.__name__ = name
+    return run
+
+
+def _binary(name, rule, np_name=None, intrinsic=None):
+    return Ufunc(name, 2, rule, _np(np_name or name), intrinsic)
+
+
+def _unary(name, rule, np_name=None, intrinsic=None):
+    return Ufunc(name, 1, rule, _np(np_name or name), intrinsic)
+
+
+# --------------------------------------------------------------------- arithmetic
+add = _binary("add", r.Arithmetic("add", ops.add, ops.logical_or))
+subtract = _binary("subtract", r.Arithmetic("subtract", ops.subtract))
+multiply = _binary("multiply", r.Arithmetic("multiply", ops.multiply, ops.logical_and))
+divide = _binary("divide", r.TrueDivide("divide"))
+floor_divide = _binary("floor_divide", r.IntegerLike("floor_divide", ops.floor_divide))
+remainder = _binary("remainder", r.IntegerLike("remainder", ops.remainder))
+pow = _binary("pow", r.IntegerLike("pow", ops.power), "power", intrinsic="pow")  # noqa: A001
+fmod = _binary("fmod", r.IntegerLike("fmod", ops.fmod, ops.fmod_int), intrinsic="fmod")
+
+negative = _unary(
+    "negative",
+    r.Same("negative", ops.negative, "refuse", bool_hint="use ~ or ember.logical_not"),
+)
+positive = _unary("positive", r.Same("positive", ops.positive, "refuse"))
+abs = _unary("abs", r.Same("abs", ops.absolute), "absolute", intrinsic="py_abs")  # noqa: A001
+sign = _unary("sign", r.Same("sign", ops.sign, "refuse"))
+square = _unary("square", r.Same("square", ops.square, "int8"))
+reciprocal = _unary("reciprocal", r.FloatMath("reciprocal", ops.reciprocal))
+
+# --------------------------------------------------------------------- comparisons, logic
+equal = _binary("equal", r.Compare("equal", ops.equal))
+not_equal = _binary("not_equal", r.Compare("not_equal", ops.not_equal))
+less = _binary("less", r.Compare("less", ops.less))
+less_equal = _binary("less_equal", r.Compare("less_equal", ops.less_equal))
+greater = _binary("greater", r.Compare("greater", ops.greater))
+greater_equal = _binary("greater_equal", r.Compare("greater_equal", ops.greater_equal))
+logical_and = _binary("logical_and", r.Logical("logical_and", ops.logical_and))
+logical_or = _binary("logical_or", r.Logical("logical_or", ops.logical_or))
+logical_xor = _binary("logical_xor", r.Logical("logical_xor", ops.logical_xor))
+logical_not = _unary("logical_not", r.Logical("logical_not", ops.logical_not))
+
+bitwise_and = _binary("bitwise_and", r.Bitwise("bitwise_and", ops.bitwise_and))
+bitwise_or = _binary("bitwise_or", r.Bitwise("bitwise_or", ops.bitwise_or))
+bitwise_xor = _binary("bitwise_xor", r.Bitwise("bitwise_xor", ops.bitwise_xor))
+bitwise_left_shift = _binary(
+    "bitwise_left_shift", r.Shift("bitwise_left_shift", left=True), "left_shift"
+)
+bitwise_right_shift = _binary(
+    "bitwise_right_shift", r.Shift("bitwise_right_shift", left=False), "right_shift"
+)
+bitwise_invert = _unary(
+    "bitwise_invert",
+    r.Same("bitwise_invert", ops.invert, on_bool=ops.logical_not, floats=False),
+    "invert",
+)
+
+# --------------------------------------------------------------------- min / max
+maximum = _binary("maximum", r.Same("maximum", ops.maximum))
+minimum = _binary("minimum", r.Same("minimum", ops.minimum))
+fmax = _binary("fmax", r.Same("fmax", ops.fmax), intrinsic="fmax")
+fmin = _binary("fmin", r.Same("fmin", ops.fmin), intrinsic="fmin")
+
+# --------------------------------------------------------------------- math
+_FLOAT1 = {  # Array API name -> (NumPy name, kernel intrinsic)
+    "sqrt": ("sqrt", "sqrt"), "rsqrt": (None, "rsqrt"), "cbrt": ("cbrt", "cbrt"),
+    "exp": ("exp", "exp"), "exp2": ("exp2", "exp2"), "expm1": ("expm1", "expm1"),
+    "log": ("log", "log"), "log2": ("log2", "log2"), "log10": ("log10", "log10"),
+    "log1p": ("log1p", "log1p"), "sin": ("sin", "sin"), "cos": ("cos", "cos"),
+    "tan": ("tan", "tan"), "asin": ("arcsin", "asin"), "acos": ("arccos", "acos"),
+    "atan": ("arctan", "atan"), "sinh": ("sinh", "sinh"), "cosh": ("cosh", "cosh"),
+    "tanh": ("tanh", "tanh"), "asinh": ("arcsinh", "asinh"), "acosh": ("arccosh", "acosh"),
+    "atanh": ("arctanh", "atanh"), "erf": (None, "erf"), "erfc": (None, "erfc"),
+    "lgamma": (None, "lgamma"), "tgamma": (None, "tgamma"), "rint": ("rint", "rint"),
+    "fabs": ("fabs", "fabs"),
+}  # fmt: skip
+
+
+def _float1(name: str) -> Ufunc:
+    np_name, intrinsic = _FLOAT1[name]
+    host = _np(np_name) if np_name else _lang_host(intrinsic)
+    return Ufunc(name, 1, r.FloatMath(name, getattr(ops, name)), host, intrinsic)
+
+
+sqrt = _float1("sqrt")
+rsqrt = _float1("rsqrt")
+cbrt = _float1("cbrt")
+exp = _float1("exp")
+exp2 = _float1("exp2")
+expm1 = _float1("expm1")
+log = _float1("log")
+log2 = _float1("log2")
+log10 = _float1("log10")
+log1p = _float1("log1p")
+sin = _float1("sin")
+cos = _float1("cos")
+tan = _float1("tan")
+asin = _float1("asin")
+acos = _float1("acos")
+atan = _float1("atan")
+sinh = _float1("sinh")
+cosh = _float1("cosh")
+tanh = _float1("tanh")
+asinh = _float1("asinh")
+acosh = _float1("acosh")
+atanh = _float1("atanh")
+erf = _float1("erf")
+erfc = _float1("erfc")
+lgamma = _float1("lgamma")
+tgamma = _float1("tgamma")
+rint = _float1("rint")
+fabs = _float1("fabs")
+
+floor = _unary("floor", r.Same("floor", ops.floor, int_op=ops.copy), intrinsic="floor")
+ceil = _unary("ceil", r.Same("ceil", ops.ceil, int_op=ops.copy), intrinsic="ceil")
+trunc = _unary("trunc", r.Same("trunc", ops.trunc, int_op=ops.copy), intrinsic="trunc")
+
+isnan = _unary("isnan", r.Predicate("isnan", ops.isnan), intrinsic="isnan")
+isinf = _unary("isinf", r.Predicate("isinf", ops.isinf), intrinsic="isinf")
+isfinite = _unary("isfinite", r.Predicate("isfinite", ops.isfinite), intrinsic="isfinite")
+signbit = _unary("signbit", r.Predicate("signbit", ops.signbit))
+
+atan2 = _binary("atan2", r.FloatMath("atan2", ops.atan2), "arctan2", intrinsic="atan2")
+hypot = _binary("hypot", r.FloatMath("hypot", ops.hypot), intrinsic="hypot")
+copysign = _binary("copysign", r.FloatMath("copysign", ops.copysign), intrinsic="copysign")
+logaddexp = _binary("logaddexp", r.FloatMath("logaddexp", ops.logaddexp))
+
+_where = Ufunc("where", 3, r.Where("where"), _np("where"))
+_clip = Ufunc("clip", 3, r.Clip("clip"), _np("clip"))
+
+
+def where(condition, x1, x2, /, *, out=None):
+    """Elements of ``x1`` where ``condition`` is true, else of ``x2`` (broadcast together;
+    the result dtype promotes ``x1`` and ``x2``, Python scalars weakly)."""
+    return _where(condition, x1, x2, out=out)
+
+
+def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
+    """``x`` limited to ``[min, max]`` (either may be None); NaN stays NaN."""
+    if min is None and max is None:
+        return x.copy() if out is None else _copy_into(x, out)
+    if max is None:
+        return maximum(x, min, out=out)
+    if min is None:
+        return minimum(x, max, out=out)
+    return _clip(x, min, max, out=out)
+
+
+def _copy_into(x, out):
+    out[...] = x
+    return out
+
+
+def round(x, /, decimals: int = 0, *, out=None):  # noqa: A001
+    """Round half to even (NumPy's ``round``): integers stay, floats round to ``decimals``
+    digits (``x * 10**decimals`` rounded, then divided back, as NumPy does)."""
+    if decimals == 0:
+        return _round0(x, out=out)
+    scale = 10.0**decimals
+    return divide(_round0(multiply(x, scale)), scale, out=out)
+
+
+_round0 = Ufunc("round", 1, r.Same("round", ops.rint, int_op=ops.copy), _np("round"))
+_round0.rule.on_bool = "keep"
+
+# NumPy's names
+absolute = abs
+power = pow
+true_divide = divide
+mod = remainder
+invert = bitwise_invert
+left_shift = bitwise_left_shift
+right_shift = bitwise_right_shift
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+conj = conjugate = positive
+
+UNARY = (
+    "negative", "positive", "abs", "sign", "square", "reciprocal", "logical_not",
+    "bitwise_invert", *_FLOAT1, "floor", "ceil", "trunc", "isnan", "isinf", "isfinite",
+    "signbit",
+)  # fmt: skip
+BINARY = (
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "fmod",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_left_shift", "bitwise_right_shift", "maximum", "minimum", "fmax", "fmin",
+    "atan2", "hypot", "copysign", "logaddexp",
+)  # fmt: skip
+ALIASES = (
+    "absolute", "power", "true_divide", "mod", "invert", "left_shift", "right_shift",
+    "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj",
+    "conjugate",
+)  # fmt: skip
+FUNCTIONS = ("where", "clip", "round")
