@@ -194,8 +194,9 @@ class Warmup:
         if self._context is not None:
             lib, device = self._context
             self._context = None
+            release = getattr(lib, "cuDevicePrimaryCtxRelease_v2", None)  # cuda.h's name
             try:
-                lib.cuDevicePrimaryCtxRelease(device)
+                (release or lib.cuDevicePrimaryCtxRelease)(device)
             except Exception:
                 pass
 
