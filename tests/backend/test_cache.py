@@ -184,3 +184,22 @@ def test_the_example_package_ships_its_kernels(tmp_path, backend_name):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["stats"]["compiles"] == 0 and got["stats"]["bundle_hits"] == 4
     assert got["r"][0] == pytest.approx(got["r"][1], rel=1e-5) and got["r"][0] > 0
+
+
+def test_precompile_fills_the_cache_for_the_next_process(project, tmp_path):
+    """``ember precompile``'s engine on the demo kernels: a second process finds them all."""
+    _, env = project
+    code = (
+        "import json\nfrom ember.cache.precompile import precompile, demo_examples\n"
+        f"r = precompile(demo_examples(), bundle={str(tmp_path / 'demo.ember')!r})\n"
+        "print(json.dumps(r))\n"
+    )
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=600)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert runs[0]["failed"] == 0 and runs[0]["compiled"] == runs[0]["kernels"] == 5
+    assert runs[1]["compiled"] == 0 and runs[1]["cached"] == 5
+    assert (tmp_path / "demo.ember").stat().st_size > 0

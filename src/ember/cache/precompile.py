@@ -13,14 +13,15 @@ from collections.abc import Iterator
 from typing import Any
 
 
-def standard_examples() -> Iterator[tuple[Any, tuple]]:
-    """(kernel, example arguments) for Ember's standard kernels, then the demo kernels."""
+def standard_examples() -> Iterator[tuple[str, Any]]:
+    """(source name, generator of (kernel, example arguments)): the array library's standard
+    kernels, then the demo kernels."""
     import ember.array
 
     standard = getattr(ember.array, "standard_kernels", None)
     if standard is not None:
-        yield from standard()
-    yield from demo_examples()
+        yield "ember.array.standard_kernels()", standard
+    yield "ember.demo", demo_examples
 
 
 def demo_examples() -> Iterator[tuple[Any, tuple]]:
@@ -35,6 +36,20 @@ def demo_examples() -> Iterator[tuple[Any, tuple]]:
     yield demo.matmul, (m32, m32, m32)
     yield demo.histogram, (np.zeros(64, np.int32), np.zeros(demo.BINS, np.int64))
     yield demo.block_sum, (f64, np.zeros(1, np.float64))
+
+
+def _each(examples, errors: list, echo) -> Iterator[tuple[Any, tuple]]:
+    """The examples, from ``examples`` or from every source of :func:`standard_examples`;
+    a source that fails is reported and skipped."""
+    if examples is not None:
+        yield from examples
+        return
+    for name, make in standard_examples():
+        try:
+            yield from make()
+        except Exception as exc:
+            errors.append(f"{name}: {type(exc).__name__}: {exc}")
+            echo(f"  failed: {errors[-1]}")
 
 
 def _device_args(args: tuple) -> tuple:
@@ -56,7 +71,7 @@ def precompile(examples=None, bundle: str | None = None, echo=print) -> dict[str
     before = memory.stats.compiles
     done, errors = 0, []
     with record() as rec:
-        for kernel, args in examples if examples is not None else standard_examples():
+        for kernel, args in _each(examples, errors, echo):
             name = getattr(kernel, "__name__", repr(kernel))
             try:
                 kernel.specialize(*_device_args(tuple(args)))
