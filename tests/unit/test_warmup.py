@@ -64,7 +64,8 @@ heavy = ("numpy", "pyopencl", "cuda.bindings", "cuda.pathfinder", "ember.backend
 bad = [m for m in on_main if m.startswith(heavy)]
 w = ember._warmup.status().get("cuda")
 print(json.dumps({"bad": bad, "running": w is not None and not w.done(),
-                  "threads": sorted(t.name for t in threading.enumerate())}))
+                  "threads": sorted(t.name for t in threading.enumerate()),
+                  "started": sorted(t.name for t in w._threads) if w else []}))
 """
 
 
@@ -72,7 +73,7 @@ def test_import_starts_the_warmup_and_does_no_driver_work_on_the_main_thread():
     got = run(SPY, EMBER_WARMUP="force", EMBER_BACKEND="auto")
     assert got["bad"] == []
     assert got["running"]  # import returned while the warmup runs
-    assert "ember-warmup" in got["threads"] and "ember-warmup-driver" in got["threads"]
+    assert got["started"] == ["ember-warmup", "ember-warmup-driver"]
 
 
 def test_warmup_off():
@@ -276,3 +277,13 @@ def test_a_fork_during_the_warmup_never_hangs_the_child():
 def test_a_forked_child_that_does_not_touch_the_device_is_fine():
     got = fork(child="import numpy; numpy.ones(3).sum()", EMBER_WARMUP="force")
     assert got == {"child": ["ok", ""], "status": 0}
+
+
+@pytest.mark.gpu
+def test_a_forked_child_using_an_array_of_the_parent_gets_an_error_not_a_hang():
+    got = fork(
+        parent="import numpy as np; x = ember.asarray(np.ones(4, np.float32)); (x * 2).to_numpy()",
+        child="(x * 2).to_numpy()",
+        EMBER_BACKEND="cuda",
+    )
+    assert got["status"] == 0 and got["child"][0] != "ok"

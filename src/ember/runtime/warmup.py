@@ -85,6 +85,7 @@ class Warmup:
         self.ready = threading.Event()  # the backend exists (or failed): first use may go
         self.finished = threading.Event()  # module preloading done too
         self.hurry = threading.Event()
+        self._stopping = False  # the interpreter is exiting: skip the remaining steps
         self._driver_done = threading.Event()
         self._driver_error: BaseException | None = None
         self._cpu = 0.0  # CPU time of the steps so far
@@ -164,6 +165,8 @@ class Warmup:
     def _step(self, name: str, fn, *args):
         """Run one step under this thread's step lock (see fork), when the GIL is free."""
         self._wait_for_quiet()
+        if self._stopping:
+            raise _Stopped("the interpreter is exiting")
         w, c = time.perf_counter(), time.thread_time()
         try:
             with self._step_locks[1]:
@@ -199,6 +202,10 @@ class Warmup:
                 (release or lib.cuDevicePrimaryCtxRelease)(device)
             except Exception:
                 pass
+
+
+class _Stopped(Exception):
+    """The warmup stopped early because the interpreter is exiting."""
 
 
 # ------------------------------------------------------------------------- steps
@@ -345,8 +352,10 @@ def status() -> dict[str, Warmup]:
 
 @atexit.register
 def _at_exit() -> None:
-    """Let a running warmup finish its driver call before the driver is torn down."""
+    """Stop a running warmup at its next step, and let its driver call finish before the
+    driver is torn down (a program that exits at once waits for that call, nothing more)."""
     for w in list(_warmups.values()):
+        w._stopping = True
         w.hurry.set()
         w.finished.wait(10.0)
 
