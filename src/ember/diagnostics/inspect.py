@@ -45,8 +45,10 @@ _WORK_GROUP = {  # OpenCLFunction.work_group_info() -> resource names
 
 
 def on_device(kernel, args, backend) -> bool:
-    """Whether ``args`` are real device arguments (not NumPy stand-ins) on ``backend``."""
-    return backend is not None and not any(type(a).__module__ == "numpy" for a in args)
+    """Whether ``args`` are real device arguments (not NumPy array stand-ins) on ``backend``."""
+    import numpy as np
+
+    return backend is not None and not any(isinstance(a, np.ndarray) for a in args)
 
 
 def resources(kernel, args, types, target, backend) -> dict[str, Any]:

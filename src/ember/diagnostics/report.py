@@ -40,7 +40,7 @@ from ember.frontend.capture import Loc
 from ember.frontend.types import Scalar
 
 FP64_SLOW_RATIO = 4  # float32:float64 throughput at which float64 math is reported
-TUPLE_INDEX_MIN = 5  # tuples at least this long, indexed at run time, are reported
+TUPLE_INDEX_MIN = 16  # tuples at least this long, indexed at run time, are reported
 LOW_OCCUPANCY = 0.5  # fraction of an SM's threads below which registers / blocks are reported
 REGISTERS_PER_SM = 65536  # every CUDA architecture since sm_50
 CHECK_FIX = (
@@ -323,10 +323,17 @@ def spec_items(spec, block=None) -> list[SlowPath]:
     return items
 
 
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def announce(spec, block) -> None:
-    """The report at a specialization's first launch, following ``EMBER_DIAGNOSTICS``."""
+    """The report at a specialization's first launch, following ``EMBER_DIAGNOSTICS``.
+
+    Ember's own kernels (the array library) are not reported: their users cannot change
+    them (their speed is the benchmarks' business)."""
     policy = settings.diagnostics
-    if policy == "off":
+    loc = getattr(spec, "kernel_loc", None)
+    if policy == "off" or (loc is not None and _is_ember(loc.filename)):
         spec.announced = True
         return
     items = spec_items(spec, block)
@@ -341,6 +348,10 @@ def announce(spec, block) -> None:
             module=os.path.splitext(os.path.basename(filename))[0],
         )  # fmt: skip
     spec.announced = True
+
+
+def _is_ember(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_EMBER_DIR + os.sep)
 
 
 def format_report(spec, items: list[SlowPath]) -> str:
