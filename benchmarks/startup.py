@@ -9,7 +9,8 @@
 * ``startup_first_bundle``: Ember with ``EMBER_CACHE=0`` and a bundle recorded by an earlier
   process, loaded right after the import.
 * ``startup_after_setup``: the first kernel after 0.2 s of NumPy work, Ember's warmup on and
-  off (warm caches everywhere).
+  off (warm caches everywhere); as in a real program, Ember's kernel is defined before the
+  setup (at import), launched after it.
 * ``startup_loop``: a pure-Python loop in the main thread right after ``import ember``,
   iterations with the warmup on and off (the warmup must not take the main thread's time).
 

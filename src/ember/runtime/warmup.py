@@ -237,18 +237,20 @@ def _create_backend(name: str):
 
 
 def _key_inputs(backend) -> None:
-    """What every cache key needs: library versions (loads NVRTC) and Ember's fingerprint."""
+    """What cache keys need: the library versions (which loads NVRTC) and Ember's compiler
+    fingerprint.  (Not through ember.compiler.driver: the compiler is the main thread's
+    import, made when the program defines its kernels.)"""
     from ember.cache import key as keymod
-    from ember.compiler import driver
 
-    driver.versions(backend)
+    backend.library_versions()
     keymod.fingerprint()
 
 
 def _preload(backend) -> int:
     from ember.cache import memory
 
-    return memory.preload(backend, memory.likely_keys(), PRELOAD_LIMIT)
+    keys = memory.likely_keys()
+    return memory.preload(backend, keys, PRELOAD_LIMIT) if keys else 0
 
 
 # ------------------------------------------------------------------------- control
