@@ -46,9 +46,21 @@ def cmd_info(args: argparse.Namespace) -> int:
             print(f" {mark}{dev.summary()}")
     if usable:
         print(f"\ndefault backend: {registry.get().name}")
+    _print_cache_and_warmup()
     if args.verbose:
         print("\nsettings:\n" + describe())
     return 0 if usable else 1
+
+
+def _print_cache_and_warmup() -> None:
+    from ember import cache
+    from ember.runtime import warmup
+
+    info = cache.info()
+    state = "on" if info["enabled"] else "off (EMBER_CACHE=0)"
+    print(f"\nkernel cache: {info['directory']} ({state}), {info['entries']} entries")
+    for name, w in warmup.status().items():
+        print(f"warmup ({name}): {w!r}")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -340,3 +340,21 @@ def test_cli_cache_info_and_clear(tmp_path):
 
 def test_writer_script_is_valid_python():
     compile(textwrap.dedent(WRITER), "<writer>", "exec")
+
+
+def test_stores_keep_the_cache_bounded_without_listing_it_every_time(tmp_path, monkeypatch):
+    d = disk.DiskCache(str(tmp_path / "c"), limit=20_000)
+    scans = []
+    monkeypatch.setattr(d, "evict", lambda limit=None: scans.append(1) or 0)
+    for i in range(40):
+        d.store(_entry(i, 1000), "opencl")
+    assert len(scans) == 1  # the first store; the marker file holds the others back
+    os.utime(os.path.join(d.base, "evicted"), (0, 0))  # ten minutes later...
+    d._stores = 64
+    d.store(_entry(99, 1000), "opencl")
+    assert len(scans) == 2
+    monkeypatch.undo()
+    d2 = disk.DiskCache(str(tmp_path / "c"), limit=20_000)
+    os.utime(os.path.join(d2.base, "evicted"), (0, 0))
+    d2.store(_entry(100, 1000), "opencl")
+    assert sum(s.size for s in d2.entries()) <= 20_000

@@ -16,8 +16,8 @@ Rules, each for a pitfall of simpler caches:
 * Every read is checked (:meth:`Entry.from_bytes`): a truncated, corrupt or foreign entry
   is a miss, with a :class:`CacheWarning`; the recompiled kernel replaces it.
 * Size is bounded (``EMBER_CACHE_SIZE``): a hit sets the entry's modification time, and
-  beyond the limit the least recently used entries go (checked on the first store of a
-  process and every 32 stores after it).
+  beyond the limit the least recently used entries go (checked at most every 10 minutes,
+  by whichever process stores an entry then).
 * A read-only directory works: lookups only, no writes, no error.
 """
 
@@ -39,7 +39,8 @@ from ember.cache.entry import CorruptEntry, Entry
 LAYOUT = "v1"
 SUFFIX = ".ember"
 _SOURCE_SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
-_EVICT_EVERY = 32
+_EVICT_EVERY = 32  # a process considers evicting at its 1st, 33rd... store
+_EVICT_PERIOD_S = 600.0  # and evicts if no process did for this long
 _STALE_TMP_S = 3600.0  # temporary files older than this are debris of a crashed writer
 
 
@@ -146,9 +147,20 @@ class DiskCache:
             return False
         self.writable = True
         self._stores += 1
-        if self.limit and (self._stores == 1 or self._stores % _EVICT_EVERY == 0):
-            self.evict()
+        if self.limit and self._stores % _EVICT_EVERY == 1:
+            self._evict_now_and_then()
         return True
+
+    def _evict_now_and_then(self) -> None:
+        """Evict when no process has for ``_EVICT_PERIOD_S`` (a marker file's age says), so
+        that a process's first compile does not pay for listing a large cache every time."""
+        marker = os.path.join(self.base, "evicted")
+        with contextlib.suppress(OSError):
+            if time.time() - os.stat(marker).st_mtime < _EVICT_PERIOD_S:
+                return
+        with contextlib.suppress(OSError):
+            atomic_write(marker, b"")
+        self.evict()
 
     def _write_failed(self, exc: OSError) -> None:
         self.writable = False
