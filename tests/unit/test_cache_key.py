@@ -199,3 +199,13 @@ def test_the_key_uses_the_values_the_typer_froze(tmp_path):
     k0 = key(m, backend=be)
     m.SCALE = 10
     assert key(m, backend=be) == k0
+
+
+def test_a_value_changed_between_two_compiles_of_one_kernel_object_changes_the_key(tmp_path):
+    """The typer reads ``cfg.Params.VALUE`` afresh at each compile: so does the key."""
+    cfg = load_module(tmp_path, "class Params:\n    VALUE = 1.5\n", name="kcfg2")
+    m = load_module(tmp_path, MODULE_ATTRIBUTE.format(cfg="kcfg2"), name="kfill2")
+    types = [Array(ember.float32, 1)]
+    k1 = key(m, types, name="fill")
+    cfg.Params.VALUE = 2.5
+    assert key(m, types, name="fill") != k1

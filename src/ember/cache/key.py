@@ -30,7 +30,6 @@ import json
 import os
 import threading
 import types
-import weakref
 from typing import Any
 
 from ember._version import __version__
@@ -50,7 +49,6 @@ WRAPPER_VERSIONS = frozenset({"cuda-bindings", "pyopencl"})
 _MISSING = object()
 _fingerprint: str | None = None
 _fingerprint_lock = threading.Lock()
-_deps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Captured -> digest
 
 
 def fingerprint() -> str:
@@ -105,16 +103,16 @@ def digest(parts: dict) -> str:
 
 
 def dependencies(cap, captures: dict) -> str:
-    """The digest of the kernel ``cap`` and everything it can read (memoized per kernel).
+    """The digest of the kernel ``cap`` and everything it can read, as of now.
 
-    ``captures`` (function -> Captured) is the kernel's; functions captured here are added
-    to it so that the typer reuses them (one source read per function and process)."""
-    found = _deps.get(cap)
-    if found is None:
-        records = describe(cap, captures)
-        text = json.dumps(records, sort_keys=True, separators=(",", ":"), default=repr)
-        found = _deps[cap] = hashlib.sha256(text.encode()).hexdigest()
-    return found
+    Computed for every new specialization (a fraction of a millisecond), not once per
+    kernel: the typer reads attribute chains (``cfg.N``) afresh each time it types, so the
+    key must describe the values of this very compile.  ``captures`` (function -> Captured)
+    is the kernel's; functions captured here are added to it so that the typer reuses them
+    (one source read per function and process)."""
+    records = describe(cap, captures)
+    text = json.dumps(records, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def describe(cap, captures: dict) -> list[dict]:
