@@ -1,5 +1,6 @@
 """Array creation: ``empty``, ``zeros``, ``ones``, ``full`` (and ``*_like``), ``arange``,
-``linspace``, ``eye``, ``asarray``/``array`` and ``from_dlpack``.
+``linspace``, ``eye``, ``asarray`` and ``from_dlpack`` (``ember.array`` is the package, not
+NumPy's ``array`` function: use ``asarray``, with ``copy=True`` to copy).
 
 Default dtypes follow NumPy: ``float64`` for ``empty``/``zeros``/``ones``, the value's
 type for ``full`` and ``asarray`` (Python ints ``int64``, floats ``float64``).  Fills run
@@ -230,11 +231,6 @@ def asarray(
         else:
             upload(out.backend, out.buffer, 0, host, stream)
     return out
-
-
-def array(obj: Any, dtype: Any = None, *, copy: bool = True) -> ndarray:
-    """NumPy's ``array``: like :func:`asarray`, copying ember arrays by default."""
-    return asarray(obj, dtype, copy=copy)
 
 
 def _foreign(obj: Any) -> ndarray | None:

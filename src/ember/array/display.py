@@ -34,14 +34,15 @@ def host_for_display(x) -> Any:
 
 
 def array_repr(x) -> str:
-    """``ember.array([1., 2.], dtype=float32)``: NumPy's repr of the values."""
+    """``ember.asarray([1., 2.], dtype=float32)``: NumPy's repr of the values (``ember.array``
+    is the package, so the repr names the function that makes such an array)."""
     import numpy as np
 
     text = np.array_repr(host_for_display(x))
     body = text[len("array(") :] if text.startswith("array(") else text
-    pad = " " * len("ember.")
+    pad = " " * len("ember.as")
     body = body.replace("\n", "\n" + pad)
-    return f"ember.array({body}"
+    return f"ember.asarray({body}"
 
 
 def array_str(x) -> str:

@@ -191,6 +191,8 @@ def _unravel(i: int, shape) -> tuple[int, ...]:
 
 
 def _show(key: Any) -> str:
+    if key == ():
+        return "()"
     items = key if isinstance(key, tuple) else (key,)
     return ", ".join("..." if i is Ellipsis else repr(i) for i in items)
 

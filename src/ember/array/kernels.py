@@ -75,10 +75,14 @@ def kernel_name(prefix: str, op, ct: DType, kinds: tuple[bool, ...], extra: str 
 
 
 # --------------------------------------------------------------------- contiguous
-@functools.cache
 def contiguous(op, ct: DType, kinds: tuple[bool, ...], c0: DType | None = None) -> Kernel:
     """The contiguous kernel of ``op`` computing in ``ct`` on operands of ``kinds``
     (three operands: the first is cast to ``c0``, e.g. ``bool`` for ``where``)."""
+    return _contiguous(op, ct, tuple(kinds), c0)
+
+
+@functools.cache
+def _contiguous(op, ct: DType, kinds: tuple[bool, ...], c0: DType | None) -> Kernel:
     loaders = tuple(map(loader, kinds))
     if len(kinds) == 3:
         fn = _contiguous3(op, c0 or ct, ct, *loaders)
@@ -164,11 +168,15 @@ def div_plain(r, dims, k):
     return r // ember.uint64(dims[3 * k])
 
 
-@functools.cache
 def strided(
     op, ct: DType, kinds: tuple[bool, ...], ndim: int, wide: bool, c0: DType | None = None
 ) -> Kernel:
     """The N-d strided kernel of ``op`` for ``ndim`` axes (``wide``: 64-bit indices)."""
+    return _strided(op, ct, tuple(kinds), ndim, bool(wide), c0)
+
+
+@functools.cache
+def _strided(op, ct, kinds, ndim, wide, c0) -> Kernel:
     index = ember.uint64 if wide else ember.uint32
     div = div_plain if wide else div_magic
     loaders = tuple(map(loader, kinds))

@@ -30,7 +30,10 @@ def copy_into(dst: ndarray, src: Any) -> None:
     """``dst[...] = src``: an array (broadcast to ``dst``) or a scalar, cast to ``dst``'s
     dtype (unsafe casting, like NumPy's assignment)."""
     if isinstance(src, ndarray):
-        shape = broadcast.broadcast_shapes(src.shape, dst.shape)
+        try:
+            shape = broadcast.broadcast_shapes(src.shape, dst.shape)
+        except ValueError:
+            shape = None
         if shape != dst.shape:
             raise ValueError(
                 f"could not broadcast input array from shape {src.shape} into shape {dst.shape}"

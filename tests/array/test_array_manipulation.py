@@ -1,0 +1,109 @@
+"""Shape and layout functions against NumPy: views where NumPy makes views."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from array_common import check, sample
+
+import ember
+
+RESHAPES = [(6, 4), (-1,), (2, -1, 3), (4, 6), (1, 24, 1), (24,)]
+
+
+@pytest.mark.parametrize("view", ["c", "t", "step", "rev"])
+@pytest.mark.parametrize("shape", RESHAPES)
+def test_reshape(backend, view, shape):
+    host = sample("float32", (4, 6))
+    views = {"c": lambda a: a, "t": lambda a: a.T, "step": lambda a: a[:, ::2],
+             "rev": lambda a: a[::-1]}  # fmt: skip
+    x = views[view](ember.asarray(host))
+    h = views[view](host)
+    if h.size != np.prod([abs(n) for n in shape]) and -1 not in shape:
+        return
+    try:
+        expected = h.reshape(shape)
+    except ValueError:
+        with pytest.raises(ValueError):
+            x.reshape(shape)
+        return
+    got = x.reshape(shape)
+    check(got, expected)
+    shares = np.shares_memory(expected, h)
+    assert (got.buffer is x.buffer) == shares or not shares  # views when NumPy views
+
+
+def test_reshape_views_and_copies(backend):
+    x = ember.asarray(sample("int32", (4, 6)))
+    assert x.reshape(2, 12).buffer is x.buffer
+    assert x.T.reshape(6, 2, 2).buffer is x.buffer  # splits an axis: still a view
+    assert x.T.reshape(24).buffer is not x.buffer  # needs a copy
+    assert x[:, :3].reshape(4, 3, 1).buffer is x.buffer
+    with pytest.raises(ValueError, match="without copying"):
+        x.T.reshape(24, copy=False)
+    with pytest.raises(ValueError, match="cannot reshape array of size 24 into shape"):
+        x.reshape(5, 5)
+    with pytest.raises(ValueError, match="one unknown dimension"):
+        x.reshape(-1, -1)
+    check(x.ravel(), x.to_numpy().ravel())
+    check(x.T.flatten(), x.to_numpy().T.flatten())
+
+
+def test_transpose_family(backend):
+    host = sample("float64", (2, 3, 4))
+    x = ember.asarray(host)
+    check(x.T, host.T)
+    check(ember.permute_dims(x, (1, 0, 2)), np.transpose(host, (1, 0, 2)))
+    check(ember.transpose(x, (2, 0, 1)), np.transpose(host, (2, 0, 1)))
+    check(x.transpose(1, 2, 0), host.transpose(1, 2, 0))
+    check(ember.matrix_transpose(x), np.swapaxes(host, -1, -2))
+    check(ember.swapaxes(x, 0, 2), np.swapaxes(host, 0, 2))
+    check(ember.moveaxis(x, 0, -1), np.moveaxis(host, 0, -1))
+    check(ember.moveaxis(x, (0, 1), (2, 0)), np.moveaxis(host, (0, 1), (2, 0)))
+    with pytest.raises(ValueError, match="don't match"):
+        ember.permute_dims(x, (0, 1))
+
+
+def test_squeeze_expand_flip_broadcast(backend):
+    host = sample("int8", (1, 3, 1, 4))
+    x = ember.asarray(host)
+    check(ember.squeeze(x), np.squeeze(host))
+    check(x.squeeze(axis=2), host.squeeze(axis=2))
+    with pytest.raises(ValueError, match="size not equal to one"):
+        ember.squeeze(x, axis=1)
+    check(ember.expand_dims(x, 0), np.expand_dims(host, 0))
+    check(ember.expand_dims(x, (-1, 1)), np.expand_dims(host, (-1, 1)))
+    check(ember.flip(x), np.flip(host))
+    check(ember.flip(x, axis=-1), np.flip(host, axis=-1))
+    check(ember.flip(x, axis=(1, 3)), np.flip(host, axis=(1, 3)))
+    check(ember.broadcast_to(x, (2, 1, 3, 5, 4)), np.broadcast_to(host, (2, 1, 3, 5, 4)))
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        ember.broadcast_to(x, (3, 3))
+    a, b = ember.broadcast_arrays(ember.zeros((3, 1)), ember.zeros(4))
+    assert a.shape == b.shape == (3, 4)
+    assert ember.broadcast_shapes((3, 1), (4,), (2, 1, 1)) == (2, 3, 4)
+
+
+def test_concatenate_and_stack(backend):
+    a, b = sample("float32", (2, 3), 1), sample("int64", (4, 3), 2)
+    da, db = ember.asarray(a), ember.asarray(b)
+    check(ember.concatenate([da, db]), np.concatenate([a, b]))
+    check(ember.concatenate([da.T, db.T], axis=1), np.concatenate([a.T, b.T], axis=1))
+    check(ember.concatenate([da, db], axis=None), np.concatenate([a, b], axis=None))
+    check(ember.concatenate([da, da[::-1]], axis=-1), np.concatenate([a, a[::-1]], axis=-1))
+    check(ember.stack([da, da * 2]), np.stack([a, a * 2]))
+    check(ember.stack([da, da], axis=-1), np.stack([a, a], axis=-1))
+    with pytest.raises(ValueError, match="along dimension 1, the array at index 0 has size 3"):
+        ember.concatenate([da, ember.zeros((2, 4))])
+    with pytest.raises(ValueError, match="same shape"):
+        ember.stack([da, db])
+    with pytest.raises(TypeError, match="ember.asarray"):
+        ember.concatenate([da, a])
+
+
+def test_ascontiguousarray_and_astype(backend):
+    host = sample("float32", (5, 4))
+    x = ember.asarray(host)
+    assert ember.ascontiguousarray(x) is x
+    check(ember.ascontiguousarray(x.T), np.ascontiguousarray(host.T))
+    check(ember.astype(x, "int16"), host.astype("int16"))

@@ -1,0 +1,101 @@
+"""The ndarray object: attributes, display, Python protocols, conversions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from array_common import check, sample
+
+import ember
+
+
+def test_attributes(backend):
+    host = sample("float32", (3, 4))
+    x = ember.asarray(host)
+    assert x.shape == (3, 4) and x.ndim == 2 and x.size == 12
+    assert x.dtype is ember.float32 and x.itemsize == 4 and x.nbytes == 48
+    assert x.strides == (16, 4) and x.is_c_contiguous
+    assert x.device == backend.device
+    t = x.T
+    assert t.shape == (4, 3) and t.strides == (4, 16) and not t.is_c_contiguous
+    assert t.buffer is x.buffer  # a view
+    check(x.mT, host.T)
+
+
+@pytest.mark.parametrize(
+    "host",
+    [np.arange(6, dtype=np.float32), np.arange(12).reshape(3, 4), np.array(2.5),
+     np.zeros((0, 3)), np.array([True, False]), np.arange(3000, dtype=np.int16),
+     np.arange(2000.0).reshape(40, 50), np.linspace(0, 1, 7, dtype=np.float16)],
+    ids=["f32", "2d", "0d", "empty", "bool", "long", "long2d", "f16"],
+)  # fmt: skip
+def test_repr_and_str_match_numpy(backend, host):
+    x = ember.asarray(host)
+    assert str(x) == str(host)
+    assert repr(x) == "ember.as" + repr(host).replace("\n", "\n" + " " * 8)
+
+
+def test_repr_of_a_view(backend):
+    host = np.arange(2000.0).reshape(40, 50)
+    x = ember.asarray(host)
+    assert str(x[::-3, 1::2]) == str(host[::-3, 1::2])
+    assert repr(x.T) == "ember.as" + repr(host.T).replace("\n", "\n" + " " * 8)
+
+
+def test_len_iter_bool_float_int_index(backend):
+    x = ember.asarray(np.arange(6, dtype=np.float64).reshape(2, 3))
+    assert len(x) == 2
+    rows = list(x)
+    assert len(rows) == 2 and isinstance(rows[0], ember.ndarray)
+    check(rows[1], np.arange(3.0, 6.0))
+    one_d = list(ember.asarray(np.array([1, 2, 3], np.int8)))
+    assert one_d == [1, 2, 3] and type(one_d[0]) is np.int8
+    z = ember.asarray(np.array(3.5))
+    assert float(z) == 3.5 and int(z) == 3 and bool(z)
+    assert bool(ember.asarray(np.array([0.0]))) is False
+    assert [10, 20, 30][ember.asarray(np.array(1))] == 20
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d"):
+        len(z)
+    with pytest.raises(TypeError, match="iteration over a 0-d"):
+        iter(z)
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(x)
+    with pytest.raises(TypeError, match="only 0-d arrays can be converted"):
+        float(x[0])
+    with pytest.raises(TypeError, match="index"):
+        [1, 2][ember.asarray(np.array(1.0))]
+
+
+def test_item_tolist_to_numpy_array(backend):
+    host = np.arange(6, dtype=np.int32).reshape(2, 3)
+    x = ember.asarray(host)
+    assert x.item(4) == 4 and type(x.item(4)) is int
+    assert x.item(1, 2) == 5
+    assert ember.asarray(np.array([7.5])).item() == 7.5
+    with pytest.raises(ValueError, match="size 1"):
+        x.item()
+    assert x.tolist() == host.tolist()
+    check(ember.asnumpy(x), host)
+    np.testing.assert_array_equal(np.asarray(x), host)
+    np.testing.assert_array_equal(np.asarray(x, dtype=np.float32), host.astype(np.float32))
+    with pytest.raises(ValueError, match="always copies"):
+        np.asarray(x, copy=False)
+
+
+def test_astype_copy_fill(backend):
+    host = sample("float32", (3, 4), low=-100, high=100)
+    x = ember.asarray(host)
+    for dt in ("int8", "uint16", "int64", "float16", "float64", "bool"):
+        check(x.astype(dt), host.astype(dt))
+    assert x.astype("float32", copy=False) is x
+    c = x.copy()
+    assert c.buffer is not x.buffer
+    check(c, host)
+    c.fill(2)
+    check(c, np.full((3, 4), 2, np.float32))
+
+
+def test_numpy_ufuncs_refuse_device_arrays(backend):
+    x = ember.ones(3)
+    with pytest.raises(TypeError):
+        np.sin(x)

@@ -1,0 +1,98 @@
+"""The standard precompiled set: its examples have exactly the signatures the array
+functions launch, so after ``ember precompile`` a fresh process compiles nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+import ember
+from ember.array import kernels, ops, ufuncs
+from ember.array.standard import _signature, standard_kernels
+
+FLAGSHIP = {"map_copy_float64_s", "map_multiply_float64_as", "map_add_float64_as"}
+
+
+def test_the_set_covers_the_common_dtypes_and_operations(backend):
+    examples = list(standard_kernels())
+    names = {k.__name__ for k, _ in examples}
+    assert FLAGSHIP <= names
+    for expected in ("map_add_int32_aa", "map_less_float32_as", "map_sqrt_float32_a",
+                     "map_divide_float64_aa", "map_copy_int64_a", "smap_add_float32_aa_2d",
+                     "transpose2_float64"):  # fmt: skip
+        assert expected in names
+    assert len(examples) > 200
+    signatures = {(k, tuple(map(_signature, args))) for k, args in examples}
+    assert len(signatures) == len(examples)  # no duplicates
+
+
+def test_examples_are_the_kernels_the_arrays_run(backend):
+    x = ember.ones(10)
+    x * 2 + 1
+    entry = ufuncs.multiply.cache[(x.dtype, int, x.backend)]
+    assert entry.kernel is kernels.contiguous(ops.multiply, ember.float64, (True, False))
+    examples = dict((k.__name__, (k, a)) for k, a in standard_kernels(("float64",)))
+    assert examples["map_multiply_float64_as"][0] is entry.kernel
+
+
+def test_a_sample_of_examples_specializes(backend):
+    from ember.cache.precompile import _device_args
+
+    examples = list(standard_kernels(("int32", "float32")))
+    for kernel, args in examples[:: max(1, len(examples) // 12)]:
+        kernel.specialize(*_device_args(args))
+
+
+SCRIPT = """
+import json, sys
+import ember
+{body}
+print(json.dumps(ember.cache.stats()))
+"""
+
+
+def _run(body: str, env: dict) -> dict:
+    code = SCRIPT.format(body=textwrap.dedent(body))
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_fresh_process_after_precompile_compiles_nothing(backend, tmp_path):
+    env = {**os.environ, "EMBER_CACHE": "1", "EMBER_CACHE_DIR": str(tmp_path),
+           "EMBER_BACKEND": backend.name}  # fmt: skip
+    pre = _run(
+        f"""
+        from ember.cache.precompile import precompile
+        from ember.array.standard import _signature, standard_kernels
+        wanted = {sorted(FLAGSHIP)!r}
+        found = precompile([e for e in standard_kernels(("float64",))
+                            if e[0].__name__ in wanted], echo=lambda *a: None)
+        assert found["kernels"] == 3 and not found["failed"], found
+        """,
+        env,
+    )
+    assert pre["stores"] + pre["disk_hits"] >= 3
+    user = _run(
+        """
+        x = ember.ones(1000)
+        y = x * 2 + 1
+        assert float(y[:1].reshape(())) == 3.0
+        """,
+        env,
+    )
+    assert user["compiles"] == 0, user
+    assert user["disk_hits"] + user["preloaded_hits"] >= 3
+
+
+def test_example_arrays_are_numpy_or_device_arrays(backend):
+    for _, args in standard_kernels(("float32",)):
+        for a in args:
+            assert isinstance(a, np.ndarray | ember.ndarray | int | float | bool | tuple)
