@@ -358,3 +358,32 @@ def test_stores_keep_the_cache_bounded_without_listing_it_every_time(tmp_path, m
     os.utime(os.path.join(d2.base, "evicted"), (0, 0))
     d2.store(_entry(100, 1000), "opencl")
     assert sum(s.size for s in d2.entries()) <= 20_000
+
+
+class NvrtcBackend(FakeBackend):
+    """A CUDA-dialect fake whose binaries are real sm_90 cubins from NVRTC (no GPU needed)."""
+
+    def __init__(self):
+        super().__init__(arch=(9, 0), versions={"nvrtc": "test", "cuda-driver": "test"})
+
+    def compile(self, source, name, options=()):
+        from ember.compiler.nvrtc import compile_cubin
+
+        self.compiles += 1
+        return compile_cubin(source, "sm_90", name, options)
+
+
+def test_cuda_dialect_cubins_round_trip(tmp_path, cache_dir):
+    try:
+        from ember.compiler.nvrtc import nvrtc_version
+
+        nvrtc_version()
+    except Exception as exc:
+        pytest.skip(f"NVRTC unavailable: {exc}")
+    be = NvrtcBackend()
+    first = specialize(tmp_path, be)
+    assert first.binary[:4] == b"\x7fELF" and first.origin == "compiled"
+    second = specialize(tmp_path, be)
+    assert second.origin == "disk" and second.binary == first.binary and be.compiles == 1
+    assert [p.kind for p in second.abi] == ["scalar", "data", "shape", "data", "shape"]
+    assert [p.name for p in cache_dir.rglob("*.cu")] == [f"{first.key}.cu"]
