@@ -65,8 +65,8 @@ def test_checks_generate_guarded_accesses_and_stops(dialect):
     assert "em_ctx_t* em_c = &em_ctx;" in src
     assert "(em_in_bounds(i + 1, x.shape[0], 1, em_c) ? x.data[i + 1] : 0)" in src
     assert "out.data[i] = " in src and "if (em_in_bounds(i, out.shape[0]" not in src  # proven
-    assert "em_fail(em_c, 0, 0, 0);  // AssertionError" in src
-    assert "em_fail(em_c, 2, 0, 0);  // ValueError" in src
+    assert "em_failed(em_c, 0, 0, 0);  // AssertionError" in src
+    assert "em_failed(em_c, 2, 0, 0);  // ValueError" in src
     assert src.count("if (em_c->failed) return;") >= 2
     assert "em_cvt_i32_f32(" in src and "em_cvt_i64_f32(" in src
     fmt = "%lld" if dialect == "cuda" else "%ld"
@@ -396,6 +396,24 @@ def test_offline_cuda_resources_come_from_ptxas():
     assert res["registers"] > 0 and res["local_bytes"] == 0 and "spill_stores" in res
 
 
+def test_checks_keep_the_kernel_out_of_local_memory():
+    """The error context's address must not reach a call that is not inlined: that would
+    put the context on the stack (local memory) of every kernel that can fail."""
+    nvrtc_or_skip()
+    for kernel, args in [(unguarded, (F32, F32)), (calls_failing, (F32,)), (converts, (F32, I32))]:
+        res = kernel.inspect(*args, stage="resources", dialect="cuda")
+        assert res["local_bytes"] == 0 and res["spill_stores"] == 0, (kernel, res)
+
+
+def test_printf_buffer_is_not_reported_as_local_memory():
+    h100 = device("cuda")
+    assert report.resource_items({"registers": 24, "local_bytes": 8}, h100, None, prints=True) == []
+    spills = {"registers": 24, "local_bytes": 8, "spill_stores": 8}
+    assert [i.kind for i in report.resource_items(spills, h100, None, prints=True)] == [
+        "local-memory"
+    ]
+
+
 def test_parse_ptxas_log():
     log = (
         "ptxas info    : Compiling entry function 'other' for 'sm_90'\n"
@@ -558,6 +576,33 @@ def test_error_record_reads_only_completed_launches(peekable):
     finally:
         if rec in sync.pending_errors:
             sync.pending_errors.remove(rec)
+
+
+class BlockingStream(FakeStream):
+    def __init__(self):
+        super().__init__()
+        self.native_blocks = 0
+
+    def _native_block(self, blocking):
+        self.native_blocks += 1
+
+
+def test_cuda_printf_is_flushed_once_a_printing_launch_completes():
+    be = FakeRecordBackend(True)
+    be.default_stream = BlockingStream()
+    flush = errors.PrintFlush(be)
+    s = be.default_stream
+    try:
+        s.submitted += 1
+        flush.launched(None)
+        flush.check()  # not complete: nothing to flush
+        assert s.native_blocks == 0 and flush in sync.pending_errors
+        s.completed = s.submitted
+        flush.check()
+        assert s.native_blocks == 1 and flush not in sync.pending_errors
+    finally:
+        if flush in sync.pending_errors:
+            sync.pending_errors.remove(flush)
 
 
 def test_unsafe_trunc_on_the_host():

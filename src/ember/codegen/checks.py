@@ -5,7 +5,7 @@ that does) works with an error context, ``em_ctx_t* em_c``: the kernel builds it
 hidden trailing parameters (``em_claim``, ``em_rec``, ``em_kid``; :mod:`ember.codegen.abi`)
 and passes it to every device function that can fail.
 
-* A failed check calls ``em_fail``: the thread sets ``em_c->failed``; the first failing
+* A failed check calls ``em_failed``: the thread sets ``em_c->failed``; the first failing
   thread of the context wins the claim word (an atomic compare-and-swap in device memory)
   and writes kernel id, site number, block, thread and two values into the record, then
   marks it complete.  No trap: the context stays usable.
@@ -51,31 +51,45 @@ class CheckEmitter:
         return self.h.use("em_ctx_t", lambda: text)
 
     def fail_helper(self) -> str:
-        return self.h.use("em_fail", self._fail)
+        """``em_failed(c, site, v0, v1)``: mark the thread failed, record if first.
+
+        The recording itself (``em_fail``) is a separate, not inlined function that takes
+        the context's fields by value: a pointer to the local context passed to a call that
+        is not inlined would put the context in local memory (a stack frame) in every
+        kernel that can fail."""
+        return self.h.use("em_failed", self._failed)
+
+    def _failed(self) -> str:
+        ctx, record, i64 = (
+            self.ctx_type(),
+            self.h.use("em_fail", self._fail),
+            self.h.c(dtypes.int64),
+        )
+        body = f"    c->failed = 1;\n    {record}(c->claim, c->rec, c->kid, site, v0, v1);"
+        return self.h.fn("void", "em_failed", f"{ctx}* c, {i64} site, {i64} v0, {i64} v1", body)
 
     def _fail(self) -> str:
-        ctx, c, d = self.ctx_type(), self.d.checks, self.d
-        i64 = self.h.c(dtypes.int64)
+        c, d = self.d.checks, self.d
+        i64, u32 = self.h.c(dtypes.int64), self.h.c(dtypes.uint32)
         where = [
-            f"    c->rec[{3 + k}] = {d.index['block_idx'].format(axis=k, xyz='xyz'[k])};"
+            f"    rec[{3 + k}] = {d.index['block_idx'].format(axis=k, xyz='xyz'[k])};"
             for k in range(3)
         ] + [
-            f"    c->rec[{6 + k}] = {d.index['thread_idx'].format(axis=k, xyz='xyz'[k])};"
+            f"    rec[{6 + k}] = {d.index['thread_idx'].format(axis=k, xyz='xyz'[k])};"
             for k in range(3)
         ]
         body = "\n".join([
             "    // first failing thread wins; no trap, so the context stays usable",
-            "    c->failed = 1;",
-            f"    if ({c['claim_cas'].format(p='c->claim')} != 0u) return;",
-            "    c->rec[1] = c->kid;",
-            "    c->rec[2] = site;",
+            f"    if ({c['claim_cas'].format(p='claim')} != 0u) return;",
+            "    rec[1] = kid;",
+            "    rec[2] = site;",
             *where,
-            "    c->rec[9] = v0;",
-            "    c->rec[10] = v1;",
+            "    rec[9] = v0;",
+            "    rec[10] = v1;",
             f"    {c['fence']};",
-            f"    c->rec[0] = {DONE};  // complete: the host may read it",
+            f"    rec[0] = {DONE};  // complete: the host may read it",
         ])  # fmt: skip
-        params = f"{ctx}* c, {i64} site, {i64} v0, {i64} v1"
+        params = f"{c['claim']} claim, {c['record']} rec, {u32} kid, {i64} site, {i64} v0, {i64} v1"
         return f"{d.device} {c['cold']}void em_fail({params}) {{\n{body}\n}}"
 
     def bounds_helper(self) -> str:

@@ -281,20 +281,85 @@ def _error_class(name: str) -> type:
 
 
 def attach(spec) -> dict | None:
-    """Prepare a specialization whose kernel can fail: its site table (``spec.sites``), a
-    kernel id and the backend's record (``spec.errors``).  Returns the values the generated
-    launch code binds (see ``compiler/args.py``); None for a kernel that cannot fail."""
-    if not any(p.kind == "kid" for p in spec.abi):
+    """Prepare a specialization whose launches need bookkeeping: a kernel that can fail gets
+    its site table (``spec.sites``), a kernel id and the backend's record; a kernel that
+    prints on CUDA gets the printf flush.  ``spec.errors`` is what its launches call.
+    Returns the values the generated launch code binds (see ``compiler/args.py``); None
+    for a kernel that needs none of this (its launch path stays as it was)."""
+    hooks, hidden = [], {}
+    if any(p.kind == "kid" for p in spec.abi):
+        if not spec.sites and spec.program is not None:
+            spec.sites = site_table(spec.program)
+        name = spec.program.kernel.pyname if spec.program is not None else spec.name
+        spec.kernel_id = register(name, tuple(spec.sites))
+        rec = record_of(spec.backend)
+        hooks.append(rec)
+        hidden.update(_em_claim=rec.claim, _em_rec=rec.record, _em_kid=spec.kernel_id)
+    prints = any(i.kind == "print" for i in getattr(spec, "slow_paths", ()))
+    if prints and spec.backend.dialect == "cuda":
+        hooks.append(flush_of(spec.backend))
+    if not hooks:
         return None
-    if not spec.sites and spec.program is not None:
-        spec.sites = site_table(spec.program)
-    name = spec.program.kernel.pyname if spec.program is not None else spec.name
-    spec.kernel_id = register(name, tuple(spec.sites))
-    rec = spec.errors = record_of(spec.backend)
-    return {
-        "_em_claim": rec.claim,
-        "_em_rec": rec.record,
-        "_em_kid": spec.kernel_id,
-        "_em_before": rec.before_launch,
-        "_em_launched": rec.launched,
-    }
+    spec.errors = hooks[0] if len(hooks) == 1 else _Hooks(hooks)
+    hidden.update(_em_before=spec.errors.before_launch, _em_launched=spec.errors.launched)
+    return hidden
+
+
+class _Hooks:
+    def __init__(self, hooks):
+        self.hooks = hooks
+
+    def before_launch(self) -> None:
+        for h in self.hooks:
+            h.before_launch()
+
+    def launched(self, stream) -> None:
+        for h in self.hooks:
+            h.launched(stream)
+
+
+# --------------------------------------------------------------------------- printf
+
+
+_flushes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def flush_of(backend) -> PrintFlush:
+    with _records_lock:
+        found = _flushes.get(backend)
+        if found is None:
+            found = _flushes[backend] = PrintFlush(backend)
+    return found
+
+
+class PrintFlush:
+    """CUDA's ``printf`` output waits in a device buffer until the driver flushes it at a
+    synchronize call, which Ember's waits skip when a stream query finds the work done.  Once
+    a wait sees a printing kernel's launch complete, this synchronizes that (finished) stream
+    in the driver: no waiting, and the output appears before the wait returns."""
+
+    def __init__(self, backend):
+        self.default_stream = backend.default_stream
+        self.pending: dict[int, tuple] = {}
+        self._lock = threading.Lock()
+
+    def before_launch(self) -> None:
+        pass
+
+    def launched(self, stream) -> None:
+        s = stream or self.default_stream
+        with self._lock:
+            self.pending[id(s)] = (s, s.submitted)
+            if self not in sync.pending_errors:
+                sync.pending_errors.append(self)
+
+    def check(self) -> None:
+        with self._lock:
+            done = [(k, s) for k, (s, t) in self.pending.items() if s.completed >= t]
+            for k, _ in done:
+                del self.pending[k]
+            if not self.pending and self in sync.pending_errors:
+                sync.pending_errors.remove(self)
+        for _, s in done:
+            if _alive(s):
+                s._native_block(False)  # cuStreamSynchronize of a finished stream: flushes

@@ -240,11 +240,12 @@ def for_device(items: list[SlowPath], device) -> list[SlowPath]:
     ]  # fmt: skip
 
 
-def resource_items(res: dict, device, loc: Loc | None) -> list[SlowPath]:
-    """Local memory and register pressure (CUDA resource numbers)."""
+def resource_items(res: dict, device, loc: Loc | None, prints: bool = False) -> list[SlowPath]:
+    """Local memory and register pressure (CUDA resource numbers).  ``prints``: the kernel
+    calls printf, whose argument buffer is local memory (reported as ``print`` instead)."""
     items = []
     local, spills = res.get("local_bytes", 0), res.get("spill_stores", 0)
-    if local or spills:
+    if spills or (local and not prints):
         what = f", {spills} bytes of it register spills" if spills else ""
         items.append(_at(loc, "local-memory", f"{local} bytes of local memory per thread{what}: "
                          "values the compiler could not keep in registers live in (cached) "
@@ -318,7 +319,8 @@ def spec_items(spec, block=None) -> list[SlowPath]:
     if hasattr(spec.function, "attributes"):
         from ember.diagnostics.inspect import function_resources
 
-        items += resource_items(function_resources(spec, spec.backend), device, loc)
+        prints = any(i.kind == "print" for i in items)
+        items += resource_items(function_resources(spec, spec.backend), device, loc, prints)
         items += launch_items(spec, block, loc)
     return items
 
@@ -384,7 +386,8 @@ def kernel_report(kernel, args, dialect, block) -> list[SlowPath]:
     items = for_device(program_items(program), device)
     if target.dialect == "cuda":
         res = inspection.offline_resources(kernel, types, target)
-        items += resource_items(res, device, program.kernel.loc)
+        prints = any(i.kind == "print" for i in items)
+        items += resource_items(res, device, program.kernel.loc, prints)
     return items
 
 
