@@ -363,3 +363,29 @@ def test_ufuncs_on_host_values_use_numpy():
     assert ember.sqrt(4.0) == 2.0
     np.testing.assert_array_equal(ember.add(np.arange(3), 1), np.arange(3) + 1)
     assert repr(ember.add) == "<ember ufunc add>"
+
+
+# --------------------------------------------------------------------- vectorize
+@ember.vectorize
+def axpy_like(x, y):
+    return 2 * x + y
+
+
+@ember.vectorize(dtype="bool")
+def inside(x, lo, hi):
+    return lo <= x and x < hi
+
+
+def test_vectorize_fuses_a_scalar_function(backend):
+    a, b = sample("float32", (6, 5), 1), sample("float32", (5,), 2)
+    da, db = ember.asarray(a), ember.asarray(b)
+    check(axpy_like(da, db), 2 * a + b)
+    check(axpy_like(da.T, 1.5), 2 * a.T + np.float32(1.5))
+    out = ember.zeros((6, 5), ember.float32)
+    assert axpy_like(da, db, out=out) is out
+    check(out, 2 * a + b)
+    check(inside(da, -1, 1.0), (-1 <= a) & (a < 1))
+    i = sample("int16", (7,), 3)
+    check(axpy_like(ember.asarray(i), 3), (2 * i + 3).astype(np.int16))
+    np.testing.assert_array_equal(axpy_like(a, b), 2 * a + b)  # host values: the function
+    assert axpy_like.__name__ == "axpy_like" and axpy_like.nin == 2

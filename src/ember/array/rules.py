@@ -246,6 +246,19 @@ class Clip(Rule):
         return Resolution(ops.clip, t, t, c0=t)
 
 
+class Custom(Rule):
+    """A user function (:func:`ember.vectorize`): operands promote together (NEP 50) and the
+    result has that dtype, or ``dtype`` when given."""
+
+    def __init__(self, name: str, op, dtype: DType | None = None):
+        super().__init__(name)
+        self.op, self.dtype = op, dtype
+
+    def __call__(self, types):
+        t = strong(common(types))
+        return Resolution(self.op, t, self.dtype or t)
+
+
 class Cast(Rule):
     """``astype``/copies: ``copy`` into the target dtype (set by the caller)."""
 

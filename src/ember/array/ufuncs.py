@@ -203,6 +203,42 @@ def round(x, /, decimals: int = 0, *, out=None):  # noqa: A001
 
 
 _round0 = Ufunc("round", 1, r.Same("round", ops.rint, int_op=ops.copy), _np("round"))
+
+
+def vectorize(func=None, *, dtype=None):
+    """Make an elementwise array function from a scalar function: one fused kernel.
+
+    ::
+
+        @ember.vectorize
+        def axpy(x, y):
+            return 2 * x + y
+
+        z = axpy(x, y)           # one pass over x and y (``2 * x + y`` makes two)
+        axpy(x, y, out=y)        # in place
+
+    ``func`` is compiled as a device function (the kernel language: numbers in, a number
+    out) and runs in the generic kernels, with NumPy broadcasting and any layouts.  Its
+    operands (1 to 3 arrays or scalars) are cast to their NEP 50 promotion first; the
+    result has that dtype, or ``dtype`` when given (``dtype=bool`` for a predicate).
+    Called with no ember array, ``func`` runs on the host as it is.
+    """
+    from ember.dtypes import dtype as to_dtype
+
+    def make(f):
+        import inspect
+
+        nin = len(inspect.signature(f).parameters)
+        if not 1 <= nin <= 3:
+            raise TypeError(f"ember.vectorize takes functions of 1 to 3 operands, not {nin}")
+        out = None if dtype is None else to_dtype(dtype)
+        uf = Ufunc(f.__name__, nin, r.Custom(f.__name__, f, out), f)
+        uf.__doc__ = f.__doc__ or uf.__doc__
+        return uf
+
+    return make if func is None else make(func)
+
+
 _round0.rule.on_bool = "keep"
 
 # NumPy's names
@@ -234,4 +270,4 @@ ALIASES = (
     "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj",
     "conjugate",
 )  # fmt: skip
-FUNCTIONS = ("where", "clip", "round")
+FUNCTIONS = ("where", "clip", "round", "vectorize")
