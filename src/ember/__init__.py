@@ -86,7 +86,7 @@ _LAZY = {
 _ARRAY = {
     "ember.array.creation": (
         "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange",
-        "linspace", "eye", "array", "from_dlpack",
+        "linspace", "eye", "from_dlpack",
     ),
     "ember.array.manipulation": (
         "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
@@ -106,6 +106,7 @@ _ARRAY = {
         "atan2", "hypot", "copysign", "logaddexp", "where", "clip", "round", "absolute",
         "power", "true_divide", "mod", "invert", "left_shift", "right_shift", "arcsin",
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
+        "vectorize",
     ),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.broadcast": ("broadcast_shapes",),
