@@ -396,6 +396,41 @@ def test_offline_cuda_resources_come_from_ptxas():
     assert res["registers"] > 0 and res["local_bytes"] == 0 and "spill_stores" in res
 
 
+def heavy(x, y):
+    """24 values alive at once: many registers; with a register cap, spills."""
+    i = ember.global_id()
+    if i < y.shape[0]:
+        t = (x[i], x[i + 1], x[i + 2], x[i + 3], x[i + 4], x[i + 5], x[i + 6], x[i + 7],
+             x[i + 8], x[i + 9], x[i + 10], x[i + 11], x[i + 12], x[i + 13], x[i + 14],
+             x[i + 15], x[i + 16], x[i + 17], x[i + 18], x[i + 19], x[i + 20], x[i + 21],
+             x[i + 22], x[i + 23])  # fmt: skip
+        acc = 0.0
+        for r in range(8):
+            for k in range(24):
+                acc = acc * t[k] + t[(k * 7 + r) % 24]
+        y[i] = acc
+
+
+def streaming(x, y):
+    """The same arithmetic reading the values when needed: few registers."""
+    i = ember.global_id()
+    if i < y.shape[0]:
+        acc = 0.0
+        for r in range(8):
+            for k in range(24):
+                acc = acc * x[i + k] + x[i + (k * 7 + r) % 24]
+        y[i] = acc
+
+
+def test_report_registers_and_local_memory_from_nvrtc():
+    nvrtc_or_skip()
+    capped = ember.kernel(heavy, options=("--maxrregcount=24",))
+    assert "local-memory" in kinds(capped, F32, F32, dialect="cuda")
+    assert "registers" in kinds(ember.kernel(heavy), F32, F32, dialect="cuda")
+    assert kinds(ember.kernel(streaming), F32, F32, dialect="cuda") == []
+    assert "tuple-index" in kinds(ember.kernel(heavy), F32, F32, dialect="cuda")
+
+
 def test_checks_keep_the_kernel_out_of_local_memory():
     """The error context's address must not reach a call that is not inlined: that would
     put the context on the stack (local memory) of every kernel that can fail."""
