@@ -406,7 +406,8 @@ def launch_strided(e: Entry, values: tuple, out: ndarray, shape, n: int) -> None
             args += (x, (0,) * (len(dims) + 1))
     wide = wide or n >= 1 << 31
     k = kernels.strided(res.op, res.ct, e.kinds, len(dims), wide, res.c0)
-    blocks = min((n + e.block[0] - 1) // e.block[0], e.maxgrid)
+    per_block = e.tile if len(e.kinds) < 3 else e.block[0]  # smap1/2 unroll, smap3 not
+    blocks = min((n + per_block - 1) // per_block, e.maxgrid)
     args_t = tuple(args)
     k.dispatch(args_t).launch(args_t, (blocks, 1, 1), e.block)
 

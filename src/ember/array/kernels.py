@@ -18,7 +18,8 @@ generic kernels parametrized by operator.
     The general broadcast: output and inputs have any strides (0 for broadcast axes,
     negative for reversed views).  Each operand comes as a 1-d view starting at the lowest
     element it touches plus a tuple ``(base, stride_0, ..., stride_{nd-1})`` in elements;
-    the linear index is split into a multi-index innermost axis first.  Index arithmetic
+    the linear index is split into a multi-index innermost axis first (one ``offsets``
+    device function for every operand), ``UNROLL`` elements per thread as above.  Index arithmetic
     is ``uint32`` when every operand spans fewer than 2**31 elements, with division by
     precomputed magic numbers (Granlund & Montgomery 1994; PyTorch's ``IntDivider``), and
     ``uint64`` with plain division otherwise.  Unsigned arithmetic wraps, so negative
@@ -179,85 +180,107 @@ def strided(
 def _strided(op, ct, kinds, ndim, wide, c0) -> Kernel:
     index = ember.uint64 if wide else ember.uint32
     div = div_plain if wide else div_magic
+    offsets = _offsets(ndim, index, div)
     loaders = tuple(map(loader, kinds))
     if len(kinds) == 3:
-        fn = _strided3(op, c0 or ct, ct, ndim, index, div, *loaders)
+        fn = _strided3(op, c0 or ct, ct, offsets, *loaders)
     else:
-        fn = (_strided1, _strided2)[len(kinds) - 1](op, ct, ndim, index, div, *loaders)
+        fn = (_strided1, _strided2)[len(kinds) - 1](op, ct, offsets, *loaders)
     extra = f"_{ndim}d" + ("_wide" if wide else "")
     return _named(fn, kernel_name("smap", op, ct, kinds, extra))
 
 
-def _strided1(OP, CT, NDIM, U, DIV, L0):
+def _offsets(NDIM, U, DIV):
+    """The device function giving the element offsets of the output and up to three
+    operands for linear index ``i`` (missing operands pass zero strides)."""
+
+    def offsets(i, dims, so, sa, sb, sc):
+        r = U(i)
+        jo = U(so[0])
+        ja = U(sa[0])
+        jb = U(sb[0])
+        jc = U(sc[0])
+        for k in range(NDIM - 1, 0, -1):  # innermost axis first
+            q = DIV(r, dims, k)
+            m = r - q * U(dims[3 * k])
+            jo += m * U(so[k + 1])
+            ja += m * U(sa[k + 1])
+            jb += m * U(sb[k + 1])
+            jc += m * U(sc[k + 1])
+            r = q
+        return jo + r * U(so[1]), ja + r * U(sa[1]), jb + r * U(sb[1]), jc + r * U(sc[1])
+
+    offsets.__name__ = offsets.__qualname__ = f"offsets_{NDIM}d_{U.name}"
+    return offsets
+
+
+# The strided kernels process UNROLL elements per thread per step, as the contiguous ones:
+# all offsets and loads before the stores, so each thread has several loads in flight.
+def _strided1(OP, CT, OFF, L0):
     def smap1(n, dims, out, so, a, sa):
-        i = ember.global_id()
-        step = ember.global_size()
-        while i < n:
-            r = U(i)
-            jo = U(so[0])
-            ja = U(sa[0])
-            for k in range(NDIM - 1, 0, -1):  # innermost axis first
-                q = DIV(r, dims, k)
-                c = r - q * U(dims[3 * k])
-                jo += c * U(so[k + 1])
-                ja += c * U(sa[k + 1])
-                r = q
-            jo += r * U(so[1])
-            ja += r * U(sa[1])
-            out[jo] = out.dtype(OP(CT(L0(a, ja))))
+        bd = ember.block_dim.x
+        i = ember.block_idx.x * bd * 4 + ember.thread_idx.x
+        step = ember.grid_dim.x * bd * 4
+        while i + 3 * bd < n:
+            o0, p0, _, _ = OFF(i, dims, so, sa, so, so)
+            o1, p1, _, _ = OFF(i + bd, dims, so, sa, so, so)
+            o2, p2, _, _ = OFF(i + 2 * bd, dims, so, sa, so, so)
+            o3, p3, _, _ = OFF(i + 3 * bd, dims, so, sa, so, so)
+            a0 = L0(a, p0)
+            a1 = L0(a, p1)
+            a2 = L0(a, p2)
+            a3 = L0(a, p3)
+            out[o0] = out.dtype(OP(CT(a0)))
+            out[o1] = out.dtype(OP(CT(a1)))
+            out[o2] = out.dtype(OP(CT(a2)))
+            out[o3] = out.dtype(OP(CT(a3)))
             i += step
+        while i < n:
+            o, p, _, _ = OFF(i, dims, so, sa, so, so)
+            out[o] = out.dtype(OP(CT(L0(a, p))))
+            i += bd
 
     return smap1
 
 
-def _strided2(OP, CT, NDIM, U, DIV, L0, L1):
+def _strided2(OP, CT, OFF, L0, L1):
     def smap2(n, dims, out, so, a, sa, b, sb):
-        i = ember.global_id()
-        step = ember.global_size()
-        while i < n:
-            r = U(i)
-            jo = U(so[0])
-            ja = U(sa[0])
-            jb = U(sb[0])
-            for k in range(NDIM - 1, 0, -1):
-                q = DIV(r, dims, k)
-                c = r - q * U(dims[3 * k])
-                jo += c * U(so[k + 1])
-                ja += c * U(sa[k + 1])
-                jb += c * U(sb[k + 1])
-                r = q
-            jo += r * U(so[1])
-            ja += r * U(sa[1])
-            jb += r * U(sb[1])
-            out[jo] = out.dtype(OP(CT(L0(a, ja)), CT(L1(b, jb))))
+        bd = ember.block_dim.x
+        i = ember.block_idx.x * bd * 4 + ember.thread_idx.x
+        step = ember.grid_dim.x * bd * 4
+        while i + 3 * bd < n:
+            o0, p0, q0, _ = OFF(i, dims, so, sa, sb, so)
+            o1, p1, q1, _ = OFF(i + bd, dims, so, sa, sb, so)
+            o2, p2, q2, _ = OFF(i + 2 * bd, dims, so, sa, sb, so)
+            o3, p3, q3, _ = OFF(i + 3 * bd, dims, so, sa, sb, so)
+            a0 = L0(a, p0)
+            a1 = L0(a, p1)
+            a2 = L0(a, p2)
+            a3 = L0(a, p3)
+            b0 = L1(b, q0)
+            b1 = L1(b, q1)
+            b2 = L1(b, q2)
+            b3 = L1(b, q3)
+            out[o0] = out.dtype(OP(CT(a0), CT(b0)))
+            out[o1] = out.dtype(OP(CT(a1), CT(b1)))
+            out[o2] = out.dtype(OP(CT(a2), CT(b2)))
+            out[o3] = out.dtype(OP(CT(a3), CT(b3)))
             i += step
+        while i < n:
+            o, p, q, _ = OFF(i, dims, so, sa, sb, so)
+            out[o] = out.dtype(OP(CT(L0(a, p)), CT(L1(b, q))))
+            i += bd
 
     return smap2
 
 
-def _strided3(OP, C0, CT, NDIM, U, DIV, L0, L1, L2):
+def _strided3(OP, C0, CT, OFF, L0, L1, L2):
     def smap3(n, dims, out, so, a, sa, b, sb, c, sc):
         i = ember.global_id()
         step = ember.global_size()
         while i < n:
-            r = U(i)
-            jo = U(so[0])
-            ja = U(sa[0])
-            jb = U(sb[0])
-            jc = U(sc[0])
-            for k in range(NDIM - 1, 0, -1):
-                q = DIV(r, dims, k)
-                m = r - q * U(dims[3 * k])
-                jo += m * U(so[k + 1])
-                ja += m * U(sa[k + 1])
-                jb += m * U(sb[k + 1])
-                jc += m * U(sc[k + 1])
-                r = q
-            jo += r * U(so[1])
-            ja += r * U(sa[1])
-            jb += r * U(sb[1])
-            jc += r * U(sc[1])
-            out[jo] = out.dtype(OP(C0(L0(a, ja)), CT(L1(b, jb)), CT(L2(c, jc))))
+            o, p, q, t = OFF(i, dims, so, sa, sb, sc)
+            out[o] = out.dtype(OP(C0(L0(a, p)), CT(L1(b, q)), CT(L2(c, t))))
             i += step
 
     return smap3
