@@ -292,11 +292,17 @@ def test_out_and_in_place(backend):
     assert ember.add(da, db, out=out) is out
     check(out, (a + b).astype(np.float64))
     x = da.copy()
+    alias = x
     x += db
+    assert x is alias  # in place
     x *= 2
     x -= 1.5
     x /= 3
     check(x, ((a + b) * 2 - np.float32(1.5)) / 3)
+    same = ember.asarray(a.copy())
+    same += same
+    same *= same
+    check(same, (a + a) * (a + a))
     ints = ember.asarray(np.arange(6, dtype=np.int64))
     with pytest.raises(TypeError, match="same_kind"):
         ints += 1.5

@@ -66,6 +66,13 @@ def test_len_iter_bool_float_int_index(backend):
         [1, 2][ember.asarray(np.array(1.0))]
 
 
+def test_format(backend):
+    assert f"{ember.asarray(np.array(2.5)):.3f}" == "2.500"
+    assert f"{ember.asarray(np.arange(3))}" == "[0 1 2]"
+    with pytest.raises(TypeError, match="format string"):
+        f"{ember.asarray(np.arange(3)):.2f}"
+
+
 def test_item_tolist_to_numpy_array(backend):
     host = np.arange(6, dtype=np.int32).reshape(2, 3)
     x = ember.asarray(host)

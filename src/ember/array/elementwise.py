@@ -147,6 +147,35 @@ def binary(uf: Ufunc, a, b):
     return apply(uf, (a, b), None)
 
 
+def inplace(uf: Ufunc, x: ndarray, b):
+    """``x <op>= b``: the contiguous same-dtype case inline, else ``uf(x, b, out=x)``."""
+    tb = type(b)
+    if tb is ndarray:
+        e = uf.cache.get((x.dtype, b.dtype, x.backend))
+        fast = (
+            e is not None and e.out is x.dtype and x._c and b._c and b.shape == x.shape
+            and b.backend is x.backend and (b.buffer is not x.buffer or b.offset == x.offset)
+        )  # fmt: skip
+    else:
+        e = uf.cache.get((x.dtype, tb, x.backend))
+        fast = e is not None and e.out is x.dtype and x._c
+        if fast and e.conv[1] is not None:
+            try:
+                b = e.conv[1](b)
+            except (OverflowError, ValueError):
+                fast = False
+    if not fast:
+        return apply(uf, (x, b), x)
+    n = x.shape[0] if len(x.shape) == 1 else math.prod(x.shape)
+    if n:
+        if len(x.shape) == 1:
+            e.launch(n, (n, x, x, b))
+        else:
+            f = flat(x, n)
+            e.launch(n, (n, f, f, flat(b, n) if tb is ndarray else b))
+    return x
+
+
 def compare(uf: Ufunc, a, b):
     """``==`` and ``!=``: like :func:`binary`, but operands that are not numbers or arrays
     give ``NotImplemented`` (so ``x == None`` is False, as Python's default)."""

@@ -235,6 +235,13 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __str__(self) -> str:
         return display.array_str(self)
 
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return str(self)
+        if self.shape:
+            raise TypeError(f"unsupported format string passed to a {self.ndim}-d ember.ndarray")
+        return format(self.to_numpy()[()], spec)  # a 0-d array formats as its number
+
     # ------------------------------------------------------------------ methods
     def astype(self, dtype, copy: bool = True) -> ndarray:
         """The array converted to ``dtype`` (a new array unless ``copy=False`` and the dtype
@@ -415,40 +422,40 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return ufuncs.bitwise_invert(self)
 
     def __iadd__(self, other):
-        return ufuncs.add(self, other, out=self)
+        return inplace(ufuncs.add, self, other)
 
     def __isub__(self, other):
-        return ufuncs.subtract(self, other, out=self)
+        return inplace(ufuncs.subtract, self, other)
 
     def __imul__(self, other):
-        return ufuncs.multiply(self, other, out=self)
+        return inplace(ufuncs.multiply, self, other)
 
     def __itruediv__(self, other):
-        return ufuncs.divide(self, other, out=self)
+        return inplace(ufuncs.divide, self, other)
 
     def __ifloordiv__(self, other):
-        return ufuncs.floor_divide(self, other, out=self)
+        return inplace(ufuncs.floor_divide, self, other)
 
     def __imod__(self, other):
-        return ufuncs.remainder(self, other, out=self)
+        return inplace(ufuncs.remainder, self, other)
 
     def __ipow__(self, other):
-        return ufuncs.pow(self, other, out=self)
+        return inplace(ufuncs.pow, self, other)
 
     def __iand__(self, other):
-        return ufuncs.bitwise_and(self, other, out=self)
+        return inplace(ufuncs.bitwise_and, self, other)
 
     def __ior__(self, other):
-        return ufuncs.bitwise_or(self, other, out=self)
+        return inplace(ufuncs.bitwise_or, self, other)
 
     def __ixor__(self, other):
-        return ufuncs.bitwise_xor(self, other, out=self)
+        return inplace(ufuncs.bitwise_xor, self, other)
 
     def __ilshift__(self, other):
-        return ufuncs.bitwise_left_shift(self, other, out=self)
+        return inplace(ufuncs.bitwise_left_shift, self, other)
 
     def __irshift__(self, other):
-        return ufuncs.bitwise_right_shift(self, other, out=self)
+        return inplace(ufuncs.bitwise_right_shift, self, other)
 
 
 def asnumpy(x: Any):
@@ -471,4 +478,4 @@ def not_on_device(value: Any, where: str) -> TypeError:
 
 # The operations are defined on top of the class (they create arrays): imported last.
 from ember.array import display, indexing, interop, manipulation, ufuncs  # noqa: E402
-from ember.array.elementwise import binary, compare  # noqa: E402
+from ember.array.elementwise import binary, compare, inplace  # noqa: E402
