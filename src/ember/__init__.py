@@ -86,12 +86,13 @@ _LAZY = {
 _ARRAY = {
     "ember.array.creation": (
         "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange",
-        "linspace", "eye", "from_dlpack",
+        "linspace", "eye", "from_dlpack", "meshgrid", "tril", "triu",
     ),
     "ember.array.manipulation": (
         "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
         "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
-        "broadcast_arrays", "reshape", "concatenate", "stack",
+        "broadcast_arrays", "reshape", "concatenate", "stack", "unstack", "roll", "tile",
+        "repeat",
     ),
     "ember.array.ufuncs": (
         "negative", "positive", "abs", "sign", "square", "reciprocal", "logical_not",
@@ -106,7 +107,7 @@ _ARRAY = {
         "atan2", "hypot", "copysign", "logaddexp", "where", "clip", "round", "absolute",
         "power", "true_divide", "mod", "invert", "left_shift", "right_shift", "arcsin",
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
-        "vectorize",
+        "vectorize", "real", "imag",
     ),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.broadcast": ("broadcast_shapes",),

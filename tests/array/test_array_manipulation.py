@@ -107,3 +107,41 @@ def test_ascontiguousarray_and_astype(backend):
     assert ember.ascontiguousarray(x) is x
     check(ember.ascontiguousarray(x.T), np.ascontiguousarray(host.T))
     check(ember.astype(x, "int16"), host.astype("int16"))
+
+
+def test_unstack_roll_tile_repeat(backend):
+    host = sample("int32", (3, 4), 5)
+    x = ember.asarray(host)
+    for got, want in zip(ember.unstack(x, axis=1), np.moveaxis(host, 1, 0), strict=True):
+        check(got, want)
+    check(ember.roll(x, 1), np.roll(host, 1))
+    check(ember.roll(x, -2, axis=1), np.roll(host, -2, axis=1))
+    check(ember.roll(x, (1, 5), axis=(0, 1)), np.roll(host, (1, 5), axis=(0, 1)))
+    check(ember.tile(x, 2), np.tile(host, 2))
+    check(ember.tile(x, (2, 1, 3)), np.tile(host, (2, 1, 3)))
+    check(ember.repeat(x, 2, axis=0), np.repeat(host, 2, axis=0))
+    check(ember.repeat(x, 3), np.repeat(host, 3))
+
+
+def test_meshgrid_tril_triu(backend):
+    a, b = np.arange(3.0), np.arange(4.0)
+    for indexing in ("xy", "ij"):
+        for got, want in zip(
+            ember.meshgrid(ember.asarray(a), ember.asarray(b), indexing=indexing),
+            np.meshgrid(a, b, indexing=indexing),
+            strict=True,
+        ):
+            check(got, want)
+    host = sample("float32", (2, 4, 5), 6)
+    x = ember.asarray(host)
+    for k in (-1, 0, 2):
+        check(ember.tril(x, k=k), np.tril(host, k=k))
+        check(ember.triu(x, k=k), np.triu(host, k=k))
+
+
+def test_real_imag_conj(backend):
+    host = sample("float64", (4,), 7)
+    x = ember.asarray(host)
+    check(ember.real(x), np.real(host))
+    check(ember.imag(x), np.zeros(4))
+    check(ember.conj(x), np.conj(host))

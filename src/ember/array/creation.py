@@ -190,6 +190,47 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     return out
 
 
+def meshgrid(*arrays: ndarray, indexing: str = "xy") -> list[ndarray]:
+    """Coordinate matrices from 1-d coordinate arrays (``indexing`` ``"xy"`` or ``"ij"``);
+    the results are broadcast views of the inputs, as NumPy's ``copy=False``."""
+    from ember.array.manipulation import broadcast_to
+
+    if indexing not in ("xy", "ij"):
+        raise ValueError("meshgrid: indexing must be 'xy' or 'ij'")
+    n = len(arrays)
+    shape = [a.size for a in arrays]
+    if indexing == "xy" and n > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for k, a in enumerate(arrays):
+        axis = (1 - k if k < 2 else k) if indexing == "xy" and n > 1 else k
+        view_shape = [1] * n
+        view_shape[axis] = a.size
+        out.append(broadcast_to(a.reshape(view_shape), tuple(shape)))
+    return out
+
+
+def tril(x: ndarray, /, *, k: int = 0) -> ndarray:
+    """``x`` with the elements above diagonal ``k`` of its last two axes zeroed."""
+    return _triangle(x, k, lower=True)
+
+
+def triu(x: ndarray, /, *, k: int = 0) -> ndarray:
+    """``x`` with the elements below diagonal ``k`` of its last two axes zeroed."""
+    return _triangle(x, k, lower=False)
+
+
+def _triangle(x: ndarray, k: int, lower: bool) -> ndarray:
+    from ember.array import ufuncs
+
+    if x.ndim < 2:
+        raise ValueError("tril/triu need an array of at least 2 dimensions")
+    rows = arange(x.shape[-2]).reshape(-1, 1)
+    cols = arange(x.shape[-1])
+    keep = (cols - rows <= k) if lower else (cols - rows >= k)
+    return ufuncs.where(keep, x, ufuncs.multiply(x, 0) if x.dtype.kind != "b" else False)
+
+
 # --------------------------------------------------------------------- from data
 def asarray(
     obj: Any, dtype: Any = None, *, copy: bool | None = None, device=None, stream=None

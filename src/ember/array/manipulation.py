@@ -327,6 +327,62 @@ def stack(arrays, /, axis: int = 0) -> ndarray:
     return concatenate([expand_dims(a, k) for a in arrays], axis=k)
 
 
+def unstack(x: ndarray, /, *, axis: int = 0) -> tuple[ndarray, ...]:
+    """Views of ``x`` split along ``axis`` (each without that axis)."""
+    k = _axis(axis, x.ndim)
+    index = (slice(None),) * k
+    return tuple(x[(*index, i, ...)] for i in range(x.shape[k]))
+
+
+def roll(x: ndarray, /, shift, *, axis=None) -> ndarray:
+    """Elements shifted along ``axis`` (the flattened array by default), wrapping around."""
+    if axis is None:
+        return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
+    shifts = shift if isinstance(shift, tuple | list) else (shift,)
+    axes = axis if isinstance(axis, tuple | list) else (axis,) * len(shifts)
+    if len(axes) != len(shifts):
+        raise ValueError("roll: shift and axis must have the same length")
+    out = x
+    for s, a in zip(shifts, axes, strict=True):
+        k = _axis(a, x.ndim)
+        n = x.shape[k]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            head = (slice(None),) * k
+            out = concatenate(
+                [out[(*head, slice(n - s, None))], out[(*head, slice(0, n - s))]], axis=k
+            )
+    return out if out is not x else astype(x, x.dtype)
+
+
+def tile(x: ndarray, repetitions, /) -> ndarray:
+    """``x`` repeated ``repetitions`` times along each axis (a new array)."""
+    reps = (repetitions,) if isinstance(repetitions, int) else tuple(repetitions)
+    ndim = max(x.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    base = reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+    wide = []  # (r, n) pairs: broadcast a new axis of r in front of every axis
+    for r, n in zip(reps, base.shape, strict=True):
+        wide += [r, n]
+    expanded = reshape(base, tuple(v for n in base.shape for v in (1, n)))
+    out = astype(broadcast_to(expanded, tuple(wide)), x.dtype)
+    return reshape(out, tuple(r * n for r, n in zip(reps, base.shape, strict=True)))
+
+
+def repeat(x: ndarray, repeats: int, /, *, axis: int | None = None) -> ndarray:
+    """Each element repeated ``repeats`` times along ``axis`` (flattened by default)."""
+    if not isinstance(repeats, int):
+        raise TypeError("repeat: only an integer number of repeats is supported")
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    k = _axis(axis, x.ndim)
+    shape = x.shape[: k + 1] + (repeats,) + x.shape[k + 1 :]
+    out = astype(broadcast_to(expand_dims(x, k + 1), shape), x.dtype)
+    return reshape(out, x.shape[:k] + (x.shape[k] * repeats,) + x.shape[k + 1 :])
+
+
 def _all_device(arrays, what: str) -> None:
     from ember.array.ndarray import not_on_device
 
@@ -340,5 +396,6 @@ def _all_device(arrays, what: str) -> None:
 __all__ = [
     "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
     "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
-    "broadcast_arrays", "reshape", "concatenate", "stack", "copy_into",
+    "broadcast_arrays", "reshape", "concatenate", "stack", "copy_into", "unstack", "roll",
+    "tile", "repeat",
 ]  # fmt: skip

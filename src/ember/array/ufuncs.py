@@ -188,6 +188,13 @@ def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
     return _clip(x, min, max, out=out)
 
 
+def imag(x, /):
+    """The imaginary part: zeros for Ember's real dtypes."""
+    from ember.array.creation import zeros_like
+
+    return zeros_like(x)
+
+
 def _copy_into(x, out):
     out[...] = x
     return out
@@ -251,7 +258,8 @@ left_shift = bitwise_left_shift
 right_shift = bitwise_right_shift
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
-conj = conjugate = positive
+conj = conjugate = _unary("conj", r.Same("conj", ops.copy), "conjugate")
+real = _unary("real", r.Same("real", ops.copy))
 
 UNARY = (
     "negative", "positive", "abs", "sign", "square", "reciprocal", "logical_not",
@@ -270,4 +278,4 @@ ALIASES = (
     "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj",
     "conjugate",
 )  # fmt: skip
-FUNCTIONS = ("where", "clip", "round", "vectorize")
+FUNCTIONS = ("where", "clip", "round", "vectorize", "real", "imag")
