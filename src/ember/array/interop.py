@@ -255,7 +255,9 @@ def from_cuda_array_interface(obj: Any) -> ndarray:
     if cai.get("mask") is not None:
         raise ValueError("masked CUDA arrays are not supported")
     dt = dtypes.dtype(np.dtype(cai["typestr"]))
-    stream = cai.get("stream")
+    # v3 names the producer's stream (None: nothing to wait for); older producers say
+    # nothing, and their work is on the legacy default stream (PyTorch's and CuPy's default)
+    stream = cai.get("stream", 1 if cai.get("version", 0) < 3 else None)
     if stream is not None:
         _wait_for_producer(be, int(stream))
     return _wrap(be, int(cai["data"][0]), cai["shape"], cai.get("strides"), dt, obj)
