@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The GPU machine's test batch: versions, `ember info`, the whole test suite (CUDA and the
+# driver's OpenCL), and `ember demo` on CUDA.  Logs go to $OUT (the device tool brings them back).
+set -u
+export PYTHONPATH=src PYTHONUNBUFFERED=1 EMBER_CACHE_DIR=/tmp/ember-cache
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 --version;
+  python3 -c "import cuda.bindings, numpy; print('cuda-bindings', cuda.bindings.__version__, 'numpy', numpy.__version__)"; } 2>&1 | tee "$OUT/env.log"
+python3 -m ember info 2>&1 | tee "$OUT/info.log"
+timeout "${TEST_TIMEOUT:-330}" python3 -m pytest tests -q -p no:cacheprovider --timeout=120 \
+    -o addopts="-rfE" "$@" 2>&1 | tee "$OUT/pytest.log" | tail -40
+python3 -m ember demo 2>&1 | tee "$OUT/demo.log" | tail -30
