@@ -128,7 +128,8 @@ class ExpressionEmitter:
     def store(self, s: ir.Store) -> str:
         dt = s.array.type.dtype
         ptr, i = self.data(s.array), self.expr(s.index[0])
-        guard = f"if ({self.guard(s.checks)}) " if s.checks else ""
+        cond = self.guard(s.checks)
+        guard = f"if ({cond}) " if cond else ""
         if dt.name == "float16":
             self._f16_helpers()
             return guard + self.d.f16_store.format(ptr=ptr, i=i, v=self.unrounded(s.value))
@@ -260,6 +261,10 @@ class ExpressionEmitter:
             return f"{self.h.f16('round')}({arg})", PRIMARY
         if self.h.c(src.dtype) == self.h.c(dst.dtype):
             return self.render(e.value)
+        if src.dtype.is_float and _narrow_via_int64(dst.dtype):
+            # NumPy converts through a 64-bit integer (so -1.0 -> uint16 is 65535); a direct
+            # C cast is unspecified out of range and saturates on GPUs
+            return f"({self.h.c(dst.dtype)})({self.h.c(dtypes.int64)}){value}", UNARY
         return f"({self.h.c(dst.dtype)}){value}", UNARY
 
     def r_Select(self, e: ir.Select) -> tuple[str, int]:
@@ -336,3 +341,8 @@ class ExpressionEmitter:
             combine = "(o < v) ? o : v" if e.name == "warp_min" else "(o > v) ? o : v"
         helper = atomics.warp_reduce(self.h, e.name, dt, combine)
         return f"{helper}({self.expr(e.args[0])})"
+
+
+def _narrow_via_int64(dst) -> bool:
+    """Integer types NumPy fills from floats through int64: unsigned up to 32 bits, int8/16."""
+    return dst.kind == "u" and dst.itemsize <= 4 or dst.kind == "i" and dst.itemsize <= 2
