@@ -27,21 +27,23 @@ _KINDS = {
 
 
 def result_type(*arrays_and_dtypes) -> dtypes.DType:
-    """The dtype of an operation on the operands (NEP 50: Python scalars are weak)."""
-    from ember.array import rules
-    from ember.frontend.types import scalar
+    """The dtype NumPy's ``result_type`` gives for the operands (NEP 50: Python scalars are
+    weak).  With more than two operands NumPy promotes them together, not pairwise
+    (``int8, uint8, float16 -> float16`` where pairwise gives float32); Ember's binary
+    operators are the two-operand case of the same rules."""
+    import numpy as np
 
-    types = []
+    if not arrays_and_dtypes:
+        raise ValueError("at least one array or dtype is required")
+    operands = []
     for x in arrays_and_dtypes:
         if hasattr(x, "dtype") and hasattr(x, "shape") and type(x).__module__ != "numpy":
-            types.append(scalar(x.dtype))
+            operands.append(dtypes.dtype(x.dtype).numpy)
         elif isinstance(x, builtins_number):
-            types.append(rules.scalar_type(x))
+            operands.append(x)  # stays a weak Python scalar for NumPy too
         else:
-            types.append(scalar(dtypes.dtype(x)))
-    if not types:
-        raise ValueError("at least one array or dtype is required")
-    return rules.common(tuple(types)).dtype
+            operands.append(dtypes.dtype(x).numpy)
+    return dtypes.dtype(np.result_type(*operands))
 
 
 builtins_number = (int, float)
