@@ -25,8 +25,9 @@ def line_of(marker: str) -> int:
 
 @pytest.fixture(autouse=True)
 def quiet():
-    """These kernels have slow paths on purpose: no performance warnings here."""
-    with ember.config.override(diagnostics="off"):
+    """These kernels have slow paths on purpose: no performance warnings here; and the
+    kernels without boundscheck= are unchecked even under EMBER_BOUNDSCHECK=1."""
+    with ember.config.override(diagnostics="off", boundscheck=False):
         yield
 
 
@@ -234,6 +235,35 @@ def test_only_the_first_failure_is_reported(backend):
     block, thread = info.value.block[0], info.value.thread[0]
     assert f"index {64 + block * 16 + thread} is out" in str(info.value)
     ember.synchronize()  # reported once
+
+
+@ember.kernel(boundscheck=True)
+def block_reverse(x, out, extra):
+    tile = ember.shared(64, ember.float32)
+    t = ember.thread_idx.x
+    i = ember.block_idx.x * 64 + t
+    tile[t] = x[i + extra]  # site: shared
+    ember.barrier()
+    out[i] = tile[63 - t]
+
+
+def test_failure_in_a_kernel_with_barriers(backend):
+    """No thread may leave before a barrier: the failed one runs on with its accesses
+    skipped, the others finish, and the error names the line."""
+    x = ember.asarray(np.arange(128, dtype=np.float32))
+    out = ember.zeros(128, ember.float32)
+    block_reverse[2, 64](x, out, 0)
+    expected = np.concatenate([np.arange(63, -1, -1), np.arange(127, 63, -1)])
+    np.testing.assert_array_equal(out.to_numpy(), expected)
+    block_reverse[2, 64](x, out, 1)  # thread 63 of block 1 reads x[128]
+    with pytest.raises(IndexError, match="index 128 is out of bounds") as info:
+        ember.synchronize()
+    assert info.value.line == line_of("# site: shared") and info.value.block == (1, 0, 0)
+    got = out.to_numpy()
+    np.testing.assert_array_equal(got[:64], np.arange(64, 0, -1))  # block 0 is complete
+    np.testing.assert_array_equal(got[65:127], np.arange(127, 65, -1))
+    assert got[64] == 0  # the failed load gave 0 (stored by thread 0)
+    assert got[127] == 64  # the failed thread stored nothing: the first launch's value
 
 
 @ember.kernel(boundscheck=True)

@@ -32,7 +32,7 @@ def test_performance_guide_examples_run(backend, tmp_path, capsys):
             lines[start - 1 + k] = line
     path = tmp_path / "performance_md.py"
     path.write_text("\n".join(lines) + "\n")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), ember.config.override(boundscheck=False):
         warnings.simplefilter("ignore", ember.EmberPerformanceWarning)
         runpy.run_path(str(path), run_name="performance_md")
     out = capsys.readouterr().out

@@ -27,6 +27,13 @@ M32 = np.zeros((4, 4), np.float32)
 DEBUG = False
 
 
+@pytest.fixture(autouse=True)
+def unchecked_by_default():
+    """Kernels without boundscheck= are unchecked even under EMBER_BOUNDSCHECK=1."""
+    with ember.config.override(boundscheck=False):
+        yield
+
+
 def nvrtc_or_skip():
     nvrtc = pytest.importorskip("ember.compiler.nvrtc")
     try:

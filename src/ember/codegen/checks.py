@@ -15,6 +15,9 @@ and passes it to every device function that can fail.
 * After each statement that can fail, and at the start of the bodies of an ``if`` or loop
   whose header can, ``if (em_c->failed) return;``: a failing thread stops at the end of
   the statement (a device function returns a zero value, its caller then stops).
+* Except in a program with barriers or warp operations (``ir.Program.no_return``): there a
+  thread must not leave early, so a failed thread runs on with every memory access
+  guarded by ``!em_c->failed`` (loads give 0, stores and atomics are skipped).
 
 The record layout (16 int64 words) is read on the host by :mod:`ember.diagnostics.errors`.
 """
@@ -130,19 +133,31 @@ class CheckEmitter:
         return self.h.fn(t, name, f"{s} x, {i64} site, em_ctx_t* c", body)
 
     # ------------------------------------------------------------------ expressions
-    def guard(self, checks: list[ir.IndexCheck]) -> str:
-        """The condition that every index of an access is in range (recording a failure)."""
-        helper = self.bounds_helper()
-        return " && ".join(
+    def guard(self, checks: list[ir.IndexCheck]) -> str | None:
+        """The condition under which an access happens: every index in range (a failed
+        check records itself) and, in a program whose threads cannot stop early, the thread
+        has not failed.  None: unconditional."""
+        parts = ["!em_c->failed"] if self.program.no_return and self.fn.can_fail else []
+        helper = self.bounds_helper() if checks else ""
+        parts += [
             f"{helper}({self.expr(c.index)}, {self.expr(c.extent)}, {c.site.id}, em_c)"
             for c in checks
-        )
+        ]
+        return " && ".join(parts) or None
 
     def guarded(self, checks: list[ir.IndexCheck], text: str, prec: int) -> tuple[str, int]:
-        """``text`` (an access) evaluated only when its checks pass, else 0."""
-        if not checks:
+        """``text`` (an access) evaluated only when its guard holds, else 0."""
+        cond = self.guard(checks)
+        if cond is None:
             return text, prec
-        return f"({self.guard(checks)} ? {text} : 0)", 16
+        return f"({cond} ? {text} : 0)", 16
+
+    def stops_on_failure(self) -> bool:
+        """Whether a failed thread returns at the end of the statement.  Not in a program
+        with barriers or warp operations: the other threads would wait for it there (and
+        PoCL compiles a branch that can return before a barrier as if it were uniform).  A
+        failed thread then runs to the end with every access skipped (loads give 0)."""
+        return self.fn.can_fail and not self.program.no_return
 
     def checked_cast(self, e: ir.Cast) -> tuple[str, int]:
         helper = self.convert_helper(e.value.type.dtype, e.type.dtype)
@@ -176,7 +191,8 @@ class CheckEmitter:
 
     def raise_stmt(self, s: ir.Raise, depth: int) -> None:
         self.put(depth, f"{self.fail_helper()}(em_c, {s.site.id}, 0, 0);  // {s.site.error}")
-        self.put(depth, self.zero_return())
+        if not self.program.no_return:
+            self.put(depth, self.zero_return())
 
     def context_prologue(self) -> list[str]:
         ctx = self.ctx_type()

@@ -228,7 +228,7 @@ class Emitter(CheckEmitter, ExpressionEmitter):
 
     def statement(self, s: ir.Stmt, depth: int) -> None:
         self.comment(s, depth)
-        fails = self.fn.can_fail and self.fails(s)
+        fails = self.stops_on_failure() and self.fails(s)
         self.bail_next = fails and isinstance(s, ir.If | ir.While | ir.ForRange)
         self._statement(s, depth)
         self.bail_next = False
@@ -302,7 +302,7 @@ class Emitter(CheckEmitter, ExpressionEmitter):
             self.put(depth, "}")
 
     def _header_fails(self, s: ir.Stmt) -> bool:
-        return self.fn.can_fail and self.fails(s)
+        return self.stops_on_failure() and self.fails(s)
 
     def _for(self, s: ir.ForRange, depth: int) -> None:
         i = s.var.name

@@ -165,11 +165,14 @@ class Kernel:
 
     @property
     def checks(self) -> bool:
-        """Whether run-time checks are compiled in (``boundscheck``, else the setting)."""
+        """Whether run-time checks are compiled in: ``boundscheck``, else the setting
+        (``EMBER_BOUNDSCHECK`` is for the user's kernels: Ember's own follow NumPy, whose
+        ``astype`` never raises, unless they ask)."""
         if self.boundscheck is None:
             from ember.config import settings
 
-            self.boundscheck = bool(settings.boundscheck)
+            own = (self.py_func.__module__ or "").startswith("ember.")
+            self.boundscheck = bool(settings.boundscheck) and not own
         return bool(self.boundscheck)
 
     # ------------------------------------------------------------------ argument checks

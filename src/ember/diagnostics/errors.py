@@ -37,7 +37,7 @@ import weakref
 from dataclasses import astuple, dataclass
 
 from ember.codegen.checks import DONE, RECORD_WORDS
-from ember.errors import KernelError
+from ember.errors import EmberError, KernelError
 from ember.frontend import diagnostics, ir
 from ember.frontend.capture import Loc
 from ember.runtime import sync
@@ -130,6 +130,12 @@ class ErrorRecord:
     """The claim word and error record of one backend, and the unchecked launches."""
 
     def __init__(self, backend):
+        if not hasattr(backend, "error_memory"):
+            raise EmberError(
+                f"the {getattr(backend, 'name', '?')} backend cannot run kernels that can fail "
+                "(raise, assert, boundscheck=True): it has no error_memory() (see "
+                "ember/runtime/backend.py)"
+            )
         self.memory = backend.error_memory(RECORD_BYTES)
         self.claim = self.memory.claim  # kernel arguments
         self.record = self.memory.record

@@ -297,6 +297,7 @@ class Program:
     sources: dict[str, str] = field(default_factory=dict)  # function -> source hash
     constants: list[tuple[str, str]] = field(default_factory=list)  # captured name -> repr
     sites: list[Site] = field(default_factory=list)  # numbered by passes.number_sites
+    no_return: bool = False  # can fail and synchronizes threads: failed threads run on
 
 
 # ------------------------------------------------------------------------- printing

@@ -5,7 +5,8 @@
   the array's layout (C order from the shape, or the strides passed at launch), so the
   emitter prints ``x.data[i * x.shape[1] + j]`` without knowing about layouts.
 * :func:`number_sites` - number the run-time checks (:class:`~ember.frontend.ir.Site`) in
-  program order and mark the functions that can fail (they get the error context).
+  program order and mark the functions that can fail (they get the error context); in a
+  program that also synchronizes threads, mark it ``no_return`` (see ``codegen/checks.py``).
 * :func:`walk` - every statement and expression of a function, for analyses
   (:mod:`ember.diagnostics.report`).
 * :func:`run` - the pass pipeline the driver applies after typing.
@@ -218,7 +219,18 @@ def number_sites(program: ir.Program) -> ir.Program:
                     sites.append(site)
         fn.can_fail = own or any(c.can_fail for c in fn.callees)
     program.sites = sites
+    functions = [*program.functions, program.kernel]
+    if program.kernel.can_fail and any(_synchronizes(fn) for fn in functions):
+        # A failed thread must not return early where the others wait for it (barriers,
+        # warp operations): it runs on, and every access of every function is guarded.
+        program.no_return = True
+        for fn in functions:
+            fn.can_fail = True
     return program
+
+
+def _synchronizes(fn: ir.Function) -> bool:
+    return any(isinstance(e, ir.Intrinsic) and e.name in EFFECTFUL for _, e in walk(fn.body) if e)
 
 
 def run(program: ir.Program) -> ir.Program:
