@@ -289,7 +289,7 @@ def _error_class(name: str) -> type:
 def attach(spec) -> dict | None:
     """Prepare a specialization whose launches need bookkeeping: a kernel that can fail gets
     its site table (``spec.sites``), a kernel id and the backend's record; a kernel that
-    prints on CUDA gets the printf flush.  ``spec.errors`` is what its launches call.
+    prints gets the printf flush.  ``spec.errors`` is what its launches call.
     Returns the values the generated launch code binds (see ``compiler/args.py``); None
     for a kernel that needs none of this (its launch path stays as it was)."""
     hooks, hidden = [], {}
@@ -302,7 +302,7 @@ def attach(spec) -> dict | None:
         hooks.append(rec)
         hidden.update(_em_claim=rec.claim, _em_rec=rec.record, _em_kid=spec.kernel_id)
     prints = any(i.kind == "print" for i in getattr(spec, "slow_paths", ()))
-    if prints and spec.backend.dialect == "cuda":
+    if prints and hasattr(spec.backend, "default_stream"):
         hooks.append(flush_of(spec.backend))
     if not hooks:
         return None
@@ -339,10 +339,11 @@ def flush_of(backend) -> PrintFlush:
 
 
 class PrintFlush:
-    """CUDA's ``printf`` output waits in a device buffer until the driver flushes it at a
-    synchronize call, which Ember's waits skip when a stream query finds the work done.  Once
-    a wait sees a printing kernel's launch complete, this synchronizes that (finished) stream
-    in the driver: no waiting, and the output appears before the wait returns."""
+    """``printf`` output waits in a device buffer until the driver flushes it at a
+    synchronize call (CUDA: ``cuStreamSynchronize``; GPU OpenCL drivers: ``clFinish``), which
+    Ember's waits skip when a query finds the work done.  Once a wait sees a printing
+    kernel's launch complete, this synchronizes that (finished) stream in the driver: no
+    waiting, and the output appears before the wait returns."""
 
     def __init__(self, backend):
         self.default_stream = backend.default_stream
