@@ -1,7 +1,7 @@
 """Tune the contiguous elementwise kernels' launch shape on the current device.
 
 ``python -m benchmarks.tune_elementwise`` runs, for each (threads per block, waves) pair, a
-fresh process that sets ``ember.array.elementwise.BLOCK`` / ``WAVES`` before any array op and
+fresh process that sets ``ember.array.elementwise``'s block size and grid limit before any op and
 measures fused ``2*x+y`` and ``sin(x)`` on 1 GiB float32 vectors (best of 20, GB/s counted
 read + write), next to PyTorch's in the same process when it is installed.
 """
@@ -20,7 +20,8 @@ def measure(block: int, waves: int) -> dict:
     import ember
     from ember.array import elementwise
 
-    elementwise.BLOCK, elementwise.WAVES = block, waves
+    elementwise.BLOCK = elementwise.GPU_BLOCK = block
+    elementwise.MAX_GRID = min(waves * 132, (1 << 31) - 1)  # waves per SM (132 on an H200)
 
     @ember.vectorize
     def axpy(x, y):
