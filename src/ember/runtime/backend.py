@@ -67,7 +67,29 @@ class DeviceInfo:
         )
 
 
-class Buffer(abc.ABC):
+class Resource:
+    """Something holding a driver object: ``close()`` releases it (idempotent), ``with``
+    releases it at the end of the block, and ``__del__`` is only a backstop."""
+
+    __slots__ = ()
+
+    def close(self) -> None:  # noqa: B027 - optional: nothing to release by default
+        """Release the driver object now.  Idempotent."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Buffer(Resource, abc.ABC):
     """Device memory owned by Ember.  ``close()`` frees it; ``__del__`` is a backstop."""
 
     __slots__ = ()
@@ -83,20 +105,8 @@ class Buffer(abc.ABC):
     def close(self) -> None:
         """Free the memory now.  Idempotent."""
 
-    def __enter__(self):
-        return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-
-class Stream(abc.ABC):
+class Stream(Resource, abc.ABC):
     """An in-order queue of device work."""
 
     @property
@@ -119,17 +129,8 @@ class Stream(abc.ABC):
         """
         event.synchronize()
 
-    def close(self) -> None:  # noqa: B027 - optional: a no-op by default
-        """Release the stream (default: nothing to release)."""
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-class Event(abc.ABC):
+class Event(Resource, abc.ABC):
     """A marker in a stream, to wait on or time."""
 
     @abc.abstractmethod
@@ -175,7 +176,7 @@ class Function(abc.ABC):
         """
 
 
-class Module(abc.ABC):
+class Module(Resource, abc.ABC):
     """A loaded binary."""
 
     @abc.abstractmethod

@@ -98,18 +98,6 @@ class CudaEvent(Waitable, Event):
         if handle is not None and self._context.alive:
             check(cu.cuEventDestroy(handle), "cuEventDestroy")
 
-    def __enter__(self) -> CudaEvent:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 class _EventWatch:
     """A blocking-sync marker that completes when ``event`` does (see ``_async_marker``)."""

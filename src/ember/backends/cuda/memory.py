@@ -11,7 +11,7 @@ import ctypes
 from typing import TYPE_CHECKING
 
 from ember.backends.cuda.driver import check, cu
-from ember.runtime.backend import Buffer
+from ember.runtime.backend import Buffer, Resource
 
 if TYPE_CHECKING:
     import numpy as np
@@ -100,7 +100,7 @@ def allocate(
     return CudaBuffer(ptr, nbytes, context, None)
 
 
-class PinnedHostMemory:
+class PinnedHostMemory(Resource):
     """Page-locked host memory (``cuMemHostAlloc``), fast and truly asynchronous to copy.
 
     :attr:`array` is a ``uint8`` NumPy view of it; view it as another dtype with
@@ -144,15 +144,3 @@ class PinnedHostMemory:
         ptr, self.ptr = self.ptr, 0
         if ptr and self._context.alive:
             check(cu.cuMemFreeHost(ptr), "cuMemFreeHost")
-
-    def __enter__(self) -> PinnedHostMemory:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass

@@ -83,15 +83,3 @@ class CudaModule(Module):
         handle, self._handle = self._handle, None
         if handle is not None and self.context.alive:
             check(cu.cuModuleUnload(handle), "cuModuleUnload")
-
-    def __enter__(self) -> CudaModule:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass

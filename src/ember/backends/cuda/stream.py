@@ -115,12 +115,6 @@ class CudaStream(Waitable, Stream):
         if handle is not None and self._context.alive:
             check(cu.cuStreamDestroy(handle), "cuStreamDestroy")
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def __repr__(self) -> str:
         state = f"0x{int(self._handle):x}" if self._handle is not None else "closed"
         return f"<CudaStream {state}>"

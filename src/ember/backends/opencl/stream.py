@@ -165,12 +165,6 @@ class OpenCLStream(Waitable, Stream):
             except cl.Error as exc:
                 raise driver_error(exc, "closing a stream") from exc
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def __repr__(self) -> str:
         return f"<OpenCLStream {'closed' if self.queue is None else 'open'}>"
 
