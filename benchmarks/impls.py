@@ -31,6 +31,17 @@ def load_peers(names: tuple[str, ...] = ("cupy", "torch")) -> dict[str, Any]:
     return peers
 
 
+def peer_empty_1mib(ctx, impls: dict) -> None:
+    """Add CuPy's and PyTorch's 1 MiB ``empty`` (allocate + free through their pools)."""
+    quarter = (1 << 20) // 4
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        impls["cupy"] = (lambda: cp.empty(quarter, cp.float32), None)
+    if "torch" in ctx.peers:
+        torch = ctx.peers["torch"]
+        impls["torch"] = (lambda: torch.empty(quarter, device="cuda"), None)
+
+
 def _ok(result: tuple) -> Any:
     """The value of a cuda.bindings result; a failure raises (the floor checks nothing else)."""
     if result[0]:

@@ -25,7 +25,7 @@ import numpy as np
 
 import ember
 from benchmarks.harness import Context, case, guarded, per_call_us
-from benchmarks.impls import raw_floor
+from benchmarks.impls import peer_empty_1mib, raw_floor
 from benchmarks.sync import kernels_for, raw_kernels_for
 
 MiB = 1 << 20
@@ -84,12 +84,7 @@ def pool_alloc_free(ctx: Context):
             raw.sync,
         )
         impls["raw-cuMemAlloc"] = (lambda: cu.cuMemFree(cu.cuMemAlloc(MiB)[1]), None)
-    if "cupy" in ctx.peers:
-        cp = ctx.peers["cupy"]
-        impls["cupy"] = (lambda: cp.empty(MiB // 4, cp.float32), None)
-    if "torch" in ctx.peers:
-        torch = ctx.peers["torch"]
-        impls["torch"] = (lambda: torch.empty(MiB // 4, device="cuda"), None)
+    peer_empty_1mib(ctx, impls)
     results: dict[str, dict[str, float]] = {}
     n = ctx.iterations(20000)
     for impl, (fn, s) in impls.items():

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.harness import Context, bandwidth_gbs, case, guarded, per_call_us
-from benchmarks.impls import RawCuda
+from benchmarks.impls import RawCuda, peer_empty_1mib
 from ember.runtime.backend import PTR
 
 SOURCE = r"""
@@ -208,12 +208,7 @@ def alloc_free(ctx: Context):
         )
     except (AttributeError, ImportError):
         pass
-    if "cupy" in ctx.peers:
-        cp = ctx.peers["cupy"]
-        impls["cupy"] = (lambda: cp.empty(MiB // 4, cp.float32), None)
-    if "torch" in ctx.peers:
-        torch = ctx.peers["torch"]
-        impls["torch"] = (lambda: torch.empty(MiB // 4, device="cuda"), None)
+    peer_empty_1mib(ctx, impls)
     results: dict[str, dict[str, float]] = {}
     n = ctx.iterations(20000)
     for impl, (fn, sync) in impls.items():

@@ -100,3 +100,27 @@ def test_bad_dims_are_launch_errors():
 def test_unsupported_parameter_type():
     with pytest.raises(LaunchError, match="not supported"):
         PackingPlan(["complex64"])
+
+
+class _Context:
+    def __init__(self, retries):
+        self.retries = retries
+
+    def retry_on_invalid_context(self, err):
+        if err == driver.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT and self.retries:
+            self.retries -= 1
+            return True
+        return False
+
+
+def test_finished_maps_query_statuses():
+    R = driver.cu.CUresult
+    ok = lambda h: (R.CUDA_SUCCESS,)  # noqa: E731
+    busy = lambda h: (R.CUDA_ERROR_NOT_READY,)  # noqa: E731
+    assert driver.finished(ok, 0, _Context(0), "cuStreamQuery", "querying a stream") is True
+    assert driver.finished(busy, 0, _Context(0), "cuStreamQuery", "querying a stream") is False
+    answers = [(R.CUDA_ERROR_INVALID_CONTEXT,), (R.CUDA_SUCCESS,)]
+    assert driver.finished(lambda h: answers.pop(0), 0, _Context(1), "cuEventQuery", "q") is True
+    bad = lambda h: (R.CUDA_ERROR_LAUNCH_FAILED,)  # noqa: E731
+    with pytest.raises(DriverError, match="cuEventQuery failed with CUDA_ERROR_LAUNCH_FAILED while querying an event"):
+        driver.finished(bad, 0, _Context(0), "cuEventQuery", "querying an event")

@@ -135,3 +135,17 @@ def check(result: tuple, call: str, context: str = "") -> Any:
     if n == 2:
         return result[1]
     return result[1:]
+
+
+def finished(query: Any, handle: Any, context: Any, call: str, doing: str) -> bool:
+    """Run a non-blocking ``cuStreamQuery``/``cuEventQuery``: True when the work is done,
+    False when it is not ready; any other status raises (after one retry on a thread that
+    had no current context yet)."""
+    while True:
+        err = query(handle)[0]
+        if not err:
+            return True
+        if err == NOT_READY:
+            return False
+        if not context.retry_on_invalid_context(err):
+            raise error(err, call, doing)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ember.backends.cuda.driver import NOT_READY, check, cu, error
+from ember.backends.cuda.driver import check, cu, error, finished
 from ember.runtime.backend import Event
 from ember.runtime.sync import Waitable
 
@@ -56,14 +56,9 @@ class CudaEvent(Waitable, Event):
     # ----------------------------------------------------------- hooks of sync.Waitable
     def _native_query(self) -> bool:
         """``cuEventQuery``: True when the recorded work has finished (never blocks)."""
-        err = cu.cuEventQuery(self.handle)[0]
-        if not err:
-            return True
-        if err == NOT_READY:
-            return False
-        if self._context.retry_on_invalid_context(err):  # a thread with no context yet
-            return self._native_query()
-        raise error(err, "cuEventQuery", "querying an event")
+        return finished(
+            cu.cuEventQuery, self.handle, self._context, "cuEventQuery", "querying an event"
+        )
 
     def _native_block(self, blocking: bool) -> None:
         """``cuEventSynchronize`` (GIL released; sleeps if made with ``blocking_sync``)."""

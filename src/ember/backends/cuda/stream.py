@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ember.backends.cuda.driver import NOT_READY, check, cu, error
+from ember.backends.cuda.driver import check, cu, error, finished
 from ember.backends.cuda.event import CudaEvent
 from ember.runtime.backend import Stream
 from ember.runtime.sync import Waitable
@@ -65,14 +65,9 @@ class CudaStream(Waitable, Stream):
     # ----------------------------------------------------------- hooks of sync.Waitable
     def _native_query(self) -> bool:
         """``cuStreamQuery``: True when the stream has no unfinished work (never blocks)."""
-        err = cu.cuStreamQuery(self.handle)[0]
-        if not err:
-            return True
-        if err == NOT_READY:
-            return False
-        if self._context.retry_on_invalid_context(err):  # a thread with no context yet
-            return self._native_query()
-        raise error(err, "cuStreamQuery", "querying a stream")
+        return finished(
+            cu.cuStreamQuery, self.handle, self._context, "cuStreamQuery", "querying a stream"
+        )
 
     def _native_block(self, blocking: bool) -> None:
         """Wait in the driver (GIL released); ``blocking``: sleep rather than spin."""
