@@ -28,6 +28,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.codegen.helpers import SHORT
+from ember.codegen.text import c_string, comment
 from ember.dtypes import DType
 from ember.frontend import ir, passes
 from ember.frontend.types import Array, Scalar, Tuple
@@ -190,7 +191,7 @@ class CheckEmitter:
         return "return 0;"
 
     def raise_stmt(self, s: ir.Raise, depth: int) -> None:
-        self.put(depth, f"{self.fail_helper()}(em_c, {s.site.id}, 0, 0);  // {s.site.error}")
+        self.put(depth, f"{self.fail_helper()}(em_c, {s.site.id}, 0, 0);  // {comment(s.site.error)}")
         if not self.program.no_return:
             self.put(depth, self.zero_return())
 
@@ -209,7 +210,7 @@ class CheckEmitter:
             fmt.append(spec)
             args.append(arg)
         text = "".join(fmt)
-        self.put(depth, f"printf({_c_string(text)}{''.join(', ' + a for a in args)});")
+        self.put(depth, f"printf({c_string(text)}{''.join(', ' + a for a in args)});")
 
     def _print_arg(self, e: ir.Expr) -> tuple[str, str]:
         c = self.d.checks
@@ -229,21 +230,3 @@ def _f(dt: DType) -> Scalar:
     from ember.frontend.types import scalar
 
     return scalar(dt)
-
-
-def _c_string(text: str) -> str:
-    """``text`` as a C string literal (octal escapes for anything not plain ASCII)."""
-    out = []
-    for byte in text.encode():
-        ch = chr(byte)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif 32 <= byte < 127:
-            out.append(ch)
-        else:
-            out.append(f"\\{byte:03o}")
-    return '"' + "".join(out) + '"'

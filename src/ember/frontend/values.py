@@ -135,6 +135,13 @@ unsigned void volatile while class namespace template typename this new delete o
 public protected virtual friend true false nullptr asm catch throw try using explicit mutable
 export half kernel global local constant uchar ushort uint ulong size_t ptrdiff_t image2d_t
 sampler_t event_t threadIdx blockIdx blockDim gridDim warpSize main printf min max abs
+and and_eq bitand bitor compl not not_eq or or_eq xor xor_eq typeid alignas alignof char8_t
+char16_t char32_t wchar_t concept consteval constexpr constinit const_cast co_await co_return
+co_yield decltype dynamic_cast reinterpret_cast static_cast static_assert noexcept requires
+thread_local import module final override register _Bool _Complex _Imaginary complex
+imaginary quad private read_only write_only read_write uniform pipe image1d_t image3d_t
+image1d_array_t image2d_array_t image1d_buffer_t image2d_depth_t queue_t ndrange_t clk_event_t
+reserve_id_t cl_mem_fence_flags intptr_t uintptr_t NULL INFINITY NAN
 """.split()
 # Functions the generated code calls (math in both spellings, atomics, barriers, half
 # loads and stores) and common OpenCL built-ins: a variable or function with one of these
@@ -188,7 +195,10 @@ def c_identifier(name: str) -> str:
     )
     if out[:1].isdigit():
         out = "v" + out
-    if out in RESERVED or _VECTOR.match(out) or out.startswith(("em_", "__", "get_")):
+    reserved_prefix = out.startswith(("em_", "__", "get_")) or (
+        out[:1] == "_" and out[1:2].isupper()  # C reserves _Upper names
+    )
+    if out in RESERVED or _VECTOR.match(out) or reserved_prefix:
         out += "_"
     return out
 
