@@ -9,7 +9,7 @@ medians (min..max, stored with each median) do not overlap.  Where a side stores
 
 Devices are matched by kind (``nvidia-h200``): a result is compared with one of the same
 kind only, unless ``--any-device`` says otherwise.  The output is markdown, for the terminal
-and for commit messages (``--changes-only`` keeps the rows beyond the noise).
+and for commit messages (``--changes-only`` leaves out the rows within the noise).
 """
 
 from __future__ import annotations
@@ -245,8 +245,8 @@ def markdown(cmp: Comparison, changes_only: bool = False) -> str:
         out += [*_summary(cmp), ""]
     for s in cmp.sections:
         rows = s.rows
-        if changes_only:
-            rows = [r for r in rows if r.verdict in (BETTER, WORSE, ERROR)]
+        if changes_only:  # rows whose noise is unknown stay: they may be changes
+            rows = [r for r in rows if r.verdict != NOISE]
         out += [
             f"### {s.new.area} on {s.new.device}",
             "",
@@ -256,7 +256,7 @@ def markdown(cmp: Comparison, changes_only: bool = False) -> str:
         drift = s.machine_drift()
         if drift is not None:
             out += [_drift_line(drift), ""]
-        out += (_table(rows) if rows else ["No change beyond the noise."]) + [""]
+        out += (_table(rows) if rows else ["Every row is within the noise."]) + [""]
     if cmp.missing:
         out += ["### Not compared", "", *(f"- {m}" for m in cmp.missing), ""]
     if cmp.notes:
@@ -271,7 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("old", metavar="OLD", help="result file (.json) or directory of them")
     p.add_argument("new", metavar="NEW", help="result file (.json) or directory of them")
-    p.add_argument("--changes-only", action="store_true", help="rows beyond the noise only")
+    p.add_argument(
+        "--changes-only", action="store_true", help="leave out the rows within the noise"
+    )
     p.add_argument("--any-device", action="store_true", help="compare across device kinds")
     p.add_argument("--out", help="also write the markdown to this file")
     args = p.parse_args(argv)

@@ -17,7 +17,7 @@ LAUNCH, COPY = case("launch"), case("copy", "GB/s", "GB/s", better="higher")
 
 def _pair(tmp_path, old: dict, new: dict, **new_env):
     """Write OLD and NEW runtime results into two directories; compare them."""
-    (tmp_path / "old").mkdir()
+    (tmp_path / "old").mkdir(parents=True)
     (tmp_path / "new").mkdir()
     write(tmp_path / "old", "runtime", old)
     write(tmp_path / "new", "runtime", new, **{"date": "2026-11-22", **new_env})
@@ -184,13 +184,25 @@ def test_device_kinds_are_not_mixed_unless_asked(tmp_path):
     assert len(both.rows) == 1
 
 
-def test_changes_only_keeps_the_rows_beyond_the_noise(tmp_path):
-    old = {"l": (LAUNCH, {"ember": {"us": measured(4.0)}, "raw": {"us": measured(3.0)}})}
-    new = {"l": (LAUNCH, {"ember": {"us": measured(5.0)}, "raw": {"us": measured(3.0)}})}
+def test_changes_only_leaves_out_the_rows_within_the_noise(tmp_path):
+    old = {
+        "l": (LAUNCH, {
+            "ember": {"us": measured(4.0)}, "raw": {"us": measured(3.0)}, "cupy": {"us": 3.0},
+        }),
+    }  # fmt: skip
+    new = {
+        "l": (LAUNCH, {
+            "ember": {"us": measured(5.0)}, "raw": {"us": measured(3.0)},
+            "cupy": {"us": measured(3.0)},
+        }),
+    }  # fmt: skip
     text = cmp.markdown(_pair(tmp_path, old, new), changes_only=True)
     assert "| launch | ember |" in text and "**worse**" in text
     assert "| launch | raw |" not in text
-    assert "0 better and 1 worse beyond the run-to-run noise, 1 within it" in text
+    assert "| launch | cupy |" in text and "noise unknown" in text  # may be a change
+    assert "0 better and 1 worse beyond the run-to-run noise, 1 within it, 1 with" in text
+    same = cmp.markdown(_pair(tmp_path / "again", old, old), changes_only=True)
+    assert "| launch | ember |" not in same
 
 
 def test_command_line(tmp_path, capsys):
