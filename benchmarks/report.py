@@ -19,6 +19,7 @@ import html
 import io
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -259,8 +260,6 @@ def markdown(page: Page) -> str:
 
 def _inline(text: str) -> str:
     """Markdown's `code` and [text](link) as HTML (all the page's text uses)."""
-    import re
-
     text = html.escape(text, quote=False)
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
     return re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r'<a href="\2">\1</a>', text)
