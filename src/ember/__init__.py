@@ -55,6 +55,11 @@ _LANG = (
     "erf", "erfc", "lgamma", "tgamma", "floor", "ceil", "trunc", "rint", "fabs", "pow",
     "atan2", "hypot", "copysign", "fmod", "fmin", "fmax", "isnan", "isinf", "isfinite", "fma",
     "unsafe_trunc",
+    # issue 14 (ember.lang.NEW_NAMES)
+    "local", "static_range", "grid_sync", "atomic_exch", "atomic_inc", "atomic_dec",
+    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot", "all_sync",
+    "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "popc", "clz", "ffs", "brev",
+    "umulhi", "mulhi", "sincos", "frexp", "ldexp",
 )  # fmt: skip
 
 # name -> module that defines it; imported on first attribute access (PEP 562).

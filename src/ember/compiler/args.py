@@ -24,6 +24,7 @@ from typing import Any
 from ember import dtypes
 from ember.array.ndarray import ndarray
 from ember.codegen.abi import AbiParam
+from ember.frontend import launchsize
 from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, Tuple, Type, scalar
 from ember.runtime.allocator import note_uses
 
@@ -211,7 +212,12 @@ def _native(p: AbiParam, foreign_args: set[int], cuda: bool) -> str:
 
 # The hidden arguments of kernels that can fail (codegen/abi.py): names bound in the
 # generated code's namespace to the values diagnostics.errors.attach() returns.
-_HIDDEN = {"claim": "_em_claim", "record": "_em_rec", "kid": "_em_kid"}
+_HIDDEN = {
+    "claim": "_em_claim",
+    "record": "_em_rec",
+    "kid": "_em_kid",
+    "grid": "_em_grid(stream)",  # grid_sync's barrier word, one per stream
+}
 
 
 def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
@@ -245,6 +251,13 @@ def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
     return f"type({v}) is _t{i}"
 
 
+def _grid(abi, backend) -> dict[str, Any]:
+    """The name the ``grid`` hidden argument calls: the backend's barrier word per stream."""
+    if any(p.kind == "grid" for p in abi):
+        return {"_em_grid": backend.grid_barrier}
+    return {}
+
+
 def make_packer(
     abi: list[AbiParam], nargs: int, foreign_args: set[int], backend, hidden=None
 ) -> Any:
@@ -253,17 +266,38 @@ def make_packer(
     ``hidden``: the values of a failing kernel's hidden arguments (``_em_claim``...)."""
     cuda = backend.dialect == "cuda"
     values = "".join(f"        {_native(p, foreign_args, cuda)},\n" for p in abi)
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    source = f"def pack({params}):\n    return (\n{values}    )\n"
-    namespace: dict[str, Any] = dict(hidden or {})
+    params = "".join(f"a{i}, " for i in range(nargs))
+    source = f"def pack({params}stream=None):\n    return (\n{values}    )\n"
+    namespace: dict[str, Any] = {**_grid(abi, backend), **(hidden or {})}
     exec(compile(source, "<ember argument packing>", "exec"), namespace)  # noqa: S102
     pack = namespace["pack"]
     pack.source = source
     return pack
 
 
+def _dynamic_bytes(info: dict | None) -> str | None:
+    """The Python expression of the dynamic shared bytes a launch needs, from the stored
+    layout (ValueError for a malformed one: a damaged cache entry)."""
+    return launchsize.layout_bytes(info or {})
+
+
+def make_shared_bytes(info: dict | None, nargs: int) -> Any:
+    """``shared_bytes(grid, block, args)`` for a kernel with dynamic shared memory, else
+    None."""
+    text = _dynamic_bytes(info)
+    if text is None:
+        return None
+    names = "".join(f"a{i}, " for i in range(nargs))
+    source = (
+        f"def shared_bytes(grid, block, args):\n    ({names}) = args\n    return {text}\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<ember shared memory size>", "exec"), namespace)  # noqa: S102
+    return namespace["shared_bytes"]
+
+
 def make_runner(
-    abi, types: list[Type], foreign_args: set[int], backend, launch, hidden=None
+    abi, types: list[Type], foreign_args: set[int], backend, launch, hidden=None, info=None
 ) -> Any:
     """A function ``run(grid, block, shared_mem, stream, args) -> bool`` that launches when
     the arguments have exactly this specialization's types (and returns False otherwise).
@@ -280,6 +314,7 @@ def make_runner(
         "_be": backend,
         "_launch": launch,
         "_note": note_uses,
+        **_grid(abi, backend),
         **(hidden or {}),
     }
     nargs = len(types)
@@ -289,6 +324,7 @@ def make_runner(
         guard = " and ".join(_guard(i, t, namespace) for i, t in enumerate(types)) or "True"
     values = "".join(f"            {_native(p, foreign_args, cuda)},\n" for p in abi)
     names = "".join(f"a{i}, " for i in range(nargs))
+    dynamic = _dynamic_bytes(info)
     source = (
         "def run(grid, block, shared_mem, stream, args):\n"
         "    try:\n"
@@ -296,6 +332,7 @@ def make_runner(
         "    except ValueError:\n"
         "        return False\n"
         f"    if {guard}:\n"
+        + (f"        shared_mem = max(shared_mem, {dynamic})\n" if dynamic else "")
         + ("        _em_before()\n" if hidden else "")
         + f"        _launch(grid, block, (\n{values}        ), shared_mem, stream)\n"
         + ("        _em_launched(stream)\n" if hidden else "")

@@ -158,8 +158,13 @@ class Kernel:
         )
         hidden = errmod.attach(spec)  # a kernel that can fail: its error-record arguments
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend, hidden)
+        info = spec.launch_info
+        spec.shared_bytes = argmod.make_shared_bytes(info, len(types))
+        launch = spec.function.launch
+        if info.get("cooperative"):
+            launch = spec.function.launch_cooperative
         spec.run = argmod.make_runner(
-            spec.abi, types, foreign, backend, spec.function.launch, hidden
+            spec.abi, types, foreign, backend, launch, hidden, info
         )
         return spec
 
@@ -271,10 +276,13 @@ class Kernel:
         import numpy as np
 
         host = tuple(_host_example(a, np) for a in self._foreign(args))
-        types, backend, _ = self._types(host, need_backend=dialect is None)
-        if dialect is None:
-            return types, driver.target_of(backend), backend
-        return types, driver.default_target(dialect), None
+        types, _, _ = self._types(host, need_backend=False)
+        if dialect is not None:
+            return types, driver.default_target(dialect), None
+        # NumPy examples stand for arrays of any backend: the arrays' own, else the current
+        backends = {a.backend for a in host if isinstance(a, argmod.ndarray)}
+        backend = self._backend(backends, set())
+        return types, driver.target_of(backend), backend
 
     def _cubin_info(self, args, types, target, backend) -> dict[str, Any]:
         if target.dialect != "cuda":

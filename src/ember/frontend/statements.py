@@ -16,7 +16,7 @@ from ember.frontend import ir, ranges
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.passes import is_pure
 from ember.frontend.types import Array, Scalar, describe, promote, scalar
-from ember.frontend.values import Pending, SharedVal, Static, TupleVal, as_dtype, c_identifier
+from ember.frontend.values import Pending, ArrayVal, Static, TupleVal, as_dtype, c_identifier
 
 ARITH = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
@@ -423,7 +423,7 @@ class StatementTyper:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # a docstring
         value = self.expr(node.value)
-        if isinstance(value, SharedVal):
+        if isinstance(value, ArrayVal):
             self.materialize(value, node)
         elif isinstance(value, ir.Expr) and not is_pure(value):
             self.emit(ir.Eval(self.loc(node), value))

@@ -29,7 +29,9 @@ from ember.frontend.flow import check_reads, walk
 from ember.frontend.operators import OperatorError, binary, cast, truth
 from ember.frontend.statements import StatementTyper
 from ember.frontend.types import VOID, Array, Scalar, Target, Tuple, Type, describe, unify
-from ember.frontend.values import Names, Pending, SharedVal, TupleVal, Value, c_identifier
+from ember.frontend.views import ViewTyper
+from ember.frontend.warps import WarpTyper
+from ember.frontend.values import Names, Pending, ArrayVal, TupleVal, Value, c_identifier
 
 _MAX_WALKS = 32
 
@@ -45,6 +47,8 @@ class TypingContext:
     stack: list[tuple[str, Loc | None]] = field(default_factory=list)
     function_names: Names = field(default_factory=Names)
     active: list[Any] = field(default_factory=list)  # functions being typed (recursion check)
+    warp_emulated: bool = False  # a warp operation on a target without sub-groups
+    grid_sync: bool = False  # ember.grid_sync() is called
 
     def capture(self, func: Any) -> Captured:
         if func not in self.captures:
@@ -100,7 +104,10 @@ def type_program(cap: Captured, arg_types: list[Type], target: Target, ctx=None)
         for name, value in c.frozen_items()
         if _is_constant(value)
     ]
-    return ir.Program(kernel, [f for f in order if f is not kernel], sources, constants)
+    program = ir.Program(kernel, [f for f in order if f is not kernel], sources, constants)
+    program.warp_emulated = ctx.warp_emulated
+    program.grid_sync = ctx.grid_sync
+    return program
 
 
 def _is_constant(value: Any) -> bool:
@@ -119,7 +126,7 @@ def _post_order(fn: ir.Function, out: list[ir.Function], seen: set[int]) -> None
     out.append(fn)
 
 
-class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
+class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper, CallTyper):
     """Types one function (kernel or device function) for given argument types."""
 
     def __init__(
@@ -200,7 +207,7 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
         self.names = Names({self.cname})
         self.bindings: dict[str, Any] = {}
         self.locals: list[ir.Variable] = []
-        self.shared: list[ir.SharedDecl] = []
+        self.shared: list[ir.ArrayDecl] = []  # declared at the top
         self.callees: list[ir.Function] = []
         self.params: list[ir.Variable] = []
         self.param_sources: list[tuple[int, tuple[int, ...]]] = []
@@ -329,8 +336,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
 
     def assign_name(self, name: str, value: Value, node: ast.AST) -> None:
         """``name = value``: unify the variable's type, then emit the assignment(s)."""
-        if isinstance(value, SharedVal):
-            self._declare_shared(name, value, node)
+        if isinstance(value, ArrayVal):
+            self._declare_array(name, value, node)
             return
         t = self.require_runtime(value, node)
         old = self.var_types.get(name)
@@ -378,38 +385,53 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
             node,
         )
 
-    def _declare_shared(self, name: str, value: SharedVal, node: ast.AST) -> None:
+    def _declare_array(self, name: str, value: ArrayVal, node: ast.AST) -> None:
+        """``name = ember.shared(...)`` / ``ember.local(...)``: a new array, declared at the
+        top of the function.  A per-thread array assigned again with the same type (a loop
+        body, an unrolled ``static_range``) keeps its storage: its contents are undefined
+        after the declaration either way."""
         old = self.var_types.get(name)
-        if name in self.bindings and isinstance(old, Array) and old.space == "shared":
+        space = value.type.space
+        bound = self.bindings.get(name)
+        if space == "local" and isinstance(bound, ir.Variable) and bound.type == value.type:
+            return
+        if bound is not None and isinstance(old, Array) and old.space == space:
+            word = "ember.shared" if space == "shared" else "ember.local"
             raise self.fail(
-                KernelSyntaxError, f"'{name}' is assigned ember.shared(...) twice", node,
-                "give each shared array its own name",
+                KernelSyntaxError, f"'{name}' is assigned {word}(...) twice", node,
+                "give each array its own name",
             )  # fmt: skip
         if old is not None and old != value.type:
             raise self.fail(
-                KernelTypeError,
-                f"variable '{name}' holds {describe(old)} elsewhere"
-                f"; it cannot also name a shared array",
-                node,
-            )
+                KernelTypeError, f"variable '{name}' holds {describe(old)} elsewhere; it "
+                f"cannot also name a new {describe(value.type)}", node,
+                "give the new array its own name",
+            )  # fmt: skip
         if old is None:
             self.var_types[name] = value.type
             self.changed = True
         var = ir.Variable(self.names.fresh(name), value.type, name)
         self.bindings[name] = var
-        self.shared.append(ir.SharedDecl(self.loc(node), var))
+        self.shared.append(ir.ArrayDecl(self.loc(node), var, list(value.size)))
 
     def materialize(self, value: Value, node: ast.AST) -> Value:
-        """A :class:`SharedVal` not assigned to a name gets an anonymous declaration."""
-        if not isinstance(value, SharedVal):
+        """An :class:`ArrayVal` not assigned to a name gets an anonymous declaration."""
+        if not isinstance(value, ArrayVal):
             return value
-        var = ir.Variable(self.names.internal("em_shared"), value.type, "shared")
-        self.shared.append(ir.SharedDecl(self.loc(node), var))
+        base = "em_shared" if value.type.space == "shared" else "em_local"
+        var = ir.Variable(self.names.internal(base), value.type, value.type.space)
+        self.shared.append(ir.ArrayDecl(self.loc(node), var, list(value.size)))
         return ir.Ref(value.type, var)
 
     def note_return(self, value: Value | None, node: ast.AST) -> list[ir.Expr]:
         """Unify the function's return type with ``value``; the flattened, cast values."""
         t = VOID if value is None else self.require_runtime(value, node)
+        if isinstance(t, Array) and t.space == "local":
+            raise self.fail(
+                KernelTypeError, "a device function cannot return a per-thread array (it "
+                "would outlive the function)", node,
+                "make the array in the caller and pass it in to be filled",
+            )  # fmt: skip
         if self.ret_type is None:
             self.ret_type = t
             self.changed = True

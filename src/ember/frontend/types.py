@@ -52,13 +52,23 @@ class Scalar(Type):
         return scalar(self.dtype)
 
 
+SPACES = ("global", "shared", "local", "constant")
+_SPACE_WORDS = {"shared": "shared", "local": "per-thread", "constant": "constant"}
+
+
 @dataclass(frozen=True)
 class Array(Type):
     """An array view: element ``dtype``, ``ndim``, ``layout`` and memory ``space``.
 
     ``layout`` is ``"C"`` (C-contiguous: strides follow from the shape) or ``"A"`` (any
-    strides, passed at launch).  ``space`` is ``"global"`` (device memory, a kernel
-    argument) or ``"shared"`` (``ember.shared``: per-block, with a static ``shape``).
+    strides, known at run time).  ``space`` is ``"global"`` (device memory: kernel
+    arguments and their views), ``"shared"`` (``ember.shared``: per block), ``"local"``
+    (``ember.local``: per thread) or ``"constant"`` (captured NumPy arrays).  ``shape`` is
+    the static shape when it is known at compile time.
+
+    An array with a static shape and C layout is a plain C pointer in generated code
+    (:attr:`is_pointer`); every other array is a struct of a data pointer, the shape and
+    (layout ``"A"``) the strides.
     """
 
     dtype: DType
@@ -67,17 +77,26 @@ class Array(Type):
     space: str = "global"
     shape: tuple[int, ...] | None = None
 
+    @property
+    def is_pointer(self) -> bool:
+        """Whether the array is a bare pointer (its shape and strides are constants)."""
+        return self.shape is not None and self.layout == "C"
+
     def key(self) -> str:
         text = f"{self.dtype.name}[{self.ndim}d,{self.layout}"
-        if self.space != "global":
-            dims = "x".join(map(str, self.shape or ()))
+        if self.space != "global" or self.shape is not None:
+            dims = "x".join(map(str, self.shape)) if self.shape is not None else "?"
             text += f",{self.space}:{dims}"
         return text + "]"
 
     def describe(self) -> str:
         """The type as users read it: ``array(float32, 2d, strided)``."""
         layout = "contiguous" if self.layout == "C" else "strided"
-        where = f", shared {self.shape}" if self.space == "shared" else ""
+        where = ""
+        if self.space != "global":
+            where = f", {_SPACE_WORDS[self.space]}"
+            if self.shape is not None:
+                where += f" {self.shape}"
         return f"array({self.dtype.name}, {self.ndim}d, {layout}{where})"
 
 
@@ -237,4 +256,7 @@ class Target:
         return feature in self.features
 
 
-CUDA_FEATURES = frozenset({"fp64", "int64_atomics", "subgroups", "subgroup_shuffle", "fp16"})
+CUDA_FEATURES = frozenset(
+    {"fp64", "int64_atomics", "subgroups", "subgroup_shuffle", "subgroup_shuffle_relative",
+     "fp16", "cooperative_launch"}
+)  # fmt: skip

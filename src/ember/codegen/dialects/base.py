@@ -47,7 +47,17 @@ class Dialect(abc.ABC):
     device: ClassVar[str]  # prefix of a device function definition
     global_space: ClassVar[str] = ""  # address-space qualifier of device-memory pointers
     shared_space: ClassVar[str] = ""  # ... of pointers to per-block memory
+    constant_space: ClassVar[str] = ""  # ... of pointers to constant memory
     shared_decl: ClassVar[str]  # declaration prefix of a static per-block array
+    constant_decl: ClassVar[str]  # declaration prefix of a file-scope constant table
+    # Dynamic shared memory (sized at launch): a declaration in the kernel body, or a
+    # trailing kernel parameter (the backend binds the launch's bytes to it).  Either names
+    # ``em_dyn``, a byte pointer that dynamic arrays are carved from.
+    dynamic_shared_decl: ClassVar[str | None] = None
+    dynamic_shared_param: ClassVar[str | None] = None
+    # element types that per-block / per-thread arrays cannot be declared with, and the
+    # type of the same size they are declared with instead (OpenCL's half without fp16)
+    array_storage: ClassVar[dict[str, str]] = {}
     # Pointers carry their address space in their type, so a helper taking a pointer is
     # made once per space (``em_atomic_add_i32_global`` / ``..._shared``).
     address_spaces: ClassVar[bool] = False
@@ -78,6 +88,12 @@ class Dialect(abc.ABC):
     shuffle: ClassVar[dict[str, str]]  # shfl, shfl_up, shfl_down, shfl_xor -> {v} {k}
     shuffle_types: ClassVar[frozenset[str]]  # dtypes shuffled directly (others via int)
     subgroup_reduce: ClassVar[dict[str, str]] = {}  # warp_sum/min/max -> built-in, if any
+    # shfl... with a mask {m} and a width {w} (a power of two); empty where the dialect has
+    # no width argument (the emitter then computes the source lane itself)
+    shuffle_sync: ClassVar[dict[str, str]] = {}
+    # ballot, all_sync, any_sync ({p}: a bool, {m}: the mask), syncwarp ({m}), activemask:
+    # the native spellings on a device with sub-groups (others emulate them)
+    vote: ClassVar[dict[str, str]] = {}
 
     # ---------------------------------------------------------------- float16 in memory
     f16_load: ClassVar[str]  # template {ptr} {i}: a float from half storage
@@ -99,8 +115,14 @@ class Dialect(abc.ABC):
 
     # ================================================================ methods
     def space(self, space: str) -> str:
-        """The qualifier of a pointer into ``space`` memory (``"global"`` or ``"shared"``)."""
-        return self.shared_space if space == "shared" else self.global_space
+        """The qualifier of a pointer into ``space`` memory (``"global"``, ``"shared"``,
+        ``"local"`` (per thread: the default space) or ``"constant"``)."""
+        return {
+            "global": self.global_space,
+            "shared": self.shared_space,
+            "local": "",
+            "constant": self.constant_space,
+        }[space]
 
     def atomic_pointer(self, ctype: str, space: str) -> str:
         """The type of the pointer an atomic helper on ``ctype`` elements takes."""
@@ -116,6 +138,12 @@ class Dialect(abc.ABC):
         pointer of :meth:`atomic_pointer`, ``dt`` elements of C type ``t``) with ``v`` (and
         ``expected`` for ``cas``), returning the previous value.  Where the dialect has no
         instruction, :func:`ember.codegen.atomics.cas_loop` writes a compare-and-swap loop."""
+
+    def grid_sync_body(self, h: Helpers) -> str | None:
+        """The body of ``em_grid_sync(bar)`` (every thread of the grid waits; ``bar`` is a
+        zero-based barrier word of the launch in device memory), or None where the dialect
+        has no grid-wide synchronization (the typer refuses ``grid_sync`` there)."""
+        return None
 
     @abc.abstractmethod
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:

@@ -37,6 +37,8 @@ class CudaDialect(Dialect):
     kernel = 'extern "C" __global__ void'
     device = "static __device__"
     shared_decl = "__shared__ "
+    constant_decl = "__constant__ "
+    dynamic_shared_decl = "extern __shared__ __align__(16) unsigned char em_dyn[];"
     types = {
         "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
         "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
@@ -77,6 +79,19 @@ class CudaDialect(Dialect):
     shuffle_types = frozenset(
         {"int32", "uint32", "int64", "uint64", "float16", "float32", "float64"}
     )
+    shuffle_sync = {
+        "shfl": "__shfl_sync({m}, {v}, {k}, {w})",
+        "shfl_up": "__shfl_up_sync({m}, {v}, (unsigned int){k}, {w})",
+        "shfl_down": "__shfl_down_sync({m}, {v}, (unsigned int){k}, {w})",
+        "shfl_xor": "__shfl_xor_sync({m}, {v}, {k}, {w})",
+    }
+    vote = {
+        "ballot": "__ballot_sync({m}, {p})",
+        "all_sync": "(__all_sync({m}, {p}) != 0)",
+        "any_sync": "(__any_sync({m}, {p}) != 0)",
+        "syncwarp": "__syncwarp({m})",
+        "activemask": "__activemask()",
+    }
     f16_load = "em_f16_load({ptr}[{i}])"
     f16_store = "{ptr}[{i}] = em_f16_store({v});"
     f16_helpers = ("load", "store")
@@ -124,6 +139,24 @@ class CudaDialect(Dialect):
                 return f"    return {from_bits}(atomicExch(({bits}*)p, {to_bits}(v)));"
             return f"    return {from_bits}({cas}(({bits}*)p, {to_bits}(expected), {to_bits}(v)));"
         return cas_loop(h, op, dt, "")
+
+    def grid_sync_body(self, h: Helpers) -> str:
+        # Every block's first thread adds to the barrier word: block 0 adds 2**31 - (blocks
+        # - 1), the others 1, so the top bit flips once all have arrived and the low bits
+        # come back to where they were (any starting value works; cooperative_groups' way).
+        return (
+            "    __syncthreads();\n"
+            "    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n"
+            "        unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;\n"
+            "        bool first = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;\n"
+            "        unsigned int add = first ? 0x80000000u - (blocks - 1u) : 1u;\n"
+            "        __threadfence();\n"
+            "        unsigned int old = atomicAdd(bar, add);\n"
+            "        while (((old ^ *(volatile unsigned int*)bar) & 0x80000000u) == 0u) {}\n"
+            "        __threadfence();\n"
+            "    }\n"
+            "    __syncthreads();"
+        )
 
     # ------------------------------------------------------------------ float16
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:

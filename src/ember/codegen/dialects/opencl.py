@@ -26,6 +26,10 @@ class OpenCLDialect(Dialect):
     global_space = "__global "
     shared_space = "__local "
     shared_decl = "__local "
+    constant_space = "__constant "
+    constant_decl = "__constant "
+    dynamic_shared_param = "__local uchar* em_dyn"
+    array_storage = {"float16": "ushort"}  # no `half` variables without cl_khr_fp16
     address_spaces = True
     separate_offsets = True
     pragmas = {
@@ -70,6 +74,16 @@ class OpenCLDialect(Dialect):
         {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
          "float16", "float32", "float64"}
     )  # fmt: skip
+    vote = {
+        # the sum of distinct powers of two is their union: cl_khr_subgroups has no ballot
+        "ballot": "sub_group_reduce_add(({p}) && get_sub_group_local_id() < 32u ? "
+        "1u << get_sub_group_local_id() : 0u)",
+        "all_sync": "(sub_group_all((int)({p})) != 0)",
+        "any_sync": "(sub_group_any((int)({p})) != 0)",
+        "syncwarp": "sub_group_barrier(CLK_LOCAL_MEM_FENCE)",
+        "activemask": "(get_sub_group_size() >= 32u ? 0xffffffffu : "
+        "(1u << get_sub_group_size()) - 1u)",
+    }
     subgroup_reduce = {
         "warp_sum": "sub_group_reduce_add",
         "warp_min": "sub_group_reduce_min",
