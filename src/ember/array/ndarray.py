@@ -232,6 +232,16 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __array_function__(self, func, types, args, kwargs):
         return protocols.array_function(func, types, args, kwargs)
 
+    # pickle through the host; copy.copy / copy.deepcopy copy on the device
+    def __reduce__(self):
+        return protocols.reduce(self)
+
+    def __copy__(self) -> ndarray:
+        return self.copy()
+
+    def __deepcopy__(self, memo) -> ndarray:
+        return self.copy()
+
     def __repr__(self) -> str:
         return display.array_repr(self)
 

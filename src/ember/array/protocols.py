@@ -1,4 +1,5 @@
-"""NumPy's protocols on ember arrays: NumPy functions run on the device, or say why not.
+"""NumPy's and Python's protocols on ember arrays: NumPy functions run on the device, or say
+why not; pickling goes through the host.
 
 NumPy hands a call that involves an ember array to Ember (NEP 13 ``__array_ufunc__`` for
 ufuncs, NEP 18 ``__array_function__`` for the rest), as it does for CuPy::
@@ -21,6 +22,12 @@ A function Ember lacks raises a ``TypeError`` that names it and the explicit way
 ``__array__``) is refused the same way: Ember never copies to the host behind the user's
 back.  ``EMBER_IMPLICIT_HOST_COPY=allow`` (or ``warn``) is the one switch for users who want
 those copies: then both copy to the host and the result is NumPy's.
+
+``pickle`` (and so ``multiprocessing``, Dask) stores an array's elements, copied to the host
+as a NumPy array, and unpickling copies them to the *current* device of the process that
+loads them (:func:`reduce`); a view is stored as its own elements, so views pickled together
+no longer share memory after loading.  ``copy.copy`` and ``copy.deepcopy`` copy on the
+device.
 """
 
 from __future__ import annotations
@@ -89,6 +96,21 @@ def _host_copy_allowed(what: str, refusal: str) -> None:
             EmberPerformanceWarning,
             stacklevel=4,
         )
+
+
+# ------------------------------------------------------------------------- pickle
+
+
+def reduce(x: ndarray) -> tuple:
+    """``x.__reduce__()``: rebuilt by :func:`rebuild` from a host copy of the elements."""
+    return rebuild, (x.to_numpy(),)
+
+
+def rebuild(host) -> ndarray:
+    """An unpickled ember array: ``host`` copied to the current device."""
+    from ember.array.creation import asarray
+
+    return asarray(host)
 
 
 # ------------------------------------------------------------------------- lookup

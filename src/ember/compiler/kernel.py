@@ -21,6 +21,8 @@ compiled kernel up in a dict and go straight to the backend's launch.  See
 from __future__ import annotations
 
 import functools
+import importlib
+import pickle
 import threading
 from typing import Any
 
@@ -307,6 +309,50 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<ember.kernel {self.__name__} ({len(self.specializations)} specializations)>"
+
+    # ------------------------------------------------------------------ pickle and copy
+    def __reduce__(self):
+        """Pickled by reference, like a function: the module and qualified name of the
+        decorated function, looked up again where it is loaded (multiprocessing, Dask
+        workers import the module; compiled code comes from that process's caches)."""
+        module, qualname = self.py_func.__module__, self.py_func.__qualname__
+        if _lookup(module, qualname) is not self:
+            raise pickle.PicklingError(
+                f"cannot pickle kernel {qualname!r}: a kernel is pickled by reference to "
+                f"its module-level name, and {module}.{qualname} is not this kernel; "
+                "define it with @ember.kernel at the top level of a module"
+            )
+        return load_kernel, (module, qualname)
+
+    def __copy__(self) -> Kernel:
+        return self  # like functions: a kernel has no state to copy but its caches
+
+    def __deepcopy__(self, memo) -> Kernel:
+        return self
+
+
+def load_kernel(module: str, qualname: str) -> Kernel:
+    """An unpickled kernel: ``module.qualname`` (the module is imported if needed)."""
+    found = _lookup(module, qualname)
+    if not isinstance(found, Kernel):
+        raise pickle.UnpicklingError(
+            f"cannot load kernel {module}.{qualname}: there is no such kernel in this "
+            "process (is the module importable here, and unchanged?)"
+        )
+    return found
+
+
+def _lookup(module: str, qualname: str) -> Any:
+    """The object named ``qualname`` in ``module`` (imported if needed), or None."""
+    if "<locals>" in qualname:
+        return None
+    try:
+        found: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        return None
+    return found
 
 
 def _host_example(a, np):

@@ -207,3 +207,8 @@ class RawKernel:
 
     def __repr__(self) -> str:
         return f"RawKernel({self.name!r}, params=({', '.join(map(str, self.params))}))"
+
+    def __reduce__(self):
+        """Pickled by value (its source): compiled again, or found in the cache, where it
+        is loaded."""
+        return RawKernel, (self.source, self.name, self.options, self._backend_name)
