@@ -27,7 +27,7 @@ import threading
 from typing import Any
 
 from ember.compiler import args as argmod
-from ember.compiler import driver
+from ember.compiler import driver, freshness
 from ember.diagnostics import errors as errmod
 from ember.errors import ArgumentError, EmberError, LaunchError
 from ember.frontend import diagnostics, ir
@@ -78,6 +78,8 @@ class Kernel:
         self._configs: dict = {}
         self._lock = threading.Lock()
         self._last = _NO_SPECIALIZATION  # the inline cache: most recently launched
+        self._deps: list | None = None  # what the compiled code read (notebooks only)
+        self._recheck = False  # a new notebook cell started: re-read _deps at next launch
 
     # ------------------------------------------------------------------ launching
     def __getitem__(self, config):
@@ -116,6 +118,8 @@ class Kernel:
 
     def dispatch(self, args: tuple) -> driver.Specialization:
         """The specialization for ``args`` (compiled on first use)."""
+        if self._recheck:
+            self._revalidate()
         try:
             return self.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):
@@ -123,6 +127,8 @@ class Kernel:
 
     def _launch_slow(self, grid, block, shared_mem, stream, args: tuple) -> None:
         """A launch whose arguments miss the inline cache: look up (or compile), launch."""
+        if self._recheck:
+            self._revalidate()
         try:
             spec = self.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):
@@ -158,12 +164,37 @@ class Kernel:
         spec = driver.compile_specialization(
             self.captured, types, backend, self.options, self._captures, self.checks
         )
+        if self._deps is None and not self.py_func.__module__.startswith("ember."):
+            freshness.watch_ipython()  # user kernels in notebooks notice redefinitions
+            if freshness.watching():
+                self._deps = freshness.baseline(self.captured, self._captures)
+                freshness.track(self)
         hidden = errmod.attach(spec)  # a kernel that can fail: its error-record arguments
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend, hidden)
         spec.run = argmod.make_runner(
             spec.abi, types, foreign, backend, spec.function.launch, hidden
         )
         return spec
+
+    # ------------------------------------------------------------------ stale code
+    def _stale_check(self) -> None:
+        """A new notebook cell: check the dependencies at the next launch (which misses the
+        inline cache, so launches until then cost nothing more)."""
+        self._recheck = True
+        self._last = _NO_SPECIALIZATION
+
+    def _revalidate(self) -> None:
+        """Recompile (dropping every specialization) when what the code read has changed."""
+        self._recheck = False
+        old = self._deps
+        new = freshness.current(self.py_func) if old is not None else None
+        if new is None or new == old:
+            return
+        freshness.note(self.__name__, freshness.changes(old, new))
+        with self._lock:
+            self._cap, self._captures, self._deps = None, {}, None
+            self.specializations = {}
+            self._last = _NO_SPECIALIZATION
 
     @property
     def checks(self) -> bool:
@@ -249,6 +280,8 @@ class Kernel:
         """
         if stage not in STAGES:
             raise ValueError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}")
+        if self._recheck:
+            self._revalidate()
         types, target, backend = self._inspect_types(args, dialect)
         if stage == "cubin-info":
             return self._cubin_info(args, types, target, backend)
@@ -407,6 +440,8 @@ class NDRangeLauncher:
             grid, block = self._config(spec.backend)
             if spec.run(grid, block, shared_mem, stream, args):
                 return
+        if k._recheck:
+            k._revalidate()
         try:
             spec = k.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):
