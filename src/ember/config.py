@@ -149,6 +149,14 @@ SETTINGS: dict[str, Setting] = {
             "the host, warning once per function; 'allow': copy silently (NumPy results).",
         ),
         Setting(
+            "EMBER_TRACEBACK",
+            "filtered",
+            _choice("filtered", "full"),
+            "'filtered': tracebacks of user errors (KernelTypeError, ArgumentError...) show "
+            "only your frames, not Ember's; 'full': every frame.  Internal errors always "
+            "show every frame.",
+        ),
+        Setting(
             "EMBER_DUMP",
             frozenset(),
             _parse_list,

@@ -22,6 +22,7 @@ from typing import Any
 from ember.dtypes import DType
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import Backend, Buffer
+from ember.tracebacks import api
 
 
 def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
@@ -201,6 +202,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         high = sum(s * (n - 1) for n, s in zip(self.shape, self.strides, strict=True) if s > 0)
         return low, high + self.dtype.itemsize
 
+    @api  # a KernelError found while reading shows the user's frames only
     def to_numpy(self, stream=None):
         """Copy the array to a new NumPy array (waits for the copy unless ``stream`` is given)."""
         import numpy as np

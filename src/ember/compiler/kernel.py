@@ -34,6 +34,7 @@ from ember.frontend import diagnostics, ir
 from ember.frontend.capture import Captured, capture
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
+from ember.tracebacks import api, hide_internal_frames
 
 STAGES = ("ir", "source", "ptx", "cubin-info", "sass", "resources")
 
@@ -88,6 +89,13 @@ class Kernel:
             return self._configs[config]
         except (KeyError, TypeError):
             pass
+        try:
+            return self._configure(config)
+        except Exception as exc:
+            hide_internal_frames(exc)
+            raise
+
+    def _configure(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise LaunchError(
                 f"launch a kernel as {self.__name__}[grid, block](...); got "
@@ -107,8 +115,13 @@ class Kernel:
     def launch(self, n, block=None) -> NDRangeLauncher:
         """``kernel.launch(n)(*args)``: at least ``n`` threads (an int or a 1-3 tuple), in
         blocks of ``block`` threads (default: chosen for the device)."""
-        return NDRangeLauncher(self, n, block)
+        try:
+            return NDRangeLauncher(self, n, block)
+        except Exception as exc:
+            hide_internal_frames(exc)
+            raise
 
+    @api
     def __call__(self, *args, **kwargs):
         raise LaunchError(
             f"a kernel is launched with a grid: {self.__name__}[blocks, threads](...) or "
@@ -263,10 +276,12 @@ class Kernel:
         return diagnostics.error(ArgumentError, message, loc, diagnostics.STAGE_LAUNCH, hint)
 
     # ------------------------------------------------------------------ inspection
+    @api
     def specialize(self, *args) -> driver.Specialization:
         """Compile (without launching) for arguments like ``args``; return the result."""
         return self.dispatch(tuple(args))
 
+    @api
     def inspect(self, *args, stage: str = "source", dialect: str | None = None) -> Any:
         """The output of one compiler stage for arguments like ``args``.
 
@@ -330,6 +345,7 @@ class Kernel:
         out = compile_program(source, target.arch or "sm_90", program.kernel.name, self.options)
         return {"bytes": len(out.binary), "arch": target.arch, "log": out.log}
 
+    @api
     def report(self, *args, dialect: str | None = None, block=None) -> list:
         """The slow paths this kernel pulls in for arguments like ``args``, as data: a list
         of :class:`~ember.diagnostics.report.SlowPath` (the items of the performance
@@ -411,8 +427,12 @@ def make_launcher(kernel: Kernel, grid, block, stream0, shared0):
     which is measurably cheaper than attributes (see docs/design/compiler.md)."""
 
     def launch(*args, stream=stream0, shared_mem=shared0) -> None:
-        if not kernel._last.run(grid, block, shared_mem, stream, args):
-            kernel._launch_slow(grid, block, shared_mem, stream, args)
+        try:  # costs nothing until it catches (tracebacks.py)
+            if not kernel._last.run(grid, block, shared_mem, stream, args):
+                kernel._launch_slow(grid, block, shared_mem, stream, args)
+        except Exception as exc:
+            hide_internal_frames(exc)
+            raise
 
     launch.__qualname__ = launch.__name__ = f"{kernel.__name__}[{grid}, {block}]"
     launch.__doc__ = f"Launch {kernel.__name__} on a grid of {grid} blocks of {block} threads."
@@ -436,10 +456,19 @@ class NDRangeLauncher:
             return  # nothing to do for zero threads
         k = self.kernel
         spec = k._last
-        if spec.backend is not None:
-            grid, block = self._config(spec.backend)
-            if spec.run(grid, block, shared_mem, stream, args):
-                return
+        try:  # costs nothing until it catches (tracebacks.py)
+            if spec.backend is not None:
+                grid, block = self._config(spec.backend)
+                if spec.run(grid, block, shared_mem, stream, args):
+                    return
+            self._launch_slow(args, stream, shared_mem)
+        except Exception as exc:
+            hide_internal_frames(exc)
+            raise
+
+    def _launch_slow(self, args: tuple, stream, shared_mem) -> None:
+        """A launch whose arguments miss the inline cache: look up (or compile), launch."""
+        k = self.kernel
         if k._recheck:
             k._revalidate()
         try:
