@@ -39,6 +39,7 @@ from ember.errors import (
     KernelTypeError,
     LaunchError,
     OutOfMemoryError,
+    RecompileWarning,
     SlowPathError,
     UnsupportedFeatureError,
 )
@@ -151,5 +152,6 @@ __all__ = [
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
+    "RecompileWarning",
     *_LAZY, *_MODULES,
 ]  # fmt: skip
