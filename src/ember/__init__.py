@@ -110,6 +110,12 @@ _ARRAY = {
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
         "vectorize", "real", "imag",
     ),
+    "ember.array.reductions": (
+        "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
+        "any", "all", "count_nonzero", "nansum", "nanprod", "nanmax", "nanmin", "nanargmax",
+        "nanargmin", "nanmean", "nanvar", "nanstd", "var_mean", "std_mean",
+    ),
+    "ember.array.mapreduce": ("reduce", "mapreduce", "neutral_element", "register_neutral_element"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
