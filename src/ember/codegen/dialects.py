@@ -45,6 +45,7 @@ class Dialect:
     # and record, the claim's compare-and-swap, the fence before the record is marked
     # complete, float bit patterns, printf conversions, the no-inline qualifier
     checks: dict[str, str] = field(default_factory=dict)
+    fence: str = ""  # ember.threadfence(): order this thread's global writes, device-wide
 
 
 CUDA = Dialect(
@@ -81,6 +82,7 @@ CUDA = Dialect(
         "lane_id": "(long long)em_lane_id()",
     },
     barrier="__syncthreads()",
+    fence="__threadfence()",
     float_suffix_names=True,
     math_names={},
     predicate="{f}({x})",
@@ -155,6 +157,7 @@ OPENCL = Dialect(
         "lane_id": "(long)get_sub_group_local_id()",
     },
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
+    fence="mem_fence(CLK_GLOBAL_MEM_FENCE)",
     float_suffix_names=False,
     math_names={},
     predicate="(bool){f}({x})",
