@@ -228,8 +228,8 @@ def accumulate(op, x, /, axis: int = 0, *, dtype=None) -> ndarray:
     Parameters
     ----------
     op : ember ufunc of two operands, or a Python function of two values
-        ``ember.add``, ``ember.maximum``... (NumPy's ``ufunc.accumulate`` types: int8
-        sums stay int8), or a plain function compiled as a device function, e.g.
+        ``ember.add``, ``ember.maximum``... (typed like NumPy's ``ufunc.accumulate``:
+        ``add``/``multiply`` of small integers in int64, ``maximum`` of int8 in int8), or a plain function compiled as a device function, e.g.
         ``def op(a, b): return a if abs(a) > abs(b) else b``.  It must be associative
         (the scan combines in a tree order); no identity element is needed.
     x : ndarray
@@ -243,12 +243,15 @@ def accumulate(op, x, /, axis: int = 0, *, dtype=None) -> ndarray:
     -------
     ndarray
     """
+    from ember.array import ufuncs
     from ember.array.elementwise import Ufunc
 
     x = _check(x, "accumulate")
     if x.ndim == 0:
         raise ValueError("ember.accumulate: cannot accumulate a 0-d array")
     dt = x.dtype if dtype is None else dtypes.dtype(dtype)
+    if dtype is None and (op is ufuncs.add or op is ufuncs.multiply):
+        dt = _accumulation_dtype(dt)  # NumPy's add/multiply.accumulate: int8 sums in int64
     if isinstance(op, Ufunc):
         if op.nin != 2:
             raise TypeError(f"ember.accumulate needs an operator of two operands, not {op!r}")
