@@ -113,6 +113,8 @@ _ARRAY = {
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",
     ),
+    "ember.array.search": ("nonzero", "flatnonzero", "argwhere", "searchsorted"),
+    "ember.array.gather": ("take", "take_along_axis", "put"),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",

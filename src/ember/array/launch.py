@@ -70,3 +70,11 @@ def max_grid(be) -> int:
 def run(kernel, grid: int, block: int, args: tuple) -> None:
     """Launch ``kernel`` on ``grid`` x ``block`` threads (1-d) with ``args``."""
     kernel.dispatch(args).launch(args, (max(1, grid), 1, 1), (block, 1, 1))
+
+
+def read(x: ndarray, index: tuple[int, ...]):
+    """One element of ``x`` as a NumPy scalar: a copy to the host that Ember's own
+    operations make on purpose (a result's size), outside the scalar-indexing policy."""
+    from ember.array.indexing import view
+
+    return view(x, index)[0].to_numpy()[()]

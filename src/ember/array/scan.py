@@ -229,7 +229,8 @@ def accumulate(op, x, /, axis: int = 0, *, dtype=None) -> ndarray:
     ----------
     op : ember ufunc of two operands, or a Python function of two values
         ``ember.add``, ``ember.maximum``... (typed like NumPy's ``ufunc.accumulate``:
-        ``add``/``multiply`` of small integers in int64, ``maximum`` of int8 in int8), or a plain function compiled as a device function, e.g.
+        ``add``/``multiply`` of small integers in int64, ``maximum`` of int8 in int8),
+        or a plain function compiled as a device function, e.g.
         ``def op(a, b): return a if abs(a) > abs(b) else b``.  It must be associative
         (the scan combines in a tree order); no identity element is needed.
     x : ndarray

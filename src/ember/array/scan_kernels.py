@@ -97,14 +97,29 @@ def _name(prefix: str, op, ct: DType, g: Geometry) -> str:
     return f"{prefix}_{opname}_{ct.name}_{g.block}x{g.items}" + ("w" if g.warp else "")
 
 
+def _pre_name(pre) -> str:
+    return "" if pre is same else f"_{pre.__name__}"
+
+
 def pad(k):
     """Shared-memory slot of tile element ``k``: one spare slot per 32."""
     return k + (k >> 5)
 
 
 # --------------------------------------------------------------------- device functions
-def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP) -> SimpleNamespace:
-    """The per-tile steps shared by the kernels (see the module docstring)."""
+def same(v):
+    """The default ``pre``: elements are scanned as they are (cast to ``CT``)."""
+    return v
+
+
+def flag(v):
+    """``pre`` of stream compaction: 1 where the element is nonzero (NaN counts)."""
+    return v != 0
+
+
+def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same) -> SimpleNamespace:
+    """The per-tile steps shared by the kernels (see the module docstring); ``PRE`` maps
+    each loaded element before it is cast to ``CT``."""
     NWARPS = BLOCK // WARP if WARP else 0
     LOG_BLOCK = BLOCK.bit_length() - 1
 
@@ -115,7 +130,7 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP) -> SimpleNamespace:
         for j in range(ITEMS):
             e = j * BLOCK + tid
             if e < count:
-                s[pad(e)] = ST(CT(x[start + e * step]))
+                s[pad(e)] = ST(CT(PRE(x[start + e * step])))
             else:
                 s[pad(e)] = ST(0)
 
@@ -208,8 +223,8 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP) -> SimpleNamespace:
     )  # fmt: skip
 
 
-def _functions(op, ct: DType, g: Geometry) -> SimpleNamespace:
-    return _tile_functions(op, ct, storage(ct), g.block, g.items, g.warp)
+def _functions(op, ct: DType, g: Geometry, pre=same) -> SimpleNamespace:
+    return _tile_functions(op, ct, storage(ct), g.block, g.items, g.warp, pre)
 
 
 # --------------------------------------------------------------------- kernels
@@ -221,9 +236,10 @@ def _sizes(g: Geometry):
 
 
 @functools.cache
-def tile_reduce(op, ct: DType, g: Geometry) -> Kernel:
-    """``partial[r * T + t]`` = the combination of tile ``t`` of row ``r``."""
-    f = _functions(op, ct, g)
+def tile_reduce(op, ct: DType, g: Geometry, pre=same) -> Kernel:
+    """``partial[r * T + t]`` = the combination of tile ``t`` of row ``r`` (of ``pre``
+    of its elements)."""
+    f = _functions(op, ct, g, pre)
     load, thread_reduce, block_scan = f.load, f.thread_reduce, f.block_scan
     TILE, SLOTS, BUF = _sizes(g)
     ST, ITEMS = storage(ct), g.items
@@ -246,7 +262,7 @@ def tile_reduce(op, ct: DType, g: Geometry) -> Kernel:
             ember.barrier()
             t += ember.grid_dim.x
 
-    return _named(tile_reduce, _name("scan_reduce", op, ct, g))
+    return _named(tile_reduce, _name("scan_reduce", op, ct, g) + _pre_name(pre))
 
 
 @functools.cache
@@ -411,3 +427,53 @@ def rows_serial(op, ct: DType) -> Kernel:
     OP, CT = op, ct
     opname = op.__name__.removeprefix("ew_")
     return _named(rows_serial, f"scan_rows_{opname}_{ct.name}")
+
+
+# --------------------------------------------------------------------- stream compaction
+def value_at(v, vbase, vstep, i):
+    """What :func:`select` writes for element ``i``: the value..."""
+    return v[vbase + i * vstep]
+
+
+def index_of(v, vbase, vstep, i):
+    """... or its index."""
+    return i
+
+
+@functools.cache
+def select(g: Geometry, what) -> Kernel:
+    """Stream compaction: ``out[k] = what(v, ..., i)`` for the ``k``-th ``i`` whose
+    ``flags[i]`` is nonzero.  ``carry[t]`` is the number of flags set in tiles ``0..t``
+    (a scan of :func:`tile_reduce`'s counts); within a tile the positions come from the
+    tile's scan of its flags."""
+    from ember.array import ops
+
+    f = _functions(ops.add, dtypes.int32, g, flag)
+    load, scan_tile = f.load, f.scan_tile
+    TILE, SLOTS, BUF = _sizes(g)
+    BLOCK, ITEMS, WHAT = g.block, g.items, what
+
+    def select(n, tiles, flags, fbase, fstep, v, vbase, vstep, carry, out):
+        s = ember.shared((SLOTS,), ember.int32)
+        buf = ember.shared((BUF,), ember.int32)
+        tid = ember.thread_idx.x
+        t = ember.block_idx.x
+        while t < tiles:
+            e0 = t * TILE
+            count = min(n - e0, TILE)
+            load(s, flags, fbase + e0 * fstep, fstep, count, tid)
+            ember.barrier()
+            scan_tile(s, buf, tid, count, ember.int32(0), False)
+            ember.barrier()
+            base = carry[t - 1] if t > 0 else ember.int64(0)
+            for j in range(ITEMS):
+                e = j * BLOCK + tid
+                if e < count:
+                    c = s[pad(e)]
+                    if c != (s[pad(e - 1)] if e > 0 else 0):
+                        out[base + c - 1] = out.dtype(WHAT(v, vbase, vstep, e0 + e))
+            ember.barrier()
+            t += ember.grid_dim.x
+
+    name = "select_" + ("indices" if what is index_of else "values")
+    return _named(select, f"{name}_{g.block}x{g.items}" + ("w" if g.warp else ""))
