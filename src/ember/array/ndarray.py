@@ -346,6 +346,14 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         """Whether every element is true: :func:`ember.all`."""
         return reductions.all(self, axis, out, keepdims)
 
+    def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
+        """The cumulative sum (:func:`ember.cumsum`)."""
+        return scan.cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
+        """The cumulative product (:func:`ember.cumprod`)."""
+        return scan.cumprod(self, axis, dtype, out)
+
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
 
@@ -544,6 +552,7 @@ from ember.array import (  # noqa: E402
     manipulation,
     protocols,
     reductions,
+    scan,
     ufuncs,
 )
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
