@@ -118,7 +118,12 @@ _ARRAY = {
 }  # fmt: skip
 _LAZY.update({name: module for module, names in _ARRAY.items() for name in names})
 # public submodules, imported on first access
-_MODULES = {"memory": "ember.runtime.memory", "cache": "ember.cache"}
+_MODULES = {
+    "memory": "ember.runtime.memory",
+    "cache": "ember.cache",
+    "random": "ember.array.random",
+    "linalg": "ember.array.linalg",
+}
 
 
 def __getattr__(name: str):
