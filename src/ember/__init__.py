@@ -109,6 +109,9 @@ _ARRAY = {
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
         "vectorize", "real", "imag",
     ),
+    "ember.array.matmul": (
+        "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
+    ),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
