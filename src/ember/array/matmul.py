@@ -105,7 +105,29 @@ def vendor(be, dt: dtypes.DType):
     if dt.name not in VENDOR_DTYPES or settings.blas == "ember":
         return None
     get = getattr(be, "blas", None)
-    return get() if get is not None else None
+    lib = get() if get is not None else None
+    if lib is None and get is not None:
+        _warn_missing(be, "blas")
+    return lib
+
+
+_warned: set = set()
+
+
+def _warn_missing(be, what: str) -> None:
+    """Once per backend: the vendor library is absent, Ember's own code runs instead."""
+    reason = getattr(be, "vendor_missing", {}).get(what)
+    if reason and (id(be), what) not in _warned:
+        import warnings
+
+        from ember.errors import EmberPerformanceWarning
+
+        _warned.add((id(be), what))
+        warnings.warn(
+            f"{reason}; matrix products run Ember's own (slower) kernel meanwhile",
+            EmberPerformanceWarning,
+            stacklevel=4,
+        )
 
 
 # --------------------------------------------------------------------- the Ember kernel
