@@ -116,6 +116,9 @@ _ARRAY = {
         "nanargmin", "nanmean", "nanvar", "nanstd", "var_mean", "std_mean",
     ),
     "ember.array.mapreduce": ("reduce", "mapreduce", "neutral_element", "register_neutral_element"),
+    "ember.array.matmul": (
+        "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
+    ),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",
@@ -130,7 +133,12 @@ _ARRAY = {
 }  # fmt: skip
 _LAZY.update({name: module for module, names in _ARRAY.items() for name in names})
 # public submodules, imported on first access
-_MODULES = {"memory": "ember.runtime.memory", "cache": "ember.cache"}
+_MODULES = {
+    "memory": "ember.runtime.memory",
+    "cache": "ember.cache",
+    "random": "ember.array.random",
+    "linalg": "ember.array.linalg",
+}
 
 
 def __getattr__(name: str):

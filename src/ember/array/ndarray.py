@@ -429,6 +429,16 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __rpow__(self, other):
         return binary(ufuncs.pow, other, self)
 
+    def __matmul__(self, other):
+        return _matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _matmul(other, self)
+
+    def __imatmul__(self, other):
+        self[...] = _matmul(self, other)
+        return self
+
     def __and__(self, other):
         return binary(ufuncs.bitwise_and, self, other)
 
@@ -556,3 +566,4 @@ from ember.array import (  # noqa: E402
     ufuncs,
 )
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
+from ember.array.matmul import matmul as _matmul  # noqa: E402
