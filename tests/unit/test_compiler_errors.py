@@ -416,16 +416,31 @@ def shuffles(x):
     x[0] = ember.shfl_down(x[1], 1)  # mistake: no-subgroups
 
 
-def test_shuffle_on_opencl_without_subgroups():
+def test_shuffle_on_subgroups_without_the_relative_shuffle_extension():
+    from ember.compiler import driver
+    from ember.frontend.types import Target
+
+    target = Target("opencl", None, 16, frozenset({"subgroups", "subgroup_shuffle"}))
+    types, _, _ = shuffles._types((shuffles_example(),), need_backend=False)
+    with pytest.raises(ember.EmberError) as info:
+        driver.typed_ir(shuffles.captured, types, target)
     check(
-        compile_error(shuffles, F32),
+        info.value,
         ember.UnsupportedFeatureError,
-        r"ember\.shfl_down\(\) needs sub-groups",
+        r"ember\.shfl_down\(\) needs cl_khr_subgroup_shuffle_relative",
         "# mistake: no-subgroups",
         "target check",
-        "shared-memory reduction",
+        "width=",
     )
     assert "shfl_down" in shuffles.inspect(F32, stage="source", dialect="cuda")
+    # a device without sub-groups emulates it through shared memory
+    assert "em_wxchg" in shuffles.inspect(F32, stage="source", dialect="opencl")
+
+
+def shuffles_example():
+    from ember.compiler.args import NumpyExample
+
+    return NumpyExample(F32)
 
 
 @ember.kernel

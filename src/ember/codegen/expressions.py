@@ -310,6 +310,8 @@ class ExpressionEmitter:
             return self._index(e), UNARY
         if name == "barrier":
             return self.d.barrier, PRIMARY
+        if name == "threadfence":
+            return self.d.fence, PRIMARY
         if name in _WARP_OPS:
             return self.warp_op(e), PRIMARY
         if name in ("isnan", "isinf", "isfinite"):

@@ -110,6 +110,16 @@ class ForeignArray:
         self.owner = owner  # keeps the memory alive while the launch is built
 
 
+class NumpyExample(ForeignArray):
+    """A NumPy array standing for a device array of its dtype, ndim and layout
+    (``kernel.inspect``)."""
+
+    __slots__ = ()
+
+    def __init__(self, a):
+        super().__init__(0, a.shape, a.strides, dtypes.dtype(a.dtype), a)
+
+
 def foreign(value: Any) -> ForeignArray | None:
     """``value`` as a :class:`ForeignArray` if it exposes CUDA memory, else None."""
     cai = getattr(value, "__cuda_array_interface__", None)

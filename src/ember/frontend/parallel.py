@@ -71,6 +71,10 @@ class ParallelTyper:
         self.args_of(node, (), 0)
         return ir.Intrinsic(VOID, "barrier", [])
 
+    def _k_threadfence(self, node: ast.Call) -> Value:
+        self.args_of(node, (), 0)
+        return ir.Intrinsic(VOID, "threadfence", [])
+
     def _k_grid_sync(self, node: ast.Call) -> Value:
         self.args_of(node, (), 0)
         if not self.target.has("cooperative_launch"):
