@@ -228,15 +228,34 @@ _math["fma"]._host = lambda a, b, c: a * b + c
 globals().update(_math)
 
 
-def _erfinv(x):
+def _erfinv(x, complement: bool = False):
+    """erfinv(x) (or erfcinv(x)) on the host: the normal quantile as the first guess, then
+    Newton steps on whichever of erf/erfc has no cancellation (as codegen/mathlib.py)."""
     import math
     from statistics import NormalDist
 
-    if x in (-1.0, 1.0):
-        return math.copysign(math.inf, x)
-    if not -1.0 < x < 1.0:
+    y = float(x)
+    if y == (0.0 if complement else 1.0):
+        return math.inf
+    if y == (2.0 if complement else -1.0):
+        return -math.inf
+    if not (0.0 < y < 2.0 if complement else -1.0 < y < 1.0):
         return math.nan
-    return NormalDist().inv_cdf((x + 1.0) / 2.0) / math.sqrt(2.0)
+    p = y / 2.0 if complement else (1.0 - y) / 2.0  # upper tail probability
+    r = -NormalDist().inv_cdf(p) / math.sqrt(2.0) if 0.0 < p < 1.0 else 0.0
+    for _ in range(3):
+        slope = 2.0 / math.sqrt(math.pi) * math.exp(-r * r)
+        if slope == 0.0:
+            break
+        if complement:
+            e = (1.0 - y) - math.erf(r) if y > 0.5 else math.erfc(r) - y
+            r += e / slope
+        else:
+            e = math.erf(r) - y
+            if abs(y) > 0.5:
+                e = ((1.0 - abs(y)) - math.erfc(abs(r))) * (1.0 if y > 0 else -1.0)
+            r -= e / slope
+    return r
 
 
 def _bits(x) -> int:
@@ -296,7 +315,9 @@ def _host_frexp(x):
 
 _BIT_DOC = " (CUDA's __{0}/__{0}ll; a 32- or 64-bit integer; returns an int32)"
 erfinv = Intrinsic("erfinv", "erfinv(x): the inverse error function.", _erfinv)
-erfcinv = Intrinsic("erfcinv", "erfcinv(x): the inverse of erfc.", lambda x: _erfinv(1.0 - x))
+erfcinv = Intrinsic(
+    "erfcinv", "erfcinv(y): the inverse of erfc.", lambda y: _erfinv(y, complement=True)
+)
 popc = Intrinsic("popc", "popc(x): the number of bits set" + _BIT_DOC.format("popc"), _host_popc)
 clz = Intrinsic("clz", "clz(x): the number of leading zero bits" + _BIT_DOC.format("clz"), _host_clz)
 ffs = Intrinsic(

@@ -31,7 +31,7 @@ _COMPARE = {"<": REL, "<=": REL, ">": REL, ">=": REL, "==": EQ, "!=": EQ}
 _WRAPPING = {"add", "sub", "mul", "lshift"}
 # float16 operations whose float result is already a float16 value (no rounding needed)
 _F16_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
-_MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma"}
+_MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma", "erfinv", "erfcinv", "ldexp"}
 _WARP_OPS = frozenset(
     {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", "ballot",
      "all_sync", "any_sync", "syncwarp", "activemask", "grid_sync"}
@@ -314,6 +314,12 @@ class ExpressionEmitter:
             return self.d.fence, PRIMARY
         if name in _WARP_OPS:
             return self.warp_op(e), PRIMARY
+        if name in ("popc", "clz", "ffs", "brev", "mulhi"):
+            dt = e.args[0].type.dtype
+            args = ", ".join(self.expr(a) for a in e.args)
+            return f"({self.h.c(e.type.dtype)}){self.h.bit_op(name, dt)}({args})", UNARY
+        if name in ("frexp_m", "frexp_e"):
+            return f"{self._frexp(name, e.args[0].type.dtype)}({self.expr(e.args[0])})", PRIMARY
         if name in ("isnan", "isinf", "isfinite"):
             text = self.d.predicate.format(f=name, x=self.expr(e.args[0]))
             return text, (PRIMARY if text.startswith(name) else UNARY)
@@ -331,6 +337,19 @@ class ExpressionEmitter:
                 return emulated
             self.h.features.add("subgroups")
         return self.d.index_expr(self.h, e.name, axis)
+
+    def _frexp(self, name: str, dt) -> str:
+        """``em_frexp_m/e_<t>(x)``: the mantissa or the exponent of ``frexp``."""
+        calc = dtypes.float64 if dt.name == "float64" else dtypes.float32
+        helper = f"em_{name}_{calc.name}"
+
+        def make() -> str:
+            t, i32 = self.h.c(calc), self.h.c(dtypes.int32)
+            result = "m" if name == "frexp_m" else "e"
+            body = f"    {i32} e;\n    {t} m = {self.h.math('frexp', calc)}(x, &e);\n    return {result};"
+            return self.h.fn(t if name == "frexp_m" else i32, helper, f"{t} x", body)
+
+        return self.h.use(helper, make)
 
     def _math(self, e: ir.Intrinsic, rounded: bool = True) -> str:
         dt = e.type.dtype

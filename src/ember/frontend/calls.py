@@ -22,6 +22,7 @@ import ast
 
 from ember.errors import KernelSyntaxError, KernelTypeError
 from ember.frontend import ir
+from ember.frontend.bits import BitsTyper
 from ember.frontend.intrinsics import MATH1, MATH2, PREDICATES, intrinsic_name
 from ember.frontend.operators import OperatorError, cast, minmax, truth
 from ember.frontend.parallel import ParallelTyper
@@ -42,7 +43,7 @@ from ember.frontend.types import (
 from ember.frontend.values import Static, TupleVal, Value, as_dtype, is_plain_function
 
 
-class CallTyper(ParallelTyper):
+class CallTyper(BitsTyper, ParallelTyper):
     """Call visitors: casts, intrinsics and device functions."""
 
     def ex_Call(self, node: ast.Call) -> Value:
@@ -116,7 +117,7 @@ class CallTyper(ParallelTyper):
 
     # ------------------------------------------------------------------ dispatch
     def intrinsic(self, name: str, node: ast.Call) -> Value:
-        if name in MATH1 or name in MATH2 or name == "fma":
+        if name in MATH1 or name in MATH2 or name in ("fma", "erfinv", "erfcinv"):
             return self._math(name, node)
         if name in PREDICATES:
             return self._predicate(name, node)

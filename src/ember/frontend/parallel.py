@@ -26,6 +26,11 @@ ATOMIC_DTYPES = (
     dtypes.float32,
     dtypes.float64,
 )
+# compare-and-swap and exchange: every integer and float type (8- and 16-bit elements
+# through a compare-and-swap loop on the 32-bit word that holds them)
+EXCHANGE_DTYPES = (
+    dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, *ATOMIC_DTYPES, dtypes.float16,
+)  # fmt: skip
 _BITWISE = ("and", "or", "xor")
 
 
@@ -155,9 +160,12 @@ class ParallelTyper:
 
     # ------------------------------------------------------------------ atomics
     def atomic(self, op: str, node: ast.Call) -> Value:
-        names = (
-            ("array", "index", "expected", "value") if op == "cas" else ("array", "index", "value")
-        )
+        op = "exchange" if op == "exch" else op
+        names = ("array", "index", "value")
+        if op == "cas":
+            names = ("array", "index", "expected", "value")
+        elif op in ("inc", "dec"):
+            names = ("array", "index", "limit")
         values = self.args_of(node, names, len(names))
         array = self.scalar_of(values[0], node)
         if not isinstance(array.type, Array):
@@ -187,22 +195,27 @@ class ParallelTyper:
         return ir.Atomic(scalar(dtype), op, array, index, args, checks=checks)
 
     def _check_atomic(self, op: str, dtype, node: ast.AST) -> None:
-        if dtype not in ATOMIC_DTYPES:
+        if op in ("cas", "exchange"):
+            allowed = EXCHANGE_DTYPES
+            what = "every integer and float type"
+        elif op in ("inc", "dec"):
+            allowed = tuple(d for d in ATOMIC_DTYPES if d.is_integer)
+            what = "int32, uint32, int64 and uint64"
+        else:
+            allowed = ATOMIC_DTYPES
+            what = "int32, uint32, int64, uint64, float32 and float64"
+        if dtype not in allowed:
             raise self.fail(
                 KernelTypeError, f"atomic_{op}() is not available for {dtype.name} elements",
-                node, "atomics work on int32, uint32, int64, uint64, float32 and float64 arrays",
+                node, f"atomic_{op}() works on arrays of {what}",
             )  # fmt: skip
         if op in _BITWISE and dtype.is_float:
             raise self.fail(
                 KernelTypeError, f"atomic_{op}() needs integer elements, got {dtype.name}", node
             )
-        if (
-            dtype.itemsize == 8
-            and self.target.dialect == "opencl"
-            and not self.target.has("int64_atomics")
-        ):
+        if dtype.itemsize == 8 and not self.target.has("int64_atomics"):
             raise self.unsupported(
-                f"this OpenCL device has no 64-bit atomics, needed for atomic_{op}() on "
+                f"this device has no 64-bit atomics, needed for atomic_{op}() on "
                 f"{dtype.name}", node,
                 "use a 32-bit array (int32/uint32/float32), or a device with "
                 "cl_khr_int64_base_atomics",

@@ -84,6 +84,10 @@ class Dialect(abc.ABC):
     float_suffix_names: ClassVar[bool] = False  # float32 math has an 'f' suffix (sqrtf)
     math_names: ClassVar[dict[str, str]] = {}  # renames (before the suffix)
     predicate: ClassVar[str]  # how isnan(x) & co. are wrapped to give a bool
+    missing_math: ClassVar[frozenset[str]] = frozenset()  # written in codegen/mathlib.py
+    # popc clz ffs brev -> (32-bit, 64-bit) function; mulhi -> (int32, int64, uint32,
+    # uint64); a missing name is written in codegen/mathlib.py
+    bit_ops: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     # ---------------------------------------------------------------- sub-groups
     shuffle: ClassVar[dict[str, str]]  # shfl, shfl_up, shfl_down, shfl_xor -> {v} {k}
@@ -103,6 +107,7 @@ class Dialect(abc.ABC):
 
     # ---------------------------------------------------------------- atomics
     atomic_volatile: ClassVar[str] = ""  # qualifier of the pointer an atomic helper takes
+    address_type: ClassVar[str]  # an unsigned integer type that holds a pointer
     # itemsize -> (bits type, to bits, from bits, compare-and-swap): float CAS loops
     cas_bits: ClassVar[dict[int, tuple[str, str, str, str]]]
 

@@ -3,7 +3,7 @@ address space, float16 is converted with PTX instructions, atomics are ``atomicA
 
 from __future__ import annotations
 
-from ember.codegen.atomics import cas_loop
+from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
@@ -20,11 +20,13 @@ _NATIVE = {
     "and": {"int32", "uint32", "uint64"},
     "or": {"int32", "uint32", "uint64"},
     "xor": {"int32", "uint32", "uint64"},
+    "inc": {"uint32"},
+    "dec": {"uint32"},
 }
 _ATOMIC = {
     "add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
     "exchange": "atomicExch", "cas": "atomicCAS", "and": "atomicAnd", "or": "atomicOr",
-    "xor": "atomicXor",
+    "xor": "atomicXor", "inc": "atomicInc", "dec": "atomicDec",
 }  # fmt: skip
 _ULL = "unsigned long long"
 
@@ -46,6 +48,7 @@ class CudaDialect(Dialect):
         "float32": "float", "float64": "double",
     }  # fmt: skip
     storage = {"float16": "unsigned short"}
+    address_type = "unsigned long long"
     suffix = {"int64": "LL", "uint64": "ULL", "uint32": "u", "float32": "f"}
     unsigned = {4: "unsigned int", 8: "unsigned long long"}
     inf = {
@@ -70,6 +73,13 @@ class CudaDialect(Dialect):
     fence = "__threadfence()"
     lanes = "warpSize"
     float_suffix_names = True
+    bit_ops = {
+        "popc": ("__popc", "__popcll"),
+        "clz": ("__clz", "__clzll"),
+        "ffs": ("__ffs", "__ffsll"),
+        "brev": ("__brev", "__brevll"),
+        "mulhi": ("__mulhi", "__mul64hi", "__umulhi", "__umul64hi"),
+    }
     predicate = "{f}({x})"
     shuffle = {
         "shfl": "__shfl_sync(0xffffffffu, {v}, {k})",
@@ -127,6 +137,8 @@ class CudaDialect(Dialect):
         args = "expected, v" if op == "cas" else "v"
         if dt.name in _NATIVE[op]:
             return f"    return {fn}(p, {args});"
+        if op in ("inc", "dec"):
+            return int_cas_loop(h, op, dt, space)
         if dt.is_integer:  # int64 (and uint64 sub): same bits as unsigned long long
             if op == "sub":
                 return f"    return ({t})atomicAdd(({_ULL}*)p, ({_ULL})0 - ({_ULL})v);"

@@ -4,7 +4,7 @@ float16 goes through ``vload_half``/``vstore_half_rte``, 32-bit atomics are ``at
 
 from __future__ import annotations
 
-from ember.codegen.atomics import cas_loop
+from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
@@ -47,6 +47,7 @@ class OpenCLDialect(Dialect):
         "float16": "float", "float32": "float", "float64": "double",
     }  # fmt: skip
     storage = {"float16": "half", "bool": "uchar"}
+    address_type = "size_t"
     suffix = {"int64": "L", "uint64": "UL", "uint32": "u", "float32": "f"}
     unsigned = {4: "uint", 8: "ulong"}
     inf = {"float32": "INFINITY", "float64": "(double)INFINITY"}
@@ -65,6 +66,12 @@ class OpenCLDialect(Dialect):
     fence = "mem_fence(CLK_GLOBAL_MEM_FENCE)"
     lanes = "get_sub_group_size()"
     predicate = "(bool){f}({x})"
+    missing_math = frozenset({"erfinv", "erfcinv"})
+    bit_ops = {
+        "popc": ("popcount", "popcount"),
+        "clz": ("clz", "clz"),
+        "mulhi": ("mul_hi", "mul_hi", "mul_hi", "mul_hi"),
+    }
     shuffle = {
         "shfl": "sub_group_shuffle({v}, (uint){k})",
         "shfl_up": "sub_group_shuffle_up({v}, (uint){k})",
@@ -113,6 +120,8 @@ class OpenCLDialect(Dialect):
     }
 
     def atomic_body(self, h: Helpers, op: str, dt: DType, t: str, space: str) -> str:
+        if op in ("inc", "dec"):  # OpenCL's atomic_inc has no limit: CUDA's needs a loop
+            return int_cas_loop(h, op, dt, space)
         prefix = "atom_" if dt.itemsize == 8 else "atomic_"
         args = "expected, v" if op == "cas" else "v"
         if dt.is_integer:
@@ -128,6 +137,11 @@ class OpenCLDialect(Dialect):
         return cas_loop(h, op, dt, space)
 
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:
+        if what == "store":  # float -> the bits of the nearest half
+            body = "    ushort bits;\n    vstore_half_rte(x, 0, (half*)&bits);\n    return bits;"
+            return h.fn("ushort", name, "float x", body)
+        if what == "load":  # the bits of a half -> float
+            return h.fn("float", name, "ushort h", "    return vload_half(0, (const half*)&h);")
         if what == "round_d":
             h.features.add("fp64")
         arg = "double x" if what == "round_d" else "float x"
