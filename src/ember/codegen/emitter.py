@@ -20,6 +20,7 @@ from ember.codegen.checks import CheckEmitter
 from ember.codegen.dialects import Dialect
 from ember.codegen.expressions import ExpressionEmitter, _wraps
 from ember.codegen.helpers import SHORT, Helpers
+from ember.codegen.tables import TableEmitter
 from ember.codegen.text import comment
 from ember.codegen.warps import WarpEmitter
 from ember.dtypes import DType
@@ -58,7 +59,7 @@ def emit(program: ir.Program, dialect: Dialect) -> str:
     return Emitter(program, dialect).source()
 
 
-class Emitter(CheckEmitter, WarpEmitter, ExpressionEmitter):
+class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
     """Prints one program; statements here, expressions in the base class."""
 
     def __init__(self, program: ir.Program, dialect: Dialect):
@@ -92,8 +93,11 @@ class Emitter(CheckEmitter, WarpEmitter, ExpressionEmitter):
             parts.append("\n".join(pragmas))
         if self.structs:
             parts.append("\n\n".join(self.structs.values()))
+        tables = self.tables() if self.program.tables else ""
         if self.h.defs:
             parts.append(self.h.text())
+        if tables:
+            parts.append(tables)
         parts.extend(bodies)
         return "\n\n".join(parts) + "\n"
 

@@ -19,13 +19,14 @@ or ``__dlpack__`` on a CUDA device is passed by its device address, without a co
 from __future__ import annotations
 
 import ctypes
+import types as pytypes
 from typing import Any
 
 from ember import dtypes
 from ember.array.ndarray import ndarray
 from ember.codegen.abi import AbiParam
 from ember.frontend import launchsize
-from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, Tuple, Type, scalar
+from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, CompileTime, Tuple, Type, scalar
 from ember.runtime.allocator import note_uses
 
 
@@ -82,9 +83,15 @@ def signature(args: tuple) -> tuple:
             key.append(t)
         elif t is tuple and all(type(i) in SCALARS for i in a):
             key.append(tuple(map(type, a)))
+        elif t in _STATIC:  # a compile-time argument: the object itself
+            key.append((_STATIC_KEY, a))
         else:
             raise Slow
     return tuple(key)
+
+
+_STATIC = (pytypes.FunctionType, dtypes.DType)
+_STATIC_KEY = object()  # marks compile-time items in signatures
 
 
 # ------------------------------------------------------------------------- foreign arrays
@@ -165,11 +172,30 @@ def _from_dlpack(value: Any) -> ForeignArray:
 # ------------------------------------------------------------------------- typing
 
 
+def static_value(value: Any) -> Any:
+    """``value`` as a compile-time argument (a dtype, a function, a tuple of those), or
+    None when it is not one."""
+    from ember.frontend.intrinsics import intrinsic_name
+    from ember.frontend.values import as_dtype
+
+    if isinstance(value, tuple):
+        items = [static_value(v) for v in value]
+        return tuple(items) if value and all(i is not None for i in items) else None
+    if isinstance(value, pytypes.FunctionType) or intrinsic_name(value) is not None:
+        return value
+    if isinstance(getattr(value, "__ember_py_func__", None), pytypes.FunctionType):
+        return value  # an @ember.kernel, called as a device function
+    return as_dtype(value)
+
+
 def arg_type(value: Any) -> Type:
     """The kernel type of one launch argument (raises :class:`ArgProblem`)."""
     t = type(value)
     if t in SCALARS:
         return SCALARS[t]
+    static = static_value(value) if t not in (int, float, bool) else None
+    if static is not None:
+        return CompileTime(static)
     if isinstance(value, ndarray | ForeignArray):
         kind = layout(value)  # type: ignore[arg-type]
         if not kind:
@@ -233,6 +259,9 @@ _HIDDEN = {
 def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
     """A Python condition true when argument ``a<i>`` has exactly the type ``t``."""
     v = f"a{i}"
+    if isinstance(t, CompileTime):  # the very object the kernel was specialized on
+        namespace[f"_c{i}"] = t.value
+        return f"({v} is _c{i} or {v} == _c{i})"
     if isinstance(t, Tuple):
         items = [f"type({v}) is tuple", f"len({v}) == {len(t.items)}"]
         for k, it in enumerate(t.items):

@@ -57,7 +57,10 @@ def target_of(backend) -> Target:
         return found
     dev = backend.device
     if backend.dialect == "cuda":
-        target = Target("cuda", dev.arch, dev.warp_size or 32, CUDA_FEATURES)
+        features = CUDA_FEATURES - {"cooperative_launch"}
+        if getattr(backend, "cooperative_launch", False):  # a backend capability
+            features |= {"cooperative_launch"}
+        target = Target("cuda", dev.arch, dev.warp_size or 32, features)
     else:
         extra = dev.extra or {}
         exts = set(extra.get("extensions", ()))
@@ -68,7 +71,10 @@ def target_of(backend) -> Target:
             features.add("subgroup_shuffle")
         if "cl_khr_subgroup_shuffle_relative" in exts:
             features.add("subgroup_shuffle_relative")
-        target = Target(backend.dialect, None, dev.warp_size or 1, frozenset(features))
+        if getattr(backend, "cooperative_launch", False):
+            features.add("cooperative_launch")
+        constant = int(extra.get("max_constant_buffer_size", 65536))
+        target = Target(backend.dialect, None, dev.warp_size or 1, frozenset(features), constant)
     _targets[backend] = target
     return target
 
@@ -295,7 +301,16 @@ def cache_parts(
     computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
     deps = keymod.dependencies(cap, captures)
     codegen = {"boundscheck": bool(checks)}
+    statics = [keymod.static_argument(t.value, captures) for t in arg_types if _is_static(t)]
+    if statics:  # the code of functions passed as compile-time arguments
+        codegen["static_arguments"] = statics
     return keymod.key_parts(deps, arg_types, target, options, versions(backend), codegen)
+
+
+def _is_static(t) -> bool:
+    from ember.frontend.types import CompileTime
+
+    return isinstance(t, CompileTime)
 
 
 _versions_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -31,6 +31,7 @@ from ember.diagnostics import errors as errmod
 from ember.errors import ArgumentError, EmberError, LaunchError
 from ember.frontend import diagnostics, ir
 from ember.frontend.capture import Captured, capture
+from ember.frontend.types import CompileTime
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
 from ember.tracebacks import api, hide_internal_frames
@@ -151,7 +152,9 @@ class Kernel:
     def _slow_dispatch(self, args: tuple) -> tuple[driver.Specialization, tuple]:
         args = tuple(self._foreign(args))
         types, backend, foreign = self._types(args)
-        key = (tuple(t.key() for t in types), backend)
+        # compile-time arguments are keyed by the object itself (two functions may share a
+        # name); the others by their text form
+        key = (tuple(t if isinstance(t, CompileTime) else t.key() for t in types), backend)
         with self._lock:
             spec = self.specializations.get(key)
             if spec is None:
@@ -235,13 +238,17 @@ class Kernel:
 
     def _types(self, args: tuple, need_backend: bool = True):
         """Kernel types of ``args``, the backend they live on, foreign argument indices."""
-        params = self.captured.tree.args.args
-        if len(args) != len(params):
+        tree_args = self.captured.tree.args
+        params = list(tree_args.args)
+        varargs = tree_args.vararg is not None
+        if len(args) < len(params) or (len(args) > len(params) and not varargs):
+            more = " or more" if varargs else ""
             raise self._arg_error(
-                None, f"kernel '{self.__name__}' takes {len(params)} argument(s) "
+                None, f"kernel '{self.__name__}' takes {len(params)}{more} argument(s) "
                 f"({', '.join(p.arg for p in params)}), got {len(args)}",
                 "pass one value per parameter",
             )  # fmt: skip
+        params += [tree_args.vararg] * (len(args) - len(params))  # *args: one per item
         types, backends, foreign = [], set(), set()
         for i, (a, p) in enumerate(zip(args, params, strict=True)):
             try:

@@ -17,6 +17,7 @@ from ember.frontend.capture import MISSING
 from ember.frontend.intrinsics import intrinsic_name, is_index_triple
 from ember.frontend.operators import OperatorError, cast, compare, logical, unary
 from ember.frontend.passes import is_pure
+from ember.frontend.tables import is_table
 from ember.frontend.types import BOOL, VOID, WEAK_INT, Array, Scalar, describe, promote, scalar
 from ember.frontend.values import (
     NotRepresentable,
@@ -73,7 +74,9 @@ class ExprTyper:
             )
         return v
 
-    def from_python(self, obj, node: ast.AST) -> Value:
+    def from_python(self, obj, node: ast.AST, name: str | None = None) -> Value:
+        if is_table(obj):  # a captured NumPy array: a constant table (frontend/tables.py)
+            return self.table(obj, node, name)
         try:
             return from_python(obj)
         except NotRepresentable as exc:
@@ -95,7 +98,7 @@ class ExprTyper:
             raise self.fail(
                 KernelSyntaxError, f"name '{node.id}' is not defined", node, self._suggest(node.id)
             )
-        return self.from_python(obj, node)
+        return self.from_python(obj, node, node.id)
 
     def _suggest(self, name: str) -> str:
         known = list(self.var_types) + list(self.cap.func.__globals__)
@@ -182,6 +185,8 @@ class ExprTyper:
 
     def ex_IfExp(self, node: ast.IfExp) -> Value:
         cond = self.condition(node.test)
+        if isinstance(cond, ir.Const):  # compile time: only the value that is used is typed
+            return self.value(node.body if cond.value else node.orelse)
         saved, self.no_spill = self.no_spill, "a conditional expression"
         try:
             a, b = self.runtime(node.body), self.runtime(node.orelse)
@@ -234,7 +239,7 @@ class ExprTyper:
             raise self.fail(
                 KernelSyntaxError, f"{_describe_static(obj)} has no attribute '{attr}'", node
             ) from None
-        return self.from_python(value, node)
+        return self.from_python(value, node, attr)
 
     def _array_attribute(self, array: ir.Expr, attr: str, node: ast.AST) -> Value:
         t = array.type

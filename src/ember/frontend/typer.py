@@ -28,10 +28,30 @@ from ember.frontend.exprs import ExprTyper
 from ember.frontend.flow import check_reads, walk
 from ember.frontend.operators import OperatorError, binary, cast, truth
 from ember.frontend.statements import StatementTyper
-from ember.frontend.types import VOID, Array, Scalar, Target, Tuple, Type, describe, unify
+from ember.frontend.types import (
+    VOID,
+    Array,
+    CompileTime,
+    Scalar,
+    Target,
+    Tuple,
+    Type,
+    describe,
+    unify,
+)
+from ember.frontend.tables import TableTyper
 from ember.frontend.views import ViewTyper
 from ember.frontend.warps import WarpTyper
-from ember.frontend.values import Names, Pending, ArrayVal, TupleVal, Value, c_identifier
+from ember.frontend.values import (
+    ArrayVal,
+    Names,
+    Pending,
+    Static,
+    TupleVal,
+    Value,
+    c_identifier,
+    from_python,
+)
 
 _MAX_WALKS = 32
 
@@ -47,6 +67,8 @@ class TypingContext:
     stack: list[tuple[str, Loc | None]] = field(default_factory=list)
     function_names: Names = field(default_factory=Names)
     active: list[Any] = field(default_factory=list)  # functions being typed (recursion check)
+    tables: dict = field(default_factory=dict)  # id(array) -> (variable, C-ordered data)
+    constant_bytes: int = 0  # used by the tables placed in constant memory
     warp_emulated: bool = False  # a warp operation on a target without sub-groups
     grid_sync: bool = False  # ember.grid_sync() is called
 
@@ -106,6 +128,7 @@ def type_program(cap: Captured, arg_types: list[Type], target: Target, ctx=None)
     ]
     program = ir.Program(kernel, [f for f in order if f is not kernel], sources, constants)
     program.warp_emulated = ctx.warp_emulated
+    program.tables = list(ctx.tables.values())
     program.grid_sync = ctx.grid_sync
     return program
 
@@ -126,7 +149,9 @@ def _post_order(fn: ir.Function, out: list[ir.Function], seen: set[int]) -> None
     out.append(fn)
 
 
-class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper, CallTyper):
+class FunctionTyper(
+    CheckTyper, StatementTyper, ViewTyper, TableTyper, ExprTyper, WarpTyper, CallTyper
+):
     """Types one function (kernel or device function) for given argument types."""
 
     def __init__(
@@ -183,13 +208,20 @@ class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper,
 
     def _check_signature(self, tree: ast.FunctionDef) -> list[str]:
         a = tree.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        if a.kwarg or a.kwonlyargs or a.posonlyargs:
             raise self.fail(
-                KernelSyntaxError, f"a {self.kind} cannot take *args, **kwargs or "
+                KernelSyntaxError, f"a {self.kind} cannot take **kwargs or "
                 "keyword-only/positional-only parameters", tree,
-                "list the parameters one by one",
+                "list the parameters one by one (a *args tuple is fine)",
             )  # fmt: skip
         names = [p.arg for p in a.args]
+        self.vararg = None
+        if a.vararg is not None:
+            self.vararg = len(names)
+            names.append(a.vararg.arg)
+            if self.is_kernel:  # the launch's extra arguments, as one tuple
+                rest = self.arg_types[len(names) - 1 :]
+                self.arg_types = [*self.arg_types[: len(names) - 1], Tuple(tuple(rest))]
         if self.is_kernel and a.defaults:
             raise self.fail(
                 KernelSyntaxError,
@@ -217,6 +249,7 @@ class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper,
         self.facts: list[ranges.Fact] = []  # what enclosing conditions say about indices
         self.exit_facts: list[ranges.Fact] = []  # from `if i >= n: return`, for the rest
         self.notes: list = []  # for the slow-path report (ir.Function.notes)
+        self.static_names: dict[str, Value] = {}  # static_range counters being unrolled
         prologue: list[ir.Stmt] = []
         for index, (name, t) in enumerate(zip(names, self.arg_types, strict=True)):
             self._bind_param(index, name, t, prologue)
@@ -224,7 +257,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper,
 
     def _bind_param(self, index: int, name: str, t: Type, prologue: list[ir.Stmt]) -> None:
         wanted = self.var_types.get(name, t)
-        params = self._param_vars(name, t, index, ())
+        flat = self.is_kernel and index == self.vararg  # *args: one launch argument per item
+        params = self._param_vars(name, t, index, (), flat)
         value = self._read_binding(params)
         if wanted == t:
             self.bindings[name] = params
@@ -234,10 +268,14 @@ class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper,
         loc = self.loc(self.cap.tree)
         prologue.extend(self._assign_stmts(binding, value, self.cap.tree, loc))
 
-    def _param_vars(self, name: str, t: Type, index: int, path: tuple[int, ...]):
+    def _param_vars(self, name: str, t: Type, index: int, path: tuple[int, ...], flat=False):
+        if isinstance(t, CompileTime):
+            return from_python(t.value)  # a Static (or a tuple of them): no C parameter
         if isinstance(t, Tuple):
             return [
-                self._param_vars(f"{name}_{i}", it, index, (*path, i))
+                self._param_vars(f"{name}_{i}", it, index + i, ())
+                if flat
+                else self._param_vars(f"{name}_{i}", it, index, (*path, i))
                 for i, it in enumerate(t.items)
             ]
         var = ir.Variable(self.names.fresh(name), t, name)
@@ -316,6 +354,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper,
     # ------------------------------------------------------------------ variables
     def read_name(self, name: str, node: ast.AST) -> Value:
         """The value of local ``name`` (raises :class:`Pending` if not typed yet)."""
+        if name in self.static_names:  # a static_range counter in an unrolled body
+            return self.static_names[name]
         if name not in self.var_types:
             raise Pending(name, node)
         if name not in self.bindings:
@@ -325,6 +365,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper,
     def _read_binding(self, binding) -> Value:
         if isinstance(binding, list):
             return TupleVal([self._read_binding(b) for b in binding])
+        if isinstance(binding, Static | TupleVal):  # a compile-time argument
+            return binding
         return ir.Ref(binding.type, binding)
 
     def _new_binding(self, name: str, t: Type):
@@ -339,8 +381,14 @@ class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper,
         if isinstance(value, ArrayVal):
             self._declare_array(name, value, node)
             return
-        t = self.require_runtime(value, node)
         old = self.var_types.get(name)
+        if isinstance(old, CompileTime) or name in self.static_names:
+            raise self.fail(
+                KernelSyntaxError, f"'{name}' is a compile-time value (an argument the kernel "
+                "is specialized on, or a static_range counter); it cannot be assigned", node,
+                "use another name",
+            )  # fmt: skip
+        t = self.require_runtime(value, node)
         if name in self.fixed:
             new = self.fixed[name]
         else:
@@ -451,6 +499,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ViewTyper, ExprTyper, WarpTyper,
         return self.flatten_to(value, self.ret_type, node)
 
     def flatten_to(self, value: Value, t: Type, node: ast.AST) -> list[ir.Expr]:
+        if isinstance(t, CompileTime):
+            return []  # compile-time arguments are not passed at run time
         if isinstance(t, Tuple):
             assert isinstance(value, TupleVal)
             out: list[ir.Expr] = []
@@ -494,6 +544,8 @@ def _always_returns(body: list[ir.Stmt]) -> bool:
 def _assigned_names(tree: ast.FunctionDef) -> set[str]:
     """Names the function assigns anywhere (Python's rule for what is local)."""
     names = {a.arg for a in tree.args.args}
+    if tree.args.vararg is not None:
+        names.add(tree.args.vararg.arg)
     for stmt in tree.body:
         for node in walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

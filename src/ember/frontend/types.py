@@ -18,6 +18,7 @@ adds the weak rules.  Both are checked against ``numpy.result_type`` in the unit
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ember import dtypes
 from ember.dtypes import DType
@@ -112,6 +113,28 @@ class Tuple(Type):
 
 
 @dataclass(frozen=True)
+class CompileTime(Type):
+    """A compile-time argument: a dtype, a function (a device function to call) or a tuple
+    of those.  It has no run-time value: the kernel is specialized on it (its identity for
+    functions), and its code sees the object itself."""
+
+    value: Any
+
+    def key(self) -> str:
+        return _static_key(self.value)
+
+
+def _static_key(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "(" + ",".join(_static_key(i) for i in v) + ")"
+    if isinstance(v, DType):
+        return f"dtype:{v.name}"
+    func = getattr(v, "__ember_py_func__", v)
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", type(func).__name__)
+    return f"fn:{getattr(func, '__module__', '?')}.{name}"
+
+
+@dataclass(frozen=True)
 class Void(Type):
     """No value: the result of a function without ``return value``."""
 
@@ -143,6 +166,8 @@ def describe(t: Type) -> str:
         return t.describe()
     if isinstance(t, Tuple):
         return "tuple(" + ", ".join(describe(i) for i in t.items) + ")"
+    if isinstance(t, CompileTime):
+        return f"compile-time {t.key()}"
     return t.key()
 
 
@@ -246,10 +271,12 @@ class Target:
     arch: str | None = None
     warp_size: int = 32
     features: frozenset[str] = frozenset()
+    constant_bytes: int = 65536  # constant memory for captured tables (frontend/tables.py)
 
     def key(self) -> str:
         return (
             f"{self.dialect}:{self.arch or '-'}:w{self.warp_size}:{','.join(sorted(self.features))}"
+            f":c{self.constant_bytes}"
         )
 
     def has(self, feature: str) -> bool:
@@ -258,5 +285,5 @@ class Target:
 
 CUDA_FEATURES = frozenset(
     {"fp64", "int64_atomics", "subgroups", "subgroup_shuffle", "subgroup_shuffle_relative",
-     "fp16", "cooperative_launch"}
+     "fp16", "cooperative_launch", "global_tables"}
 )  # fmt: skip

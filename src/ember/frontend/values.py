@@ -108,10 +108,11 @@ def from_python(obj: Any) -> Value:
         t = scalar(dtypes.dtype(obj.dtype))
         value = obj.item()
         return ir.Const(t, value)
-    if _is_array(obj):
+    if _is_array(obj):  # NumPy arrays become tables (frontend/tables.py); these are not
         raise NotRepresentable(
-            f"a kernel cannot capture an array ({type(obj).__name__}) from its globals",
-            "pass the array as a kernel argument instead",
+            f"a kernel cannot capture a device array ({type(obj).__name__}) from its globals",
+            "pass the array as a kernel argument instead (captured NumPy arrays are "
+            "compiled in as read-only tables)",
         )
     if isinstance(obj, str | bytes | complex | list | dict | set):
         raise NotRepresentable(

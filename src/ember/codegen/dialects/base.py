@@ -50,6 +50,8 @@ class Dialect(abc.ABC):
     constant_space: ClassVar[str] = ""  # ... of pointers to constant memory
     shared_decl: ClassVar[str]  # declaration prefix of a static per-block array
     constant_decl: ClassVar[str]  # declaration prefix of a file-scope constant table
+    global_table_decl: ClassVar[str] = ""  # ... of one in device memory (target feature
+    # "global_tables"; only dialects that have program-scope device memory)
     # Dynamic shared memory (sized at launch): a declaration in the kernel body, or a
     # trailing kernel parameter (the backend binds the launch's bytes to it).  Either names
     # ``em_dyn``, a byte pointer that dynamic arrays are carved from.

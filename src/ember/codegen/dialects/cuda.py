@@ -39,7 +39,9 @@ class CudaDialect(Dialect):
     kernel = 'extern "C" __global__ void'
     device = "static __device__"
     shared_decl = "__shared__ "
-    constant_decl = "__constant__ "
+    constant_space = "const "  # tables are read-only: pointers to them are const
+    constant_decl = "__constant__ const "
+    global_table_decl = "__device__ const "
     dynamic_shared_decl = "extern __shared__ __align__(16) unsigned char em_dyn[];"
     types = {
         "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
