@@ -37,6 +37,7 @@ from ember.errors import (
     KernelError,
     KernelSyntaxError,
     KernelTypeError,
+    KernelTypeWarning,
     LaunchError,
     OutOfMemoryError,
     RecompileWarning,
@@ -176,6 +177,6 @@ __all__ = [
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
-    "RecompileWarning",
+    "RecompileWarning", "KernelTypeWarning",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

@@ -167,6 +167,7 @@ class FunctionTyper(
         self.var_types: dict[str, Type] = {}
         self.fixed: dict[str, Type] = {}
         self.ret_type: Type | None = None
+        self.rebound: dict[str, tuple] = {}  # variables of two promoted types (warned)
 
     # ------------------------------------------------------------------ errors
     def fail(self, cls, message: str, node: ast.AST | None, hint: str | None = None) -> Exception:
@@ -292,6 +293,7 @@ class FunctionTyper(
         return var
 
     def _finish(self, body: list[ir.Stmt]) -> ir.Function:
+        self._warn_rebindings()
         ret = self.ret_type or VOID
         if not self.is_kernel and ret is not VOID and not _always_returns(body):
             raise self.fail(
@@ -393,6 +395,7 @@ class FunctionTyper(
             new = self.fixed[name]
         else:
             new = t if old is None else unify(old, t)
+            self._note_rebinding(name, old, t, new, node)
             if new is None:
                 raise self.fail(
                     KernelTypeError, f"variable '{name}' holds {describe(old)} elsewhere but is "
@@ -407,6 +410,31 @@ class FunctionTyper(
             self.bindings[name] = self._new_binding(name, new)
         for stmt in self._assign_stmts(self.bindings[name], value, node, self.loc(node)):
             self.emit(stmt)
+
+    def _note_rebinding(self, name: str, old, t, new, node: ast.AST) -> None:
+        """Remember a variable whose two strong scalar types promote to a third one
+        (``int32`` and ``uint32`` -> ``int64``): its wrap-around is neither's (warned once
+        at the end of typing, :class:`~ember.errors.KernelTypeWarning`)."""
+        if not (isinstance(old, Scalar) and isinstance(t, Scalar) and isinstance(new, Scalar)):
+            return
+        if old.weak or t.weak or new in (old, t):
+            return
+        self.rebound.setdefault(name, (old, t, new, self.loc(node)))
+
+    def _warn_rebindings(self) -> None:
+        import warnings
+
+        from ember.errors import KernelTypeWarning
+
+        for name, (a, b, new, loc) in self.rebound.items():
+            message = (
+                f"variable '{name}' in {self.kind} '{self.cap.name}' is assigned both "
+                f"{a.dtype.name} and {b.dtype.name} values, so it holds {new.dtype.name} "
+                f"(NumPy's promotion), whose arithmetic wraps differently from either; "
+                f"annotate it (e.g. {name}: ember.{b.dtype.name} = ...) or give the "
+                f"{b.dtype.name} value its own name"
+            )
+            warnings.warn_explicit(message, KernelTypeWarning, loc.filename, loc.line)
 
     def _assign_stmts(self, binding, value: Value, node: ast.AST, loc: Loc) -> list[ir.Stmt]:
         if isinstance(binding, list):

@@ -200,6 +200,13 @@ class Backend(abc.ABC):
     # Garland 2016) need it.  False, the safe default, selects multi-pass designs: OpenCL
     # gives no such guarantee between work-groups.
     forward_progress: ClassVar[bool] = False
+    # MAY: True when the backend can launch a grid whose blocks are all resident at once
+    # (CUDA's cooperative launch), so that ember.grid_sync() can wait for the whole grid.
+    # Such a backend also implements ``Function.launch_cooperative`` (same arguments as
+    # ``launch``; a LaunchError saying how many blocks fit when the grid does not) and
+    # ``grid_barrier(stream)`` (the native pointer of a 4-byte device word, one per stream,
+    # that the kernel's grid barrier counts on; any starting value works).
+    cooperative_launch: ClassVar[bool] = False
 
     # ---------------------------------------------------------------- MUST: devices
     @abc.abstractmethod
