@@ -34,7 +34,7 @@ _F16_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fma
 _MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma", "erfinv", "erfcinv", "ldexp"}
 _WARP_OPS = frozenset(
     {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", "ballot",
-     "all_sync", "any_sync", "syncwarp", "activemask", "grid_sync"}
+     "all_sync", "any_sync", "syncwarp", "activemask", "grid_sync", "block_any"}
 )  # fmt: skip
 _SIDE = {
     "global_id",

@@ -219,7 +219,29 @@ class WarpEmitter:
 
         return self.h.use("em_wactive", make)
 
+    def _block_any(self) -> str:
+        """``em_wany(s, p)``: whether any thread of the block has ``p`` (a flag word after
+        the threads' words; three barriers, so it can be called again at once)."""
+
+        def make() -> str:
+            i64 = self.h.c(dtypes.int64)
+            body = (
+                f"    {i64} n = {self._threads()};\n"
+                f"    if ({self._tid()}() == 0) s[n] = 0;\n"
+                f"    {self.d.barrier};\n"
+                "    if (p) s[n] = 1;\n"
+                f"    {self.d.barrier};\n"
+                "    bool any = s[n] != 0;\n"
+                f"    {self.d.barrier};\n"
+                "    return any;"
+            )
+            return self.h.fn("bool", "em_wany", f"{self._scratch()} s, bool p", body)
+
+        return self.h.use("em_wany", make)
+
     def _emulated_vote(self, e: ir.Intrinsic) -> str:
+        if e.name == "block_any":
+            return f"{self._block_any()}(em_wscratch, {self.expr(e.args[0])})"
         if e.name == "syncwarp":
             return self.d.barrier
         if e.name == "activemask":

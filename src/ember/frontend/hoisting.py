@@ -70,7 +70,8 @@ def hoisted_name(fn: ir.Function, var: ir.Variable) -> str:
 
 WARP_OPS = frozenset(
     {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
-     "ballot", "all_sync", "any_sync", "syncwarp", "activemask", "lane_id", "warp_size"}
+     "ballot", "all_sync", "any_sync", "syncwarp", "activemask", "lane_id", "warp_size",
+     "block_any"}
 )  # fmt: skip
 
 

@@ -12,11 +12,11 @@ Tree nodes::
     ["const", 12]              ["arg", 0, [path...]]       a scalar argument (path: tuple items)
     ["shape", 1, [path], k]    the extent k of an array argument
     ["block", k]               block_dim along axis k
-    ["add" | "sub" | "mul" | "floordiv" | "min" | "max", a, b]
+    ["add" | "sub" | "mul" | "floordiv" | "min" | "max" | "lshift" | "rshift", a, b]
 
 Layout (:func:`layout_bytes`): arrays in declaration order, each starting at a multiple of
-:data:`ALIGN` bytes, then the warp-emulation scratch (8 bytes per thread of the block) when
-warp operations are emulated.  The kernel computes the same offsets (codegen).
+:data:`ALIGN` bytes, then the warp-emulation scratch (8 bytes per thread of the block, and 8 for a
+block-wide flag) when warp operations are emulated.  The kernel computes the same offsets (codegen).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ember.frontend.types import Array, Scalar
 
 ALIGN = 16  # bytes: every dynamic array starts at a multiple of this
 SCRATCH_BYTES = 8  # per thread, for emulated warp operations (one 64-bit value each)
-_OPS = ("add", "sub", "mul", "floordiv", "min", "max")
+_OPS = ("add", "sub", "mul", "floordiv", "min", "max", "lshift", "rshift")
 
 
 def tree(e: ir.Expr, args: dict[int, tuple[int, tuple[int, ...]]]) -> list | None:
@@ -78,7 +78,8 @@ def python(node: Any) -> str:
         a, b = python(node[1]), python(node[2])
         if kind in ("min", "max"):
             return f"{kind}({a}, {b})"
-        op = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//"}[kind]
+        op = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "lshift": "<<",
+              "rshift": ">>"}[kind]  # fmt: skip
         return f"({a} {op} {b})"
     raise ValueError(f"not a launch-size tree: {node!r}")
 
@@ -116,7 +117,7 @@ def layout_bytes(layout: dict) -> str | None:
         count = " * ".join(python(t) for t in trees) or "1"
         terms.append(f"-(-({count}) * {_int(itemsize)} // {ALIGN}) * {ALIGN}")
     if layout.get("scratch"):
-        terms.append(f"block[0] * block[1] * block[2] * {SCRATCH_BYTES}")
+        terms.append(f"(block[0] * block[1] * block[2] + 1) * {SCRATCH_BYTES}")
     return " + ".join(terms) if terms else None
 
 

@@ -129,7 +129,7 @@ class ParallelTyper:
             raise self.fail(
                 KernelTypeError, "the size of a shared array must be a constant or computable "
                 "at launch: from the kernel's arguments (not reassigned in the kernel), their "
-                "shapes, ember.block_dim and constants, with + - * // min max", node,
+                "shapes, ember.block_dim and constants, with + - * // << >> min max", node,
                 "e.g. ember.shared(n, ember.float32) with n a kernel argument, or "
                 "ember.shared(ember.block_dim.x, ember.float32)",
             )  # fmt: skip

@@ -22,7 +22,7 @@ from ember.frontend.types import WEAK_INT, Array
 EFFECTFUL = frozenset(
     {"barrier", "threadfence", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum",
      "warp_min", "warp_max", "ballot", "all_sync", "any_sync", "syncwarp", "activemask",
-     "grid_sync"}
+     "grid_sync", "block_any"}
 )  # fmt: skip
 
 
@@ -178,8 +178,10 @@ def _synchronizes(fn: ir.Function) -> bool:
 
 def run(program: ir.Program) -> ir.Program:
     """The passes, in order, applied to a freshly typed program."""
-    from ember.frontend import hoisting
+    from ember.frontend import hoisting, uniform
 
+    if program.warp_emulated:  # every thread of the block reaches each warp operation
+        uniform.make_uniform(program)
     specials = []
     if program.warp_emulated:
         specials.append((warp_scratch(), hoisting.uses_warp))
