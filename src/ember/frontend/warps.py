@@ -12,9 +12,9 @@ Where they run (codegen/warps.py):
   masks are ignored: every lane of the sub-group takes part);
 * a device without sub-groups (the PoCL CPU device): *emulated* through shared memory.  A
   warp is then 32 consecutive threads of the block (CUDA's numbering: x fastest), and each
-  operation is an exchange through a per-block scratch array between two block barriers.
-  So, like ``ember.barrier()``, every thread of the block must reach it (no warp operation
-  in a branch that only some threads take); the mask is ignored.
+  operation is an exchange through a per-block scratch array between two block barriers;
+  the functions that reach warp operations are predicated so that every thread of the
+  block reaches each of them (``frontend/uniform.py``); the mask is ignored.
 
 Every operation returns what CUDA's does: ``ballot`` and ``activemask`` a ``uint32`` (lanes
 0-31), ``all_sync``/``any_sync`` a bool, shuffles the value's type.
