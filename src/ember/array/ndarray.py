@@ -288,10 +288,14 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative sum (:func:`ember.cumsum`)."""
+        from ember.array import scan
+
         return scan.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative product (:func:`ember.cumprod`)."""
+        from ember.array import scan
+
         return scan.cumprod(self, axis, dtype, out)
 
     def __getitem__(self, key) -> Any:
@@ -485,5 +489,5 @@ def not_on_device(value: Any, where: str) -> TypeError:
 
 
 # The operations are defined on top of the class (they create arrays): imported last.
-from ember.array import display, indexing, interop, manipulation, scan, ufuncs  # noqa: E402
+from ember.array import display, indexing, interop, manipulation, ufuncs  # noqa: E402
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402

@@ -21,6 +21,7 @@ import math
 from ember import dtypes
 from ember.array import launch, manipulation, ops
 from ember.array import sort_kernels as kern
+from ember.array import sort_match as match
 from ember.array.ndarray import ndarray, not_on_device
 from ember.array.scan import inclusive_scan
 from ember.dtypes import DType
@@ -29,13 +30,45 @@ SEGMENT = 2048  # rows up to this long: one block each (bitonic); longer: radix 
 NETWORKS = (64, 512, SEGMENT)  # bitonic network sizes (few: each is a compiled kernel)
 
 
+STATIC_SHARED = 48 * 1024  # the most static shared memory a block may declare (CUDA)
+
+
+def ranking(be):
+    """The warp operations for warp-match ranking (:mod:`.sort_match`) where the device has
+    32-lane warps with ballots, else None: per-thread counters (:mod:`.sort_kernels`)."""
+    from ember.compiler.driver import target_of
+
+    t = target_of(be)
+    if t.warp_size == 32 and t.has("subgroup_ballot") and t.has("subgroup_shuffle"):
+        return match.HARDWARE
+    return None
+
+
+def _shared_budget(be) -> int:
+    return min(STATIC_SHARED, be.device.shared_memory_per_block) - 1024
+
+
 @functools.cache
-def geometry(be) -> kern.SortGeometry:
-    """Radix tile shape: CPU devices 64 threads x 16 keys (their per-thread counter table,
-    256 x 64 entries, fits in local memory); GPUs 32 x 16 until warp ranking lands."""
-    if launch.is_cpu(be):
-        return kern.SortGeometry(min(64, be.device.max_threads_per_block), 16)
-    return kern.SortGeometry(32, 16)
+def geometry(be, U: DType, PT: DType, warp_match: bool) -> kern.SortGeometry:
+    """Radix tile shape from the device's shared memory: the most keys per thread (up to
+    16) whose buffers fit.  Warp ranking: 256 threads (64 on CPU devices, which emulate the
+    warps in tests); per-thread counters: 64 threads on CPUs (the 256 x 64 counter table
+    fits in their large local memory), as many as fit elsewhere."""
+    budget = _shared_budget(be)
+    if warp_match:
+        block = 64 if launch.is_cpu(be) else min(256, be.device.max_threads_per_block)
+        fixed = (block // 32) * kern.RADIX * 4 + kern.RADIX * 12 + block * 12
+        per_key = (U.itemsize + 2) * 33 // 32 + U.itemsize + PT.itemsize
+    else:
+        block = 64 if launch.is_cpu(be) else 32
+        while block > 1 and kern.RADIX * block * 4 * 33 // 32 > budget // 2:
+            block //= 2
+        fixed = kern.RADIX * block * 4 * 33 // 32 + kern.RADIX * 12 + block * 8
+        per_key = 2 * (U.itemsize + PT.itemsize) + 1
+    items = 16
+    while items > 1 and fixed + block * items * per_key > budget:
+        items -= 1
+    return kern.SortGeometry(block, items)
 
 
 def _keys(x: ndarray, merge_zeros: bool):
@@ -93,18 +126,18 @@ def _radix(raw: ndarray, U, fns, descending, vout, iout) -> None:
     memory as ``U``) and/or ``iout`` (int64 indices)."""
     be = raw.backend
     n = raw.shape[0]
-    g = geometry(be)
+    warp_ops = ranking(be)
+    pt = dtypes.int32 if n < 1 << 31 else dtypes.int64
+    g = geometry(be, U, pt, warp_ops is not None)
     tiles = -(-n // g.tile)
     passes = max(1, U.itemsize * 8 // kern.RADIX_BITS)
-    pt = dtypes.int32 if n < 1 << 31 else dtypes.int64
-    counts = launch.new(be, (1, kern.RADIX * tiles), dtypes.uint32)
-    scanned = launch.new(be, (1, kern.RADIX * tiles), dtypes.int64)
+    onesweep = warp_ops is not None and be.forward_progress and n <= match.COUNT
     keys = [launch.new(be, (n,), U) for _ in range(min(passes - 1, 2))]
     pays = [launch.new(be, (n,), pt) for _ in range(min(passes - 1, 2))] if iout is not None else []
     dummy = launch.new(be, (1,), pt)
     kin, kbase, (kstep,) = launch.flat(raw)
     pin, pbase, pstep = dummy, 0, 0
-    grid = min(tiles, launch.max_grid(be))
+    run = _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops) if onesweep else None
     for p in range(passes):
         last = p == passes - 1
         if last:
@@ -113,19 +146,56 @@ def _radix(raw: ndarray, U, fns, descending, vout, iout) -> None:
         else:
             kout = keys[p % 2]
             pout = pays[p % 2] if iout is not None else dummy
-        shift, tin, tout = p * kern.RADIX_BITS, p == 0, last and vout is not None
-        up = kern.upsweep(U, fns, g)
-        launch.run(up, grid, g.block, (n, tiles, kin, kbase, kstep, shift, tin, descending,
-                                       launch.flat1(counts)))  # fmt: skip
-        inclusive_scan(counts, scanned, ops.add, dtypes.int64)
         payload = "none" if iout is None else "iota" if p == 0 else "load"
+        head = (n, tiles, kin, kbase, kstep, pin, pbase, pstep, p * kern.RADIX_BITS, p == 0,
+                last and vout is not None, descending)  # fmt: skip
         po = dtypes.int64 if last else pt
-        down = kern.downsweep(U, fns, g, payload, pt, po)
-        args = (n, tiles, kin, kbase, kstep, pin, pbase, pstep, shift, tin, tout, descending,
-                launch.flat1(scanned), kout, pout)  # fmt: skip
-        launch.run(down, grid, g.block, args)
+        if run is not None:
+            run(p, payload, pt, po, head, kout, pout)
+        else:
+            _classic_pass(be, U, fns, g, tiles, warp_ops, payload, pt, po, head, kout, pout)
         kin, kbase, kstep = kout, 0, 1
         pin, pbase, pstep = pout, 0, 1
+
+
+def _classic_pass(be, U, fns, g, tiles, warp_ops, payload, pt, po, head, kout, pout) -> None:
+    """Upsweep (tile digit counts), their scan, and the ranking/scatter kernel."""
+    n, _, kin, kbase, kstep, _, _, _, shift, tin, _, desc = head
+    counts = launch.new(be, (1, kern.RADIX * tiles), dtypes.uint32)
+    grid = min(tiles, launch.max_grid(be))
+    launch.run(kern.upsweep(U, fns, g), grid, g.block,
+               (n, tiles, kin, kbase, kstep, shift, tin, desc, launch.flat1(counts)))  # fmt: skip
+    scanned = launch.new(be, (1, kern.RADIX * tiles), dtypes.int64)
+    inclusive_scan(counts, scanned, ops.add, dtypes.int64)
+    places = launch.flat1(scanned)
+    if warp_ops is None:
+        down = kern.downsweep(U, fns, g, payload, pt, po)
+        launch.run(down, grid, g.block, (*head, places, kout, pout))
+        return
+    k = match.match_pass(U, fns, g, payload, pt, po, "classic", warp_ops)
+    launch.run(k, tiles, g.block, (*head, places, launch.flat1(counts), 0, kout, pout))
+
+
+def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
+    """The histogram of every pass, and a function running one onesweep pass."""
+    be = raw.backend
+    n = raw.shape[0]
+    kin, kbase, (kstep,) = launch.flat(raw)
+    hist = launch.zeroed(be, (passes, kern.RADIX), dtypes.uint32)
+    k = match.histogram(U, fns, g, passes)
+    grid = min(tiles, max(1, be.device.multiprocessors) * 4)
+    launch.run(k, grid, g.block, (n, tiles, kin, kbase, kstep, descending, launch.flat1(hist)))
+    starts = launch.new(be, (passes, kern.RADIX), dtypes.int64)
+    inclusive_scan(hist, starts, ops.add, dtypes.int64)
+    words = tiles * kern.RADIX + 1  # per pass: tile x digit words, then the tile counter
+    state = launch.zeroed(be, (passes, words), dtypes.uint32)
+
+    def run(p, payload, pt, po, head, kout, pout):
+        kp = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
+        args = (*head, starts[p], state[p], words - 1, kout, pout)
+        launch.run(kp, tiles, g.block, args)
+
+    return run
 
 
 # --------------------------------------------------------------------- along an axis

@@ -46,6 +46,7 @@ class Dialect:
     # complete, float bit patterns, printf conversions, the no-inline qualifier
     checks: dict[str, str] = field(default_factory=dict)
     fence: str = ""  # ember.threadfence(): order this thread's global writes, device-wide
+    votes: dict[str, str] = field(default_factory=dict)  # ballot {p}, popc32/popc64 {x}
 
 
 CUDA = Dialect(
@@ -83,6 +84,11 @@ CUDA = Dialect(
     },
     barrier="__syncthreads()",
     fence="__threadfence()",
+    votes={
+        "ballot": "__ballot_sync(0xffffffffu, {p})",
+        "popc32": "__popc({x})",
+        "popc64": "__popcll({x})",
+    },
     float_suffix_names=True,
     math_names={},
     predicate="{f}({x})",
@@ -158,6 +164,11 @@ OPENCL = Dialect(
     },
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
     fence="mem_fence(CLK_GLOBAL_MEM_FENCE)",
+    votes={
+        "ballot": "sub_group_ballot({p}).x",
+        "popc32": "(int)popcount({x})",
+        "popc64": "(int)popcount({x})",
+    },
     float_suffix_names=False,
     math_names={},
     predicate="(bool){f}({x})",
@@ -212,6 +223,7 @@ OPENCL = Dialect(
         "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable",
         "subgroups": "#pragma OPENCL EXTENSION cl_khr_subgroups : enable",
         "subgroup_shuffle": "#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable",
+        "subgroup_ballot": "#pragma OPENCL EXTENSION cl_khr_subgroup_ballot : enable",
         "subgroup_shuffle_relative": (
             "#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle_relative : enable"
         ),

@@ -286,6 +286,12 @@ class ExpressionEmitter:
             return self.d.barrier, PRIMARY
         if name == "threadfence":
             return self.d.fence, PRIMARY
+        if name == "ballot":
+            self.h.features.update(("subgroups", "subgroup_ballot"))
+            return self.d.votes["ballot"].format(p=self.expr(e.args[0])), PRIMARY
+        if name == "popc":
+            width = "popc64" if e.args[0].type.dtype.itemsize == 8 else "popc32"
+            return self.d.votes[width].format(x=self.expr(e.args[0])), PRIMARY
         if name.startswith("shfl"):
             return self._shuffle(e), PRIMARY
         if name.startswith("warp_"):

@@ -68,6 +68,8 @@ def target_of(backend) -> Target:
             features.add("subgroup_shuffle")
         if "cl_khr_subgroup_shuffle_relative" in exts:
             features.add("subgroup_shuffle_relative")
+        if "cl_khr_subgroup_ballot" in exts:
+            features.add("subgroup_ballot")
         target = Target(backend.dialect, None, dev.warp_size or 1, frozenset(features))
     _targets[backend] = target
     return target

@@ -237,4 +237,6 @@ class Target:
         return feature in self.features
 
 
-CUDA_FEATURES = frozenset({"fp64", "int64_atomics", "subgroups", "subgroup_shuffle", "fp16"})
+CUDA_FEATURES = frozenset(
+    {"fp64", "int64_atomics", "subgroups", "subgroup_shuffle", "subgroup_ballot", "fp16"}
+)
