@@ -116,6 +116,10 @@ _ARRAY = {
     ),
     "ember.array.search": ("nonzero", "flatnonzero", "argwhere", "searchsorted"),
     "ember.array.gather": ("take", "take_along_axis", "put"),
+    "ember.array.sort": ("sort", "argsort"),
+    "ember.array.sets": (
+        "unique_values", "unique_counts", "unique_inverse", "unique_all", "unique",
+    ),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",

@@ -298,6 +298,24 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
         return scan.cumprod(self, axis, dtype, out)
 
+    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+        """Sort in place along ``axis`` (stable; :func:`ember.sort`)."""
+        from ember.array import sort
+
+        sort.sort_inplace(self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind=None, order=None) -> ndarray:
+        """The indices that sort the array along ``axis`` (:func:`ember.argsort`)."""
+        from ember.array import sort
+
+        return sort.argsort(self, axis, kind, order)
+
+    def nonzero(self) -> tuple[ndarray, ...]:
+        """The indices of the nonzero elements, one array per axis (:func:`ember.nonzero`)."""
+        from ember.array import search
+
+        return search.nonzero(self)
+
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
 

@@ -94,6 +94,11 @@ def sort_rows(src: ndarray, values: bool, indices: bool, descending: bool):
     iout = launch.new(be, src.shape, dtypes.int64) if indices else None
     if rows == 0 or n == 0:
         return vout, iout
+    if values and indices and src.dtype.is_float:  # merged zeros lose -0.0's sign: gather
+        _, iout = sort_rows(src, False, True, descending)
+        from ember.array.gather import take_along_axis
+
+        return take_along_axis(src, iout, axis=1), iout
     U, fns = _keys(src, merge_zeros=indices)
     raw = _as(src, U)
     if n <= SEGMENT:
