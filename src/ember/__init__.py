@@ -39,6 +39,7 @@ from ember.errors import (
     KernelTypeError,
     LaunchError,
     OutOfMemoryError,
+    RecompileWarning,
     SlowPathError,
     UnsupportedFeatureError,
 )
@@ -110,6 +111,15 @@ _ARRAY = {
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
         "vectorize", "real", "imag",
     ),
+    "ember.array.reductions": (
+        "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
+        "any", "all", "count_nonzero", "nansum", "nanprod", "nanmax", "nanmin", "nanargmax",
+        "nanargmin", "nanmean", "nanvar", "nanstd", "var_mean", "std_mean",
+    ),
+    "ember.array.mapreduce": ("reduce", "mapreduce", "neutral_element", "register_neutral_element"),
+    "ember.array.matmul": (
+        "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
+    ),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",
@@ -128,7 +138,12 @@ _ARRAY = {
 }  # fmt: skip
 _LAZY.update({name: module for module, names in _ARRAY.items() for name in names})
 # public submodules, imported on first access
-_MODULES = {"memory": "ember.runtime.memory", "cache": "ember.cache"}
+_MODULES = {
+    "memory": "ember.runtime.memory",
+    "cache": "ember.cache",
+    "random": "ember.array.random",
+    "linalg": "ember.array.linalg",
+}
 
 
 def __getattr__(name: str):
@@ -161,5 +176,6 @@ __all__ = [
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
+    "RecompileWarning",
     *_LAZY, *_MODULES,
 ]  # fmt: skip
