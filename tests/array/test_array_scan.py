@@ -200,3 +200,14 @@ def test_shapes_and_axes_match_numpy(backend, shape, data):
     x = sample("int32", tuple(shape), low=-20, high=20)
     check(ember.cumulative_sum(ember.asarray(x), axis=axis, include_initial=initial),
           np.cumulative_sum(x, axis=axis, include_initial=initial))  # fmt: skip
+
+
+def test_kernel_modules_import_in_any_order():
+    """ndarray imports its operations lazily: ``ember.kernel`` first must not meet a
+    half-initialized compiler through the array kernels (a circular import once did)."""
+    import subprocess
+    import sys
+
+    code = "import ember; ember.kernel; import ember.array.scan_kernels, ember.array.sort"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -584,7 +584,6 @@ from ember.array import (  # noqa: E402
     manipulation,
     protocols,
     reductions,
-    scan,
     ufuncs,
 )
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
