@@ -123,7 +123,7 @@ def test_radix_kernels_compile_and_fit_for_cuda(dtype):
     for payload, pt, po in [("none", dtypes.int32, dtypes.int32),
                             ("iota", dtypes.int32, dtypes.int64),
                             ("load", dtypes.int32, dtypes.int32)]:  # fmt: skip
-        g = sort.geometry(H100, U, pt, True)
+        g = sort.geometry(H100, U, pt if payload != "none" else None, True)
         head = (8, 1, keys, 0, 1, np.zeros(8, pt.numpy), 0, 1, 0, True, True, False)
         tail = (np.zeros(8, np.int64), np.zeros(8, np.uint32), 3, keys, np.zeros(8, po.numpy))
         for mode in ("onesweep", "classic"):

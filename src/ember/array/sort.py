@@ -49,22 +49,23 @@ def _shared_budget(be) -> int:
 
 
 @functools.cache
-def geometry(be, U: DType, PT: DType, warp_match: bool) -> kern.SortGeometry:
+def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeometry:
     """Radix tile shape from the device's shared memory: the most keys per thread (up to
     16) whose buffers fit.  Warp ranking: 256 threads (64 on CPU devices, which emulate the
     warps in tests); per-thread counters: 64 threads on CPUs (the 256 x 64 counter table
     fits in their large local memory), as many as fit elsewhere."""
     budget = _shared_budget(be)
+    pay = PT.itemsize if PT is not None else 0  # None: keys only
     if warp_match:
         block = 64 if launch.is_cpu(be) else min(256, be.device.max_threads_per_block)
         fixed = (block // 32) * kern.RADIX * 4 + kern.RADIX * 12 + block * 12
-        per_key = (U.itemsize + 2) * 33 // 32 + U.itemsize + PT.itemsize
+        per_key = (U.itemsize + 2) * 33 // 32 + U.itemsize + pay
     else:
         block = 64 if launch.is_cpu(be) else 32
         while block > 1 and kern.RADIX * block * 4 * 33 // 32 > budget // 2:
             block //= 2
         fixed = kern.RADIX * block * 4 * 33 // 32 + kern.RADIX * 12 + block * 8
-        per_key = 2 * (U.itemsize + PT.itemsize) + 1
+        per_key = 2 * (U.itemsize + pay) + 1
     items = 16
     while items > 1 and fixed + block * items * per_key > budget:
         items -= 1
@@ -133,7 +134,7 @@ def _radix(raw: ndarray, U, fns, descending, vout, iout) -> None:
     n = raw.shape[0]
     warp_ops = ranking(be)
     pt = dtypes.int32 if n < 1 << 31 else dtypes.int64
-    g = geometry(be, U, pt, warp_ops is not None)
+    g = geometry(be, U, pt if iout is not None else None, warp_ops is not None)
     tiles = -(-n // g.tile)
     passes = max(1, U.itemsize * 8 // kern.RADIX_BITS)
     onesweep = warp_ops is not None and be.forward_progress and n <= match.COUNT
