@@ -155,7 +155,7 @@ def _radix(raw: ndarray, U, fns, descending, vout, iout) -> None:
         payload = "none" if iout is None else "iota" if p == 0 else "load"
         head = (n, tiles, kin, kbase, kstep, pin, pbase, pstep, p * kern.RADIX_BITS, p == 0,
                 last and vout is not None, descending)  # fmt: skip
-        po = dtypes.int64 if last else pt
+        po = dtypes.int64 if last and iout is not None else pt
         if run is not None:
             run(p, payload, pt, po, head, kout, pout)
         else:
