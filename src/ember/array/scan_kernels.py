@@ -133,13 +133,32 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False) -> Simp
     def combine(a, b):
         return CT(OP(CT(a), CT(b)))
 
-    def load(s, x, start, step, count, tid):
+    def load_guarded(s, x, start, step, count, tid):
         for j in range(ITEMS):
             e = j * BLOCK + tid
             if e < count:
                 s[pad(e)] = ST(CT(PRE(x[start + e * step])))
             else:
                 s[pad(e)] = ST(0)
+
+    def load_by_4(s, x, start, step, count, tid):
+        """Full tiles: four loads issued before their stores (several requests in flight
+        per thread; a store to shared memory could otherwise hold back the next load)."""
+        if count < BLOCK * ITEMS:
+            load_guarded(s, x, start, step, count, tid)
+        else:
+            for j in range(0, ITEMS, 4):
+                e = j * BLOCK + tid
+                a = x[start + e * step]
+                b = x[start + (e + BLOCK) * step]
+                c = x[start + (e + 2 * BLOCK) * step]
+                d = x[start + (e + 3 * BLOCK) * step]
+                s[pad(e)] = ST(CT(PRE(a)))
+                s[pad(e + BLOCK)] = ST(CT(PRE(b)))
+                s[pad(e + 2 * BLOCK)] = ST(CT(PRE(c)))
+                s[pad(e + 3 * BLOCK)] = ST(CT(PRE(d)))
+
+    load = load_by_4 if ITEMS % 4 == 0 else load_guarded
 
     def store(out, s, start, count, tid):
         for j in range(ITEMS):

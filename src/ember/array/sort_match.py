@@ -166,6 +166,7 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
     scan_fns = sk._tile_functions(ops.add, dtypes.int32, dtypes.int32, BLOCK, 1, 0)
     block_scan = scan_fns.block_scan
     lookback = _digit_lookback()
+    load = _key_loader(U, to_key, g.items)
 
     def radix_pass(n, tiles, kin, kbase, kstep, pin, pbase, pstep, shift, tin, tout, desc,
                    places, state, slot, kout, pout):  # fmt: skip
@@ -191,14 +192,10 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         t = ctl[0]
         e0 = t * TILE
         count = min(n - e0, TILE)
+        load(keys, kin, kbase + e0 * kstep, kstep, count, w * RUN + lane, tin, desc)
         for j in range(ITEMS):  # 1. rank within the warp, in tile order
             pos = w * RUN + j * WARP + lane
-            k = ~U(0)  # past the end: the largest key, ranked after every real one
-            if pos < count:
-                k = kin[kbase + (e0 + pos) * kstep]
-                if tin:
-                    k = to_key(k, desc)
-            keys[pad(pos)] = k
+            k = keys[pad(pos)]
             ranks[pad(pos)] = ember.uint16(rank(digit(k, shift), lane, w, whist, wbuf))
         ember.barrier()
         tot = ember.int32(0)  # 2. warps' counts scanned per digit, then over the digits
@@ -255,6 +252,35 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
     name = (f"radix_{mode}_{warp_ops.name}_{to_key.__name__}_{payload}{PT.name}_"
             f"{BLOCK}x{ITEMS}")  # fmt: skip
     return _named(radix_pass, name)
+
+
+def _key_loader(U, to_key, ITEMS):
+    """``load(keys, kin, base, step, count, first, tin, desc)``: this thread's keys
+    (positions ``first + j * 32``) into shared memory as sort keys, past the end the
+    largest key (ranked after every real one); four loads in flight at a time."""
+    BATCHED = ITEMS - ITEMS % 4
+
+    def key(raw, p, count, tin, desc):
+        if p >= count:
+            return ~U(0)
+        return to_key(raw, desc) if tin else raw
+
+    def load(keys, kin, base, step, count, first, tin, desc):
+        for j in range(0, BATCHED, 4):
+            p = first + j * WARP
+            a = kin[base + p * step] if p < count else U(0)
+            b = kin[base + (p + WARP) * step] if p + WARP < count else U(0)
+            c = kin[base + (p + 2 * WARP) * step] if p + 2 * WARP < count else U(0)
+            d = kin[base + (p + 3 * WARP) * step] if p + 3 * WARP < count else U(0)
+            keys[pad(p)] = key(a, p, count, tin, desc)
+            keys[pad(p + WARP)] = key(b, p + WARP, count, tin, desc)
+            keys[pad(p + 2 * WARP)] = key(c, p + 2 * WARP, count, tin, desc)
+            keys[pad(p + 3 * WARP)] = key(d, p + 3 * WARP, count, tin, desc)
+        for j in range(BATCHED, ITEMS):
+            p = first + j * WARP
+            keys[pad(p)] = key(kin[base + p * step] if p < count else U(0), p, count, tin, desc)
+
+    return load
 
 
 def _digit_lookback():
