@@ -45,7 +45,10 @@ def ranking(be):
 
 
 def _shared_budget(be) -> int:
-    return min(STATIC_SHARED, be.device.shared_memory_per_block) - 1024
+    """Bytes of shared memory a radix block may use: GPUs cap static shared memory at 48
+    KiB; CPU devices' local memory is ordinary memory (PoCL: 512 KiB)."""
+    shared = be.device.shared_memory_per_block
+    return (shared if launch.is_cpu(be) else min(STATIC_SHARED, shared)) - 1024
 
 
 @functools.cache
