@@ -112,11 +112,12 @@ _ARRAY = {
     "ember.array.matmul": (
         "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
     ),
+    "ember.array.extras": ("nextafter", "diff"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
-        "pi", "inf", "nan", "__array_api_version__",
+        "pi", "inf", "nan", "__array_api_version__", "__array_namespace_info__",
     ),
 }  # fmt: skip
 _LAZY.update({name: module for module, names in _ARRAY.items() for name in names})

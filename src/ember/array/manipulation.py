@@ -51,9 +51,13 @@ def copy_into(dst: ndarray, src: Any) -> None:
     _cast(dst.dtype)(src, out=dst)
 
 
-def astype(x: ndarray, dtype: Any, copy: bool = True) -> ndarray:
+def astype(x: ndarray, dtype: Any, /, *, copy: bool = True, device=None) -> ndarray:
     """``x`` converted to ``dtype`` in a new C-contiguous array (``x`` itself when
-    ``copy=False`` and nothing needs converting)."""
+    ``copy=False`` and nothing needs converting), on ``device`` when given."""
+    if device is not None:
+        moved = x.to_device(device)
+        copy = copy and moved is x
+        x = moved
     dt = dtypes.dtype(dtype)
     if not copy and dt is x.dtype:
         return x
@@ -371,10 +375,15 @@ def tile(x: ndarray, repetitions, /) -> ndarray:
     return reshape(out, tuple(r * n for r, n in zip(reps, base.shape, strict=True)))
 
 
-def repeat(x: ndarray, repeats: int, /, *, axis: int | None = None) -> ndarray:
-    """Each element repeated ``repeats`` times along ``axis`` (flattened by default)."""
+def repeat(x: ndarray, repeats, /, *, axis: int | None = None) -> ndarray:
+    """Each element repeated ``repeats`` times along ``axis`` (flattened by default);
+    ``repeats`` may be an array of one count per element (read to size the result)."""
+    if isinstance(repeats, ndarray):
+        from ember.array.extras import repeat_counts
+
+        return repeat_counts(x, repeats, axis)
     if not isinstance(repeats, int):
-        raise TypeError("repeat: only an integer number of repeats is supported")
+        raise TypeError("repeat: repeats must be an int or an ember array of counts")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     k = _axis(axis, x.ndim)
