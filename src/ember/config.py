@@ -140,6 +140,23 @@ SETTINGS: dict[str, Setting] = {
             "once per process, 'allow' silently, or 'error' (see ember.allowscalar).",
         ),
         Setting(
+            "EMBER_IMPLICIT_HOST_COPY",
+            "error",
+            _choice("error", "warn", "allow"),
+            "NumPy reaching for an ember array's data: numpy.asarray(x) and NumPy functions "
+            "Ember has no version of (numpy.X(x) runs ember.X on the device when it exists).  "
+            "'error': a TypeError naming the explicit copy (x.to_numpy()); 'warn': copy to "
+            "the host, warning once per function; 'allow': copy silently (NumPy results).",
+        ),
+        Setting(
+            "EMBER_TRACEBACK",
+            "filtered",
+            _choice("filtered", "full"),
+            "'filtered': tracebacks of user errors (KernelTypeError, ArgumentError...) show "
+            "only your frames, not Ember's; 'full': every frame.  Internal errors always "
+            "show every frame.",
+        ),
+        Setting(
             "EMBER_DUMP",
             frozenset(),
             _parse_list,

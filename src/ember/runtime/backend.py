@@ -194,6 +194,12 @@ class Backend(abc.ABC):
     name: ClassVar[str]
     dialect: ClassVar[str]
     binary_kind: ClassVar[str]
+    # MAY: True when every block of a launch that has started keeps running while other
+    # blocks spin on flags it will publish (atomics + ember.threadfence() order them
+    # device-wide).  The single-pass scan and radix sort (decoupled look-back, Merrill &
+    # Garland 2016) need it.  False, the safe default, selects multi-pass designs: OpenCL
+    # gives no such guarantee between work-groups.
+    forward_progress: ClassVar[bool] = False
 
     # ---------------------------------------------------------------- MUST: devices
     @abc.abstractmethod

@@ -51,6 +51,7 @@ class CudaBackend(Backend):
     name = "cuda"
     dialect = "cuda"
     binary_kind = "cubin"
+    forward_progress = True  # resident blocks are scheduled independently of waiting ones
 
     def __init__(self, device: int = 0):
         self._index = device
