@@ -130,5 +130,6 @@ def test_einsum(backend, spec, shapes):
 def test_kernel_geometry_invariant():
     # each thread stages exactly 4 elements of A and of B per step (the kernel's loads)
     for gpu in (True, False):
-        ts, tt, tile, bk = gemm.geometry(gpu)
-        assert tile * bk == 4 * ts * ts and tile == ts * tt
+        for wide in (True, False):
+            ts, tt, tile, bk = gemm.geometry(gpu, wide)
+            assert tile * bk == 4 * ts * ts and tile == ts * tt and bk % 4 == 0

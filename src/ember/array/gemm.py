@@ -37,11 +37,12 @@ from ember.dtypes import DType
 
 
 @functools.cache
-def geometry(gpu: bool) -> tuple[int, int, int, int]:
+def geometry(gpu: bool, wide: bool = False) -> tuple[int, int, int, int]:
     """``(threads per side, results per thread per side, tile edge, k per stage)``: 8 x 8
-    results per thread on GPUs, 4 x 4 on CPU devices (a quarter of the code for the OpenCL
-    compiler to chew on; a work-group there is a loop, registers matter less)."""
-    return (16, 8, 128, 8) if gpu else (16, 4, 64, 16)
+    results per thread on GPUs; 4 x 4 for 64-bit compute types there (64 accumulators of
+    8 bytes spill past the 255-register limit) and on CPU devices (a quarter of the code
+    for the OpenCL compiler to chew on; a work-group there is a loop)."""
+    return (16, 8, 128, 8) if gpu and not wide else (16, 4, 64, 16)
 
 
 def zeros8(z):
@@ -66,7 +67,7 @@ def fma4(c, a, b):
 def gemm_kernel(ct: DType, gpu: bool, a_kfast: bool, b_nfast: bool) -> Kernel:
     """The GEMM kernel computing in ``ct`` for operands whose k (A) / n (B) axis is the
     contiguous one (or not)."""
-    ts, tt, bmn, bk = geometry(gpu)
+    ts, tt, bmn, bk = geometry(gpu, ct.itemsize > 4)
     shared = ember.float32 if ct is ember.float16 else ct
     fn = _kernel(shared, ts, tt, bmn, bk, a_kfast, b_nfast)
     name = f"gemm_{ct.name}_{'n' if a_kfast else 't'}{'n' if b_nfast else 't'}_{bmn}"

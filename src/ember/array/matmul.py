@@ -186,8 +186,9 @@ def _ember_gemm(a: ndarray, b: ndarray, out: ndarray, batch) -> None:
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     sam, sak = (s // a.dtype.itemsize for s in a.strides[-2:])
     sbk, sbn = (s // b.dtype.itemsize for s in b.strides[-2:])
-    kernel = g.gemm_kernel(compute_dtype(out.dtype), gpu, _fast(a, -1), _fast(b, -1))
-    ts, _, tile, _ = g.geometry(gpu)
+    ct = compute_dtype(out.dtype)
+    kernel = g.gemm_kernel(ct, gpu, _fast(a, -1), _fast(b, -1))
+    ts, _, tile, _ = g.geometry(gpu, ct.itemsize > 4)
     nz = nb0 * nb1
     grid = (-(-n // tile), -(-m // tile), min(nz, 65535))
     args = (_flat(out), _flat(a), _flat(b), m, n, k, sam, sak, sbk, sbn, nz, nb1, sa0, sa1,
