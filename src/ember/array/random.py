@@ -162,12 +162,21 @@ _DISTS = {
 
 
 @functools.cache
-def fill_kernel(dist: str, size: int) -> tuple[Kernel, int]:
-    """The kernel writing draws of ``dist`` (and its values per block)."""
+def fill_kernel(dist: str, size: int, staged=None) -> tuple[Kernel, int]:
+    """The kernel writing draws of ``dist`` (and its values per block); ``staged``: the
+    dtype of a shared-memory tile the values pass through (GPUs), or None."""
     fn, per = _DISTS[(dist, size)]
-    k = _fill(fn, per)
-    k.__name__ = k.__qualname__ = f"rng_{dist}{size * 8 or ''}"
+    k = _fill(fn, per) if staged is None else _fill_staged(fn, per, staged)
+    k.__name__ = k.__qualname__ = f"rng_{dist}{size * 8 or ''}{'_staged' if staged else ''}"
     return Kernel(k), per
+
+
+def staging(be, dt: dtypes.DType):
+    """The tile dtype for draws of ``dt`` on ``be``: GPUs stage 4- and 8-byte values through
+    shared memory so that each warp's stores are contiguous (a thread's own values are
+    ``P`` apart from its neighbours'), CPU devices write directly."""
+    gpu = be.dialect == "cuda" or be.device.extra.get("device_type") == "GPU"
+    return dt if gpu and dt.itemsize >= 4 else None
 
 
 def _fill(DIST, PER):
@@ -189,6 +198,40 @@ def _fill(DIST, PER):
                 if i + 3 < n:
                     out[i + 3] = out.dtype(v3)
             b += ember.global_size()
+
+    return fill
+
+
+def _fill_staged(DIST, PER, ST):
+    """As ``_fill``, but a work-group's values go through a shared tile and leave it in
+    order: value ``i`` is the same, the stores are coalesced (blocks of <= BLOCK threads)."""
+
+    def fill(out, n, k0, k1, base_lo, base_hi, p0, p1):
+        tile = ember.shared(BLOCK * PER, ST)
+        blocks = (n + PER - 1) // PER
+        t = ember.thread_idx.x
+        bd = ember.block_dim.x
+        first = ember.block_idx.x * bd
+        while first < blocks:
+            b = first + t
+            if b < blocks:
+                c0, c1, c2, c3 = ph.block_counter(base_lo, base_hi, b)
+                w0, w1, w2, w3 = ph.philox((k0, k1), (c0, c1, c2, c3))
+                v0, v1, v2, v3 = DIST(w0, w1, w2, w3, p0, p1)
+                tile[t * PER] = ST(v0)
+                if PER > 1:
+                    tile[t * PER + 1] = ST(v1)
+                if PER > 2:
+                    tile[t * PER + 2] = ST(v2)
+                    tile[t * PER + 3] = ST(v3)
+            ember.barrier()
+            start = first * PER
+            for j in range(PER):  # contiguous across the threads of a warp
+                i = start + j * bd + t
+                if i < n:
+                    out[i] = tile[j * bd + t]
+            ember.barrier()
+            first += ember.grid_dim.x * bd
 
     return fill
 
@@ -270,9 +313,10 @@ class Generator:
     def _draw(self, dist: str, size, dt: dtypes.DType, p0, p1) -> ndarray:
         from ember.array.creation import empty
 
-        kernel, per = fill_kernel(dist, dt.itemsize if dt.is_float else 0)
         shape = () if size is None else normalize_shape(size)
         out = empty(shape, dt)
+        kernel, per = fill_kernel(dist, dt.itemsize if dt.is_float else 0,
+                                  staging(out.backend, dt))  # fmt: skip
         n = out.size
         blocks = -(-n // per)
         lo, hi = self._take(blocks)
