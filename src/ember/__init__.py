@@ -92,7 +92,7 @@ _ARRAY = {
     "ember.array.manipulation": (
         "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
         "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
-        "broadcast_arrays", "reshape", "concatenate", "stack", "unstack", "roll", "tile",
+        "broadcast_arrays", "reshape", "concatenate", "concat", "stack", "unstack", "roll", "tile",
         "repeat",
     ),
     "ember.array.ufuncs": (

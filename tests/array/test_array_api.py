@@ -158,6 +158,7 @@ def test_manipulation_rows(backend):
     check(ember.repeat(x, ember.asarray(np.array([2, 0, 1])), axis=1),
           np.repeat(a, [2, 0, 1], axis=1))  # fmt: skip
     check(ember.repeat(x, ember.asarray(np.array([3]))), np.repeat(a, 3))
+    check(ember.concat([x, x], axis=1), np.concatenate([a, a], axis=1))
     with pytest.raises(ValueError, match="one count per element"):
         ember.repeat(x, ember.asarray(np.array([1, 2])), axis=1)
 

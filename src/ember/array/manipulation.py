@@ -318,6 +318,11 @@ def concatenate(arrays, /, axis: int | None = 0, *, dtype=None) -> ndarray:
     return out
 
 
+def concat(arrays, /, *, axis: int | None = 0) -> ndarray:
+    """The Array API's name of :func:`concatenate`."""
+    return concatenate(arrays, axis=axis)
+
+
 def stack(arrays, /, axis: int = 0) -> ndarray:
     """Join arrays of one shape along a new ``axis``."""
     arrays = list(arrays)
@@ -405,6 +410,6 @@ def _all_device(arrays, what: str) -> None:
 __all__ = [
     "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
     "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
-    "broadcast_arrays", "reshape", "concatenate", "stack", "copy_into", "unstack", "roll",
-    "tile", "repeat",
+    "broadcast_arrays", "reshape", "concatenate", "concat", "stack", "copy_into", "unstack",
+    "roll", "tile", "repeat",
 ]  # fmt: skip
