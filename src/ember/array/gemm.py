@@ -77,29 +77,32 @@ def gemm_kernel(ct: DType, gpu: bool, a_kfast: bool, b_nfast: bool) -> Kernel:
 
 def _steps(TS, TT):
     """The per-``k`` outer product of a thread's ``TT x TT`` results: rows ``r..r+TT-1`` of
-    the k-major A tile (two distinct addresses per warp: broadcasts) times columns
-    ``q + TS * j`` of the B tile (consecutive across a warp: no bank conflicts)."""
+    the k-major A tile (two distinct addresses per warp: broadcasts) times the columns
+    ``q..q+3`` (and ``q+G..q+G+3``) of the B tile, ``q = 4 tx``: runs of four contiguous
+    16-byte-aligned values, which the device compiler loads as single 128-bit loads (a warp
+    reads 256 contiguous bytes: two shared-memory wavefronts)."""
+
+    G = 4 * TS  # the thread's second group of four columns starts this far along
 
     def kstep8(ta, tb, kk, r, q, acc):
-        b = (tb[kk, q], tb[kk, q + TS], tb[kk, q + 2 * TS], tb[kk, q + 3 * TS],
-             tb[kk, q + 4 * TS], tb[kk, q + 5 * TS], tb[kk, q + 6 * TS],
-             tb[kk, q + 7 * TS])  # fmt: skip
+        b = (tb[kk, q], tb[kk, q + 1], tb[kk, q + 2], tb[kk, q + 3],
+             tb[kk, q + G], tb[kk, q + G + 1], tb[kk, q + G + 2], tb[kk, q + G + 3])  # fmt: skip
         return (fma8(acc[0], ta[kk, r], b), fma8(acc[1], ta[kk, r + 1], b),
                 fma8(acc[2], ta[kk, r + 2], b), fma8(acc[3], ta[kk, r + 3], b),
                 fma8(acc[4], ta[kk, r + 4], b), fma8(acc[5], ta[kk, r + 5], b),
                 fma8(acc[6], ta[kk, r + 6], b), fma8(acc[7], ta[kk, r + 7], b))  # fmt: skip
 
     def kstep4(ta, tb, kk, r, q, acc):
-        b = (tb[kk, q], tb[kk, q + TS], tb[kk, q + 2 * TS], tb[kk, q + 3 * TS])
+        b = (tb[kk, q], tb[kk, q + 1], tb[kk, q + 2], tb[kk, q + 3])
         return (fma4(acc[0], ta[kk, r], b), fma4(acc[1], ta[kk, r + 1], b),
                 fma4(acc[2], ta[kk, r + 2], b), fma4(acc[3], ta[kk, r + 3], b))  # fmt: skip
 
     def put_c(c, base, col, N, j, v):
-        if col + TS * j < N:
-            c[base + TS * j] = c.dtype(v)
+        if col + j < N:
+            c[base + j] = c.dtype(v)
 
     def row4(c, cbase, row, col, M, N, v):
-        """Row ``row`` of the thread's results: columns ``col + TS * j``."""
+        """Row ``row`` of the thread's results: columns ``col .. col + 3``."""
         if row < M:
             base = cbase + row * N + col
             put_c(c, base, col, N, 0, v[0])
@@ -108,16 +111,17 @@ def _steps(TS, TT):
             put_c(c, base, col, N, 3, v[3])
 
     def row8(c, cbase, row, col, M, N, v):
+        """Columns ``col .. col + 3`` and ``col + G .. col + G + 3``."""
         if row < M:
             base = cbase + row * N + col
             put_c(c, base, col, N, 0, v[0])
             put_c(c, base, col, N, 1, v[1])
             put_c(c, base, col, N, 2, v[2])
             put_c(c, base, col, N, 3, v[3])
-            put_c(c, base, col, N, 4, v[4])
-            put_c(c, base, col, N, 5, v[5])
-            put_c(c, base, col, N, 6, v[6])
-            put_c(c, base, col, N, 7, v[7])
+            put_c(c, base, col, N, G, v[4])
+            put_c(c, base, col, N, G + 1, v[5])
+            put_c(c, base, col, N, G + 2, v[6])
+            put_c(c, base, col, N, G + 3, v[7])
 
     def store4(c, cbase, row, col, M, N, acc):
         row4(c, cbase, row, col, M, N, acc[0])
@@ -202,7 +206,7 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
         m0 = ember.block_idx.y * BMN
         n0 = ember.block_idx.x * BMN
         r = ty * TT
-        q = tx
+        q = tx * 4
         z = ember.block_idx.z
         while z < nz:
             z0 = z // nb1
