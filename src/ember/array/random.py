@@ -460,28 +460,28 @@ class Generator:
         return out
 
     def _weighted(self, n: int, shape, p, replace: bool) -> ndarray:
-        import numpy as np
-
-        from ember.array.creation import asarray, empty
+        """Inverse-CDF sampling: the first index whose cumulative probability exceeds a
+        uniform draw (a scan and a binary search on the device)."""
+        from ember.array.creation import asarray
+        from ember.array.search import searchsorted
+        from ember.array.ufuncs import divide, less, minimum
 
         if not replace:
             raise NotImplementedError(
                 "choice(replace=False, p=...) is not supported yet; use replace=True, or "
                 "sample a permutation of the indices"
             )
-        # the CDF of p is small (one value per population element) and computed on the host
-        probs = np.asarray(p.to_numpy() if isinstance(p, ndarray) else p, np.float64)
+        probs = p if isinstance(p, ndarray) else asarray(p, dtypes.float64)
         if probs.shape != (n,):
             raise ValueError(f"choice: p must have {n} entries, got shape {probs.shape}")
-        if (probs < 0).any() or not np.isclose(probs.sum(), 1.0, atol=1e-8):
+        probs = probs.astype(dtypes.float64, copy=False)
+        total = float(ember.sum(probs))  # the checks NumPy makes read two numbers
+        if bool(ember.any(less(probs, 0))) or abs(total - 1.0) > 1e-8:
             raise ValueError("choice: probabilities must be non-negative and sum to 1")
-        cdf = asarray(np.cumsum(probs) / probs.sum())
-        u = self.random(shape)
-        out = empty(shape, dtypes.int64)
-        if out.size:
-            grid, block = _grid(out.size)
-            search_kernel[grid, block](out.reshape(-1), u.reshape(-1), cdf)
-        return out
+        cdf = divide(ember.cumulative_sum(probs), total)
+        u = self.random(shape).reshape(-1)
+        index = minimum(searchsorted(cdf, u, side="right"), n - 1)  # cdf[-1] may round < 1
+        return index.astype(dtypes.int64, copy=False).reshape(shape)
 
     def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` independent generators (keys derived from this one's)."""
@@ -491,28 +491,6 @@ class Generator:
         self._salt += 1
         words = seq.generate_state(2 * n_children, np.uint32)
         return [Generator((int(words[2 * i]), int(words[2 * i + 1]))) for i in range(n_children)]
-
-
-def _search():
-    def search(out, u, cdf):
-        """``out[i]``: the first index whose CDF exceeds ``u[i]`` (binary search)."""
-        i = ember.global_id()
-        while i < out.shape[0]:
-            lo = 0
-            hi = cdf.shape[0] - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if cdf[mid] > u[i]:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            out[i] = lo
-            i += ember.global_size()
-
-    return search
-
-
-search_kernel = Kernel(_search())
 
 
 def _take_rows(x: ndarray, index: ndarray, axis: int) -> ndarray:
