@@ -15,7 +15,8 @@ CUTLASS documentation of the "thread block tile / thread tile" hierarchy):
   kernel language has tuples, not local arrays) and per ``k`` reads 8 values of A and 8 of
   B from shared memory for 64 fused multiply-adds;
 * the next slices are loaded from global memory into registers while the current ones are
-  multiplied (software pipelining), so global latency hides behind the arithmetic;
+  multiplied (software pipelining), so global latency hides behind the arithmetic, and
+  stored into the second of two shared buffers (one barrier per slice);
 * which thread loads which element depends on which axis of the operand is contiguous
   (``A_KFAST``/``B_NFAST``, compile-time), so global loads are coalesced for both
   row-major and transposed operands.
@@ -182,21 +183,33 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
             v = CT(b[bbase + k * sbk + n * sbn])
         return v
 
-    def put_a(ta, idx, v):  # the staged element's place in the k-major tile
+    def put_a(ta, idx, v, buf):  # the staged element's place in the k-major tile
         if A_KFAST:
-            ta[idx % BK, idx // BK] = v
+            ta[buf + idx % BK, idx // BK] = v
         else:
-            ta[idx // BMN, idx % BMN] = v
+            ta[buf + idx // BMN, idx % BMN] = v
 
-    def put_b(tb, idx, v):
+    def put_b(tb, idx, v, buf):
         if B_NFAST:
-            tb[idx // BMN, idx % BMN] = v
+            tb[buf + idx // BMN, idx % BMN] = v
         else:
-            tb[idx % BK, idx // BK] = v
+            tb[buf + idx % BK, idx // BK] = v
+
+    def stage(ta, tb, i0, i1, i2, i3, pa0, pa1, pa2, pa3, pb0, pb1, pb2, pb3, buf):
+        put_a(ta, i0, pa0, buf)
+        put_a(ta, i1, pa1, buf)
+        put_a(ta, i2, pa2, buf)
+        put_a(ta, i3, pa3, buf)
+        put_b(tb, i0, pb0, buf)
+        put_b(tb, i1, pb1, buf)
+        put_b(tb, i2, pb2, buf)
+        put_b(tb, i3, pb3, buf)
 
     def gemm(c, a, b, M, N, K, sam, sak, sbk, sbn, nz, nb1, sa0, sa1, sb0, sb1):
-        ta = ember.shared((BK, BMN), CT)
-        tb = ember.shared((BK, BMN), CT)
+        # two k-slices of A and B: one is multiplied while the next is stored into the
+        # other (one barrier per slice instead of two)
+        ta = ember.shared((2 * BK, BMN), CT)
+        tb = ember.shared((2 * BK, BMN), CT)
         tx = ember.thread_idx.x
         ty = ember.thread_idx.y
         i0 = ty * TS + tx
@@ -220,17 +233,11 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
             pb1 = load_b(b, bbase, sbk, sbn, n0, 0, N, K, i1)
             pb2 = load_b(b, bbase, sbk, sbn, n0, 0, N, K, i2)
             pb3 = load_b(b, bbase, sbk, sbn, n0, 0, N, K, i3)
+            stage(ta, tb, i0, i1, i2, i3, pa0, pa1, pa2, pa3, pb0, pb1, pb2, pb3, 0)
+            ember.barrier()
             acc = INIT(CT(0))
+            buf = 0
             for k0 in range(0, K, BK):
-                put_a(ta, i0, pa0)
-                put_a(ta, i1, pa1)
-                put_a(ta, i2, pa2)
-                put_a(ta, i3, pa3)
-                put_b(tb, i0, pb0)
-                put_b(tb, i1, pb1)
-                put_b(tb, i2, pb2)
-                put_b(tb, i3, pb3)
-                ember.barrier()
                 k1 = k0 + BK
                 if k1 < K:  # the next slices: in flight while this one is multiplied
                     pa0 = load_a(a, abase, sam, sak, m0, k1, M, K, i0)
@@ -243,11 +250,14 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
                     pb3 = load_b(b, bbase, sbk, sbn, n0, k1, N, K, i3)
                 # unrolled by hand (the kernel language has no unroll pragma): the device
                 # compiler then schedules the shared loads of one k under the previous
-                for kk in range(0, BK, 4):
+                for kk in range(buf, buf + BK, 4):
                     acc = KSTEP(ta, tb, kk, r, q, acc)
                     acc = KSTEP(ta, tb, kk + 1, r, q, acc)
                     acc = KSTEP(ta, tb, kk + 2, r, q, acc)
                     acc = KSTEP(ta, tb, kk + 3, r, q, acc)
+                buf = BK - buf
+                if k1 < K:  # the other slice was last read before the previous barrier
+                    stage(ta, tb, i0, i1, i2, i3, pa0, pa1, pa2, pa3, pb0, pb1, pb2, pb3, buf)
                 ember.barrier()
             STORE(c, z * M * N, m0 + r, n0 + q, M, N, acc)
             z += ember.grid_dim.z
