@@ -64,7 +64,7 @@ def test_random_kernels_compile(dist, size, out):
 
 def test_permutation_gather_and_nextafter_compile():
     i64 = np.zeros(4, np.int64)
-    assert ".entry" in _ptx(random.permute_kernel, (i64, 4, 2, 3, 1, 2, 0))
+    assert ".entry" in _ptx(random.permute_kernel, (i64, 4, 2, 3, 1, 2, 0, 0))
     assert ".entry" in _ptx(random.gather_kernel, (np.zeros(4), np.zeros(4), i64, 2))
     for dt, bits in (("float16", "uint16"), ("float32", "uint32"), ("float64", "uint64")):
         f, b = np.zeros(4, dt), np.zeros(4, bits)

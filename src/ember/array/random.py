@@ -237,24 +237,25 @@ def _fill_staged(DIST, PER, ST):
 
 
 # --------------------------------------------------------------------- permutations
-def feistel(x, half, mask, k0, k1, salt):
+def feistel(x, half, mask, k0, k1, lo, hi):
     """One pass of a ``FEISTEL_ROUNDS``-round balanced Feistel network on ``2 * half``
-    bits: a bijection of ``[0, 2**(2 half))`` keyed by ``(k0, k1, salt)``."""
+    bits: a bijection of ``[0, 2**(2 half))`` keyed by ``(k0, k1)`` and the stream block
+    ``(lo, hi)`` the permutation took."""
     left = ember.uint32(x >> half)
     right = ember.uint32(x & mask)
     for r in range(FEISTEL_ROUNDS):
-        f, _, _, _ = ph.philox((k0, k1), (right, r, salt, 0x5EED))
+        f, _, _, _ = ph.philox((k0, k1), (right, r, lo, hi))
         left, right = right, ember.uint32((left ^ f) & mask)
     return (ember.uint64(left) << half) | ember.uint64(right)
 
 
 def _permute():
-    def permute(out, n, half, mask, k0, k1, salt):
+    def permute(out, n, half, mask, k0, k1, lo, hi):
         i = ember.global_id()
         while i < n:
-            x = feistel(ember.uint64(i), half, mask, k0, k1, salt)
+            x = feistel(ember.uint64(i), half, mask, k0, k1, lo, hi)
             while x >= ember.uint64(n):  # cycle walking: stays a bijection of [0, n)
-                x = feistel(x, half, mask, k0, k1, salt)
+                x = feistel(x, half, mask, k0, k1, lo, hi)
             out[i] = out.dtype(x)
             i += ember.global_size()
 
@@ -453,10 +454,12 @@ class Generator:
             raise ValueError("permutation: n must be non-negative")
         out = empty(n, dtypes.int64)
         half = (max(2, (max(n - 1, 1)).bit_length()) + 1) // 2
-        lo, _ = self._take(1)  # a fresh block of the stream keys each permutation
+        lo, hi = self._take(1)  # a fresh block of the stream keys each permutation
         if n:
             grid, block = _grid(n)
-            permute_kernel[grid, block](out, n, half, (1 << half) - 1, self.key[0], self.key[1], lo)
+            permute_kernel[grid, block](
+                out, n, half, (1 << half) - 1, self.key[0], self.key[1], lo, hi
+            )
         return out
 
     def _weighted(self, n: int, shape, p, replace: bool) -> ndarray:
