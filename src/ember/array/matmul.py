@@ -24,7 +24,7 @@ from ember.array import broadcast
 from ember.array.ndarray import ndarray, not_on_device
 from ember.runtime.memory import allocate
 
-VENDOR_DTYPES = ("float16", "float32", "float64")
+VENDOR_DTYPES = ("float16", "float32", "float64")  # (the vendor binding's TYPES table)
 
 
 # --------------------------------------------------------------------- matmul
