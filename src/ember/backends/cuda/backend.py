@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.backends.cuda import LABEL
 from ember.backends.cuda import device as _device
 from ember.backends.cuda.driver import check, cu
 from ember.backends.cuda.event import CudaEvent
@@ -23,8 +24,9 @@ from ember.backends.cuda.launch import CudaFunction
 from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, _alloc_async, allocate
 from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
+from ember.codegen.dialects.cuda import CUDA
 from ember.config import settings
-from ember.runtime.backend import Backend, Buffer, DeviceInfo
+from ember.runtime.backend import DL_CUDA, DL_CUDA_MANAGED, Backend, Buffer, DeviceInfo
 from ember.runtime.sync import StreamSet, wait_all, wait_all_async
 
 __all__ = [
@@ -49,8 +51,16 @@ class CudaBackend(Backend):
     """
 
     name = "cuda"
-    dialect = "cuda"
+    label = LABEL
+    dialect = CUDA
     binary_kind = "cubin"
+    pointer_offsets = True
+    dlpack_device_type = DL_CUDA
+    shares_memory = True
+    foreign_device_types = frozenset({DL_CUDA, DL_CUDA_MANAGED})
+    inspect_stages = frozenset({"ptx", "cubin-info", "sass", "resources"})
+    offline_stages = inspect_stages
+    out_of_memory_code = "CUDA_ERROR_OUT_OF_MEMORY"
 
     def __init__(self, device: int = 0):
         self._index = device
@@ -80,7 +90,7 @@ class CudaBackend(Backend):
         """cuda-bindings, driver (CUDA version it supports) and NVRTC versions."""
         import cuda.bindings
 
-        from ember.compiler.nvrtc import nvrtc_version
+        from ember.backends.cuda.nvrtc import nvrtc_version
 
         major, minor = _device.driver_version()
         try:
@@ -222,6 +232,25 @@ class CudaBackend(Backend):
         for stream, target in busy:
             stream._mark(target)
 
+    def wait_for_foreign_stream(self, handle: int) -> None:
+        """Order Ember's default stream after the work queued so far on the foreign stream
+        ``handle`` (an event recorded there, waited for on the device)."""
+        event = self.create_event()
+        self._context.ensure_current()
+        check(cu.cuEventRecord(event.handle, cu.CUstream(handle)), "cuEventRecord")
+        event.submitted += 1
+        self._default_stream.wait_event(event)
+
+    def make_foreign_stream_wait(self, handle: int) -> None:
+        """Make the foreign stream ``handle`` (1: the legacy default stream) wait on the
+        device for the work queued so far on Ember's default stream."""
+        ours = self._default_stream
+        if ours.query():
+            return  # nothing in flight: nothing to order
+        event = self.create_event()
+        event.record(ours)
+        check(cu.cuStreamWaitEvent(cu.CUstream(handle), event.handle, 0), "cuStreamWaitEvent")
+
     async def synchronize_async(self) -> None:
         """:meth:`synchronize` without blocking the running event loop."""
         if self._streams.orphaned:
@@ -239,9 +268,23 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------------ code
     def compile(self, source: str, name: str = "kernel", options: Sequence[str] = ()) -> bytes:
         """CUDA C++ → cubin for this device's exact ``sm_XX`` (NVRTC)."""
-        from ember.compiler.nvrtc import compile_cubin
+        from ember.backends.cuda.nvrtc import compile_cubin
 
         return compile_cubin(source, self._info.arch, name, options)
+
+    @classmethod
+    def inspect_offline(cls, stage, source, target, name, options=()) -> Any:
+        """``ptx``, ``cubin-info``, ``sass`` or ``resources`` of ``source`` from NVRTC for
+        ``target``'s architecture (no GPU needed; :mod:`.toolkit`)."""
+        from ember.backends.cuda import toolkit
+
+        return toolkit.offline(stage, source, target.arch or "sm_90", name, tuple(options))
+
+    def disassemble(self, binary: bytes) -> str:
+        """The SASS of a cubin (``nvdisasm`` or ``cuobjdump`` from the CUDA toolkit)."""
+        from ember.backends.cuda import toolkit
+
+        return toolkit.sass(binary)
 
     def load_module(self, binary: bytes) -> CudaModule:
         """Load a cubin made by :meth:`compile`."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember.backends.opencl import LABEL
 from ember.backends.opencl import device as _device
 from ember.backends.opencl import memory as _memory
 from ember.backends.opencl.check import cl, driver_error
@@ -38,8 +39,9 @@ from ember.backends.opencl.module import (
     load_program,
 )
 from ember.backends.opencl.stream import OpenCLStream
+from ember.codegen.dialects.opencl import OPENCL
 from ember.errors import LaunchError
-from ember.runtime.backend import Backend, DeviceInfo
+from ember.runtime.backend import DL_OPENCL, Backend, DeviceInfo
 from ember.runtime.sync import StreamSet, wait_all, wait_all_async
 
 __all__ = [
@@ -66,8 +68,11 @@ class OpenCLBackend(Backend):
     """
 
     name = "opencl"
-    dialect = "opencl"
+    label = LABEL
+    dialect = OPENCL
     binary_kind = "opencl-binary"
+    dlpack_device_type = DL_OPENCL  # buffers have no address to share: shares_memory False
+    inspect_stages = frozenset({"resources"})  # the driver's work-group info
 
     def __init__(self, device: str | None = None):
         if device is None:

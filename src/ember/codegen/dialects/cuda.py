@@ -37,6 +37,12 @@ class CudaDialect(Dialect):
     kernel = 'extern "C" __global__ void'
     device = "static __device__"
     shared_decl = "__shared__ "
+    offline_arch = "sm_90"
+    offline_warp_size = 32
+    offline_features = frozenset(
+        {"fp64", "fp16", "int64_atomics", "subgroups", "subgroup_shuffle",
+         "subgroup_shuffle_relative"}
+    )  # fmt: skip
     types = {
         "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
         "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",

@@ -1,0 +1,85 @@
+"""The CUDA backend: NVIDIA's driver API through ``cuda-bindings``, kernels built by NVRTC.
+
+This module is light on purpose: ``import ember`` reads it (through the registry in
+:mod:`ember.runtime.backend`) to decide whether to warm CUDA up, so it imports nothing of
+the driver.  :class:`CudaBackend` lives in :mod:`.backend` and is imported on first use.
+
+The start-up hooks the background warmup (:mod:`ember.startup`) asks every backend package:
+
+``plausible()``
+    whether a device is probably there, at the cost of a ``stat`` (no library load);
+``WARM_AT_IMPORT``
+    whether ``import ember`` may start the warmup (the driver work releases the GIL);
+``WARMUP_IMPORTS``
+    the imports to make in the background, one step each;
+``start_driver()``
+    the GIL-free driver start-up, run beside the imports once ``DRIVER_AFTER`` is
+    imported; returns a function releasing what it holds;
+``driver_started()``
+    whether this process started the driver (a forked child then refuses the backend);
+``LABEL``
+    the backend's name in messages.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+LABEL = "CUDA"
+WARM_AT_IMPORT = True
+
+# Imports in order, big packages split so pauses can fall between them.  The driver step
+# starts once cuda.bindings.driver is in; cuda.bindings.nvrtc comes last: its library load
+# is the NVRTC step.
+WARMUP_IMPORTS = (
+    "typing", "dataclasses", "subprocess", "cuda.pathfinder", "cuda.bindings.driver",
+    "asyncio", "ember.runtime.sync", "ember.backends.cuda.backend", "cuda.bindings.nvrtc",
+    "ember.backends.cuda.nvrtc",
+)  # fmt: skip
+DRIVER_AFTER = "cuda.bindings.driver"  # start_driver() needs this import done
+
+_LAZY = {
+    "CudaBackend": "backend", "CudaBuffer": "memory", "CudaEvent": "event",
+    "CudaFunction": "launch", "CudaModule": "module", "CudaStream": "stream",
+    "PinnedHostMemory": "memory",
+}  # fmt: skip
+__all__ = [
+    "LABEL", "WARMUP_IMPORTS", "WARM_AT_IMPORT", "driver_started", "plausible", "start_driver",
+    *_LAZY,
+]  # fmt: skip
+
+
+def plausible() -> bool:
+    """Whether a CUDA driver is probably installed and a device visible (a stat or two)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if sys.platform.startswith("linux"):
+        return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/dxg")
+    if sys.platform == "win32":
+        root = os.environ.get("SystemRoot", r"C:\Windows")
+        return os.path.exists(os.path.join(root, "System32", "nvcuda.dll"))
+    return False
+
+
+def start_driver():
+    """``cuInit``, device 0 and its primary context (every call releases the GIL); returns
+    the function that releases the context reference taken here."""
+    from ember.backends.cuda.device import warm_start
+
+    return warm_start()
+
+
+def driver_started() -> bool:
+    """Whether ``cuInit`` ran in this process (by the backend or the warmup)."""
+    device = sys.modules.get("ember.backends.cuda.device")
+    return bool(getattr(device, "_initialized", False))
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
