@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import pathlib
 
+import pytest
+
 from ember.codegen import dialects
 from ember.runtime import registry
 
@@ -99,3 +101,21 @@ def test_the_check_finds_what_it_forbids():
     assert len(found) == 3, found
     assert any("'cuda'" in f for f in found) and any("backend.dialect" in f for f in found)
 
+
+def test_imports_point_down():
+    """The import-linter layers contract of pyproject.toml (also run by .ci/run)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    pytest.importorskip("importlinter")
+    exe = shutil.which("lint-imports") or os.path.join(
+        os.path.dirname(sys.executable), "lint-imports"
+    )
+    if not os.path.exists(exe):
+        pytest.skip("lint-imports is not on PATH")
+    root = SRC.parents[1]
+    env = dict(os.environ, PYTHONPATH=str(SRC.parent))
+    out = subprocess.run([exe], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
