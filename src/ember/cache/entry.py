@@ -119,7 +119,7 @@ def make_meta(name: str, pyname: str, abi: list, backend) -> dict:
         "pyname": pyname,
         "abi": [abi_record(p) for p in abi],
         "dialect": backend.dialect.name,
-        "binary_kind": getattr(backend, "binary_kind", "?"),
+        "binary_kind": backend.binary_kind,
         "device": backend.device.name,
         "created": round(time.time(), 3),
     }

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import abc
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ember.codegen.dialects import Dialect
@@ -279,6 +280,14 @@ class Backend(abc.ABC):
     inspect_stages: ClassVar[frozenset[str]] = frozenset()
     offline_stages: ClassVar[frozenset[str]] = frozenset()
     out_of_memory_code: ClassVar[str] = ""  # the driver's status name for "out of memory"
+    # Every block of a launch that has started keeps running while other blocks spin on
+    # flags it will publish (atomics + ember.threadfence() order them device-wide).  The
+    # single-pass scan and radix sort (decoupled look-back, Merrill & Garland 2016) need
+    # it.  False, the safe default, selects multi-pass designs: OpenCL gives no such
+    # guarantee between work-groups.
+    forward_progress: ClassVar[bool] = False
+    # why a vendor library the backend MAY use (blas(), solver()) is absent here, by name
+    vendor_missing: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     # ---------------------------------------------------------------- MUST: devices
     @abc.abstractmethod
@@ -422,6 +431,18 @@ class Backend(abc.ABC):
             f"the {self.label or self.name} backend cannot run kernels that can fail (raise, "
             "assert, boundscheck=True): it has no error memory (Backend.error_memory)"
         )
+
+    def blas(self) -> Any:
+        """MAY: the vendor BLAS, an object with ``gemm(dtype, opa, opb, m, n, k, a, lda, sa,
+        b, ldb, sb, c, ldc, sc, batch, stream, tf32)`` (column-major strided batched product
+        on device addresses; ember/backends/cuda/blas.py).  Default None: matrix products
+        run Ember's own kernel."""
+        return None
+
+    def solver(self) -> Any:
+        """MAY: the vendor dense factorizations (ember/backends/cuda/solver.py).  Default
+        None: factorizations run on the host (with an EmberPerformanceWarning)."""
+        return None
 
     def wait_for_foreign_stream(self, handle: int) -> None:
         """MAY (with :attr:`shares_memory`): make Ember's default stream wait, on the

@@ -141,6 +141,13 @@ def disable(name: str, reason: str, *, select: bool = False) -> None:
             _current = name
 
 
+def repair_after_fork() -> None:
+    """In a child of ``os.fork()``: a fresh lock, in case a thread of the parent (which does
+    not exist here) held it at the moment of the fork."""
+    global _lock
+    _lock = threading.RLock()
+
+
 def _instantiate(name: str) -> Backend:
     if name not in _instances:
         _before_create(name)
