@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from ember import config
+from ember import startup as _warmup
 from ember._version import __version__
 from ember.dtypes import (
     DType,
@@ -43,7 +44,6 @@ from ember.errors import (
     SlowPathError,
     UnsupportedFeatureError,
 )
-from ember.runtime import warmup as _warmup
 
 # kernel-side functions (ember.lang): thread indices, barrier, shared memory, atomics, math
 _LANG = (
@@ -79,7 +79,7 @@ _LAZY = {
     "uncached": "ember.runtime.alloccache",
     "kernel": "ember.compiler.kernel",
     "Kernel": "ember.compiler.kernel",
-    "warmup": "ember.runtime.warmup",
+    "warmup": "ember.startup",
     **{name: "ember.lang" for name in _LANG},
 }
 # the array library (ember.array): these override the kernel-function names above with
@@ -155,7 +155,7 @@ def __getattr__(name: str):
     return value
 
 
-# Background warmup of the device (ember/runtime/warmup.py): returns at once, never raises.
+# Background warmup of the device (ember/startup.py): returns at once, never raises.
 try:
     _warmup.at_import()
 except Exception:  # noqa: S110 - a warmup problem must never break the import

@@ -118,9 +118,8 @@ def test_array_namespace(backend):
 # --------------------------------------------------------------------- GPU machine
 @pytest.fixture
 def cuda():
-    previous = registry._current
-    yield registry.use("cuda")
-    registry._current = previous
+    with registry.use("cuda") as be:
+        yield be
 
 
 @pytest.mark.gpu

@@ -170,14 +170,14 @@ def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
 
 def _linear(out: ndarray, start, step, last: int, stop) -> None:
     from ember.array import kernels
-    from ember.compiler.driver import target_of
 
     n = out.size
     if not n:
         return
     dt = out.dtype
     if dt.is_float or isinstance(start, float) or isinstance(step, float):
-        ct = to_dtype("float64") if target_of(out.backend).has("fp64") else to_dtype("float32")
+        fp64 = "fp64" in out.backend.device.features
+        ct = to_dtype("float64") if fp64 else to_dtype("float32")
         start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
     else:
         ct = to_dtype("uint64") if dt.name == "uint64" else to_dtype("int64")

@@ -151,9 +151,8 @@ def vendor(be, dt: dtypes.DType):
 
     if dt.name not in VENDOR_DTYPES or settings.blas == "ember":
         return None
-    get = getattr(be, "blas", None)
-    lib = get() if get is not None else None
-    if lib is None and get is not None:
+    lib = be.blas()
+    if lib is None:
         _warn_missing(be, "blas")
     return lib
 
@@ -163,7 +162,7 @@ _warned: set = set()
 
 def _warn_missing(be, what: str) -> None:
     """Once per backend: the vendor library is absent, Ember's own code runs instead."""
-    reason = getattr(be, "vendor_missing", {}).get(what)
+    reason = be.vendor_missing.get(what)
     if reason and (id(be), what) not in _warned:
         import warnings
 
@@ -258,7 +257,7 @@ def _usable(x: ndarray, gpu: bool, which: str) -> ndarray:
 
 
 def _is_gpu(be) -> bool:
-    return be.dialect == "cuda" or be.device.extra.get("device_type") == "GPU"
+    return be.device.is_gpu
 
 
 # --------------------------------------------------------------------- the family
