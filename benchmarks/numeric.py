@@ -58,29 +58,30 @@ def _ratio(results: dict, metric: str, better_higher: bool = True) -> None:
         results["ember"]["x_torch"] = mine / theirs if better_higher else theirs / mine
 
 
-def _matmul(ctx: Context, n: int, dtype: str, variants: dict, peer_dtypes: dict) -> dict:
+def _time_product(results: dict, impl: str, x, y, work: float, sync, ctx: Context) -> None:
     iters = 3 if ctx.quick else 10
+    guarded(results, impl, lambda: {"tflops": _rate(lambda: x @ y, work, sync, iters, ctx.repeats)})
+
+
+def _matmul(ctx: Context, n: int, dtype: str, variants: dict, peer_dtypes: dict) -> dict:
     work = 2.0 * n**3 / 1e9  # "GB" of flops per call -> TFLOP/s after _rate
-    a = ember.asarray(ember.random.default_rng(1).standard_normal((n, n))).astype(dtype)
-    b = ember.asarray(ember.random.default_rng(2).standard_normal((n, n))).astype(dtype)
-    sync = ember.synchronize
     results: dict[str, dict[str, float]] = {}
+    a = ember.random.default_rng(1).standard_normal((n, n)).astype(dtype)
+    b = ember.random.default_rng(2).standard_normal((n, n)).astype(dtype)
     for impl, settings in variants.items():
         with ember.config.override(**settings):
-            guarded(results, impl,
-                    lambda: {"tflops": _rate(lambda: a @ b, work, sync, iters, ctx.repeats)})  # fmt: skip
-    del a, b
+            _time_product(results, impl, a, b, work, ember.synchronize, ctx)
+    a = b = None
     _release(ctx)
     for name, mod in ctx.peers.items():
-        for impl, pdt in peer_dtypes.items():
+        for suffix, pdt in peer_dtypes.items():
             try:
                 x, y = _peer_matrix(name, mod, n, pdt), _peer_matrix(name, mod, n, pdt)
             except Exception as exc:
-                results[f"{name}{impl}"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+                results[f"{name}{suffix}"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
                 continue
-            guarded(results, f"{name}{impl}", lambda: {
-                "tflops": _rate(lambda: x @ y, work, _sync(name, mod), iters, ctx.repeats)})  # fmt: skip
-            del x, y
+            _time_product(results, f"{name}{suffix}", x, y, work, _sync(name, mod), ctx)
+            x = y = None
             _release(ctx)
     _ratio(results, "tflops")
     return results
@@ -114,17 +115,18 @@ def matmul_f16(ctx: Context):
 def matmul_dispatch(ctx: Context):
     """Host time per 64 x 64 float32 product (launches queued, one sync per repeat)."""
     iters = ctx.iterations(5000)
-    a = ember.ones((64, 64), ember.float32)
     results: dict[str, dict[str, float]] = {}
-    guarded(results, "ember", lambda: {
-        "us": per_call_us(lambda: a @ a, iters, ctx.repeats, ember.synchronize)})  # fmt: skip
+
+    def measure(impl: str, x, sync) -> None:
+        guarded(results, impl,
+                lambda: {"us": per_call_us(lambda: x @ x, iters, ctx.repeats, sync)})  # fmt: skip
+
+    a = ember.ones((64, 64), ember.float32)
+    measure("ember", a, ember.synchronize)
     with ember.config.override(blas="ember"):
-        guarded(results, "ember-kernel", lambda: {
-            "us": per_call_us(lambda: a @ a, iters, ctx.repeats, ember.synchronize)})  # fmt: skip
+        measure("ember-kernel", a, ember.synchronize)
     for name, mod in ctx.peers.items():
-        x = _peer_matrix(name, mod, 64, "float32")
-        guarded(results, name, lambda: {
-            "us": per_call_us(lambda: x @ x, iters, ctx.repeats, _sync(name, mod))})  # fmt: skip
+        measure(name, _peer_matrix(name, mod, 64, "float32"), _sync(name, mod))
     _ratio(results, "us", better_higher=False)
     return results
 
