@@ -206,6 +206,11 @@ def mapreduce(f, op, x, /, *more, axis=None, initial=_NO_VALUE, dtype=None, keep
         from ember.array.ufuncs import vectorize
 
         x, f = vectorize(f)(x, *more), None
+    return _mapreduce(x, f, op, axis, initial, dtype, keepdims)
+
+
+@reductions.prepared
+def _mapreduce(x, f, op, axis, initial, dtype, keepdims):
     x = reductions._array(x, "mapreduce" if f is not None else "reduce")
     fn = _canonical(op)
     has_initial = initial is not _NO_VALUE
