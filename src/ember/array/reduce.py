@@ -34,7 +34,7 @@ from ember.array.ndarray import c_strides, ndarray
 from ember.array.reducers import Reducer
 from ember.runtime.memory import allocate
 
-BLOCK_GPU = 512  # threads per block on GPUs
+BLOCK_GPU = 256  # threads per block on GPUs (register-limited occupancy: finer steps than 512)
 BLOCK_CPU = 256  # work-group size on CPU devices (PoCL builds one function per size)
 MIN_PER_THREAD = 16  # elements per thread below which splitting an axis does not pay
 UNROLL = 8  # loads per thread per step of the kernels' loop (reduce_kernels.py writes 8 out)
@@ -66,11 +66,12 @@ def device_of(backend) -> Device:
 
 
 def _make_device(backend) -> Device:
+    from ember.array.launch import is_cpu
     from ember.compiler.driver import target_of
 
     dev = backend.device
     extra = dev.extra or {}
-    gpu = extra.get("device_type", "GPU") != "CPU"
+    gpu = not is_cpu(backend)
     block = _pow2_floor(min(BLOCK_GPU if gpu else BLOCK_CPU, dev.max_threads_per_block))
     per_sm = extra.get("max_threads_per_multiprocessor") or 4 * block
     sms = max(1, dev.multiprocessors)
@@ -334,3 +335,34 @@ def flat(a: ndarray, count: int) -> ndarray:
     v = ndarray((count,), a.dtype, a.buffer, a.backend, (a.dtype.itemsize,), a.offset)
     v._c = True
     return v
+
+
+# --------------------------------------------------------------------- examples
+# (kernel kind, reads states, writes outputs): the passes of a reduction along the fast axis
+# (one pass, or a split and its second pass) and along a slow one
+COMMON_PASSES = (("rows", False, True), ("rows", False, False), ("rows", True, True),
+                 ("cols", False, True))  # fmt: skip
+
+
+def examples(R: Reducer, dtype, out_dtype, mean_dtype=None, backend=None, dev=None, passes=None):
+    """``(kernel, args)`` for the passes of ``R`` reading ``dtype`` and writing
+    ``out_dtype``, with NumPy arrays standing for device arrays: the standard precompiled
+    set (:mod:`ember.array.standard`) and the CUDA compile checks.  ``dev`` defaults to the
+    device of ``backend`` (the current one)."""
+    import numpy as np
+
+    if dev is None:
+        from ember.runtime import backend as registry
+
+        dev = device_of(backend or registry.get())
+    n = 8
+    states = tuple(np.zeros(n, dt.numpy) for dt in R.state)
+    states += (states[0],) * (3 - len(states))
+    out = np.zeros(n, out_dtype.numpy)
+    aux = np.zeros(n, mean_dtype.numpy) if mean_dtype is not None else out
+    sk = (1, 1, n, R.p1.numpy.type(0), R.p2.numpy.type(0))
+    head = (n, 1, n, n, (0, 1, 1, 1, 0, 0, 0, 0), 1)
+    for kind, from_states, final in passes or COMMON_PASSES:
+        src = states if from_states else (np.zeros(n, dtype.numpy),) * 3
+        dst = (out, aux, out) if final else states
+        yield _kernel(R, kind == "rows", from_states, final, dev), (*head, *src, *dst, sk, 1)

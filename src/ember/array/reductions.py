@@ -17,8 +17,6 @@ import functools
 import math
 import warnings
 
-import numpy as np
-
 from ember import dtypes
 from ember.array import reduce as plan
 from ember.array import reducers as rd
@@ -142,21 +140,26 @@ def _int_sum_dtype(dt: DType) -> DType:
 
 
 # --------------------------------------------------------------------- sum, prod
-def _sum_like(kind: str, x, axis, dtype, out, keepdims, initial, pre=None):
-    what = {"sum": "sum", "prod": "prod", "nansum": "nansum", "nanprod": "nanprod"}[kind]
-    x = _array(x, what)
+def sum_reducer(kind: str, x_dtype: DType, dtype=None) -> tuple[rd.Reducer, DType]:
+    """The reducer and result dtype of ``sum``/``prod``/``nansum``/``nanprod``."""
     dt = _dtype_arg(dtype)
     if dt is None:
-        dt = x.dtype if x.dtype.is_float else _int_sum_dtype(x.dtype)
+        dt = x_dtype if x_dtype.is_float else _int_sum_dtype(x_dtype)
     product = kind.endswith("prod")
     if dt is BOOL:  # NumPy: a boolean sum is `any`, a boolean product `all`
-        return run(rd.logical(not product), x, axis, keepdims, BOOL, what, out=out)
+        return rd.logical(not product), BOOL
     acc = rd.float_acc(dt) if dt.is_float else dt
-    if kind.startswith("nan") and x.dtype.is_float:
-        pre = rd.nan_to(acc, 1 if product else 0)
-    R = (rd.prod if product else rd.sum_)(acc, dt, pre, "prod" if product else "sum")
-    p1 = (1 if product else 0) if initial is None else initial
-    return run(R, x, axis, keepdims, dt, what, p1=p1, out=out)
+    pre = (
+        rd.nan_to(acc, 1 if product else 0) if kind.startswith("nan") and x_dtype.is_float else None
+    )
+    return (rd.prod if product else rd.sum_)(acc, dt, pre, "prod" if product else "sum"), dt
+
+
+def _sum_like(kind: str, x, axis, dtype, out, keepdims, initial):
+    x = _array(x, kind)
+    R, dt = sum_reducer(kind, x.dtype, dtype)
+    p1 = (1 if kind.endswith("prod") else 0) if initial is None else initial
+    return run(R, x, axis, keepdims, dt, kind, p1=p1 if dt is not BOOL else False, out=out)
 
 
 @prepared
@@ -196,17 +199,21 @@ def _compute(dt: DType) -> DType:
     return F32 if dt is F16 else (I8 if dt is BOOL else dt)
 
 
+def extremum_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Reducer:
+    """The reducer of ``max``/``min`` (``nanmax``/``nanmin``); float16 compares in float32."""
+    ct = F32 if x_dtype is F16 else x_dtype
+    return rd.extremum(ct, x_dtype, largest, skip_nan and ct.is_float)
+
+
 def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial):
     what = ("nan" if skip_nan else "") + ("max" if largest else "min")
     x = _array(x, what)
-    ct = F32 if x.dtype is F16 else x.dtype
-    R = rd.extremum(ct, x.dtype, largest, skip_nan and ct.is_float)
-    ident = np.nan if (skip_nan and ct.is_float) else rd.extreme(ct, largest)
+    R = extremum_reducer(x.dtype, largest, skip_nan)
     empty = None
     if initial is None:
         name = "maximum" if largest else "minimum"
         empty = f"zero-size array to reduction operation {name} which has no identity"
-    p1 = ident if initial is None else initial
+    p1 = R.identity if initial is None else initial
     return run(R, x, axis, keepdims, x.dtype, what, p1=p1, empty=empty, out=out)
 
 
@@ -239,12 +246,17 @@ amax, amin = max, min
 
 
 # --------------------------------------------------------------------- argmin, argmax
+def arg_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Reducer:
+    """The reducer of ``argmax``/``argmin`` (``nanargmax``/``nanargmin``)."""
+    return rd.arg(_compute(x_dtype), largest, skip_nan and x_dtype.is_float)
+
+
 def _arg(largest: bool, skip_nan: bool, x, axis, out, keepdims):
     what = ("nan" if skip_nan else "") + ("argmax" if largest else "argmin")
     x = _array(x, what)
     if axis is not None and isinstance(axis, tuple | list):
         raise TypeError(f"ember.{what}: axis must be None or an int, got {axis!r}")
-    R = rd.arg(_compute(x.dtype), largest, skip_nan and x.dtype.is_float)
+    R = arg_reducer(x.dtype, largest, skip_nan)
     empty = f"attempt to get {what.removeprefix('nan')} of an empty sequence"
     res = run(R, x, axis, keepdims, I64, what, ordered=True, empty=empty)
     if skip_nan and x.dtype.is_float and res.size:
@@ -302,12 +314,18 @@ def count_nonzero(x, /, axis=None, *, keepdims=False):
 
 
 # --------------------------------------------------------------------- statistics
-def _stat_dtypes(x: ndarray, dtype) -> tuple[DType, DType]:
-    """(accumulator, result) of mean/var/std: floats keep their dtype, others float64."""
+def stat_reducer(what: str, x_dtype: DType, dtype=None, skip_nan: bool = False):
+    """``(reducer, result dtype)`` of ``mean``, ``var``, ``std``, ``var_mean``,
+    ``std_mean`` (and their nan-versions): floats keep their dtype, others give float64;
+    float16 accumulates in float32."""
     dt = _dtype_arg(dtype)
     if dt is None:
-        dt = x.dtype if x.dtype.is_float else F64
-    return (rd.float_acc(dt) if dt.is_float else F64), dt
+        dt = x_dtype if x_dtype.is_float else F64
+    acc = rd.float_acc(dt) if dt.is_float else F64
+    skip_nan = skip_nan and x_dtype.is_float
+    if what == "mean" and not skip_nan:
+        return rd.mean(acc, dt), dt
+    return rd.moments(acc, dt, what, skip_nan), dt
 
 
 @prepared
@@ -315,17 +333,16 @@ def mean(x, /, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over ``axis`` (integers: float64; float16: accumulated in float32;
     sums as :func:`sum`).  The mean of no elements is NaN, with NumPy's RuntimeWarning."""
     x = _array(x, "mean")
-    acc, dt = _stat_dtypes(x, dtype)
+    R, dt = stat_reducer("mean", x.dtype, dtype)
     warned = _warn_empty(x, axis, "mean", 0)
-    return run(rd.mean(acc, dt), x, axis, keepdims, dt, "mean", out=out, cache=not warned)
+    return run(R, x, axis, keepdims, dt, "mean", out=out, cache=not warned)
 
 
 @prepared
 def nanmean(x, /, axis=None, dtype=None, out=None, keepdims=False):
     """:func:`mean` of the elements that are not NaN (NaN where there are none)."""
     x = _array(x, "nanmean")
-    acc, dt = _stat_dtypes(x, dtype)
-    R = rd.moments(acc, dt, "mean", skip_nan=True) if x.dtype.is_float else rd.mean(acc, dt)
+    R, dt = stat_reducer("mean", x.dtype, dtype, skip_nan=True)
     return run(R, x, axis, keepdims, dt, "nanmean", out=out)
 
 
@@ -340,10 +357,9 @@ def _correction(ddof, correction) -> float:
 def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=False):
     name = ("nan" if skip_nan else "") + what
     x = _array(x, name)
-    acc, dt = _stat_dtypes(x, dtype)
+    R, dt = stat_reducer(what, x.dtype, dtype, skip_nan)
     dof = _correction(ddof, correction)
     warned = _warn_empty(x, axis, name, dof)
-    R = rd.moments(acc, dt, what, skip_nan and x.dtype.is_float)
     mean_dt = dt if what.endswith("_mean") else None
     return run(
         R, x, axis, keepdims, dt, name, p2=dof, mean_dtype=mean_dt, out=out, cache=not warned
