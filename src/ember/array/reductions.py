@@ -109,7 +109,10 @@ def _array(x, what: str) -> ndarray:
         return x
     if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | bool):
         raise not_on_device(x, f"ember.{what}")
-    raise TypeError(f"ember.{what} takes an ember array, got a {type(x).__name__}")
+    raise TypeError(
+        f"ember.{what} takes an ember array, got a {type(x).__module__}.{type(x).__name__}; "
+        "wrap arrays of other libraries with ember.asarray(x) (no copy on the same device)"
+    )
 
 
 def _out_shape(shape, axes, keepdims: bool) -> tuple[int, ...]:

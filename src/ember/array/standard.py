@@ -210,7 +210,11 @@ def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None):
             yield kernel, args
     for kernel, args in _strided(STRIDED_2D, floats):
         yield kernel, _device(args)
-    yield from _reductions(dts)
+    for kernel, args in _reductions(dts):  # second passes read states: shared by dtypes
+        key = (kernel, tuple(_signature(a) for a in args))
+        if key not in seen:
+            seen.add(key)
+            yield kernel, args
 
 
 def _signature(a) -> Any:
