@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.tune_reduce`` runs, for each configuration of
 ``ember.array.reduce`` (threads per block, elements per thread before an axis is split,
-device-fulls of threads a split aims at), a fresh process that sets them before any
+device-fulls of threads a split aims at, outputs per thread row of ``reduce_cols``), a
+fresh process that sets them before any
 reduction and measures ``sum``/``argmax`` of 1 GiB float32 and ``sum(axis=0)``,
 ``sum(axis=1)``, ``std_mean(axis=1)`` of a 16k x 16k matrix (best of 20, GB/s of bytes
 read), next to PyTorch's in the same process when it is installed.  The defaults are the
@@ -16,18 +17,27 @@ import subprocess
 import sys
 import time
 
-CONFIGS = [(256, 16, 2), (512, 16, 2), (256, 32, 2), (256, 16, 1), (256, 8, 4), (1024, 16, 2)]
+CONFIGS = [
+    (256, 16, 2, 32),
+    (512, 16, 2, 32),
+    (256, 32, 2, 32),
+    (256, 16, 1, 32),
+    (256, 8, 4, 32),
+    (256, 16, 2, 128),
+    (512, 16, 2, 64),
+    (1024, 16, 2, 32),
+]
 SIDE = 1 << 14
 
 
-def measure(block: int, per_thread: int, oversubscribe: int) -> dict:
+def measure(block: int, per_thread: int, oversubscribe: int, column_tile: int) -> dict:
     import numpy as np
 
     import ember
     from ember.array import reduce
 
     reduce.BLOCK_GPU, reduce.MIN_PER_THREAD = block, per_thread
-    reduce.OVERSUBSCRIBE = oversubscribe
+    reduce.OVERSUBSCRIBE, reduce.COLUMN_TILE = oversubscribe, column_tile
     host = np.random.default_rng(0).random((SIDE, SIDE), dtype=np.float32)
     m = ember.asarray(host)
     x = m.reshape(-1)
@@ -68,7 +78,7 @@ def _best(fn, nbytes: int, sync=None, reps: int = 20) -> float:
 
 
 def main() -> None:
-    if len(sys.argv) == 4:
+    if len(sys.argv) == 5:
         print("RESULT " + json.dumps(measure(*map(int, sys.argv[1:]))))
         return
     for config in CONFIGS:
@@ -77,8 +87,8 @@ def main() -> None:
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
-        block, per_thread, over = config
-        print(f"block={block:5d} per_thread={per_thread:3d} oversubscribe={over} ",
+        block, per_thread, over, tile = config
+        print(f"block={block:5d} per_thread={per_thread:3d} oversubscribe={over} tile={tile:3d} ",
               line[7:] if line else p.stderr[-300:], flush=True)  # fmt: skip
 
 

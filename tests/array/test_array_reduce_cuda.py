@@ -9,6 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
+from array_common import check
 
 import ember
 from ember.array import mapreduce, ops, reducers
@@ -110,3 +111,32 @@ def test_a_reduction_runs_the_standard_sets_specializations(backend):
 
 def _compiled(kernel) -> int:
     return len({id(spec) for spec in kernel.specializations.values()})
+
+
+@pytest.fixture
+def cuda():
+    from ember.runtime import backend as registry
+
+    previous = registry._current
+    yield registry.use("cuda")
+    registry._current = previous
+
+
+@pytest.mark.gpu
+def test_more_than_2_to_the_31_elements(cuda):
+    """64-bit indexing end to end: sums, argmax and a row reduction past 2**31 elements."""
+    n = (1 << 31) + 77
+    if cuda.device.total_memory < 6 * n:
+        pytest.skip("needs ~6 bytes of device memory per element")
+    x = ember.zeros(n, ember.int8)
+    x[n - 1] = 5
+    x[n - 3] = 5  # the first of equal maxima counts
+    x[(1 << 31) + 1] = -2
+    check(ember.sum(x), np.int64(8))
+    check(ember.argmax(x), np.int64(n - 3))
+    check(ember.argmin(x), np.int64((1 << 31) + 1))
+    rows = x[: (1 << 31) + 64].reshape(2, (1 << 30) + 32)
+    check(ember.min(rows, axis=1), np.array([0, -2], np.int8))
+    del x, rows
+    y = ember.ones((1 << 31) + 3, ember.float16)
+    check(ember.sum(y, dtype=ember.float32), np.float32((1 << 31) + 3))
