@@ -76,8 +76,11 @@ def _make_device(backend) -> Device:
     per_sm = extra.get("max_threads_per_multiprocessor") or 4 * block
     sms = max(1, dev.multiprocessors)
     target = target_of(backend)
-    # the shuffle tree needs whole warps inside a block
-    shuffle = target.has("subgroup_shuffle") and block % max(target.warp_size, 1) == 0
+    # the shuffle tree reads the sub-group size and needs whole warps inside a block
+    shuffle = (
+        target.has("subgroup_shuffle") and target.has("subgroups")
+        and block % max(target.warp_size, 1) == 0
+    )  # fmt: skip
     max_grid = (1 << 31) - 1 if gpu else sms * CPU_WAVES
     return Device(block, sms * per_sm, max_grid, shuffle)
 
