@@ -94,7 +94,7 @@ def test_registers_leave_room_for_full_blocks():
 
 def test_a_reduction_runs_the_standard_sets_specializations(backend):
     """After a reduction, specializing its standard example compiles nothing new."""
-    from ember.cache.precompile import _device_args
+    from ember.precompile import _device_args
 
     x = ember.asarray(np.arange(50, dtype=np.float32))
     ember.sum(x)
@@ -115,11 +115,10 @@ def _compiled(kernel) -> int:
 
 @pytest.fixture
 def cuda():
-    from ember.runtime import backend as registry
+    from ember.runtime import registry
 
-    previous = registry._current
-    yield registry.use("cuda")
-    registry._current = previous
+    with registry.use("cuda") as be:
+        yield be
 
 
 @pytest.mark.gpu

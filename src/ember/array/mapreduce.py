@@ -241,11 +241,10 @@ def _accumulator(f, op, x: ndarray, dtype) -> DType:
 
 def _returns(f, x: ndarray) -> DType:
     """The dtype ``f`` returns for an element of ``x`` (typed like a device function)."""
-    from ember.compiler.driver import target_of
     from ember.frontend.typer import TypingContext
     from ember.frontend.types import Scalar, scalar
 
-    fn = TypingContext(target_of(x.backend)).specialize(f, (scalar(x.dtype),), None)
+    fn = TypingContext(x.backend.target).specialize(f, (scalar(x.dtype),), None)
     t = fn.return_type
     if not isinstance(t, Scalar):
         raise TypeError(

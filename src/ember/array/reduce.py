@@ -66,16 +66,13 @@ def device_of(backend) -> Device:
 
 
 def _make_device(backend) -> Device:
-    from ember.array.launch import is_cpu
-    from ember.compiler.driver import target_of
-
     dev = backend.device
     extra = dev.extra or {}
-    gpu = not is_cpu(backend)
+    gpu = dev.is_gpu
     block = _pow2_floor(min(BLOCK_GPU if gpu else BLOCK_CPU, dev.max_threads_per_block))
     per_sm = extra.get("max_threads_per_multiprocessor") or 4 * block
     sms = max(1, dev.multiprocessors)
-    target = target_of(backend)
+    target = backend.target
     # the shuffle tree reads the sub-group size and needs whole warps inside a block
     shuffle = (
         target.has("subgroup_shuffle") and target.has("subgroups")
@@ -355,7 +352,7 @@ def examples(R: Reducer, dtype, out_dtype, mean_dtype=None, backend=None, dev=No
     import numpy as np
 
     if dev is None:
-        from ember.runtime import backend as registry
+        from ember.runtime import registry
 
         dev = device_of(backend or registry.get())
     n = 8

@@ -48,10 +48,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import ember
 from ember import dtypes
-from ember.compiler import kernel as compiled  # the module: ember.kernel may import us mid-way
+from ember.compiler import kernel as compiled  # a module: ember.kernel may be importing us
+
+if TYPE_CHECKING:
+    from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
 
 WINDOW = 32  # tiles inspected per step of the look-back
@@ -87,7 +91,7 @@ def atomic_storage(ct: DType) -> DType:
     return dtypes.uint32 if ct.kind == "u" else dtypes.int32
 
 
-def _named(fn, name: str) -> compiled.Kernel:
+def _named(fn, name: str) -> Kernel:
     fn.__name__ = fn.__qualname__ = name
     return compiled.Kernel(fn)
 
@@ -236,7 +240,7 @@ def _sizes(g: Geometry):
 
 
 @functools.cache
-def tile_reduce(op, ct: DType, g: Geometry, pre=same) -> compiled.Kernel:
+def tile_reduce(op, ct: DType, g: Geometry, pre=same) -> Kernel:
     """``partial[r * T + t]`` = the combination of tile ``t`` of row ``r`` (of ``pre``
     of its elements)."""
     f = _functions(op, ct, g, pre)
@@ -266,7 +270,7 @@ def tile_reduce(op, ct: DType, g: Geometry, pre=same) -> compiled.Kernel:
 
 
 @functools.cache
-def scan_carry(op, ct: DType, g: Geometry) -> compiled.Kernel:
+def scan_carry(op, ct: DType, g: Geometry) -> Kernel:
     """Scan every tile, starting from the inclusive total of the tile before it in its
     row (``carry[r * T + t - 1]``, scanned by the host beforehand)."""
     f = _functions(op, ct, g)
@@ -296,7 +300,7 @@ def scan_carry(op, ct: DType, g: Geometry) -> compiled.Kernel:
 
 
 @functools.cache
-def scan_lookback(op, ct: DType, g: Geometry) -> compiled.Kernel:
+def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     """The single-pass scan (decoupled look-back); see the module docstring.
 
     ``state[0]`` is the tile counter and ``state[1 + t]`` tile ``t``'s flag (all zero
@@ -409,7 +413,7 @@ def _lookback(combine, CT, AT):
 
 
 @functools.cache
-def rows_serial(op, ct: DType) -> compiled.Kernel:
+def rows_serial(op, ct: DType) -> Kernel:
     """Short rows: one thread scans one row."""
 
     def rows_serial(rows, n, x, xbase, xrow, xstep, out, obase, orow):
@@ -441,7 +445,7 @@ def index_of(v, vbase, vstep, i):
 
 
 @functools.cache
-def select(g: Geometry, what) -> compiled.Kernel:
+def select(g: Geometry, what) -> Kernel:
     """Stream compaction: ``out[k] = what(v, ..., i)`` for the ``k``-th ``i`` whose
     ``flags[i]`` is nonzero.  ``carry[t]`` is the number of flags set in tiles ``0..t``
     (a scan of :func:`tile_reduce`'s counts); within a tile the positions come from the
