@@ -470,7 +470,10 @@ def _strided_view(x: ndarray, strides, dims):
 
 
 def _transposing(dims, strides) -> bool:
-    """Out's fast axis is 1 and the source's is 0: a tiled transpose pays off."""
+    """Out's fast axis is 1 and the source's is 0: a tiled transpose pays off.  (A fill
+    has no source array: ``strides`` then holds only the output's.)"""
+    if len(strides) != 2:
+        return False
     (o0, o1), (a0, a1) = strides
     return o1 == 1 and abs(a0) == 1 and abs(a1) > 1 and min(dims) >= 16
 
