@@ -28,9 +28,9 @@ from typing import Any
 
 from ember.compiler import args as argmod
 from ember.compiler import driver, freshness
-from ember.diagnostics import errors as errmod
+from ember.diagnostics import device_errors as errmod
 from ember.errors import ArgumentError, LaunchError
-from ember.frontend import diagnostics, ir
+from ember.frontend import ir, messages
 from ember.frontend.capture import Captured, capture
 from ember.runtime import argtypes
 from ember.runtime import backend as registry
@@ -244,7 +244,7 @@ class Kernel:
                 raise self._arg_error(p, message, exc.hint) from None
             if isinstance(a, argmod.ForeignArray):
                 foreign.add(i)
-            elif hasattr(a, "backend"):
+            elif argtypes.is_array(a):
                 backends.add(a.backend)
         backend = self._backend(backends, foreign, args) if need_backend else None
         return types, backend, foreign
@@ -273,7 +273,7 @@ class Kernel:
     def _arg_error(self, node, message: str, hint: str | None) -> ArgumentError:
         cap = self.captured
         loc = cap.loc(node if node is not None else cap.tree)
-        return diagnostics.error(ArgumentError, message, loc, diagnostics.STAGE_LAUNCH, hint)
+        return messages.error(ArgumentError, message, loc, messages.STAGE_LAUNCH, hint)
 
     # ------------------------------------------------------------------ inspection
     @api
