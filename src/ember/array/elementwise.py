@@ -66,6 +66,8 @@ class Ufunc:
         )
 
     def __call__(self, *args, out: ndarray | None = None):
+        if out is None and len(args) == 2 == self.nin:
+            return binary(self, *args)  # the fast path of ``x + y`` (falls back to apply)
         if len(args) != self.nin:
             raise TypeError(f"ember.{self.__name__} takes {self.nin} operand(s), got {len(args)}")
         try:  # costs nothing until it catches
