@@ -44,7 +44,8 @@ class CheckEmitter:
     def ctx_type(self) -> str:
         c = self.d.checks
         text = (
-            "// Where a failing thread reports (read on the host by ember/diagnostics/device_errors.py)\n"
+            "// Where a failing thread reports (read on the host by "
+            "ember/diagnostics/device_errors.py)\n"
             "typedef struct {\n"
             f"    {c['claim']} claim;  // 0 until the first failure claims the record\n"
             f"    {c['record']} rec;  // state, kernel, site, block xyz, thread xyz, 2 values\n"
