@@ -92,7 +92,7 @@ _ARRAY = {
     "ember.array.manipulation": (
         "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
         "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
-        "broadcast_arrays", "reshape", "concatenate", "stack", "unstack", "roll", "tile",
+        "broadcast_arrays", "reshape", "concatenate", "concat", "stack", "unstack", "roll", "tile",
         "repeat",
     ),
     "ember.array.ufuncs": (
@@ -119,6 +119,7 @@ _ARRAY = {
     "ember.array.matmul": (
         "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
     ),
+    "ember.array.extras": ("nextafter", "diff"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",
@@ -128,7 +129,7 @@ _ARRAY = {
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
-        "pi", "inf", "nan", "__array_api_version__",
+        "pi", "inf", "nan", "__array_api_version__", "__array_namespace_info__",
     ),
 }  # fmt: skip
 _LAZY.update({name: module for module, names in _ARRAY.items() for name in names})

@@ -142,3 +142,27 @@ def test_a_missing_library_is_a_clear_error():
         assert "ember[cuda]" in str(exc) and "libcusolver" in str(exc)
     else:
         pytest.skip("libcusolver is installed here")
+
+
+def test_the_small_product_fast_path(monkeypatch):
+    """2-d C-contiguous operands go straight to one column-major call (C^T = B^T A^T)."""
+    pool = Pool()
+    blas = FakeBlas(pool)
+
+    class FastBackend(Backend):
+        def blas(self):
+            return blas
+
+    be = FastBackend()
+    monkeypatch.setattr(
+        matmul, "allocate", lambda backend, nbytes: pool.put(np.zeros(nbytes, np.uint8))
+    )
+    monkeypatch.setattr(matmul, "_FAST", {})
+    rng = np.random.default_rng(1)
+    ha, hb = rng.standard_normal((5, 3)), rng.standard_normal((3, 4))
+    a, b = device(pool, be, ha), device(pool, be, hb)
+    a._c = b._c = True
+    out = matmul.matmul(a, b)
+    assert out.shape == (5, 4) and len(blas.calls) == 1 and blas.calls[0][:5] == ("N", "N", 4, 5, 3)
+    got = pool.view(be.native_pointer(out.buffer, out.offset), np.dtype("float64"), (5, 4), (4, 1))
+    np.testing.assert_allclose(got, ha @ hb, rtol=1e-12)

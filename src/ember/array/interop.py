@@ -29,7 +29,7 @@ from ember.runtime.backend import DL_CPU, DL_CUDA, DL_CUDA_MANAGED, DL_OPENCL, B
 
 CPU, CUDA, OPENCL, CUDA_MANAGED = DL_CPU, DL_CUDA, DL_OPENCL, DL_CUDA_MANAGED
 _DEVICE_NAMES = {CPU: "host", CUDA: "CUDA device", OPENCL: "OpenCL", CUDA_MANAGED: "CUDA managed"}
-API_VERSIONS = ("2023.12",)
+API_VERSIONS = ("2023.12", "2024.12")
 _CODES = {"b": 6, "i": 0, "u": 1, "f": 2}
 _KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
 
@@ -315,7 +315,7 @@ def _from_capsule(be, capsule, owner) -> ndarray:
 
 # --------------------------------------------------------------------- namespace
 def namespace(api_version: str | None = None):
-    """``x.__array_namespace__()``: the ``ember`` module (Array API 2023.12)."""
+    """``x.__array_namespace__()``: the ``ember`` module (Array API 2024.12)."""
     if api_version is not None and api_version not in API_VERSIONS:
         raise ValueError(
             f"Ember implements the Array API {', '.join(API_VERSIONS)}, not {api_version!r}"
@@ -326,10 +326,8 @@ def namespace(api_version: str | None = None):
 
 
 def to_device(x: ndarray, device, stream=None) -> ndarray:
-    """``x.to_device(device)``: ``x`` itself when ``device`` is where it lives."""
-    if device is None or device == x.device or device == x.backend or device == x.backend.name:
-        return x
-    raise ValueError(
-        f"moving arrays between devices is not supported yet ({x.device.name} -> {device!r}); "
-        "go through the host: ember.asarray(x.to_numpy())"
-    )
+    """``x.to_device(device)``: ``x`` itself when ``device`` is where it lives, else a copy
+    through the host (see :mod:`ember.array.devices`)."""
+    from ember.array.devices import to_device as move
+
+    return move(x, device, stream)

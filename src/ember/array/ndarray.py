@@ -259,10 +259,11 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return format(self.to_numpy()[()], spec)  # a 0-d array formats as its number
 
     # ------------------------------------------------------------------ methods
-    def astype(self, dtype, copy: bool = True) -> ndarray:
+    def astype(self, dtype, copy: bool = True, device=None) -> ndarray:
         """The array converted to ``dtype`` (a new array unless ``copy=False`` and the dtype
-        already matches).  Conversions wrap or truncate like NumPy's ``astype``."""
-        return manipulation.astype(self, dtype, copy=copy)
+        already matches), on ``device`` when given.  Conversions wrap or truncate like
+        NumPy's ``astype``."""
+        return manipulation.astype(self, dtype, copy=copy, device=device)
 
     def copy(self) -> ndarray:
         """A C-contiguous copy on the device."""
