@@ -175,7 +175,7 @@ def staging(be, dt: dtypes.DType):
     """The tile dtype for draws of ``dt`` on ``be``: GPUs stage 4- and 8-byte values through
     shared memory so that each warp's stores are contiguous (a thread's own values are
     ``P`` apart from its neighbours'), CPU devices write directly."""
-    gpu = be.dialect == "cuda" or be.device.extra.get("device_type") == "GPU"
+    gpu = be.device.is_gpu
     return dt if gpu and dt.itemsize >= 4 else None
 
 

@@ -69,7 +69,7 @@ def _make_device(backend) -> Device:
 
     dev = backend.device
     extra = dev.extra or {}
-    gpu = extra.get("device_type", "GPU") != "CPU"
+    gpu = dev.kind != "CPU"
     block = _pow2_floor(min(BLOCK_GPU if gpu else BLOCK_CPU, dev.max_threads_per_block))
     per_sm = extra.get("max_threads_per_multiprocessor") or 4 * block
     sms = max(1, dev.multiprocessors)
