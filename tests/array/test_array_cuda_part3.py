@@ -9,7 +9,7 @@ import pytest
 
 from ember.array import extras, gemm, random
 
-nvrtc = pytest.importorskip("ember.compiler.nvrtc")
+nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
 
 
 def _ptx(kernel, args):

@@ -17,7 +17,8 @@ import ember
 from ember.backends.cuda import toolkit
 from ember.codegen import abi, dialects
 from ember.compiler import driver
-from ember.diagnostics import errors, report
+from ember.diagnostics import device_errors as errors
+from ember.diagnostics import report
 from ember.runtime import sync
 from ember.runtime.backend import DeviceInfo, ErrorMemory, Function
 

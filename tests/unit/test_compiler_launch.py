@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from fake_backend import FakeBase, FakeBufferBase, FakeFunctionBase, FakeModuleBase
 
 import ember

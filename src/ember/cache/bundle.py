@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.cache import key as keymod
-from ember.cache import memory
+from ember.cache import lookup
 from ember.cache.entry import CorruptEntry, Entry
 from ember.codegen import dialects
 from ember.errors import EmberError
@@ -84,11 +84,11 @@ def record() -> Iterator[Recorder]:
     the block (a kernel launched before it is not seen again; :meth:`Recorder.add` adds it).
     """
     rec = Recorder()
-    memory.recorders.add(rec)
+    lookup.recorders.add(rec)
     try:
         yield rec
     finally:
-        memory.recorders.discard(rec)
+        lookup.recorders.discard(rec)
 
 
 def write_bundle(path: str | os.PathLike, entries: Iterable[Entry]) -> str:
@@ -167,7 +167,7 @@ def load_bundle(path: Any, register: bool = True) -> Bundle:
         bundle.entries.append(entry)
     if register:
         for entry in bundle.entries:  # a warmup still running preloads their modules
-            memory.bundled.setdefault(entry.key, entry)
+            lookup.bundled.setdefault(entry.key, entry)
     return bundle
 
 

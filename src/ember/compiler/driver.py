@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.cache import key as keymod
-from ember.cache import memory as cache_memory
+from ember.cache import lookup as cache_lookup
 from ember.cache.disk import CacheWarning
 from ember.cache.entry import Entry, make_meta
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
 from ember.codegen.emitter import Emitter
 from ember.config import settings
-from ember.diagnostics import errors as errmod
+from ember.diagnostics import device_errors as errmod
 from ember.diagnostics import report
 from ember.errors import CompileError, InternalError, UnsupportedFeatureError
 from ember.frontend import ir, passes
@@ -97,7 +97,7 @@ def source_of(program: ir.Program, target: Target) -> str:
 
 def build(backend, source: str, name: str, options: tuple[str, ...]) -> bytes:
     """Stage 5: C source -> binary; a failure here is Ember's bug (InternalError)."""
-    cache_memory.stats.compiles += 1
+    cache_lookup.stats.compiles += 1
     try:
         return backend.compile(source, name, options)
     except CompileError as exc:
@@ -137,7 +137,7 @@ class Specialization:
     run: Any = None  # run(grid, block, shared_mem, stream, args) -> launched? (fast path)
     origin: str = "compiled"
     entry: Any = None  # the ember.cache Entry (what the disk cache and bundles store)
-    sites: tuple = ()  # run-time check sites, for KernelError (diagnostics/errors.py)
+    sites: tuple = ()  # run-time check sites, for KernelError (diagnostics/device_errors.py)
     kernel_id: int = 0  # passed to a kernel that can fail
     errors: Any = None  # the backend's error record, for a kernel that can fail
     slow_paths: tuple = ()  # found in the code (diagnostics/report.py)
@@ -176,7 +176,7 @@ def compile_specialization(
     parts = cache_parts(cap, arg_types, target, options, backend, captures, checks)
     key = keymod.digest(parts)
     if not settings.dump:  # EMBER_DUMP wants every stage: compile
-        hit = cache_memory.lookup(key, backend)
+        hit = cache_lookup.lookup(key, backend)
         spec = _from_cache(hit, backend, t0) if hit is not None else None
         if spec is not None:
             return spec
@@ -186,7 +186,7 @@ def compile_specialization(
     meta = make_meta(spec.name, pyname, spec.abi, backend)
     meta.update(report.to_meta(spec))  # check sites and slow paths, for cache hits
     spec.entry = Entry(key, spec.binary, spec.source, parts, meta)
-    cache_memory.store(spec.entry, backend)
+    cache_lookup.store(spec.entry, backend)
     return spec
 
 
@@ -231,10 +231,10 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
             CacheWarning,
             stacklevel=5,
         )
-        cache_memory.discard(entry.key)
+        cache_lookup.discard(entry.key)
         return None
     t2 = time.perf_counter()
-    cache_memory.note(entry)
+    cache_lookup.note(entry)
     timings = {"cache": t1 - t0, "load": t2 - t1}
     spec = Specialization(
         entry.name, None, entry.source, abi, entry.binary, function, backend, entry.key,

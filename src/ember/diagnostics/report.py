@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 from ember.config import settings
 from ember.errors import EmberPerformanceWarning, SlowPathError
-from ember.frontend import diagnostics, ir, passes
+from ember.frontend import ir, messages, passes
 from ember.frontend.capture import Loc
 from ember.frontend.types import Scalar
 
@@ -81,7 +81,7 @@ class SlowPath:
         out = [f"[{self.kind}] {self.message}"]
         if self.filename:
             loc = Loc(self.filename, self.line, self.col, self.end_col, self.text, self.function)
-            out.append(diagnostics.format_location(loc))
+            out.append(messages.format_location(loc))
         out.append(f"  fix: {self.fix}")
         return "\n".join(out)
 
@@ -376,7 +376,7 @@ def format_report(spec, items: list[SlowPath]) -> str:
 
 def to_meta(spec) -> dict:
     """What the cache stores for the report and KernelError (JSON)."""
-    from ember.diagnostics.errors import sites_to_json
+    from ember.diagnostics.device_errors import sites_to_json
 
     out = {}
     if spec.sites:
@@ -391,7 +391,7 @@ def to_meta(spec) -> dict:
 
 def from_meta(spec, meta: dict) -> None:
     """Restore :func:`to_meta`'s data on a specialization loaded from the cache."""
-    from ember.diagnostics.errors import sites_from_json
+    from ember.diagnostics.device_errors import sites_from_json
 
     spec.sites = sites_from_json(meta.get("sites", ()))
     try:

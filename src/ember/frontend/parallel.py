@@ -12,7 +12,7 @@ import ast
 
 from ember import dtypes
 from ember.errors import KernelSyntaxError, KernelTypeError, UnsupportedFeatureError
-from ember.frontend import diagnostics, ir
+from ember.frontend import ir, messages
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.types import VOID, WEAK_INT, Array, describe, scalar
 from ember.frontend.values import SharedVal, Static, TupleVal, Value, as_dtype
@@ -39,11 +39,11 @@ class ParallelTyper:
     """Thread indexing, synchronization, shared memory, atomics, shuffles."""
 
     def unsupported(self, message: str, node: ast.AST, hint: str) -> Exception:
-        return diagnostics.error(
+        return messages.error(
             UnsupportedFeatureError,
             message,
             self.loc(node),
-            diagnostics.STAGE_TARGET,
+            messages.STAGE_TARGET,
             hint,
             self.ctx.notes(),
         )

@@ -50,7 +50,7 @@ ASYNC_SPINS = 16  # queries an await makes on the loop before handing the wait o
 MAX_WAITERS = 32  # waiter threads; more concurrent awaits poll instead
 WAITER_IDLE_S = 30.0  # an idle waiter thread exits after this long
 
-# Error records (ember.diagnostics.errors) with launches of kernels that can fail not yet
+# Error records (ember.diagnostics.device_errors) with launches of kernels that can fail not yet
 # checked.  Every completed wait reads them; while there are none this costs a list test.
 pending_errors: list = []
 

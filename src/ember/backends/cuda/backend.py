@@ -26,7 +26,15 @@ from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
 from ember.codegen.dialects.cuda import CUDA
 from ember.config import settings
-from ember.runtime.backend import DL_CUDA, DL_CUDA_MANAGED, Backend, Buffer, DeviceInfo
+from ember.runtime.backend import (
+    DL_CUDA,
+    DL_CUDA_MANAGED,
+    Backend,
+    Buffer,
+    DeviceInfo,
+    check_range,
+    host_array,
+)
 from ember.runtime.sync import StreamSet, wait_all, wait_all_async
 
 __all__ = [
@@ -124,7 +132,7 @@ class CudaBackend(Backend):
 
     def copy_from_host(self, dst: CudaBuffer, dst_offset: int, src: Any, stream=None) -> None:
         """Copy the C-contiguous host array ``src`` into ``dst`` at ``dst_offset`` bytes."""
-        src = _host_array(src, writable=False)
+        src = host_array(src, writable=False)
         address = _span(dst, dst_offset, src.nbytes, "destination")
         self._context.ensure_current()
         s = stream or self._default_stream
@@ -139,7 +147,7 @@ class CudaBackend(Backend):
 
     def copy_to_host(self, dst: Any, src: CudaBuffer, src_offset: int, stream=None) -> None:
         """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``."""
-        dst = _host_array(dst, writable=True)
+        dst = host_array(dst, writable=True)
         address = _span(src, src_offset, dst.nbytes, "source")
         self._context.ensure_current()
         s = stream or self._default_stream
@@ -336,22 +344,5 @@ def _span(buffer: Buffer, offset: int, nbytes: int, what: str) -> int:
         raise TypeError(f"the {what} must be a CUDA buffer (backend.alloc), got {buffer!r}")
     if not ptr:
         raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
-    if offset < 0 or nbytes < 0 or offset + nbytes > buffer.nbytes:
-        raise ValueError(
-            f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte buffer"
-        )
+    check_range(what, offset, nbytes, buffer.nbytes)
     return ptr + offset
-
-
-def _host_array(value: Any, writable: bool):
-    """``value`` as a C-contiguous NumPy array (a view, never a copy for a destination)."""
-    import numpy as np
-
-    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
-    if not arr.flags.c_contiguous:
-        raise ValueError(
-            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
-        )
-    if writable and (arr is not value or not arr.flags.writeable):
-        raise ValueError("the host destination must be a writable NumPy array")
-    return arr

@@ -98,7 +98,7 @@ class Dialect(abc.ABC):
     cas_bits: ClassVar[dict[int, tuple[str, str, str, str]]]
 
     # ---------------------------------------------------------------- run-time checks
-    # codegen/checks.py and print: pointer types of the error claim word and record
+    # codegen/runtime_checks.py and print: pointer types of the error claim word and record
     # ("claim", "record"), the claim's compare-and-swap ("claim_cas", template {p}), the
     # fence before the record is marked complete ("fence"), float bit patterns
     # ("f32_bits", "f64_bits", template {x}), printf conversions and casts ("int_fmt",

@@ -36,9 +36,9 @@ import threading
 import weakref
 from dataclasses import astuple, dataclass
 
-from ember.codegen.checks import DONE, RECORD_WORDS
+from ember.codegen.runtime_checks import DONE, RECORD_WORDS
 from ember.errors import KernelError
-from ember.frontend import diagnostics, ir
+from ember.frontend import ir, messages
 from ember.frontend.capture import Loc
 from ember.runtime import sync
 
@@ -213,7 +213,7 @@ def _alive(stream) -> bool:
 
 
 def kernel_error(words: list[int]) -> KernelError:
-    """The exception for a complete record (see ``codegen/checks.py`` for the layout)."""
+    """The exception for a complete record (see ``codegen/runtime_checks.py`` for the layout)."""
     kid, site_id = words[1], words[2]
     block, thread = tuple(words[3:6]), tuple(words[6:9])
     info = _kernels.get(kid)
@@ -226,7 +226,7 @@ def kernel_error(words: list[int]) -> KernelError:
     error, brief = describe(site, words[9], words[10])
     text = (
         f"kernel '{info.name}' failed on the device: {error}: {brief}\n"
-        f"{diagnostics.format_location(site.loc)}\n"
+        f"{messages.format_location(site.loc)}\n"
         f"  in block {block}, thread {thread} (the first thread that failed; the device "
         "stays usable)"
     )
