@@ -108,7 +108,7 @@ def test_scans_masks_and_sorts_after_precompile_compile_nothing(backend, tmp_pat
         import numpy as np
         from ember.array import standard_sort, ufuncs
         from ember.array.standard import contiguous_example
-        from ember.cache.precompile import precompile
+        from ember.precompile import precompile
         from ember.runtime import backend as registry
         examples = list(standard_sort.examples(registry.current(), ("float32", "int64")))
         examples += [contiguous_example(ufuncs.greater, (np.zeros(4, dt), 3))
