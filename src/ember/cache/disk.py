@@ -16,8 +16,9 @@ Rules, each for a pitfall of simpler caches:
 * Every read is checked (:meth:`Entry.from_bytes`): a truncated, corrupt or foreign entry
   is a miss, with a :class:`CacheWarning`; the recompiled kernel replaces it.
 * Size is bounded (``EMBER_CACHE_SIZE``): a hit sets the entry's modification time, and
-  beyond the limit the least recently used entries go (checked at most every 10 minutes,
-  by whichever process stores an entry then).
+  beyond the limit the least recently used entries go: checked when a process's own writes
+  may have crossed the limit (the size it found last, plus what it wrote since), and at
+  most every 10 minutes otherwise, by whichever process stores an entry then.
 * A read-only directory works: lookups only, no writes, no error.
 """
 
@@ -91,6 +92,8 @@ class DiskCache:
         self.base = os.path.join(self.root, LAYOUT)
         self.writable: bool | None = None  # None: not known until the first write
         self._stores = 0
+        self._total: int | None = None  # the entries' size at this process's last eviction
+        self._written = 0  # bytes this process stored since
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
@@ -137,19 +140,31 @@ class DiskCache:
         if self.writable is False:
             return False
         path = self.path(entry.key)
+        data, source = entry.to_bytes(), entry.source.encode()
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            atomic_write(path, entry.to_bytes())
-            suffix = _SOURCE_SUFFIX.get(dialect, ".c")
-            atomic_write(path[: -len(SUFFIX)] + suffix, entry.source.encode())
+            atomic_write(path, data)
+            atomic_write(path[: -len(SUFFIX)] + _SOURCE_SUFFIX.get(dialect, ".c"), source)
         except OSError as exc:
             self._write_failed(exc)
             return False
         self.writable = True
         self._stores += 1
-        if self.limit and self._stores % _EVICT_EVERY == 1:
-            self._evict_now_and_then()
+        self._written += len(data) + len(source)
+        if self.limit:
+            self._keep_bounded()
         return True
+
+    def _keep_bounded(self) -> None:
+        """Evict when this process's own writes may have crossed the limit - the size found
+        at its last eviction plus what it wrote since (a burst of stores once took a cache
+        to 2.5 times its limit: issue 18) - and now and then for the other processes."""
+        if self._total is not None and self._total + self._written > self.limit:
+            self.evict()
+        elif self._total is None and self._written > self.limit * 0.1:
+            self.evict()  # the size is unknown: look once this process wrote a tenth of it
+        elif self._stores % _EVICT_EVERY == 1:
+            self._evict_now_and_then()
 
     def _evict_now_and_then(self) -> None:
         """Evict when no process has for ``_EVICT_PERIOD_S`` (a marker file's age says), so
@@ -216,6 +231,7 @@ class DiskCache:
                 self.remove(s.key)
                 total -= s.size
                 removed += 1
+            self._total, self._written = total, 0
             return removed
 
     def remove(self, key: str) -> None:

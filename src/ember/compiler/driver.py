@@ -33,7 +33,7 @@ from typing import Any
 from ember.cache import key as keymod
 from ember.cache import memory as cache_memory
 from ember.cache.disk import CacheWarning
-from ember.cache.entry import Entry, make_meta
+from ember.cache.entry import Entry, entry_name, make_meta
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
 from ember.codegen.emitter import Emitter
@@ -197,7 +197,7 @@ def compile_specialization(
         spec = _from_cache(hit, backend, t0) if hit is not None else None
         if spec is not None:
             return spec
-    spec = _compile(cap, arg_types, backend, options, captures, target, checks)
+    spec = _compile(cap, arg_types, backend, options, captures, target, checks, key)
     spec.key = key
     pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
     meta = make_meta(spec.name, pyname, spec.abi, backend)
@@ -207,11 +207,16 @@ def compile_specialization(
     return spec
 
 
-def _compile(cap, arg_types, backend, options, captures, target, checks) -> Specialization:
-    """Every stage, timed: typing, C generation, the backend compiler, module load."""
+def _compile(cap, arg_types, backend, options, captures, target, checks, key) -> Specialization:
+    """Every stage, timed: typing, C generation, the backend compiler, module load.
+
+    The kernel's C name ends in its key (:func:`~ember.cache.entry.entry_name`), which binds
+    the binary to the key: a cache entry or bundle member holding another kernel's binary
+    has no function of that name, and is refused."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     program = typed_ir(cap, arg_types, target, captures, checks)
+    program.kernel.name = entry_name(program.kernel.name, key)
     t1 = time.perf_counter()
     source = source_of(program, target)
     t2 = time.perf_counter()

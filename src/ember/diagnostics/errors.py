@@ -83,9 +83,18 @@ def sites_to_json(sites) -> list[list]:
     return [list(astuple(s)) for s in sites]
 
 
+_SITE_TYPES = (str, str, str, int, str, int, int, int, str, str)
+
+
 def sites_from_json(records) -> tuple[SiteInfo, ...]:
-    """The site table from :func:`sites_to_json`'s lists (empty if malformed)."""
+    """The site table from :func:`sites_to_json`'s lists (empty if malformed: a cache entry
+    may be crafted, and these fields end up in error messages)."""
     try:
+        for r in records:
+            if len(r) != len(_SITE_TYPES) or not all(
+                type(v) is t for v, t in zip(r, _SITE_TYPES, strict=True)
+            ):
+                return ()
         return tuple(SiteInfo(*r) for r in records)
     except TypeError:
         return ()

@@ -300,6 +300,12 @@ class Backend(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
 
+    def check_binary(self, binary: bytes) -> None:  # noqa: B027 - optional check
+        """SHOULD: raise :class:`~ember.errors.BinaryError` when ``binary`` is damaged as far
+        as its format shows (sizes and offsets past its end...), without a driver call.
+        :meth:`load_module` must call it first: drivers crash on damaged images
+        (``ember.backends.binaries`` has the checks).  Default: no check."""
+
     # ---------------------------------------------------------------- MAY
     # error_memory(nbytes) -> an object with ``claim`` and ``record`` (kernel argument
     # values: a 4-byte claim word and an ``nbytes`` record, both zeroed), ``peek()`` (the

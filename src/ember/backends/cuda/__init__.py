@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.backends.binaries import check_cuda_image
 from ember.backends.cuda import device as _device
 from ember.backends.cuda.driver import check, cu
 from ember.backends.cuda.event import CudaEvent
@@ -25,7 +26,7 @@ from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
 from ember.config import settings
 from ember.runtime.backend import Backend, Buffer, DeviceInfo
-from ember.runtime.sync import StreamSet, wait_all, wait_all_async
+from ember.runtime.sync import StreamSet, interruptible, wait_all, wait_all_async
 
 __all__ = [
     "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
@@ -132,6 +133,8 @@ class CudaBackend(Backend):
         address = _span(src, src_offset, dst.nbytes, "source")
         self._context.ensure_current()
         s = stream or self._default_stream
+        if stream is None and s.completed < s.submitted:
+            s.synchronize()  # a copy to pageable memory would wait in the driver, deaf to Ctrl-C
         check(
             cu.cuMemcpyDtoHAsync(dst.ctypes.data, address, dst.nbytes, s.handle),
             "cuMemcpyDtoHAsync",
@@ -233,7 +236,10 @@ class CudaBackend(Backend):
 
     def _device_wait(self) -> None:
         """``cuCtxSynchronize``: wait for everything queued in the context (GIL released)."""
-        self._context.ensure_current()
+        interruptible(self._context_synchronize)
+
+    def _context_synchronize(self) -> None:
+        self._context.ensure_current()  # also runs on a waiter thread (sync.interruptible)
         check(cu.cuCtxSynchronize(), "cuCtxSynchronize", "waiting for the device")
 
     # ------------------------------------------------------------------ code
@@ -242,6 +248,10 @@ class CudaBackend(Backend):
         from ember.compiler.nvrtc import compile_cubin
 
         return compile_cubin(source, self._info.arch, name, options)
+
+    def check_binary(self, binary: bytes) -> None:
+        """:class:`BinaryError` when ``binary`` is not a well-formed cubin, fatbin or PTX."""
+        check_cuda_image(bytes(binary))
 
     def load_module(self, binary: bytes) -> CudaModule:
         """Load a cubin made by :meth:`compile`."""
