@@ -151,25 +151,49 @@ def check_cuda_image(data: bytes) -> None:
 
 
 def check_pocl(data: bytes) -> None:
-    """PoCL's program binary: a header, the program's bitcode as a file record, then one
-    record per kernel (its size first) holding its metadata and the files of its compiled
-    code.  Walked without trusting any size; the records must fill the binary exactly."""
+    """PoCL's program binary: a header, the program's files (its bitcode first) as file
+    records, then one record per kernel (its size first) holding its metadata and the files
+    of its compiled code.  Walked without trusting any size; the records must fill the
+    binary exactly.
+
+    Header layouts: up to version 7 (PoCL's ``pocl_binary.c``), 73 bytes, then the bitcode's
+    record; version 9 (PoCL 3.x, read off its binaries), 77 bytes with a count of *root*
+    file records at byte 32, then their total size (u64), then those records.  Other
+    versions: the record named ``/program.bc`` is looked for after the header."""
     what = f"the {len(data)}-byte PoCL program binary"
     if len(data) < 32 or not data.startswith(POCL_MAGIC):
         raise _fail(what, "it does not start with PoCL's header")
-    (kernels,) = struct.unpack_from("<I", data, 20)
-    # The header's length changed between PoCL versions; the bitcode's file record, named
-    # "/program.bc", follows it in every version Ember has met.
-    at = data.find(b"/program.bc", 24, 256)
-    if at < 4 or struct.unpack_from("<I", data, at - 4)[0] != len(b"/program.bc"):
-        raise _fail(what, "its program bitcode record is missing")
-    offset = _pocl_file(data, at - 4, len(data), what)
+    version, kernels = struct.unpack_from("<II", data, 16)
     if kernels > _MAX_COUNT:
         raise _fail(what, f"it claims {kernels} kernels")
+    if version == 9:
+        offset = _pocl_roots(data, what)
+    else:
+        at = data.find(b"/program.bc", 24, 256)
+        if at < 4 or struct.unpack_from("<I", data, at - 4)[0] != len(b"/program.bc"):
+            raise _fail(what, "its program bitcode record is missing")
+        offset = _pocl_file(data, at - 4, len(data), what)
     for _ in range(kernels):
         offset = _pocl_kernel(data, offset, what)
     if offset != len(data):
         raise _fail(what, f"its records end at byte {offset}, not at its end")
+
+
+def _pocl_roots(data: bytes, what: str) -> int:
+    """Version 9's root file records: their count (byte 32) and total size (byte 77)."""
+    if len(data) < 85:
+        raise _fail(what, "its header is truncated")
+    (count,) = struct.unpack_from("<I", data, 32)
+    (size,) = struct.unpack_from("<Q", data, 77)
+    end = 85 + size
+    if not 1 <= count <= _MAX_COUNT or end > len(data):
+        raise _fail(what, f"its {count} root records of {size} bytes do not fit in it")
+    offset = 85
+    for _ in range(count):
+        offset = _pocl_file(data, offset, end, what)
+    if offset != end:
+        raise _fail(what, f"its root records end at byte {offset}, not {end}")
+    return end
 
 
 def _u32(data: bytes, offset: int, end: int, what: str) -> int:

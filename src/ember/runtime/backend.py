@@ -485,6 +485,43 @@ def dim3(value: Any, what: str, smallest: int = 1) -> Dim3:
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class LaunchLimits:
+    """The largest launch a device takes: ``grid`` (blocks per dimension), ``blocks`` (in
+    all), ``block`` (threads per dimension), ``threads`` (per block).  Backends check a
+    launch against them where the driver would crash rather than refuse it (PoCL's CPU
+    device counts work-groups in 32 bits: a larger grid was SIGILL or an assert, issue 18),
+    and to say which limit a refused launch broke."""
+
+    grid: Dim3
+    blocks: int
+    block: Dim3
+    threads: int
+
+    def problem(self, grid: Dim3, block: Dim3) -> str | None:
+        """What ``grid``/``block`` exceed (in words), or None when the launch fits."""
+        for what, dims, most in (("grid", grid, self.grid), ("block", block, self.block)):
+            for axis, (n, m) in enumerate(zip(dims, most, strict=True)):
+                if n > m:
+                    return f"{what} dimension {'xyz'[axis]} is {n}, the device allows {m}"
+        blocks, threads = grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]
+        if blocks > self.blocks:
+            return f"the grid has {blocks} blocks, the device allows {self.blocks}"
+        if threads > self.threads:
+            return f"a block has {threads} threads, the device allows {self.threads}"
+        return None
+
+    def error(self, kernel: str, grid: Dim3, block: Dim3) -> LaunchError | None:
+        """The :class:`LaunchError` for a launch that does not fit, else None."""
+        problem = self.problem(grid, block)
+        if problem is None:
+            return None
+        return LaunchError(
+            f"cannot launch kernel {kernel!r} with grid={tuple(grid)}, block={tuple(block)}: "
+            f"{problem}; split the work into several launches or loop inside the kernel"
+        )
+
+
 def check_arg_count(function: Function, args: Sequence[Any]) -> None:
     """Raise :class:`LaunchError` when ``args`` does not match ``function.params`` in length."""
     if len(args) != len(function.params):

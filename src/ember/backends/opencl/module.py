@@ -36,9 +36,23 @@ from ember.backends.opencl.device import CPU_NAME_HINT
 from ember.backends.opencl.stream import OpenCLStream
 from ember.dtypes import dtype as as_dtype
 from ember.errors import BinaryError, CompileError, LaunchError, numbered
-from ember.runtime.backend import PTR, Buffer, Function, Module, check_arg_count, dim3
+from ember.runtime.backend import (
+    PTR,
+    Buffer,
+    Function,
+    LaunchLimits,
+    Module,
+    check_arg_count,
+    dim3,
+)  # fmt: skip
 
 SOURCE_MARKER = b"ember-opencl-source-v1\n"
+# OpenCL states no limit on the number of work-groups; PoCL's CPU scheduler counts them in
+# 32 bits and crashes past it (SIGILL, or an assert: issue 18), so no OpenCL launch may
+# exceed it.  Work-group sizes are the driver's to refuse (it does, with an error).
+MAX_GROUPS = 2**32 - 1
+MAX_GLOBAL = 2**63 - 1  # a global size must fit size_t
+LIMITS = LaunchLimits((MAX_GROUPS,) * 3, MAX_GROUPS, (MAX_GLOBAL,) * 3, MAX_GLOBAL)
 
 
 # --------------------------------------------------------------------------- building
@@ -266,6 +280,8 @@ class OpenCLFunction(Function):
         if 0 in gsize:  # also catches an empty range, which PoCL aborts the process on
             grid, block = dim3(grid, "grid"), dim3(block, "block")
             gsize = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
+        if grid[0] * grid[1] * grid[2] > MAX_GROUPS or max(gsize) > MAX_GLOBAL:
+            raise LIMITS.error(self.name, tuple(grid), tuple(block))  # PoCL: SIGILL, not an error
         s = stream or self._default
         try:
             with self._lock, s.lock:  # kernel arguments; the stream's `last` (see .stream)
