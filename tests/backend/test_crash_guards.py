@@ -185,3 +185,19 @@ def test_a_grid_larger_than_the_device_takes_is_a_launch_error(backend):
     got = child(HUGE_GRID.format(here=HERE, backend=backend.name))
     assert all(e is not None and "the device allows" in e for e in got["errors"]), got
     assert got["y"] == [1, 1, 1, 1]
+
+
+def test_objects_used_after_close_raise_an_ember_error(backend):
+    """Issue 18: recording an event on a closed stream was a bare ValueError."""
+    import ember
+
+    stream = backend.create_stream()
+    stream.close()
+    event = backend.create_event()
+    with pytest.raises(ember.ClosedError, match="stream was closed"):
+        event.record(stream)
+    buffer = backend.alloc(16)
+    buffer.close()
+    with pytest.raises(ember.ClosedError) as info:
+        backend.copy_from_host(buffer, 0, bytearray(16))
+    assert isinstance(info.value, ember.EmberError) and isinstance(info.value, ValueError)

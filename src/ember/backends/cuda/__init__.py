@@ -25,6 +25,7 @@ from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, _alloc_asyn
 from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
 from ember.config import settings
+from ember.errors import ClosedError
 from ember.runtime.backend import Backend, Buffer, DeviceInfo
 from ember.runtime.sync import StreamSet, interruptible, wait_all, wait_all_async
 
@@ -302,7 +303,7 @@ def _span(buffer: Buffer, offset: int, nbytes: int, what: str) -> int:
     if not isinstance(ptr, int) or not isinstance(buffer, Buffer):
         raise TypeError(f"the {what} must be a CUDA buffer (backend.alloc), got {buffer!r}")
     if not ptr:
-        raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
+        raise ClosedError(f"the {what} buffer was closed (freed); allocate a new one")
     if offset < 0 or nbytes < 0 or offset + nbytes > buffer.nbytes:
         raise ValueError(
             f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte buffer"

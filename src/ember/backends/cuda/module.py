@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ember.backends.binaries import ELF_MAGIC, check_cuda_image
 from ember.backends.cuda.driver import check, cu
 from ember.backends.cuda.launch import CudaFunction
-from ember.errors import LaunchError
+from ember.errors import ClosedError, LaunchError
 from ember.runtime.backend import Module
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class CudaModule(Module):
     def handle(self) -> cu.CUmodule:
         """The ``CUmodule``."""
         if self._handle is None:
-            raise ValueError("this module was unloaded (close()); load it again")
+            raise ClosedError("this module was unloaded (close()); load it again")
         return self._handle
 
     def function(self, name: str, params: Sequence[Any]) -> CudaFunction:
