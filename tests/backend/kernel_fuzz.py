@@ -58,6 +58,7 @@ class Case:
     name: str
     lines: list[str]  # the kernel's source lines (decorated), "def" first
     invalid_line: int | None  # 1-based line (within ``lines``) of the unsupported construct
+    invalid_lines: int = 0  # how many lines it spans
 
 
 class Reference:
@@ -227,16 +228,16 @@ class Generator:
             "    i = ember.global_id()  # \\",
             "    if i < out.shape[0]:",
         ]
-        invalid_line = None
+        invalid_line, span = None, 0
         for index, stmt in enumerate(body):
             if index == invalid:
-                invalid_line = len(lines) + 1
+                invalid_line, span = len(lines) + 1, len(stmt)
                 lines += [" " * 8 + line for line in stmt]
                 continue
             for line in stmt:
                 indent = " " * (8 + len(line) - len(line.lstrip(" ")))
                 lines += self.decorate(line.lstrip(" "), indent)
-        return Case(name, lines, invalid_line)
+        return Case(name, lines, invalid_line, span)
 
 
 def module_source(cases: list[Case]) -> tuple[str, dict[str, int]]:

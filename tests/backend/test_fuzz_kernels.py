@@ -119,11 +119,12 @@ def _judge(case, result: dict, source: str, starts: dict, args: dict) -> str | N
     if kind in ("internal", "raw"):
         return f"{kind} error:\n{result['message']}"
     if case.invalid_line is not None:
-        want = starts[case.name] + case.invalid_line - 1
+        first = starts[case.name] + case.invalid_line - 1
+        want = range(first, first + case.invalid_lines)  # any line of the construct
         if kind != "ember":
-            return f"an unsupported construct (line {want}) compiled"
-        if result["line"] != want and f":{want}:" not in result["message"]:
-            return f"the error names line {result['line']}, not {want}:\n{result['message']}"
+            return f"an unsupported construct (line {first}) compiled"
+        if result["line"] not in want:
+            return f"the error names line {result['line']}, not {first}:\n{result['message']}"
         return None
     if kind == "ember":
         return f"a valid kernel was refused:\n{result['message']}"
