@@ -73,7 +73,7 @@ for name in {names!r}:
 
 def _nvrtc() -> bool:
     try:
-        from ember.compiler.nvrtc import _nvrtc
+        from ember.backends.cuda.nvrtc import _nvrtc
 
         _nvrtc()
     except Exception:

@@ -23,7 +23,7 @@ SOURCE = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }'
 @pytest.fixture(scope="module")
 def cubin() -> bytes:
     try:
-        from ember.compiler.nvrtc import compile_cubin
+        from ember.backends.cuda.nvrtc import compile_cubin
 
         return compile_cubin(SOURCE, "sm_90", "k")
     except Exception as exc:  # no NVRTC here

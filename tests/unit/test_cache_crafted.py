@@ -22,7 +22,8 @@ from cache_fakes import FakeBackend, array, load_module
 
 from ember import cache, config
 from ember.cache import bundle as bundlemod
-from ember.cache import disk, memory
+from ember.cache import disk
+from ember.cache import lookup as memory
 from ember.cache.entry import MAGIC, CorruptEntry, Entry, entry_name
 from ember.cache.key import digest
 

@@ -21,7 +21,7 @@ import threading
 from typing import Any
 
 from ember.errors import KernelSyntaxError
-from ember.frontend import diagnostics
+from ember.frontend import messages as diagnostics
 
 STACK_BYTES = 512 << 20  # reserved address space: pages are committed only when touched
 DEPTH = 60_000  # frames: ~10,000 levels of nesting

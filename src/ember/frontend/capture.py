@@ -145,7 +145,7 @@ def capture(func: Any) -> Captured:
     original = [ln.rstrip("\n") for ln in lines]
     cap = Captured(func, func.__name__, filename, first_line, indent, original, fdef, digest)
     if isinstance(fdef, ast.AsyncFunctionDef):
-        from ember.frontend import diagnostics
+        from ember.frontend import messages as diagnostics
 
         raise diagnostics.error(
             KernelSyntaxError, f"cannot compile async function {name!r}", cap.loc(fdef),

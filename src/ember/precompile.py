@@ -65,10 +65,10 @@ def precompile(examples=None, bundle: str | None = None, echo=print) -> dict[str
 
     Returns counts: ``kernels`` (specializations), ``compiled`` (built now), ``cached``
     (already in a cache), ``failed`` (with the errors in ``errors``), ``seconds``."""
-    from ember.cache import memory, record
+    from ember.cache import lookup, record
 
     t0 = time.perf_counter()
-    before = memory.stats.compiles
+    before = lookup.stats.compiles
     done, errors = 0, []
     with record() as rec:
         for kernel, args in _each(examples, errors, echo):
@@ -81,7 +81,7 @@ def precompile(examples=None, bundle: str | None = None, echo=print) -> dict[str
                 echo(f"  failed: {errors[-1]}")
     if bundle:
         rec.save(bundle)
-    compiled = memory.stats.compiles - before
+    compiled = lookup.stats.compiles - before
     return {
         "kernels": done, "compiled": compiled, "cached": done - compiled,
         "failed": len(errors), "errors": errors, "seconds": time.perf_counter() - t0,
