@@ -161,6 +161,12 @@ def entry_name(base: str, key: str) -> str:
     return f"{base}_{key[:16]}"
 
 
+def base_name(name: str, key: str) -> str:
+    """``name`` without the key :func:`entry_name` appended (for messages)."""
+    suffix = entry_name("", key) if key else ""
+    return name[: -len(suffix)] if suffix and name.endswith(suffix) else name
+
+
 def make_meta(name: str, pyname: str, abi: list, backend) -> dict:
     """The metadata stored with a new entry."""
     return {

@@ -36,6 +36,7 @@ import threading
 import weakref
 from dataclasses import astuple, dataclass
 
+from ember.cache.entry import base_name
 from ember.codegen.runtime_checks import DONE, RECORD_WORDS
 from ember.errors import KernelError
 from ember.frontend import ir, messages
@@ -299,7 +300,7 @@ def attach(spec) -> dict | None:
     if any(p.kind == "kid" for p in spec.abi):
         if not spec.sites and spec.program is not None:
             spec.sites = site_table(spec.program)
-        name = spec.program.kernel.pyname if spec.program is not None else spec.name
+        name = spec.program.kernel.pyname if spec.program else base_name(spec.name, spec.key)
         spec.kernel_id = register(name, tuple(spec.sites))
         weakref.finalize(spec, _kernels.pop, spec.kernel_id, None)  # its sites go with it
         rec = record_of(spec.backend)

@@ -34,6 +34,7 @@ import os
 import warnings
 from dataclasses import asdict, dataclass, field
 
+from ember.cache.entry import base_name
 from ember.config import settings
 from ember.errors import EmberPerformanceWarning, SlowPathError
 from ember.frontend import ir, messages, passes
@@ -356,7 +357,7 @@ def _is_ember(filename: str) -> bool:
 
 def format_report(spec, items: list[SlowPath]) -> str:
     loc = getattr(spec, "kernel_loc", None)
-    name = loc.function if loc else spec.name
+    name = loc.function if loc else base_name(spec.name, getattr(spec, "key", ""))
     where = f" ({os.path.basename(loc.filename)}:{loc.line})" if loc else ""
     head = (
         f"kernel '{name}'{where} on {spec.backend.device.name} pulls in "

@@ -13,6 +13,11 @@ So:
   for the timer slack (~50-80 µs), so 256 of them made a 10-20 ms sleeping poll (H200:
   +37 µs on a 10 ms kernel; docs/design/sync.md).
 
+Ctrl-C: a driver wait holds signals off (Python runs handlers only between bytecodes of the
+main thread), so on the main thread the blocking phase runs on a waiter thread while the main
+thread waits on a lock that a signal interrupts (:func:`interruptible`): ``KeyboardInterrupt``
+within milliseconds, the device work goes on, the next wait waits for it again.
+
 The counters are plain ints.  ``x.submitted += 1`` is not a lock-free atomic in general,
 but on a GIL build of CPython ≥ 3.10 no thread switch can happen inside it (switches happen
 only at calls and backward jumps), and ``tests/backend/test_sync.py`` checks that 8 threads
