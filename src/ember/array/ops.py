@@ -168,26 +168,28 @@ def shifts(bits: int):
 
 
 # --------------------------------------------------------------------- min / max
+# NaN tests are lang.isnan, which is the constant False on integers: `b != b` would make C
+# compilers warn about a self-comparison in every integer specialization.
 def maximum(a, b):
-    if a < b or b != b:  # NaN in either propagates
+    if a < b or lang.isnan(b):  # NaN in either propagates
         return b
     return a
 
 
 def minimum(a, b):
-    if b < a or b != b:
+    if b < a or lang.isnan(b):
         return b
     return a
 
 
 def fmax(a, b):
-    if a < b or a != a:  # NaN in one is ignored
+    if a < b or lang.isnan(a):  # NaN in one is ignored
         return b
     return a
 
 
 def fmin(a, b):
-    if b < a or a != a:
+    if b < a or lang.isnan(a):
         return b
     return a
 
