@@ -191,6 +191,20 @@ SETTINGS: dict[str, Setting] = {
             "Background warmup at import (driver init, context, NVRTC, cached modules): "
             "'1' when a CUDA driver is detected, 'force' always, '0' never.",
         ),
+        Setting(
+            "EMBER_BLAS",
+            "auto",
+            _choice("auto", "ember"),
+            "Matrix products: 'auto' uses the device's vendor library (cuBLAS on CUDA) for "
+            "float16/32/64 where it is installed, 'ember' always Ember's own tiled kernel.",
+        ),
+        Setting(
+            "EMBER_MATMUL_TF32",
+            False,
+            _parse_bool,
+            "Let float32 matrix products on the vendor library use TF32 tensor cores "
+            "(faster, ~1e-3 relative error); off: IEEE float32, as NumPy.",
+        ),
     )
 }
 

@@ -156,7 +156,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         if self.size != 1:
             raise ValueError(
                 f"the truth value of an array with {self.size} elements is ambiguous; "
-                "use ember.any(x) or ember.all(x)"
+                "use x.any() or x.all() (ember.any, ember.all)"
                 if self.size
                 else "the truth value of an empty array is ambiguous"
             )
@@ -301,6 +301,59 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         axes[a], axes[b] = axes[b], axes[a]
         return manipulation.permute_dims(self, tuple(axes))
 
+    # ------------------------------------------------------------------ reductions
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+        """Sum over ``axis``: :func:`ember.sum`."""
+        return reductions.sum(self, axis, dtype, out, keepdims, initial)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+        """Product over ``axis``: :func:`ember.prod`."""
+        return reductions.prod(self, axis, dtype, out, keepdims, initial)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=None):
+        """Largest element over ``axis``: :func:`ember.max`."""
+        return reductions.max(self, axis, out, keepdims, initial)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=None):
+        """Smallest element over ``axis``: :func:`ember.min`."""
+        return reductions.min(self, axis, out, keepdims, initial)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """Index of the largest element: :func:`ember.argmax`."""
+        return reductions.argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """Index of the smallest element: :func:`ember.argmin`."""
+        return reductions.argmin(self, axis, out, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Mean over ``axis``: :func:`ember.mean`."""
+        return reductions.mean(self, axis, dtype, out, keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        """Variance over ``axis``: :func:`ember.var`."""
+        return reductions.var(self, axis, dtype, out, ddof, keepdims, correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        """Standard deviation over ``axis``: :func:`ember.std`."""
+        return reductions.std(self, axis, dtype, out, ddof, keepdims, correction=correction)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        """Whether any element is true: :func:`ember.any`."""
+        return reductions.any(self, axis, out, keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        """Whether every element is true: :func:`ember.all`."""
+        return reductions.all(self, axis, out, keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
+        """The cumulative sum (:func:`ember.cumsum`)."""
+        return scan.cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
+        """The cumulative product (:func:`ember.cumprod`)."""
+        return scan.cumprod(self, axis, dtype, out)
+
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
 
@@ -375,6 +428,16 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     def __rpow__(self, other):
         return binary(ufuncs.pow, other, self)
+
+    def __matmul__(self, other):
+        return _matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _matmul(other, self)
+
+    def __imatmul__(self, other):
+        self[...] = _matmul(self, other)
+        return self
 
     def __and__(self, other):
         return binary(ufuncs.bitwise_and, self, other)
@@ -492,5 +555,15 @@ def not_on_device(value: Any, where: str) -> TypeError:
 
 
 # The operations are defined on top of the class (they create arrays): imported last.
-from ember.array import display, indexing, interop, manipulation, protocols, ufuncs  # noqa: E402
+from ember.array import (  # noqa: E402
+    display,
+    indexing,
+    interop,
+    manipulation,
+    protocols,
+    reductions,
+    scan,
+    ufuncs,
+)
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
+from ember.array.matmul import matmul as _matmul  # noqa: E402
