@@ -12,7 +12,7 @@ OPENCL = "__kernel void fill(__global float* y) { y[get_global_id(0)] = 1.0f; }"
 
 
 def test_source_dialect():
-    assert source_dialect(CUDA) == ("cuda", ['__global__', 'extern "C"', "threadIdx"])
+    assert source_dialect(CUDA) == ("cuda", ["__global__", 'extern "C"', "threadIdx"])
     assert source_dialect(OPENCL) == ("opencl", ["__global ", "__kernel", "get_global_id"])
     assert source_dialect("void f(float* y) { y[0] = 1.0f; }") is None
     assert source_dialect(CUDA + OPENCL) is None  # both: no guess
