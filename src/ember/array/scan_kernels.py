@@ -48,11 +48,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import ember
 from ember import dtypes
-from ember.compiler.kernel import Kernel
+from ember.compiler import kernel as kernel_module  # the module: it is still being imported
 from ember.dtypes import DType
+
+if TYPE_CHECKING:  # when `ember.kernel` is the first thing a program imports (kernel.py ->
+    from ember.compiler.kernel import Kernel  # args.py -> the array library -> here)
 
 WINDOW = 32  # tiles inspected per step of the look-back
 AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published yet)
@@ -89,7 +93,7 @@ def atomic_storage(ct: DType) -> DType:
 
 def _named(fn, name: str) -> Kernel:
     fn.__name__ = fn.__qualname__ = name
-    return Kernel(fn)
+    return kernel_module.Kernel(fn)
 
 
 def _name(prefix: str, op, ct: DType, g: Geometry) -> str:
