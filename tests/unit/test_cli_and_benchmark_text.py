@@ -3,6 +3,7 @@ honouring EMBER_BACKEND, benchmark headers without a raw floor on OpenCL (no dev
 
 from __future__ import annotations
 
+import io
 import os
 import pathlib
 import subprocess
@@ -60,3 +61,21 @@ def test_benchmark_tables_mention_the_floor_only_with_one():
         assert ("ratio to the raw cuda.bindings floor" in text) is ratio
         assert harness.has_floor(results) is ratio
         assert ("(1.00x)" in " ".join(table[0])) is ratio
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_precompile_progress_on_a_terminal_and_in_a_log():
+    tty, log = _Terminal(), io.StringIO()
+    for stream in (tty, log):
+        show = cli.progress_printer(stream, width=10)
+        for done in range(1, 41):
+            show(done, 40)
+    assert tty.getvalue().count("\r") == 40 and tty.getvalue().endswith("40/40 kernels, 0 s\n")
+    assert "\r  [#####.....] 20/40 kernels" in tty.getvalue()
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 11 and lines[0].startswith("  1/40 kernels (0%")
+    assert lines[-1].startswith("  40/40 kernels (100%") and "\r" not in log.getvalue()
