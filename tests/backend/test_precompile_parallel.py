@@ -8,8 +8,8 @@ import os
 import pytest
 
 import ember
-from ember.cache import parallel
-from ember.cache.precompile import precompile
+from ember import precompile as parallel
+from ember.precompile import precompile
 
 SET = "precompile_work:examples"  # tests/backend/precompile_work.py: 5 specializations
 

@@ -18,7 +18,7 @@ from cache_fakes import FakeBackend, array, load_module
 
 import ember
 from ember import cache, config
-from ember.cache import disk, memory
+from ember.cache import disk, lookup
 from ember.cache.entry import MAGIC, CorruptEntry, Entry
 
 KERNEL = """
@@ -36,9 +36,9 @@ def axpy(a, x, y):
 def cache_dir(tmp_path, monkeypatch):
     """The disk cache on, in a fresh directory; no bundles; counters from zero."""
     d = tmp_path / "cache"
-    monkeypatch.setattr(memory, "stats", memory.Stats())
-    monkeypatch.setattr(memory, "bundled", {})
-    monkeypatch.setattr(memory, "_preloaded", {})
+    monkeypatch.setattr(lookup, "stats", lookup.Stats())
+    monkeypatch.setattr(lookup, "bundled", {})
+    monkeypatch.setattr(lookup, "_preloaded", {})
     with config.override(cache=True, cache_dir=str(d), cache_size="1GiB"):
         yield d
 
@@ -299,7 +299,7 @@ def test_a_damaged_bundle_raises_a_clear_error(tmp_path, cache_dir, damage, mess
     damage(path)
     with pytest.raises(cache.BundleError, match=message):
         cache.load_bundle(path)
-    assert not memory.bundled
+    assert not lookup.bundled
 
 
 def _rewrite(path, prefix: str, data: bytes | None) -> None:
@@ -367,7 +367,7 @@ class NvrtcBackend(FakeBackend):
         super().__init__(arch=(9, 0), versions={"nvrtc": "test", "cuda-driver": "test"})
 
     def compile(self, source, name, options=()):
-        from ember.compiler.nvrtc import compile_cubin
+        from ember.backends.cuda.nvrtc import compile_cubin
 
         self.compiles += 1
         return compile_cubin(source, "sm_90", name, options)
@@ -375,7 +375,7 @@ class NvrtcBackend(FakeBackend):
 
 def test_cuda_dialect_cubins_round_trip(tmp_path, cache_dir):
     try:
-        from ember.compiler.nvrtc import nvrtc_version
+        from ember.backends.cuda.nvrtc import nvrtc_version
 
         nvrtc_version()
     except Exception as exc:

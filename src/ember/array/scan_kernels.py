@@ -52,7 +52,10 @@ from typing import TYPE_CHECKING
 
 import ember
 from ember import dtypes
-from ember.compiler import kernel as kernel_module  # the module: it is still being imported
+from ember.compiler import kernel as compiled  # a module: ember.kernel may be importing us
+
+if TYPE_CHECKING:
+    from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
 
 if TYPE_CHECKING:  # when `ember.kernel` is the first thing a program imports (kernel.py ->
@@ -93,7 +96,7 @@ def atomic_storage(ct: DType) -> DType:
 
 def _named(fn, name: str) -> Kernel:
     fn.__name__ = fn.__qualname__ = name
-    return kernel_module.Kernel(fn)
+    return compiled.Kernel(fn)
 
 
 def _name(prefix: str, op, ct: DType, g: Geometry) -> str:

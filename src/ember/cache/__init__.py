@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from ember.cache import disk as _disk
-from ember.cache import memory as _memory
+from ember.cache import lookup as _memory
 from ember.cache.bundle import Bundle, BundleError, Recorder, load_bundle, record, write_bundle
 from ember.cache.disk import CacheWarning
 from ember.cache.entry import Entry

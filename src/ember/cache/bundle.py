@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.cache import key as keymod
-from ember.cache import memory
+from ember.cache import lookup
 from ember.cache.entry import CorruptEntry, Entry
+from ember.codegen import dialects
 from ember.errors import EmberError
 
 BUNDLE_FORMAT = "ember-bundle"
 BUNDLE_VERSION = 1
-_SOURCE_EXT = {"cuda": "cu", "opencl": "cl"}
 
 
 class BundleError(EmberError):
@@ -84,11 +84,11 @@ def record() -> Iterator[Recorder]:
     the block (a kernel launched before it is not seen again; :meth:`Recorder.add` adds it).
     """
     rec = Recorder()
-    memory.recorders.add(rec)
+    lookup.recorders.add(rec)
     try:
         yield rec
     finally:
-        memory.recorders.discard(rec)
+        lookup.recorders.discard(rec)
 
 
 def write_bundle(path: str | os.PathLike, entries: Iterable[Entry]) -> str:
@@ -99,7 +99,7 @@ def write_bundle(path: str | os.PathLike, entries: Iterable[Entry]) -> str:
 
     items, files = [], {}
     for e in sorted(entries, key=lambda e: e.key):
-        ext = _SOURCE_EXT.get(e.meta.get("dialect", ""), "c")
+        ext = dialects.source_suffix(e.meta.get("dialect", ""))[1:]
         binary, source = f"binaries/{e.key}.bin", f"sources/{e.key}.{ext}"
         items.append({
             "key": e.key, "parts": e.parts, "meta": e.meta, "binary": binary,
@@ -167,7 +167,7 @@ def load_bundle(path: Any, register: bool = True) -> Bundle:
         bundle.entries.append(entry)
     if register:
         for entry in bundle.entries:  # a warmup still running preloads their modules
-            memory.bundled.setdefault(entry.key, entry)
+            lookup.bundled.setdefault(entry.key, entry)
     return bundle
 
 
