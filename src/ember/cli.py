@@ -12,6 +12,7 @@ import argparse
 import importlib.metadata
 import platform
 import sys
+import time
 
 
 def _dist_version(name: str) -> str:
@@ -134,19 +135,51 @@ def _verify(path: str, sha256: str | None) -> int:
 
 def cmd_precompile(args: argparse.Namespace) -> int:
     """Compile Ember's standard kernels (arrays, demo) for this device into the cache."""
-    from ember.precompile import precompile
+    from ember.precompile import default_jobs, precompile
     from ember.runtime import backend as registry
 
     be = registry.get()
-    print(f"precompiling Ember's kernels for {be.device.name} ({be.name})")
-    result = precompile(bundle=args.bundle)
+    jobs = args.jobs or default_jobs()
+    what = args.examples or "Ember's kernels"
+    print(f"precompiling {what} for {be.device.name} ({be.name}), {jobs} processes")
+    result = precompile(
+        args.examples, args.bundle, jobs=jobs, progress=progress_printer(sys.stdout),
+        verbose=args.verbose,
+    )  # fmt: skip
     print(
         f"{result['kernels']} kernels: {result['compiled']} compiled, {result['cached']} "
         f"already cached, {result['failed']} failed ({result['seconds']:.1f} s)"
     )
+    if result["compiler_output"] and not args.verbose:
+        print(f"(the device compiler printed {result['compiler_output']} lines; -v shows them)")
     if args.bundle:
         print(f"bundle written to {args.bundle}")
     return 1 if result["failed"] else 0
+
+
+def progress_printer(stream, width: int = 30):
+    """``progress(done, total)``: a bar redrawn in place on a terminal, else a plain line at
+    every tenth of the work (logs and CI keep readable output)."""
+    start = time.perf_counter()
+    tty = getattr(stream, "isatty", lambda: False)()
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        seconds = time.perf_counter() - start
+        if tty:
+            filled = width * done // max(total, 1)
+            bar = "#" * filled + "." * (width - filled)
+            end = "\n" if done >= total else ""
+            stream.write(f"\r  [{bar}] {done}/{total} kernels, {seconds:.0f} s{end}")
+            stream.flush()
+            return
+        tenth = 10 * done // max(total, 1)
+        if tenth > shown[0]:
+            shown[0] = tenth
+            stream.write(f"  {done}/{total} kernels ({10 * tenth}%, {seconds:.0f} s)\n")
+            stream.flush()
+
+    return progress
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,6 +208,17 @@ def main(argv: list[str] | None = None) -> int:
     cache.set_defaults(run=cmd_cache)
     pre = sub.add_parser("precompile", help="compile Ember's own kernels into the cache")
     pre.add_argument("--bundle", help="also write them as a bundle at this path")
+    pre.add_argument(
+        "--examples",
+        metavar="MODULE:FUNCTION",
+        help="precompile the (kernel, example_args) pairs this function returns instead",
+    )
+    pre.add_argument(
+        "-j", "--jobs", type=int, default=0, help="compiler processes (default: one per CPU)"
+    )
+    pre.add_argument(
+        "-v", "--verbose", action="store_true", help="show what the device compiler prints"
+    )
     pre.set_defaults(run=cmd_precompile)
     args, rest = parser.parse_known_args(argv)
     if args.command != "demo" and rest:
