@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from ember import config
+from ember import startup as _warmup
 from ember._version import __version__
 from ember.dtypes import (
     DType,
@@ -29,6 +30,8 @@ from ember.dtypes import (
 from ember.errors import (
     ArgumentError,
     BackendUnavailableError,
+    BinaryError,
+    ClosedError,
     CompileError,
     DriverError,
     EmberError,
@@ -44,14 +47,14 @@ from ember.errors import (
     SlowPathError,
     UnsupportedFeatureError,
 )
-from ember.runtime import warmup as _warmup
 
 # kernel-side functions (ember.lang): thread indices, barrier, shared memory, atomics, math
 _LANG = (
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
     "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
-    "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas",
-    "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
+    "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor",
+    "atomic_cas", "ballot", "popc", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum",
+    "warp_min", "warp_max",
     "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
     "erf", "erfc", "lgamma", "tgamma", "floor", "ceil", "trunc", "rint", "fabs", "pow",
@@ -59,8 +62,8 @@ _LANG = (
     "unsafe_trunc",
     # issue 14 (ember.lang.NEW_NAMES)
     "local", "static_range", "grid_sync", "atomic_exch", "atomic_inc", "atomic_dec",
-    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot", "all_sync",
-    "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "popc", "clz", "ffs", "brev",
+    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
+    "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "clz", "ffs", "brev",
     "umulhi", "mulhi", "sincos", "frexp", "ldexp",
 )  # fmt: skip
 
@@ -85,7 +88,7 @@ _LAZY = {
     "uncached": "ember.runtime.alloccache",
     "kernel": "ember.compiler.kernel",
     "Kernel": "ember.compiler.kernel",
-    "warmup": "ember.runtime.warmup",
+    "warmup": "ember.startup",
     **{name: "ember.lang" for name in _LANG},
 }
 # the array library (ember.array): these override the kernel-function names above with
@@ -98,7 +101,7 @@ _ARRAY = {
     "ember.array.manipulation": (
         "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
         "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
-        "broadcast_arrays", "reshape", "concatenate", "stack", "unstack", "roll", "tile",
+        "broadcast_arrays", "reshape", "concatenate", "concat", "stack", "unstack", "roll", "tile",
         "repeat",
     ),
     "ember.array.ufuncs": (
@@ -125,16 +128,21 @@ _ARRAY = {
     "ember.array.matmul": (
         "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
     ),
+    "ember.array.extras": ("nextafter", "diff"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",
     ),
     "ember.array.search": ("nonzero", "flatnonzero", "argwhere", "searchsorted"),
     "ember.array.gather": ("take", "take_along_axis", "put"),
+    "ember.array.sort": ("sort", "argsort"),
+    "ember.array.sets": (
+        "unique_values", "unique_counts", "unique_inverse", "unique_all", "unique",
+    ),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
-        "pi", "inf", "nan", "__array_api_version__",
+        "pi", "inf", "nan", "__array_api_version__", "__array_namespace_info__",
     ),
 }  # fmt: skip
 _LAZY.update({name: module for module, names in _ARRAY.items() for name in names})
@@ -160,7 +168,7 @@ def __getattr__(name: str):
     return value
 
 
-# Background warmup of the device (ember/runtime/warmup.py): returns at once, never raises.
+# Background warmup of the device (ember/startup.py): returns at once, never raises.
 try:
     _warmup.at_import()
 except Exception:  # noqa: S110 - a warmup problem must never break the import
@@ -177,6 +185,6 @@ __all__ = [
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
-    "RecompileWarning", "KernelTypeWarning",
+    "RecompileWarning", "BinaryError", "ClosedError", "KernelTypeWarning",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

@@ -73,6 +73,15 @@ class KernelTypeError(EmberError, TypeError):
     """Types in a kernel do not fit together (or arguments do not fit the kernel)."""
 
 
+class BinaryError(EmberError):
+    """A compiled binary (from the cache, a bundle or the caller) is damaged or is not a
+    binary of this backend; it was checked before any driver was handed it."""
+
+
+class ClosedError(EmberError, ValueError):
+    """A stream, event, buffer or module was used after ``close()``."""
+
+
 class LaunchError(EmberError):
     """A kernel launch was given bad arguments or a bad configuration."""
 
@@ -142,3 +151,12 @@ def numbered(source: str) -> str:
     lines = source.splitlines()
     width = len(str(len(lines)))
     return "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(lines, 1))
+
+
+def not_on_device(value: object, where: str) -> TypeError:
+    """The error for host data passed where device memory is needed."""
+    kind = type(value).__module__.split(".")[0] + "." + type(value).__name__
+    return TypeError(
+        f"{where} needs device memory but got a {kind} (host memory); "
+        f"copy it to the device explicitly with ember.asarray(x) first"
+    )

@@ -313,7 +313,10 @@ def _host_frexp(x):
     return m, np.int32(e)
 
 
-_BIT_DOC = " (CUDA's __{0}/__{0}ll; a 32- or 64-bit integer; returns an int32)"
+_BIT_DOC = (
+    " (CUDA's __{0}/__{0}ll; of the integer's own bits, narrower ones zero-extended to 32; "
+    "an int32)"
+)
 erfinv = Intrinsic("erfinv", "erfinv(x): the inverse error function.", _erfinv)
 erfcinv = Intrinsic(
     "erfcinv", "erfcinv(y): the inverse of erfc.", lambda y: _erfinv(y, complement=True)

@@ -6,7 +6,9 @@ import subprocess
 import sys
 
 import pytest
+from fake_backend import FakeBase
 
+from ember.codegen import dialects
 from ember.errors import BackendUnavailableError, InternalError
 from ember.runtime import backend as registry
 from ember.runtime.backend import Backend
@@ -15,7 +17,7 @@ from ember.runtime.backend import Backend
 def test_stub_backend_missing_methods_fails_loudly():
     class Stub(Backend):
         name = "stub"
-        dialect = "cuda"
+        dialect = dialects.get("cuda")
         binary_kind = "none"
 
         def devices(self):
@@ -64,8 +66,9 @@ def test_import_touches_no_driver():
 
 def test_auto_selection_error_names_the_extras(monkeypatch):
     code = (
-        "import ember.runtime.backend as r\n"
-        "r.REGISTRY = {'cuda': ('no_such_module_x', 'B'), 'opencl': ('no_such_module_y', 'B')}\n"
+        "import ember.runtime.registry as r\n"
+        "r.REGISTRY = {'cuda': ('no_such_module_x', 'B', r.INSTALL_HINT['cuda']),\n"
+        "              'opencl': ('no_such_module_y', 'B', r.INSTALL_HINT['opencl'])}\n"
         "try:\n    r.get()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -83,3 +86,53 @@ def test_env_selects_backend():
     if out.returncode != 0:
         pytest.skip("opencl backend unavailable: " + out.stderr[-200:])
     assert out.stdout.strip() == "opencl"
+
+
+def test_a_dialect_name_is_not_a_dialect():
+    class Named(Backend):
+        name, dialect, binary_kind = "named", "cuda", "none"
+
+    Named.__abstractmethods__ = frozenset()
+    with pytest.raises(InternalError, match=r"missing dialect \(an ember.codegen.dialects.Dialect"):
+        registry.validate(Named)
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    """Two fake backends in the registry (tests/unit/fake_backend.py), nothing selected."""
+    from ember.runtime import registry as reg
+
+    for name in ("fake_a", "fake_b"):
+        monkeypatch.setitem(reg.REGISTRY, name, ("fake_backend", f"Fake{name[-1].upper()}", ""))
+    monkeypatch.setattr(reg, "_current", None)
+    yield reg
+    for name in ("fake_a", "fake_b"):
+        reg._instances.pop(name, None)
+
+
+class FakeA(FakeBase):
+    name = "fake_a"
+
+
+class FakeB(FakeBase):
+    name = "fake_b"
+
+
+def test_use_backend_is_a_choice_and_a_context_manager(fakes, monkeypatch):
+    import fake_backend
+
+    import ember
+
+    monkeypatch.setattr(fake_backend, "FakeA", FakeA, raising=False)
+    monkeypatch.setattr(fake_backend, "FakeB", FakeB, raising=False)
+    a = ember.use_backend("fake_a")  # from now on
+    assert ember.get_backend() is a and isinstance(a, FakeA)
+    with ember.use_backend("fake_b") as b:  # inside the block only
+        assert ember.get_backend() is b
+        with a:  # a registry backend is a context manager too
+            assert ember.get_backend() is a
+        assert ember.get_backend() is b
+    assert ember.get_backend() is a
+    with pytest.raises(ember.BackendUnavailableError, match="not the registry's fake_a"):
+        with FakeA():
+            pass

@@ -20,6 +20,7 @@ import math
 from typing import Any
 
 from ember.dtypes import DType
+from ember.errors import not_on_device  # noqa: F401 - its users import it from here
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import Backend, Buffer
 from ember.tracebacks import api
@@ -225,12 +226,15 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return np.ascontiguousarray(view)
 
     # NumPy's protocols (NEP 13, NEP 18): NumPy functions run Ember's, or refuse
+    @api
     def __array__(self, dtype=None, copy=None):
         return protocols.to_host(self, dtype, copy)
 
+    @api
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return protocols.array_ufunc(ufunc, method, inputs, kwargs)
 
+    @api
     def __array_function__(self, func, types, args, kwargs):
         return protocols.array_function(func, types, args, kwargs)
 
@@ -258,10 +262,11 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return format(self.to_numpy()[()], spec)  # a 0-d array formats as its number
 
     # ------------------------------------------------------------------ methods
-    def astype(self, dtype, copy: bool = True) -> ndarray:
+    def astype(self, dtype, copy: bool = True, device=None) -> ndarray:
         """The array converted to ``dtype`` (a new array unless ``copy=False`` and the dtype
-        already matches).  Conversions wrap or truncate like NumPy's ``astype``."""
-        return manipulation.astype(self, dtype, copy=copy)
+        already matches), on ``device`` when given.  Conversions wrap or truncate like
+        NumPy's ``astype``."""
+        return manipulation.astype(self, dtype, copy=copy, device=device)
 
     def copy(self) -> ndarray:
         """A C-contiguous copy on the device."""
@@ -348,11 +353,33 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative sum (:func:`ember.cumsum`)."""
+        from ember.array import scan
+
         return scan.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative product (:func:`ember.cumprod`)."""
+        from ember.array import scan
+
         return scan.cumprod(self, axis, dtype, out)
+
+    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+        """Sort in place along ``axis`` (stable; :func:`ember.sort`)."""
+        from ember.array import sort
+
+        sort.sort_inplace(self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind=None, order=None) -> ndarray:
+        """The indices that sort the array along ``axis`` (:func:`ember.argsort`)."""
+        from ember.array import sort
+
+        return sort.argsort(self, axis, kind, order)
+
+    def nonzero(self) -> tuple[ndarray, ...]:
+        """The indices of the nonzero elements, one array per axis (:func:`ember.nonzero`)."""
+        from ember.array import search
+
+        return search.nonzero(self)
 
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
@@ -545,15 +572,6 @@ def asnumpy(x: Any):
     return np.asarray(x)
 
 
-def not_on_device(value: Any, where: str) -> TypeError:
-    """The error for host data passed where device memory is needed."""
-    kind = type(value).__module__.split(".")[0] + "." + type(value).__name__
-    return TypeError(
-        f"{where} needs device memory but got a {kind} (host memory); "
-        f"copy it to the device explicitly with ember.asarray(x) first"
-    )
-
-
 # The operations are defined on top of the class (they create arrays): imported last.
 from ember.array import (  # noqa: E402
     display,
@@ -562,7 +580,6 @@ from ember.array import (  # noqa: E402
     manipulation,
     protocols,
     reductions,
-    scan,
     ufuncs,
 )
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402

@@ -84,7 +84,7 @@ def reciprocal(x):
 
 
 def sign(x):
-    return 1 if x > 0 else (-1 if x < 0 else x)  # 0, -0.0 and NaN are their own sign
+    return 1 if x > 0 else (-1 if x < 0 else x - x)  # +0 for 0 and -0.0 (NumPy 2), NaN
 
 
 # --------------------------------------------------------------------- comparisons, logic
@@ -168,26 +168,28 @@ def shifts(bits: int):
 
 
 # --------------------------------------------------------------------- min / max
+# NaN tests are lang.isnan, which is the constant False on integers: `b != b` would make C
+# compilers warn about a self-comparison in every integer specialization.
 def maximum(a, b):
-    if a < b or b != b:  # NaN in either propagates
-        return b
-    return a
+    if a > b or lang.isnan(a):  # NaN in either propagates; ties (0.0, -0.0) give b, as NumPy's
+        return a
+    return b
 
 
 def minimum(a, b):
-    if b < a or b != b:
-        return b
-    return a
+    if a < b or lang.isnan(a):
+        return a
+    return b
 
 
 def fmax(a, b):
-    if a < b or a != a:  # NaN in one is ignored
+    if a < b or lang.isnan(a):  # NaN in one is ignored
         return b
     return a
 
 
 def fmin(a, b):
-    if b < a or a != a:
+    if b < a or lang.isnan(a):
         return b
     return a
 

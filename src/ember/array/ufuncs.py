@@ -188,7 +188,15 @@ def where(condition, x1=_NO, x2=_NO, /, *, out=None):
 
 
 def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
-    """``x`` limited to ``[min, max]`` (either may be None); NaN stays NaN."""
+    """``x`` limited to ``[min, max]`` (either may be None); NaN in ``x`` or a bound gives
+    NaN.  The result has ``x``'s dtype (the Array API's rule): integer bounds beyond an
+    integer ``x``'s range are clamped to it (as NumPy 2 does for Python ints:
+    ``clip(uint8_array, -1, 300)`` changes nothing) and same-kind array bounds are
+    converted to ``x``'s dtype (NumPy would promote); bounds of another kind (a float bound
+    for integers) promote as in NumPy."""
+    dt = getattr(x, "dtype", None)
+    if dt is not None and hasattr(dt, "kind"):
+        min, max = _bound(min, dt), _bound(max, dt)
     if min is None and max is None:
         return x.copy() if out is None else _copy_into(x, out)
     if max is None:
@@ -196,6 +204,25 @@ def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
     if min is None:
         return minimum(x, max, out=out)
     return _clip(x, min, max, out=out)
+
+
+def _bound(bound, dt):
+    """A clip bound in terms of ``x``'s dtype ``dt`` where that loses nothing clip needs."""
+    from ember.array.info import iinfo
+    from ember.array.ndarray import ndarray
+
+    integer = dt.kind in "iu"
+    if type(bound) is int and integer:
+        info = iinfo(dt)
+        return min(info.max, max(info.min, bound))
+    if not isinstance(bound, ndarray) or bound.dtype is dt or bound.dtype.kind == "b":
+        return bound
+    if integer and bound.dtype.kind in "iu":
+        info = iinfo(dt)
+        return clip(bound, info.min, info.max).astype(dt)
+    if dt.kind == "f" and bound.dtype.kind in "fiu":
+        return bound.astype(dt)  # rounding is monotonic: the same as rounding the result
+    return bound
 
 
 def imag(x, /):

@@ -22,7 +22,7 @@ word of the launch's stream, from the backend's ``grid_barrier(stream)``).
 A kernel that can fail (``ir.Function.can_fail``: ``raise``, ``assert`` or checks) takes three
 hidden trailing parameters, supplied by the launcher, never by the user: ``em_claim`` (a
 pointer to the context's claim word), ``em_rec`` (a pointer to its error record) and
-``em_kid`` (``uint32``, the id of the specialization; :mod:`ember.diagnostics.errors`).
+``em_kid`` (``uint32``, the id of the specialization; :mod:`ember.diagnostics.device_errors`).
 Kernels that cannot fail keep the plain ABI above.
 """
 
@@ -102,10 +102,3 @@ def kernel_abi(fn: ir.Function, dialect: Dialect) -> list[AbiParam]:
             AbiParam("em_kid", "kid", dtypes.uint32, -1, ()),
         ]
     return out
-
-
-def backend_params(abi: list[AbiParam]) -> tuple:
-    """The parameter list for :meth:`~ember.runtime.backend.Module.function`."""
-    from ember.runtime.backend import PTR
-
-    return tuple(PTR if p.dtype is None else p.dtype for p in abi)

@@ -2,7 +2,7 @@
 :class:`~ember.codegen.emitter.Emitter`).
 
 Native (CUDA; OpenCL devices with sub-groups): the dialect's spellings
-(:attr:`~.Dialect.shuffle`, :attr:`~.Dialect.shuffle_sync`, :attr:`~.Dialect.vote`).  A
+(:attr:`~.Dialect.shuffle`, :attr:`~.Dialect.shuffle_sync`, :attr:`~.Dialect.votes`).  A
 shuffle with a ``width`` on a dialect without a width argument computes CUDA's source lane
 itself (``em_src_*`` helpers) and shuffles from it.
 
@@ -48,7 +48,7 @@ class WarpEmitter:
         m = self.expr(e.args[-1]) if e.args else ""
         p = self.expr(e.args[0]) if e.name in ("ballot", "all_sync", "any_sync") else ""
         self.h.features.add("subgroups")
-        return self.d.vote[e.name].format(p=p, m=m)
+        return self.d.votes[e.name].format(p=p, m=m)
 
     def warp_index(self, name: str) -> str | None:
         """``lane_id``/``warp_size`` where warps are emulated (None: the dialect's own)."""

@@ -26,64 +26,42 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from ember.cache import key as keymod
-from ember.cache import memory as cache_memory
+from ember.cache import lookup as cache_lookup
 from ember.cache.disk import CacheWarning
-from ember.cache.entry import Entry, make_meta
+from ember.cache.entry import Entry, entry_name, make_meta
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
 from ember.codegen.emitter import Emitter
+from ember.compiler import deep
 from ember.config import settings
-from ember.diagnostics import errors as errmod
+from ember.diagnostics import device_errors as errmod
 from ember.diagnostics import report
 from ember.errors import CompileError, InternalError, UnsupportedFeatureError
 from ember.frontend import ir, launchsize, passes
 from ember.frontend.capture import Captured
 from ember.frontend.typer import TypingContext, type_program
-from ember.frontend.types import CUDA_FEATURES, Target, Type
+from ember.frontend.types import Target, Type
 from ember.runtime.allocator import note_uses
-
-_targets: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # backend -> Target
+from ember.runtime.backend import PTR
 
 
 def target_of(backend) -> Target:
-    """The :class:`Target` of a backend's device (features read once per backend)."""
-    found = _targets.get(backend)
-    if found is not None:
-        return found
-    dev = backend.device
-    if backend.dialect == "cuda":
-        features = CUDA_FEATURES - {"cooperative_launch"}
-        if getattr(backend, "cooperative_launch", False):  # a backend capability
-            features |= {"cooperative_launch"}
-        target = Target("cuda", dev.arch, dev.warp_size or 32, features)
-    else:
-        extra = dev.extra or {}
-        exts = set(extra.get("extensions", ()))
-        features = {
-            name for name in ("fp64", "fp16", "int64_atomics", "subgroups") if extra.get(name)
-        }
-        if "cl_khr_subgroup_shuffle" in exts:
-            features.add("subgroup_shuffle")
-        if "cl_khr_subgroup_shuffle_relative" in exts:
-            features.add("subgroup_shuffle_relative")
-        if getattr(backend, "cooperative_launch", False):
-            features.add("cooperative_launch")
-        constant = int(extra.get("max_constant_buffer_size", 65536))
-        target = Target(backend.dialect, None, dev.warp_size or 1, frozenset(features), constant)
-    _targets[backend] = target
-    return target
+    """The :class:`Target` of a backend's device (:attr:`Backend.target`)."""
+    return backend.target
 
 
-def default_target(dialect: str) -> Target:
-    """A target for generating source without a device (CUDA: sm_90; OpenCL: like PoCL)."""
-    if dialect == "cuda":
-        return Target("cuda", "sm_90", 32, CUDA_FEATURES)
-    return Target("opencl", None, 1, frozenset({"fp64", "int64_atomics"}))
+def default_target(dialect_name: str) -> Target:
+    """A target for generating source without a device: the dialect's typical device
+    (CUDA: sm_90; OpenCL: like PoCL's CPU device)."""
+    d = dialects.get(dialect_name)
+    return Target(
+        d.name, d.offline_arch, d.offline_warp_size, d.offline_features,
+        device=f"the default {d.name} target", feature_names=d.feature_names,
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------------- stages
@@ -96,10 +74,14 @@ def typed_ir(
 
     ``captures`` (function -> :class:`Captured`) is shared by a kernel's specializations so
     that the globals every function reads are frozen once.  ``checks``: bounds checks and
-    checked conversions (``boundscheck=True``)."""
-    ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
-    program = type_program(cap, arg_types, target, ctx)
-    return passes.run(program)
+    checked conversions (``boundscheck=True``).  Deeply nested code is typed on a deep
+    stack (:mod:`ember.compiler.deep`)."""
+
+    def stage() -> ir.Program:
+        ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
+        return passes.run(type_program(cap, arg_types, target, ctx))
+
+    return deep.run(stage, where=cap)
 
 
 def source_of(program: ir.Program, target: Target) -> str:
@@ -108,25 +90,25 @@ def source_of(program: ir.Program, target: Target) -> str:
     Raises :class:`UnsupportedFeatureError` when the code needs double precision (a
     ``float64`` value, a Python float argument) on a device without it."""
     emitter = Emitter(program, dialects.get(target.dialect))
-    source = emitter.source()
-    if target.dialect == "opencl" and "fp64" in emitter.h.features and not target.has("fp64"):
+    source = deep.run(emitter.source)
+    if "fp64" in emitter.h.features and not target.has("fp64"):
         raise UnsupportedFeatureError(
             f"kernel '{program.kernel.pyname}' uses float64 (a float64 array or value, or a "
-            "Python float argument or variable), but this OpenCL device has no double "
-            "precision (cl_khr_fp64)\n  hint: pass numpy.float32(...) for Python floats "
-            "and use float32 arrays"
+            f"Python float argument or variable), but {target.lacks('fp64', 'double precision')}"
+            "\n  hint: pass numpy.float32(...) for Python floats and use float32 arrays"
         )
     return source
 
 
 def build(backend, source: str, name: str, options: tuple[str, ...]) -> bytes:
     """Stage 5: C source -> binary; a failure here is Ember's bug (InternalError)."""
-    cache_memory.stats.compiles += 1
+    cache_lookup.stats.compiles += 1
     try:
         return backend.compile(source, name, options)
     except CompileError as exc:
         raise InternalError(
-            f"the {backend.dialect} code Ember generated for kernel {name!r} does not compile.\n"
+            f"the {backend.dialect.name} code Ember generated for kernel {name!r} does not "
+            "compile.\n"
             f"Compiler log:\n{exc.log or exc}\n\nGenerated source:\n{_numbered(source)}"
         ) from exc
 
@@ -160,7 +142,7 @@ class Specialization:
     run: Any = None  # run(grid, block, shared_mem, stream, args) -> launched? (fast path)
     origin: str = "compiled"
     entry: Any = None  # the ember.cache Entry (what the disk cache and bundles store)
-    sites: tuple = ()  # run-time check sites, for KernelError (diagnostics/errors.py)
+    sites: tuple = ()  # run-time check sites, for KernelError (diagnostics/device_errors.py)
     kernel_id: int = 0  # passed to a kernel that can fail
     errors: Any = None  # the backend's error record, for a kernel that can fail
     slow_paths: tuple = ()  # found in the code (diagnostics/report.py)
@@ -207,26 +189,32 @@ def compile_specialization(
     parts = cache_parts(cap, arg_types, target, options, backend, captures, checks)
     key = keymod.digest(parts)
     if not settings.dump:  # EMBER_DUMP wants every stage: compile
-        hit = cache_memory.lookup(key, backend)
+        hit = cache_lookup.lookup(key, backend)
         spec = _from_cache(hit, backend, t0) if hit is not None else None
         if spec is not None:
             return spec
-    spec = _compile(cap, arg_types, backend, options, captures, target, checks)
+    spec = deep.run(_compile, cap, arg_types, backend, options, captures, target, checks, key,
+                    where=cap)  # fmt: skip
     spec.key = key
     pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
     meta = make_meta(spec.name, pyname, spec.abi, backend)
     meta.update(report.to_meta(spec))  # check sites and slow paths, for cache hits
     meta["launch"] = spec.launch_info  # dynamic shared memory, cooperative launch
     spec.entry = Entry(key, spec.binary, spec.source, parts, meta)
-    cache_memory.store(spec.entry, backend)
+    cache_lookup.store(spec.entry, backend)
     return spec
 
 
-def _compile(cap, arg_types, backend, options, captures, target, checks) -> Specialization:
-    """Every stage, timed: typing, C generation, the backend compiler, module load."""
+def _compile(cap, arg_types, backend, options, captures, target, checks, key) -> Specialization:
+    """Every stage, timed: typing, C generation, the backend compiler, module load.
+
+    The kernel's C name ends in its key (:func:`~ember.cache.entry.entry_name`), which binds
+    the binary to the key: a cache entry or bundle member holding another kernel's binary
+    has no function of that name, and is refused."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     program = typed_ir(cap, arg_types, target, captures, checks)
+    program.kernel.name = entry_name(program.kernel.name, key)
     t1 = time.perf_counter()
     source = source_of(program, target)
     t2 = time.perf_counter()
@@ -235,10 +223,10 @@ def _compile(cap, arg_types, backend, options, captures, target, checks) -> Spec
     name = program.kernel.name
     binary = build(backend, source, name, options)
     t3 = time.perf_counter()
-    if backend.dialect == "cuda":
-        dump("ptx", cap.name, lambda: ptx_of(source, target.arch or "sm_90", name, options))
+    if "ptx" in backend.offline_stages:
+        dump("ptx", cap.name, lambda: offline_stage(backend, "ptx", source, target, name, options))
     abi = abi_mod.kernel_abi(program.kernel, dialects.get(target.dialect))
-    function = backend.load_module(binary).function(name, abi_mod.backend_params(abi))
+    function = backend.load_module(binary).function(name, backend_params(abi))
     t4 = time.perf_counter()
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)
     spec = Specialization(name, program, source, abi, binary, function, backend, "", timings)
@@ -256,7 +244,7 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
     try:
         abi = entry.abi()
         module = hit.module if hit.module is not None else backend.load_module(entry.binary)
-        function = module.function(entry.name, abi_mod.backend_params(abi))
+        function = module.function(entry.name, backend_params(abi))
     except Exception as exc:  # a damaged or foreign binary must never be fatal
         warnings.warn(
             f"the cached binary of kernel {entry.pyname!r} (key {entry.key[:12]}, from "
@@ -264,10 +252,10 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
             CacheWarning,
             stacklevel=5,
         )
-        cache_memory.discard(entry.key)
+        cache_lookup.discard(entry.key)
         return None
     t2 = time.perf_counter()
-    cache_memory.note(entry)
+    cache_lookup.note(entry)
     timings = {"cache": t1 - t0, "load": t2 - t1}
     spec = Specialization(
         entry.name, None, entry.source, abi, entry.binary, function, backend, entry.key,
@@ -278,11 +266,15 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
     return spec
 
 
-def ptx_of(source: str, arch: str, name: str, options: tuple[str, ...] = ()) -> str:
-    """The PTX NVRTC makes from ``source`` (for inspection; needs no GPU)."""
-    from ember.compiler.nvrtc import compile_program
+def backend_params(abi: list[abi_mod.AbiParam]) -> tuple:
+    """The parameter list for :meth:`~ember.runtime.backend.Module.function`."""
+    return tuple(PTR if p.dtype is None else p.dtype for p in abi)
 
-    return compile_program(source, arch, name, options, output="ptx").binary.decode()
+
+def offline_stage(toolchain, stage: str, source: str, target: Target, name: str, options=()):
+    """Stage ``stage`` of ``source`` from ``toolchain`` (a backend or backend class) without
+    a device (:meth:`~ember.runtime.backend.Backend.inspect_offline`: PTX from NVRTC...)."""
+    return toolchain.inspect_offline(stage, source, target, name, tuple(options))
 
 
 def dump(stage: str, kernel: str, text) -> None:
@@ -299,30 +291,16 @@ def cache_parts(
 ) -> dict:
     """What the cache key of a specialization is the hash of (see :mod:`ember.cache.key`):
     computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
-    deps = keymod.dependencies(cap, captures)
+    deps = deep.run(keymod.dependencies, cap, captures, where=cap)
     codegen = {"boundscheck": bool(checks)}
     statics = [keymod.static_argument(t.value, captures) for t in arg_types if _is_static(t)]
     if statics:  # the code of functions passed as compile-time arguments
         codegen["static_arguments"] = statics
-    return keymod.key_parts(deps, arg_types, target, options, versions(backend), codegen)
+    versions = keymod.versions(backend)
+    return keymod.key_parts(deps, arg_types, target, options, versions, codegen)
 
 
 def _is_static(t) -> bool:
     from ember.frontend.types import CompileTime
 
     return isinstance(t, CompileTime)
-
-
-_versions_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def versions(backend) -> dict:
-    """The backend's library versions (read once per backend; {} if it cannot say)."""
-    if backend is None:
-        return {}
-    if backend not in _versions_cache:
-        try:
-            _versions_cache[backend] = dict(backend.library_versions())
-        except Exception:  # a backend that cannot say: the key just omits it
-            _versions_cache[backend] = {}
-    return _versions_cache[backend]

@@ -26,12 +26,14 @@ import pickle
 import threading
 from typing import Any
 
+from ember.compiler import args as argmod
 from ember.compiler import driver, freshness
-from ember.diagnostics import errors as errmod
-from ember.errors import ArgumentError, EmberError, LaunchError
-from ember.frontend import diagnostics, ir
+from ember.diagnostics import device_errors as errmod
+from ember.errors import ArgumentError, LaunchError
+from ember.frontend import ir, messages
 from ember.frontend.capture import Captured, capture
 from ember.frontend.types import CompileTime
+from ember.runtime import argtypes
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
 from ember.tracebacks import api, hide_internal_frames
@@ -77,6 +79,7 @@ class Kernel:
         self._cap: Captured | None = None
         self._captures: dict = {}
         self._configs: dict = {}
+        self._ndranges: dict = {}  # (n, block) -> NDRangeLauncher
         self._lock = threading.Lock()
         self._last = _NO_SPECIALIZATION  # the inline cache: most recently launched
         self._deps: list | None = None  # what the compiled code read (notebooks only)
@@ -116,10 +119,20 @@ class Kernel:
         """``kernel.launch(n)(*args)``: at least ``n`` threads (an int or a 1-3 tuple), in
         blocks of ``block`` threads (default: chosen for the device)."""
         try:
-            return NDRangeLauncher(self, n, block)
+            return self._ndranges[(n, block)]  # kept per (n, block): no parsing per launch
+        except (KeyError, TypeError):
+            pass
+        try:
+            launcher = NDRangeLauncher(self, n, block)
         except Exception as exc:
             hide_internal_frames(exc)
             raise
+        if len(self._ndranges) < 256:
+            try:
+                self._ndranges[(n, block)] = launcher
+            except TypeError:  # unhashable sizes (lists): just not kept
+                pass
+        return launcher
 
     @api
     def __call__(self, *args, **kwargs):
@@ -168,18 +181,14 @@ class Kernel:
 
     def _foreign(self, args: tuple):
         for a in args:
-            f = (
-                None
-                if type(a) in argmod.SCALARS or isinstance(a, argmod.ndarray)
-                else argmod.foreign(a)
-            )
+            f = None if type(a) in argmod.SCALARS or argtypes.is_array(a) else argmod.foreign(a)
             yield a if f is None else f
 
     def _compile(self, types, backend, foreign) -> driver.Specialization:
         spec = driver.compile_specialization(
             self.captured, types, backend, self.options, self._captures, self.checks
         )
-        if self._deps is None and not self.py_func.__module__.startswith("ember."):
+        if self._deps is None and not (self.py_func.__module__ or "").startswith("ember."):
             freshness.watch_ipython()  # user kernels in notebooks notice redefinitions
             if freshness.watching():
                 self._deps = freshness.baseline(self.captured, self._captures)
@@ -258,12 +267,12 @@ class Kernel:
                 raise self._arg_error(p, message, exc.hint) from None
             if isinstance(a, argmod.ForeignArray):
                 foreign.add(i)
-            elif hasattr(a, "backend"):
+            elif argtypes.is_array(a):
                 backends.add(a.backend)
-        backend = self._backend(backends, foreign) if need_backend else None
+        backend = self._backend(backends, foreign, args) if need_backend else None
         return types, backend, foreign
 
-    def _backend(self, backends: set, foreign: set):
+    def _backend(self, backends: set, foreign: set, args: tuple):
         if len(backends) > 1:
             names = ", ".join(sorted(b.name for b in backends))
             raise self._arg_error(
@@ -272,19 +281,22 @@ class Kernel:
                 "put every array on one device",
             )
         backend = backends.pop() if backends else registry.get()
-        if foreign and backend.dialect != "cuda":
+        kinds = {args[i].device_type for i in foreign} - {None}  # None: NumPy stand-ins
+        alien = sorted(kinds - backend.foreign_device_types)
+        if alien:
             raise self._arg_error(
                 None,
-                "arrays of other libraries (__cuda_array_interface__ / "
-                "DLPack) can only be passed on the CUDA backend",
-                None,
+                f"arrays of other libraries (__cuda_array_interface__ / DLPack) on DLPack "
+                f"device type {', '.join(map(str, alien))} cannot be passed on the "
+                f"{backend.label or backend.name} backend",
+                "copy them into ember arrays, or select the backend of their device",
             )
         return backend
 
     def _arg_error(self, node, message: str, hint: str | None) -> ArgumentError:
         cap = self.captured
         loc = cap.loc(node if node is not None else cap.tree)
-        return diagnostics.error(ArgumentError, message, loc, diagnostics.STAGE_LAUNCH, hint)
+        return messages.error(ArgumentError, message, loc, messages.STAGE_LAUNCH, hint)
 
     # ------------------------------------------------------------------ inspection
     @api
@@ -309,24 +321,21 @@ class Kernel:
         if self._recheck:
             self._revalidate()
         types, target, backend = self._inspect_types(args, dialect)
-        if stage == "cubin-info":
-            return self._cubin_info(args, types, target, backend)
-        if stage in ("sass", "resources"):
-            from ember.diagnostics import inspect as inspection
+        if stage in ("ir", "source"):
+            program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
+            return ir.dump(program) if stage == "ir" else driver.source_of(program, target)
+        from ember.diagnostics import inspect as inspection
 
-            return getattr(inspection, stage)(self, args, types, target, backend)
+        on_device = inspection.on_device(args, backend)
+        return inspection.stage(
+            stage, target, backend if on_device else None, lambda: self.dispatch(tuple(args)),
+            lambda: self._generate(types, target), self.options,
+        )  # fmt: skip
+
+    def _generate(self, types, target) -> tuple[str, str]:
+        """The C source for ``types`` on ``target`` and the kernel's C name."""
         program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
-        if stage == "ir":
-            return ir.dump(program)
-        source = driver.source_of(program, target)
-        if stage == "source":
-            return source
-        if target.dialect != "cuda":
-            raise EmberError(
-                f"stage 'ptx' needs the CUDA dialect; this kernel targets "
-                f"{target.dialect} (pass dialect='cuda')"
-            )
-        return driver.ptx_of(source, target.arch or "sm_90", program.kernel.name, self.options)
+        return driver.source_of(program, target), program.kernel.name
 
     def _inspect_types(self, args: tuple, dialect: str | None):
         import numpy as np
@@ -336,28 +345,9 @@ class Kernel:
         if dialect is not None:
             return types, driver.default_target(dialect), None
         # NumPy examples stand for arrays of any backend: the arrays' own, else the current
-        backends = {a.backend for a in host if isinstance(a, argmod.ndarray)}
+        backends = {a.backend for a in host if argtypes.is_array(a)}
         backend = self._backend(backends, set())
         return types, driver.target_of(backend), backend
-
-    def _cubin_info(self, args, types, target, backend) -> dict[str, Any]:
-        if target.dialect != "cuda":
-            raise EmberError("stage 'cubin-info' needs the CUDA dialect")
-        if (
-            backend is not None
-            and backend.dialect == "cuda"
-            and not any(type(a).__module__ == "numpy" for a in args)
-        ):
-            spec = self.dispatch(tuple(args))
-            info = {"bytes": len(spec.binary), "arch": target.arch, **spec.timings}
-            attributes = getattr(spec.function, "attributes", None)
-            return {**info, **(attributes() if attributes else {})}
-        from ember.compiler.nvrtc import compile_program
-
-        program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
-        source = driver.source_of(program, target)
-        out = compile_program(source, target.arch or "sm_90", program.kernel.name, self.options)
-        return {"bytes": len(out.binary), "arch": target.arch, "log": out.log}
 
     @api
     def report(self, *args, dialect: str | None = None, block=None) -> list:
@@ -366,9 +356,22 @@ class Kernel:
         warning; ``[]`` when there are none).  ``block`` adds the occupancy of that block
         size; ``dialect`` (or NumPy arrays) analyses the generated code without a device
         (CUDA: sm_90, compiled by NVRTC for its resource usage)."""
-        from ember.diagnostics.report import kernel_report
+        from ember.diagnostics import inspect as inspection
+        from ember.diagnostics import report
 
-        return kernel_report(self, args, dialect, block)
+        types, target, backend = self._inspect_types(tuple(args), dialect)
+        if inspection.on_device(args, backend):
+            return report.spec_items(self.dispatch(tuple(args)), block)
+        program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
+        device = backend.device if backend is not None else None
+        items = report.for_device(report.program_items(program), device)
+        tools = registry.toolchain(target.dialect)
+        if tools is not None and "resources" in tools.offline_stages:
+            source, name = driver.source_of(program, target), program.kernel.name
+            res = tools.inspect_offline("resources", source, target, name, self.options)
+            prints = any(i.kind == "print" for i in items)
+            items += report.resource_items(res, device, program.kernel.loc, prints)
+        return items
 
     def __repr__(self) -> str:
         return f"<ember.kernel {self.__name__} ({len(self.specializations)} specializations)>"
@@ -421,8 +424,17 @@ def _lookup(module: str, qualname: str) -> Any:
 def _host_example(a, np):
     """NumPy arrays stand for device arrays of their dtype/ndim/layout in ``inspect``."""
     if isinstance(a, np.ndarray):
-        return argmod.NumpyExample(a)
+        return _NumpyExample(a)
     return a
+
+
+class _NumpyExample(argmod.ForeignArray):
+    __slots__ = ()
+
+    def __init__(self, a):
+        from ember import dtypes
+
+        super().__init__(0, a.shape, a.strides, dtypes.dtype(a.dtype), a, None)
 
 
 def make_launcher(kernel: Kernel, grid, block, stream0, shared0):
@@ -447,7 +459,7 @@ def make_launcher(kernel: Kernel, grid, block, stream0, shared0):
 class NDRangeLauncher:
     """``kernel.launch(n)``: enough blocks of a device-chosen size to cover ``n`` threads."""
 
-    __slots__ = ("kernel", "n", "block", "ndim")
+    __slots__ = ("kernel", "n", "block", "ndim", "_be", "_grid", "_blk")
 
     def __init__(self, kernel: Kernel, n, block=None):
         self.kernel = kernel
@@ -455,15 +467,19 @@ class NDRangeLauncher:
         sizes = _dims(n, "launch size", smallest=0)
         self.n = None if 0 in sizes else sizes  # no threads: nothing to launch
         self.block = None if block is None else _dims(block, "block")
+        self._be = self._grid = self._blk = None  # the configuration last computed, for _be
 
     def __call__(self, *args, stream=None, shared_mem=0) -> None:
         if self.n is None:
             return  # nothing to do for zero threads
-        k = self.kernel
-        spec = k._last
+        spec = self.kernel._last
+        be = spec.backend
         try:  # costs nothing until it catches (tracebacks.py)
-            if spec.backend is not None:
-                grid, block = self._config(spec.backend)
+            if be is not None:
+                if be is self._be:  # the grid and block of this device, computed before
+                    grid, block = self._grid, self._blk
+                else:
+                    grid, block = self._config(be)
                 if spec.run(grid, block, shared_mem, stream, args):
                     return
             self._launch_slow(args, stream, shared_mem)
@@ -485,8 +501,11 @@ class NDRangeLauncher:
         k._last = spec
 
     def _config(self, backend) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """Grid and block on ``backend``'s device (kept for the next launch there)."""
         block = self.block or default_block(backend, self.ndim)
-        return tuple(-(-n // b) for n, b in zip(self.n, block, strict=True)), block  # type: ignore[return-value]
+        grid = tuple(-(-n // b) for n, b in zip(self.n, block, strict=True))
+        self._grid, self._blk, self._be = grid, block, backend
+        return grid, block  # type: ignore[return-value]
 
 
 class _Nothing:
@@ -514,8 +533,3 @@ def _blocks(limit: int, ndim: int) -> tuple[int, int, int]:
 def default_block(backend, ndim: int) -> tuple[int, int, int]:
     """The block size ``kernel.launch(n)`` uses on ``backend``'s device."""
     return _blocks(backend.device.max_threads_per_block, ndim)
-
-
-# Last: the argument module imports the array package, whose kernels import this module
-# (``from ember.compiler.kernel import Kernel``), so Kernel must exist before it runs.
-from ember.compiler import args as argmod  # noqa: E402

@@ -34,9 +34,10 @@ import os
 import warnings
 from dataclasses import asdict, dataclass, field
 
+from ember.cache.entry import base_name
 from ember.config import settings
 from ember.errors import EmberPerformanceWarning, SlowPathError
-from ember.frontend import diagnostics, ir, passes
+from ember.frontend import ir, messages, passes
 from ember.frontend.capture import Loc
 from ember.frontend.types import Scalar
 
@@ -81,7 +82,7 @@ class SlowPath:
         out = [f"[{self.kind}] {self.message}"]
         if self.filename:
             loc = Loc(self.filename, self.line, self.col, self.end_col, self.text, self.function)
-            out.append(diagnostics.format_location(loc))
+            out.append(messages.format_location(loc))
         out.append(f"  fix: {self.fix}")
         return "\n".join(out)
 
@@ -224,14 +225,7 @@ def _is_weak(e: ir.Expr) -> bool:
 
 def fp64_ratio(device) -> float | None:
     """float32:float64 throughput of ``device`` (None when unknown)."""
-    if device is None:
-        return None
-    extra = device.extra or {}
-    if device.backend == "cuda":
-        return extra.get("single_to_double_perf_ratio")
-    if extra.get("device_type") == "CPU":
-        return 1  # CPUs run float64 at (about) the float32 rate
-    return None
+    return None if device is None else device.fp64_ratio
 
 
 def for_device(items: list[SlowPath], device) -> list[SlowPath]:
@@ -281,7 +275,7 @@ def _threads_per_sm(device) -> int:
 def launch_items(spec, block, loc: Loc | None) -> list[SlowPath]:
     """Occupancy of the first launch's block size (CUDA: the driver's calculator)."""
     fn = spec.function
-    if block is None or not hasattr(fn, "occupancy"):
+    if block is None or not fn.attributes():  # no occupancy calculator
         return []
     dims = tuple(block) if isinstance(block, tuple | list) else (block,)
     threads = math.prod(dims)
@@ -323,11 +317,9 @@ def spec_items(spec, block=None) -> list[SlowPath]:
     device = spec.backend.device
     items = for_device(list(getattr(spec, "slow_paths", ())), device)
     loc = getattr(spec, "kernel_loc", None)
-    if hasattr(spec.function, "attributes"):
-        from ember.diagnostics.inspect import function_resources
-
+    if spec.function.attributes():  # the driver reports registers and local memory
         prints = any(i.kind == "print" for i in items)
-        items += resource_items(function_resources(spec, spec.backend), device, loc, prints)
+        items += resource_items(spec.function.resources(), device, loc, prints)
         items += launch_items(spec, block, loc)
     return items
 
@@ -365,7 +357,7 @@ def _is_ember(filename: str) -> bool:
 
 def format_report(spec, items: list[SlowPath]) -> str:
     loc = getattr(spec, "kernel_loc", None)
-    name = loc.function if loc else spec.name
+    name = loc.function if loc else base_name(spec.name, getattr(spec, "key", ""))
     where = f" ({os.path.basename(loc.filename)}:{loc.line})" if loc else ""
     head = (
         f"kernel '{name}'{where} on {spec.backend.device.name} pulls in "
@@ -380,30 +372,12 @@ def format_report(spec, items: list[SlowPath]) -> str:
     return f"{head}\n{body}\n{tail}"
 
 
-def kernel_report(kernel, args, dialect, block) -> list[SlowPath]:
-    """``Kernel.report``: on the arguments' device, or offline (``dialect`` / NumPy)."""
-    from ember.compiler import driver
-    from ember.diagnostics import inspect as inspection
-
-    types, target, backend = kernel._inspect_types(tuple(args), dialect)
-    if inspection.on_device(kernel, args, backend if dialect is None else None):
-        return spec_items(kernel.dispatch(tuple(args)), block)
-    program = driver.typed_ir(kernel.captured, types, target, kernel._captures, kernel.checks)
-    device = backend.device if backend is not None else None
-    items = for_device(program_items(program), device)
-    if target.dialect == "cuda":
-        res = inspection.offline_resources(kernel, types, target)
-        prints = any(i.kind == "print" for i in items)
-        items += resource_items(res, device, program.kernel.loc, prints)
-    return items
-
-
 # --------------------------------------------------------------------------- cache meta
 
 
 def to_meta(spec) -> dict:
     """What the cache stores for the report and KernelError (JSON)."""
-    from ember.diagnostics.errors import sites_to_json
+    from ember.diagnostics.device_errors import sites_to_json
 
     out = {}
     if spec.sites:
@@ -418,12 +392,26 @@ def to_meta(spec) -> dict:
 
 def from_meta(spec, meta: dict) -> None:
     """Restore :func:`to_meta`'s data on a specialization loaded from the cache."""
-    from ember.diagnostics.errors import sites_from_json
+    from ember.diagnostics.device_errors import sites_from_json
 
     spec.sites = sites_from_json(meta.get("sites", ()))
     try:
         spec.slow_paths = tuple(SlowPath(**d) for d in meta.get("slow_paths", ()))
         loc = meta.get("kernel_loc")
         spec.kernel_loc = Loc(*loc) if loc else None
-    except TypeError:  # an entry from another Ember version: report what the code says
+        _check_types(spec.slow_paths, spec.kernel_loc)
+    except TypeError:  # another Ember version's entry, or a crafted one: report what we can
         spec.slow_paths, spec.kernel_loc = (), None
+
+
+def _check_types(items, loc) -> None:
+    """TypeError unless the restored items hold what the report prints (text, numbers)."""
+    for i in items:
+        text = (i.kind, i.message, i.fix, i.text, i.function)
+        numbers = (i.col, i.end_col) + (() if i.line is None else (i.line,))
+        if not all(type(t) is str for t in text) or not all(type(n) is int for n in numbers):
+            raise TypeError("malformed slow-path item")
+        if not isinstance(i.data, dict) or not isinstance(i.filename, str | None):
+            raise TypeError("malformed slow-path item")
+    if loc is not None and not (type(loc.line) is int and isinstance(loc.filename, str)):
+        raise TypeError("malformed kernel location")

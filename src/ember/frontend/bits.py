@@ -3,9 +3,9 @@
 integers, ``sincos frexp ldexp`` on floats (``erfinv``/``erfcinv`` are typed with the other
 float functions, :meth:`~ember.frontend.calls.CallTyper._math`).
 
-Integer arguments narrower than 32 bits are converted to 32 bits first (sign-extended for
-signed types), as CUDA's ``int``/``unsigned int`` parameters do; 64-bit ones use the
-``...ll`` / ``...64...`` forms.  ``popc clz ffs`` return an ``int32``, ``brev`` an unsigned
+Integer arguments narrower than 32 bits are zero-extended to 32 bits (their own bits count:
+``popc(int8(-1)) == 8``, ``clz(uint8(1)) == 31``); 64-bit ones use the ``...ll`` /
+``...64...`` forms.  ``popc clz ffs`` return an ``int32``, ``brev`` an unsigned
 integer of the operand's width, ``umulhi`` (``mulhi``) the unsigned (signed) high half.
 """
 
@@ -41,7 +41,10 @@ class BitsTyper:
     def _bit_count(self, name: str, node: ast.Call) -> Value:
         (x,) = self.args_of(node, ("x",), 1)
         e = self._int_arg(x, node, name)
-        width = 8 if e.type.dtype.itemsize == 8 else 4
+        size = e.type.dtype.itemsize
+        if size < 4:  # the value's own bits: through the unsigned type of its width
+            e = cast(e, scalar(dtypes.dtype(f"uint{8 * size}")), check=False)
+        width = 8 if size == 8 else 4
         operand = cast(e, _UNSIGNED[width], check=False)
         result = _UNSIGNED[width] if name == "brev" else I32
         return ir.Intrinsic(result, name, [operand])

@@ -13,7 +13,7 @@ import ast
 
 from ember import dtypes
 from ember.errors import KernelSyntaxError, KernelTypeError, UnsupportedFeatureError
-from ember.frontend import diagnostics, ir, launchsize, ranges
+from ember.frontend import ir, launchsize, messages, ranges
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.types import VOID, WEAK_INT, Array, describe, scalar
 from ember.frontend.values import ArrayVal, Static, TupleVal, Value, as_dtype
@@ -38,11 +38,11 @@ class ParallelTyper:
     """Thread indexing, synchronization, shared memory, atomics, shuffles."""
 
     def unsupported(self, message: str, node: ast.AST, hint: str) -> Exception:
-        return diagnostics.error(
+        return messages.error(
             UnsupportedFeatureError,
             message,
             self.loc(node),
-            diagnostics.STAGE_TARGET,
+            messages.STAGE_TARGET,
             hint,
             self.ctx.notes(),
         )
@@ -215,10 +215,9 @@ class ParallelTyper:
             )
         if dtype.itemsize == 8 and not self.target.has("int64_atomics"):
             raise self.unsupported(
-                f"this device has no 64-bit atomics, needed for atomic_{op}() on "
-                f"{dtype.name}", node,
-                "use a 32-bit array (int32/uint32/float32), or a device with "
-                "cl_khr_int64_base_atomics",
+                f"{self.target.lacks('int64_atomics', '64-bit atomics')}, needed for "
+                f"atomic_{op}() on {dtype.name}", node,
+                "use a 32-bit array (int32/uint32/float32), or a device with 64-bit atomics",
             )  # fmt: skip
 
 

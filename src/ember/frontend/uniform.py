@@ -197,14 +197,16 @@ class _Predicator:
     def if_(self, s: ir.If) -> list[ir.Stmt]:
         out, q = self.test(s.cond, s.loc)
         p = self.pred()
-        then, other = self.var("p", BOOL), self.var("p", BOOL)
-        out.append(ir.Assign(s.loc, then, ir.Logical(BOOL, "and", p, ir.Ref(BOOL, q))))
-        out.append(ir.Assign(s.loc, other, ir.Logical(BOOL, "and", p, _not(q))))
-        for var, body in ((then, s.body), (other, s.orelse)):
-            if body:
-                self.stack.append(var)
-                out += self.block(body)
-                self.stack.pop()
+        branches = []
+        for body, cond in ((s.body, _ref(q)), (s.orelse, _not(q))):
+            if body:  # both predicates before either branch runs (it may clear p)
+                var = self.var("p", BOOL)
+                out.append(ir.Assign(s.loc, var, ir.Logical(BOOL, "and", p, cond)))
+                branches.append((var, body))
+        for var, body in branches:
+            self.stack.append(var)
+            out += self.block(body)
+            self.stack.pop()
         return out
 
     def loop(self, s) -> list[ir.Stmt]:

@@ -78,7 +78,7 @@ def as_dtype(obj: Any) -> dtypes.DType | None:
     """The Ember dtype ``obj`` names when it is a dtype object or scalar type, else None."""
     if isinstance(obj, dtypes.DType):
         return obj
-    if obj in (bool, int, float):
+    if obj is bool or obj is int or obj is float:
         return None  # Python's own types are functions in kernels: int(x), float(x)
     if isinstance(obj, type) or type(obj).__name__.startswith("dtype"):
         try:

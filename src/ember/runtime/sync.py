@@ -13,6 +13,11 @@ So:
   for the timer slack (~50-80 µs), so 256 of them made a 10-20 ms sleeping poll (H200:
   +37 µs on a 10 ms kernel; docs/design/sync.md).
 
+Ctrl-C: a driver wait holds signals off (Python runs handlers only between bytecodes of the
+main thread), so on the main thread the blocking phase runs on a waiter thread while the main
+thread waits on a lock that a signal interrupts (:func:`interruptible`): ``KeyboardInterrupt``
+within milliseconds, the device work goes on, the next wait waits for it again.
+
 The counters are plain ints.  ``x.submitted += 1`` is not a lock-free atomic in general,
 but on a GIL build of CPython ≥ 3.10 no thread switch can happen inside it (switches happen
 only at calls and backward jumps), and ``tests/backend/test_sync.py`` checks that 8 threads
@@ -32,8 +37,10 @@ measurements behind the defaults.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import queue
+import signal
 import threading
 import time
 import weakref
@@ -49,8 +56,11 @@ POLL_MAX_S = 1e-3
 ASYNC_SPINS = 16  # queries an await makes on the loop before handing the wait off
 MAX_WAITERS = 32  # waiter threads; more concurrent awaits poll instead
 WAITER_IDLE_S = 30.0  # an idle waiter thread exits after this long
+SIGNAL_SLICE_S = 0.05  # the main thread's longest sleep in a wait where signals wake no lock
+HANDOFF_YIELDS = 8  # queries before a main-thread wait is handed to a waiter thread
+EXIT_SETTLE_S = 0.5  # at exit, the longest wait for waiter threads still in a driver wait
 
-# Error records (ember.diagnostics.errors) with launches of kernels that can fail not yet
+# Error records (ember.diagnostics.device_errors) with launches of kernels that can fail not yet
 # checked.  Every completed wait reads them; while there are none this costs a list test.
 pending_errors: list = []
 
@@ -58,20 +68,31 @@ pending_errors: list = []
 class Waitable:
     """Bookkeeping shared by streams and events; backends implement the native hooks.
 
-    Subclasses implement ``_native_query() -> bool`` (never blocks) and
-    ``_native_block(blocking: bool)`` (waits without holding the GIL).  They may implement
-    ``_async_marker()``: an object whose ``_native_block(True)`` sleeps until the work
-    submitted so far is done (and whose ``close()``, if any, is called afterwards).
+    The rule every backend keeps: each piece of work submitted to a stream (a launch, a
+    copy, a fill, an event recorded) adds 1 to its ``submitted``, so a wait compares
+    ``completed`` with it before asking the driver.
+
+    MUST: ``_native_query() -> bool`` (never blocks) and ``_native_block(blocking)`` (waits
+    without holding the GIL).  MAY: ``_async_marker()`` and ``spin`` (below).
     """
 
     submitted = 0  # pieces of work submitted so far (class default: nothing yet)
     completed = 0  # pieces known to be finished
+    # False: never spin on the driver before blocking (the device's policy, e.g. an OpenCL
+    # CPU device, where spinning steals the core the kernel runs on); None: the default
+    spin: bool | None = None
 
     def _native_query(self) -> bool:
         raise NotImplementedError
 
     def _native_block(self, blocking: bool) -> None:
         raise NotImplementedError
+
+    def _async_marker(self) -> Waitable:
+        """MAY: what an ``await`` blocks on in a waiter thread - something whose
+        ``_native_block(True)`` sleeps until the work submitted so far is done.  A new
+        object is closed (``close()``) after the wait.  Default: this object itself."""
+        return self
 
     def query(self) -> bool:
         """True when everything submitted so far has finished.  Never blocks."""
@@ -115,8 +136,9 @@ class Waitable:
 def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) -> None:
     """Spin → yield → block until ``obj``'s native query says done."""
     plain = settings.sync == "plain"
-    if spin if spin is not None else not plain:
-        query = obj._native_query
+    query = obj._native_query
+    spun = spin if spin is not None else not plain
+    if spun:
         for _ in range(SPINS):
             if query():
                 return
@@ -124,7 +146,57 @@ def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) 
             _yield()  # releases the GIL; returns at once when no other thread wants the core
             if query():
                 return
-    obj._native_block(settings.sync_blocking if blocking is None else blocking)
+    blocking = settings.sync_blocking if blocking is None else blocking
+    # a few queries before the hand-off, only where the stream's policy skipped spinning
+    # (EMBER_SYNC=plain means: the driver's wait and nothing else)
+    interruptible(obj._native_block, blocking, query=None if spun or plain else query)
+
+
+def interruptible(block: Callable[..., None], *args, query: Callable[[], bool] | None = None):
+    """Run ``block(*args)``, a driver wait that holds off signals, so that Ctrl-C still
+    interrupts the main thread (within :data:`SIGNAL_SLICE_S` at worst).
+
+    Python runs signal handlers only in the main thread, between bytecodes: a main thread
+    blocked in ``clFinish`` or ``cuEventSynchronize`` saw its ``KeyboardInterrupt`` only
+    when the kernel ended (issue 18: 3-4 s late).  There the wait runs on a waiter thread
+    while the main thread waits on a lock, which a signal interrupts.  That hand-off costs
+    two thread wake-ups, so ``query`` (when given: work that was not polled yet) is first
+    tried a few times (:data:`HANDOFF_YIELDS`), which short work passes.  An interrupted
+    wait leaves the device alone: the work goes on, nothing is marked complete, and the
+    next wait waits for it again.  Other threads (which receive no signals) block in the
+    driver directly, as does the main thread when every waiter thread is taken."""
+    if threading.get_ident() != threading.main_thread().ident or not _signals_raise():
+        return block(*args)
+    if query is not None:
+        for _ in range(HANDOFF_YIELDS):
+            if query():
+                return None
+            _yield()
+    done = threading.Lock()
+    done.acquire()
+    failure: list[BaseException] = []
+
+    def job() -> None:
+        try:
+            block(*args)
+        except BaseException as exc:  # handed to the waiting thread, if it still waits
+            failure.append(exc)
+        finally:
+            done.release()
+
+    if not waiters.submit(job):
+        return block(*args)
+    while not done.acquire(timeout=SIGNAL_SLICE_S):  # POSIX: a signal ends it at once
+        pass
+    if failure:
+        raise failure[0]
+    return None
+
+
+def _signals_raise() -> bool:
+    """Whether SIGINT runs a Python handler (by default one that raises KeyboardInterrupt);
+    with SIG_DFL or SIG_IGN a wait has nothing to let through."""
+    return callable(signal.getsignal(signal.SIGINT))
 
 
 # ----------------------------------------------------------------------------- registry
@@ -204,9 +276,11 @@ class WaiterThreads:
         self.limit = limit
         self.idle_s = idle_s
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # notified when a job ends
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self.threads = 0  # alive
         self.idle = 0  # alive and not reserved for a job
+        self.running = 0  # jobs running now
 
     @property
     def busy(self) -> int:
@@ -237,15 +311,30 @@ class WaiterThreads:
                         self.threads -= 1
                         return
                 continue  # a job was reserved for an idle thread just now: take it
+            with self._lock:
+                self.running += 1
             try:
                 job()
             except BaseException:  # jobs hand their errors on; never kill the thread
                 pass
             with self._lock:
+                self.running -= 1
                 self.idle += 1
+                self._settled.notify_all()
+
+    def settle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s until no job runs; False if one still does.
+
+        Called at exit: a daemon thread that comes back from a driver wait while the
+        interpreter finalizes is ended inside the extension's C++ frames, which aborts the
+        process ("terminate called without an active exception").  A wait interrupted by
+        Ctrl-C just before exit is the usual such job; it ends within microseconds."""
+        with self._settled:
+            return self._settled.wait_for(lambda: not self.running, timeout)
 
 
 waiters = WaiterThreads()
+atexit.register(waiters.settle, EXIT_SETTLE_S)
 
 
 async def wait_async(obj: Waitable, target: int | None = None) -> None:
@@ -257,7 +346,7 @@ async def wait_async(obj: Waitable, target: int | None = None) -> None:
     query = obj._native_query
     # A few queries first: short work is done before a thread hand-off would be (no spinning
     # where the stream's policy says not to, e.g. OpenCL CPU devices).
-    for _ in range(ASYNC_SPINS if getattr(obj, "spin", None) is not False else 1):
+    for _ in range(ASYNC_SPINS if obj.spin is not False else 1):
         if query():
             obj._mark(target)
             return
@@ -277,7 +366,7 @@ async def _in_waiter_thread(obj: Waitable) -> bool:
     """Wait in a waiter thread; False (nothing waited) when none is free."""
     loop = asyncio.get_running_loop()
     done = loop.create_future()
-    marker = obj._async_marker() if hasattr(obj, "_async_marker") else obj
+    marker = obj._async_marker()
 
     def block_then_wake() -> None:
         error = None
@@ -285,7 +374,7 @@ async def _in_waiter_thread(obj: Waitable) -> bool:
             marker._native_block(True)  # GIL released inside the driver
         except BaseException as exc:  # handed to the awaiting task, never lost
             error = exc
-        if marker is not obj and hasattr(marker, "close"):
+        if marker is not obj:
             try:
                 marker.close()
             except Exception:
@@ -296,7 +385,7 @@ async def _in_waiter_thread(obj: Waitable) -> bool:
             pass  # the loop was closed while we waited: nobody is waiting any more
 
     if not waiters.submit(block_then_wake):
-        if marker is not obj and hasattr(marker, "close"):
+        if marker is not obj:
             marker.close()
         return False
     await done

@@ -27,15 +27,6 @@ static inline float em_wsum_f32(__local ulong* s, float x) {
     return v;
 }
 
-static inline long em_floordiv_i64(long a, long b) {
-    // Python/NumPy: floor, and x // 0 == 0; x // -1 wraps instead of trapping
-    if (b == 0) return 0;
-    if (b == -1) return (long)((ulong)0 - (ulong)a);
-    long q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
-    return q;
-}
-
 static inline long em_wsrc_shfl_down(long k, long w) {
     long t = em_tid();
     long lane = t & 31;
@@ -52,6 +43,15 @@ static inline ulong em_wxchg(__local ulong* s, ulong v, long src) {
     return r;
 }
 
+static inline long em_floordiv_i64(long a, long b) {
+    // Python/NumPy: floor, and x // 0 == 0; x // -1 wraps instead of trapping
+    if (b == 0) return 0;
+    if (b == -1) return (long)((ulong)0 - (ulong)a);
+    long q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+    return q;
+}
+
 // warp_total: golden_kernels.py:85
 __kernel void warp_total(__global float* x_data, long x_start, long x_shape0, __global float* out_data, long out_start, long out_shape0, __local uchar* em_dyn) {
     em_f32_1d x = {x_data + x_start, {x_shape0}};
@@ -60,13 +60,35 @@ __kernel void warp_total(__global float* x_data, long x_start, long x_shape0, __
     __local ulong* em_wscratch = (__local ulong*)(em_dyn + em_dyn_at);  // warp exchange
     long i;
     float s;
+    bool em_live1;
+    float em_a2;
+    float em_w3;
+    bool em_q4;
+    bool em_p5;
+    float em_w6;
+    // golden_kernels.py:85  def warp_total(x, out):
+    em_live1 = true;
     // golden_kernels.py:86  i = ember.global_id()
-    i = (long)get_global_id(0);
+    if (em_live1) {
+        i = (long)get_global_id(0);
+    }
     // golden_kernels.py:87  s = ember.warp_sum(x[i])
-    s = em_wsum_f32(em_wscratch, x.data[i]);
+    if (em_live1) {
+        em_a2 = x.data[i];
+    }
+    em_w3 = em_wsum_f32(em_wscratch, em_a2);
+    if (em_live1) {
+        s = em_w3;
+    }
     // golden_kernels.py:88  if ember.lane_id() == 0:
-    if ((em_tid() & 31) == 0) {
-        // golden_kernels.py:89  out[i // 32] = ember.shfl_down(s, 1) + s
-        out.data[em_floordiv_i64(i, 32)] = as_float((uint)em_wxchg(em_wscratch, (ulong)as_uint(s), em_wsrc_shfl_down(1, 32))) + s;
+    em_q4 = false;
+    if (em_live1) {
+        em_q4 = (em_tid() & 31) == 0;
+    }
+    em_p5 = em_live1 && em_q4;
+    // golden_kernels.py:89  out[i // 32] = ember.shfl_down(s, 1) + s
+    em_w6 = as_float((uint)em_wxchg(em_wscratch, (ulong)as_uint(s), em_wsrc_shfl_down(1, 32)));
+    if (em_p5) {
+        out.data[em_floordiv_i64(i, 32)] = em_w6 + s;
     }
 }

@@ -29,7 +29,7 @@ from ember.backends.cuda.driver import check, cu, error
 from ember.dtypes import DType
 from ember.dtypes import dtype as to_dtype
 from ember.errors import LaunchError
-from ember.runtime.backend import PTR, Function, check_arg_count, dim3
+from ember.runtime.backend import PTR, Function, LaunchLimits, check_arg_count, dim3
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext
@@ -44,6 +44,9 @@ _FORMAT = {
     "uint8": "B", "uint16": "H", "uint32": "I", "uint64": "Q",
     "float16": "e", "float32": "f", "float64": "d", PTR: "Q",
 }  # fmt: skip
+# The launch limits of every CUDA device since compute capability 3.0 (the programming
+# guide's table); the driver refuses larger launches, and these name the limit broken.
+LIMITS = LaunchLimits((2**31 - 1, 65535, 65535), (2**31 - 1) * 65535**2, (1024, 1024, 64), 1024)
 SLOT = 8  # bytes per argument slot: every supported scalar fits, at its natural alignment
 _DEFAULT_SHARED = 48 * 1024  # dynamic shared memory a launch gets without opting in
 
@@ -217,12 +220,16 @@ class CudaFunction(Function):
 
     def _failed(self, err, grid, block, shared_mem, stream, args) -> None:
         """Error path of :meth:`launch`: retry once without a current context, or once
-        after allowing more than 48 KiB of dynamic shared memory, else raise."""
+        after allowing more than 48 KiB of dynamic shared memory, else raise (a
+        :class:`LaunchError` naming the limit when the grid or block is too large)."""
         if self._context.retry_on_invalid_context(err):
             return self.launch(grid, block, args, shared_mem, stream)
         if shared_mem > _DEFAULT_SHARED and shared_mem > getattr(self, "_shared_allowed", 0):
             self._allow_shared(shared_mem)
             return self.launch(grid, block, args, shared_mem, stream)
+        too_large = LIMITS.error(self.name, grid, block)
+        if too_large is not None:
+            raise too_large
         raise error(
             err,
             "cuLaunchKernel",
@@ -232,8 +239,10 @@ class CudaFunction(Function):
 
     def _bad_config(self, grid, block, shared_mem, exc: Exception) -> LaunchError:
         """The LaunchError for launch dimensions the bindings could not convert."""
-        dim3(grid, "grid")
-        dim3(block, "block")
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        too_large = LIMITS.error(self.name, grid, block)
+        if too_large is not None:
+            return too_large
         if not isinstance(shared_mem, int) or shared_mem < 0:
             return LaunchError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
         return LaunchError(f"cannot launch kernel {self.name!r}: {exc}")
@@ -245,6 +254,8 @@ class CudaFunction(Function):
         for i, (value, type_name) in enumerate(zip(args, self._plan.type_names, strict=True)):
             if type_name == PTR and not isinstance(value, (int, float, str)):
                 value = _as_address(value)
+            elif hasattr(value, "item") and not isinstance(value, (int, float)):
+                value = value.item()  # a NumPy scalar: numpy.bool_ has no __index__ for "B"
             try:
                 struct.pack("<" + _FORMAT[type_name], value)
             except (struct.error, TypeError, OverflowError) as exc:
@@ -267,6 +278,10 @@ class CudaFunction(Function):
             for key, attr in names.items()
         }
 
+    def resources(self) -> dict[str, int]:
+        """:meth:`attributes` in the names of :mod:`ember.diagnostics.inspect`."""
+        return {_RESOURCES[k]: int(v) for k, v in self.attributes().items() if k in _RESOURCES}
+
     def occupancy(self, block_threads: int, shared_mem: int = 0) -> int:
         """Blocks of ``block_threads`` threads (and ``shared_mem`` dynamic shared bytes)
         that can be resident on one SM at once (``cuOccupancyMaxActiveBlocksPerMultiprocessor``)."""
@@ -278,6 +293,15 @@ class CudaFunction(Function):
 
     def __repr__(self) -> str:
         return f"<CudaFunction {self.name}({', '.join(self._plan.type_names)})>"
+
+
+_RESOURCES = {
+    "num_regs": "registers",
+    "shared_size_bytes": "shared_bytes",
+    "local_size_bytes": "local_bytes",
+    "const_size_bytes": "const_bytes",
+    "max_threads_per_block": "max_threads_per_block",
+}
 
 
 def _as_address(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The memory of the context's error record (:mod:`ember.diagnostics.errors`).
+"""The memory of the context's error record (:mod:`ember.diagnostics.device_errors`).
 
 * The *claim word*: 4 bytes of device memory.  The first failing thread wins it with
   ``atomicCAS``; atomics on device memory work on every GPU, whereas atomics on mapped host
@@ -19,12 +19,13 @@ import numpy as np
 
 from ember.backends.cuda.driver import check, cu
 from ember.backends.cuda.memory import PinnedHostMemory
+from ember.runtime.backend import ErrorMemory
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext
 
 
-class CudaErrorMemory:
+class CudaErrorMemory(ErrorMemory):
     """Claim word and record of one context.  ``claim`` and ``record`` are the kernel
     argument values (device addresses)."""
 

@@ -1,4 +1,4 @@
-"""The memory of the context's error record (:mod:`ember.diagnostics.errors`).
+"""The memory of the context's error record (:mod:`ember.diagnostics.device_errors`).
 
 Two small buffers: the *claim word* (the first failing work-item wins it with
 ``atomic_cmpxchg``) and the *record*.  The host reads and clears them through a private
@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ember.backends.opencl.check import cl, driver_error
+from ember.runtime.backend import ErrorMemory
 
 
-class OpenCLErrorMemory:
+class OpenCLErrorMemory(ErrorMemory):
     """Claim word and record of one context; ``claim``/``record`` are the ``cl.Buffer``
     kernel arguments."""
 

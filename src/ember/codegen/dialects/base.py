@@ -18,6 +18,7 @@ needs to know what a dialect can do reads an attribute (``separate_offsets``,
 from __future__ import annotations
 
 import abc
+import re
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:  # the helpers module imports this one
@@ -39,6 +40,10 @@ class Dialect(abc.ABC):
 
     # ---------------------------------------------------------------- identity
     name: ClassVar[str]  # registry key, cache entries, the header comment
+    language: ClassVar[str] = "C"  # what users call the language ("CUDA C++", "OpenCL C")
+    # spellings only this dialect's sources use: how a RawKernel source written for another
+    # backend is recognised (runtime/rawkernel.py); None where a dialect has none of its own
+    source_markers: ClassVar[re.Pattern | None] = None
     source_suffix: ClassVar[str] = ".c"  # file name suffix of the source (cache, bundles)
     preamble: ClassVar[str] = ""  # lines every program starts with (includes, typedefs)
 
@@ -67,6 +72,13 @@ class Dialect(abc.ABC):
     # its element offset as a separate ``<name>_start`` parameter (codegen/abi.py).
     separate_offsets: ClassVar[bool] = False
     pragmas: ClassVar[dict[str, str]] = {}  # feature -> line enabling it
+    feature_names: ClassVar[dict[str, str]] = {}  # feature -> the device API's name for it
+
+    # ---------------------------------------------------------------- code without a device
+    # The target of ``kernel.inspect(..., dialect=name)``: a typical device of the dialect.
+    offline_arch: ClassVar[str | None] = None
+    offline_warp_size: ClassVar[int] = 1
+    offline_features: ClassVar[frozenset[str]] = frozenset()
 
     # ---------------------------------------------------------------- types and literals
     types: ClassVar[dict[str, str]]  # dtype name -> C type of a value
@@ -100,7 +112,7 @@ class Dialect(abc.ABC):
     shuffle_sync: ClassVar[dict[str, str]] = {}
     # ballot, all_sync, any_sync ({p}: a bool, {m}: the mask), syncwarp ({m}), activemask:
     # the native spellings on a device with sub-groups (others emulate them)
-    vote: ClassVar[dict[str, str]] = {}
+    votes: ClassVar[dict[str, str]] = {}
 
     # ---------------------------------------------------------------- float16 in memory
     f16_load: ClassVar[str]  # template {ptr} {i}: a float from half storage
@@ -114,7 +126,7 @@ class Dialect(abc.ABC):
     cas_bits: ClassVar[dict[int, tuple[str, str, str, str]]]
 
     # ---------------------------------------------------------------- run-time checks
-    # codegen/checks.py and print: pointer types of the error claim word and record
+    # codegen/runtime_checks.py and print: pointer types of the error claim word and record
     # ("claim", "record"), the claim's compare-and-swap ("claim_cas", template {p}), the
     # fence before the record is marked complete ("fence"), float bit patterns
     # ("f32_bits", "f64_bits", template {x}), printf conversions and casts ("int_fmt",
@@ -161,3 +173,16 @@ class Dialect(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<ember dialect {self.name}>"
+
+    def __str__(self) -> str:
+        return self.name
+
+    # A dialect equals its name, so tables keyed by name (tests' sources per dialect) take
+    # the object.  Ember's own code asks attributes instead (tests/unit/test_layers.py).
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return other == self.name
+        return other is self
+
+    def __hash__(self) -> int:
+        return hash(self.name)

@@ -4,6 +4,8 @@ float16 goes through ``vload_half``/``vstore_half_rte``, 32-bit atomics are ``at
 
 from __future__ import annotations
 
+import re
+
 from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
@@ -21,6 +23,11 @@ class OpenCLDialect(Dialect):
 
     name = "opencl"
     source_suffix = ".cl"
+    language = "OpenCL C"
+    source_markers = re.compile(
+        r"\b(__kernel|get_global_id|get_local_id|get_group_id|get_local_size|__local"
+        r"|CLK_LOCAL_MEM_FENCE|CLK_GLOBAL_MEM_FENCE)\b|\b__global\s"
+    )
     kernel = "__kernel void"
     device = "static"
     global_space = "__global "
@@ -39,8 +46,17 @@ class OpenCLDialect(Dialect):
         + _EXT.format("cl_khr_int64_extended_atomics"),
         "subgroups": _EXT.format("cl_khr_subgroups"),
         "subgroup_shuffle": _EXT.format("cl_khr_subgroup_shuffle"),
+        "subgroup_ballot": _EXT.format("cl_khr_subgroup_ballot"),
         "subgroup_shuffle_relative": _EXT.format("cl_khr_subgroup_shuffle_relative"),
     }
+    feature_names = {
+        "fp64": "cl_khr_fp64", "fp16": "cl_khr_fp16",
+        "int64_atomics": "cl_khr_int64_base_atomics", "subgroups": "cl_khr_subgroups",
+        "subgroup_shuffle": "cl_khr_subgroup_shuffle",
+        "subgroup_shuffle_relative": "cl_khr_subgroup_shuffle_relative",
+        "subgroup_ballot": "cl_khr_subgroup_ballot",
+    }  # fmt: skip
+    offline_features = frozenset({"fp64", "int64_atomics"})  # like PoCL's CPU device
     types = {
         "bool": "bool", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
         "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
@@ -82,7 +98,7 @@ class OpenCLDialect(Dialect):
         {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
          "float16", "float32", "float64"}
     )  # fmt: skip
-    vote = {
+    votes = {
         # the sum of distinct powers of two is their union: cl_khr_subgroups has no ballot
         "ballot": "sub_group_reduce_add(({p}) && get_sub_group_local_id() < 32u ? "
         "1u << get_sub_group_local_id() : 0u)",
