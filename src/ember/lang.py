@@ -175,9 +175,7 @@ shfl_xor = Intrinsic("shfl_xor", "shfl_xor(value, mask): value from lane ^ mask.
 _SYNC = " (CUDA order: the mask of participating lanes first)"
 shfl_sync = Intrinsic("shfl_sync", "shfl_sync(mask, value, lane, width=32): shfl" + _SYNC)
 shfl_up_sync = Intrinsic("shfl_up_sync", "shfl_up_sync(mask, value, delta, width=32)" + _SYNC)
-shfl_down_sync = Intrinsic(
-    "shfl_down_sync", "shfl_down_sync(mask, value, delta, width=32)" + _SYNC
-)
+shfl_down_sync = Intrinsic("shfl_down_sync", "shfl_down_sync(mask, value, delta, width=32)" + _SYNC)
 shfl_xor_sync = Intrinsic("shfl_xor_sync", "shfl_xor_sync(mask, value, mask, width=32)" + _SYNC)
 ballot = Intrinsic(
     "ballot",
@@ -258,46 +256,40 @@ def _erfinv(x, complement: bool = False):
     return r
 
 
-def _bits(x) -> int:
+def _unsigned_bits(x) -> tuple[int, int]:
+    """(the integer's own bits as an unsigned int, 32 or 64: the width the functions use)."""
     import numpy as np
 
-    return np.asarray(x).dtype.itemsize * 8
+    size = np.asarray(x).dtype.itemsize
+    return int(x) & ((1 << (8 * size)) - 1), (64 if size == 8 else 32)
 
 
 def _host_popc(x):
-    import numpy as np
-
-    return int(np.asarray(x).astype(np.uint64 if _bits(x) == 64 else np.uint32).item()).bit_count()
+    return _unsigned_bits(x)[0].bit_count()
 
 
 def _host_clz(x):
-    import numpy as np
-
-    bits = _bits(x)
-    u = int(np.asarray(x).astype(np.uint64 if bits == 64 else np.uint32).item())
-    return bits - u.bit_length()
+    u, width = _unsigned_bits(x)
+    return width - u.bit_length()
 
 
 def _host_ffs(x):
-    import numpy as np
-
-    u = int(np.asarray(x).astype(np.uint64 if _bits(x) == 64 else np.uint32).item())
+    u, _ = _unsigned_bits(x)
     return (u & -u).bit_length()
 
 
 def _host_brev(x):
     import numpy as np
 
-    bits = _bits(x)
-    u = int(np.asarray(x).astype(np.uint64 if bits == 64 else np.uint32).item())
-    return np.asarray(int(f"{u:0{bits}b}"[::-1], 2)).astype(np.asarray(x).dtype)[()]
+    u, width = _unsigned_bits(x)
+    return (np.uint64 if width == 64 else np.uint32)(int(f"{u:0{width}b}"[::-1], 2))
 
 
 def _host_mulhi(a, b):
     import numpy as np
 
-    bits = _bits(a)
-    return np.asarray((int(a) * int(b)) >> bits).astype(np.asarray(a).dtype)[()]
+    bits = 64 if max(np.asarray(a).dtype.itemsize, np.asarray(b).dtype.itemsize) == 8 else 32
+    return (int(a) * int(b)) >> bits
 
 
 def _host_sincos(x):
@@ -322,14 +314,18 @@ erfcinv = Intrinsic(
     "erfcinv", "erfcinv(y): the inverse of erfc.", lambda y: _erfinv(y, complement=True)
 )
 popc = Intrinsic("popc", "popc(x): the number of bits set" + _BIT_DOC.format("popc"), _host_popc)
-clz = Intrinsic("clz", "clz(x): the number of leading zero bits" + _BIT_DOC.format("clz"), _host_clz)
+clz = Intrinsic(
+    "clz", "clz(x): the number of leading zero bits" + _BIT_DOC.format("clz"), _host_clz
+)
 ffs = Intrinsic(
     "ffs",
     "ffs(x): the position (from 1) of the lowest bit set, 0 for 0" + _BIT_DOC.format("ffs"),
     _host_ffs,
 )
 brev = Intrinsic(
-    "brev", "brev(x): the bits of x in reverse order (same type; CUDA's __brev).", _host_brev
+    "brev",
+    "brev(x): the 32 (64) bits of x in reverse order, unsigned (CUDA's __brev).",
+    _host_brev,
 )
 umulhi = Intrinsic(
     "umulhi", "umulhi(a, b): the high half of the full product of two unsigned 32- or 64-bit "

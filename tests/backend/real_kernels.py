@@ -101,7 +101,11 @@ def cnd(d):
     A4, A5 = f32(-1.821255978), f32(1.330274429)
     RSQRT2PI = f32(0.39894228040143267793994605993438)
     K = f32(1.0) / (f32(1.0) + f32(0.2316419) * ember.fabs(d))
-    c = RSQRT2PI * ember.exp(f32(-0.5) * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))))
+    c = (
+        RSQRT2PI
+        * ember.exp(f32(-0.5) * d * d)
+        * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))))
+    )
     if d > 0:
         c = f32(1.0) - c
     return c
@@ -368,7 +372,7 @@ def bitonic_sort_shared(dst_key, dst_val, src_key, src_val, direction):
 # the filter in __constant__ memory (here: a captured NumPy array, compiled in as a
 # constant table) and a shared tile with halos
 KERNEL_RADIUS = 8
-C_KERNEL = (np.exp(-np.linspace(-2, 2, 2 * KERNEL_RADIUS + 1) ** 2) / 4.0).astype(np.float32)
+C_KERNEL = (np.exp(-(np.linspace(-2, 2, 2 * KERNEL_RADIUS + 1) ** 2)) / 4.0).astype(np.float32)
 ROWS_BLOCKDIM_X = 16
 ROWS_BLOCKDIM_Y = 4
 ROWS_RESULT_STEPS = 4
@@ -760,7 +764,7 @@ def xoroshiro128p_uniform_float32(states, index):
 def compute_pi(rng_states, iterations, out):
     thread_id = ember.grid(1)
     inside = 0
-    for i in range(iterations):
+    for _ in range(iterations):
         x = xoroshiro128p_uniform_float32(rng_states, thread_id)
         y = xoroshiro128p_uniform_float32(rng_states, thread_id)
         if x**2 + y**2 <= 1.0:

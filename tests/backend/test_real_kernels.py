@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 import real_kernels as rk
-from kernels_common import sample
 
 import ember
 
@@ -81,8 +80,8 @@ def test_llmc_adamw(backend):
 
 def _cnd(d):
     k = 1.0 / (1.0 + 0.2316419 * np.abs(d))
-    poly = k * (0.31938153 + k * (-0.356563782 + k * (1.781477937 + k * (-1.821255978
-                                                                         + k * 1.330274429))))  # fmt: skip
+    inner = 1.781477937 + k * (-1.821255978 + k * 1.330274429)
+    poly = k * (0.31938153 + k * (-0.356563782 + k * inner))
     c = 0.39894228040143267793994605993438 * np.exp(-0.5 * d * d) * poly
     return np.where(d > 0, 1.0 - c, c)
 
@@ -433,7 +432,9 @@ def test_numba_xoroshiro_monte_carlo_pi(backend):
                 b ^= a
                 a = _rotl(a, 55) ^ b ^ (b << np.uint64(14))
                 b = _rotl(b, 36)
-                xy.append(((result >> np.uint64(11)).astype(np.float64) / 2.0**53).astype(np.float32))
+                xy.append(
+                    ((result >> np.uint64(11)).astype(np.float64) / 2.0**53).astype(np.float32)
+                )
             inside += xy[0].astype(np.float64) ** 2 + xy[1].astype(np.float64) ** 2 <= 1.0
     np.testing.assert_array_equal(dstates.to_numpy(), np.stack([a, b], axis=1))
     np.testing.assert_allclose(out.to_numpy(), 4.0 * inside / iterations, atol=4.0 / iterations)

@@ -75,7 +75,8 @@ def subword_cas_loop(h: Helpers, op: str, dt: DType, space: str) -> str:
         from_bits = f"({h.c(dt)})({ut})({{x}})"
     keep = ""
     if op == "cas":
-        keep = f"        if (cur != {to_bits.format(x='expected')}) return {from_bits.format(x='cur')};\n"
+        expected, current = to_bits.format(x="expected"), from_bits.format(x="cur")
+        keep = f"        if (cur != {expected}) return {current};\n"
     return (
         f"    // {width}-bit elements: compare-and-swap on the 32-bit word that holds them\n"
         f"    {q} w = ({q})(({addr})p & ~({addr})3);\n"

@@ -349,7 +349,8 @@ class ExpressionEmitter:
         def make() -> str:
             t, i32 = self.h.c(calc), self.h.c(dtypes.int32)
             result = "m" if name == "frexp_m" else "e"
-            body = f"    {i32} e;\n    {t} m = {self.h.math('frexp', calc)}(x, &e);\n    return {result};"
+            frexp = self.h.math("frexp", calc)
+            body = f"    {i32} e;\n    {t} m = {frexp}(x, &e);\n    return {result};"
             return self.h.fn(t if name == "frexp_m" else i32, helper, f"{t} x", body)
 
         return self.h.use(helper, make)

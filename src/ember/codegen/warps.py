@@ -90,7 +90,8 @@ class WarpEmitter:
             "shfl_up": "    return ((lane & (w - 1)) >= k) ? lane - k : lane;",
             "shfl_down": "    return ((lane & (w - 1)) + k < w) ? lane + k : lane;",
             # CUDA: a lane may read earlier groups of `w` lanes, never later ones
-            "shfl_xor": "    return (((lane ^ k) & ~(w - 1)) > (lane & ~(w - 1))) ? lane : lane ^ k;",
+            "shfl_xor": "    return (((lane ^ k) & ~(w - 1)) > (lane & ~(w - 1)))"
+            " ? lane : lane ^ k;",
         }[kind]
         return self.h.use(name, lambda: self.h.fn(i64, name, f"{i64} lane, {i64} k, {i64} w", body))
 

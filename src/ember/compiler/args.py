@@ -326,9 +326,7 @@ def make_shared_bytes(info: dict | None, nargs: int) -> Any:
     if text is None:
         return None
     names = "".join(f"a{i}, " for i in range(nargs))
-    source = (
-        f"def shared_bytes(grid, block, args):\n    ({names}) = args\n    return {text}\n"
-    )
+    source = f"def shared_bytes(grid, block, args):\n    ({names}) = args\n    return {text}\n"
     namespace: dict[str, Any] = {}
     exec(compile(source, "<ember shared memory size>", "exec"), namespace)  # noqa: S102
     return namespace["shared_bytes"]

@@ -200,9 +200,7 @@ class Kernel:
         launch = spec.function.launch
         if info.get("cooperative"):
             launch = spec.function.launch_cooperative
-        spec.run = argmod.make_runner(
-            spec.abi, types, foreign, backend, launch, hidden, info
-        )
+        spec.run = argmod.make_runner(spec.abi, types, foreign, backend, launch, hidden, info)
         return spec
 
     # ------------------------------------------------------------------ stale code

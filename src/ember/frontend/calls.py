@@ -328,9 +328,11 @@ class CallTyper(BitsTyper, ParallelTyper):
         """The type a device function is specialized on for argument ``v``: its run-time
         type, or :class:`CompileTime` for functions, dtypes and tuples of them."""
         if isinstance(v, Static):
-            if is_plain_function(getattr(v.obj, "__ember_py_func__", v.obj)) or as_dtype(
-                v.obj
-            ) is not None or intrinsic_name(v.obj) is not None:
+            if (
+                is_plain_function(getattr(v.obj, "__ember_py_func__", v.obj))
+                or as_dtype(v.obj) is not None
+                or intrinsic_name(v.obj) is not None
+            ):
                 return CompileTime(v.obj)
         if isinstance(v, TupleVal) and any(_static_item(i) for i in v.items):
             if all(_static_item(i) for i in v.items):

@@ -308,9 +308,7 @@ class ExprTyper:
                 KernelTypeError, f"{describe(t)} needs {t.ndim} indices, got {len(items)}", node,
                 "index every axis to reach one element, e.g. x[i, j] (x[i] is a view of a row)",
             )  # fmt: skip
-        return [
-            self._index(self._item(item), array, k, index_node) for k, item in enumerate(items)
-        ]
+        return [self._index(self._item(item), array, k, index_node) for k, item in enumerate(items)]
 
     def _item(self, item):
         """An index item: a value, or an AST node to type."""

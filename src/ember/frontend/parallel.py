@@ -96,7 +96,9 @@ class ParallelTyper:
     def _array_dtype(self, dtype_v: Value, node: ast.Call, what: str):
         dtype = as_dtype(dtype_v.obj) if isinstance(dtype_v, Static) else None
         if dtype is None:
-            raise self.fail(KernelTypeError, f"ember.{what}() needs a dtype, e.g. ember.float32", node)
+            raise self.fail(
+                KernelTypeError, f"ember.{what}() needs a dtype, e.g. ember.float32", node
+            )
         return dtype
 
     def _k_shared(self, node: ast.Call) -> Value:

@@ -56,8 +56,8 @@ class TableTyper:
         data = np.ascontiguousarray(array)
         base = "em_tbl_" + c_identifier(name or "table").rstrip("_")
         shape = tuple(data.shape)
-        var = ir.Variable(ctx.function_names.internal(base),
-                          Array(dt, data.ndim, "C", "constant", shape), name or "table")  # fmt: skip
+        t = Array(dt, data.ndim, "C", "constant", shape)
+        var = ir.Variable(ctx.function_names.internal(base), t, name or "table")
         var.placement = self._placement(data.nbytes, node)  # type: ignore[attr-defined]
         ctx.tables[id(array)] = (var, data)
         return ir.Ref(var.type, var)

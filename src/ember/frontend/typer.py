@@ -28,6 +28,7 @@ from ember.frontend.exprs import ExprTyper
 from ember.frontend.flow import check_reads, walk
 from ember.frontend.operators import OperatorError, binary, cast, truth
 from ember.frontend.statements import StatementTyper
+from ember.frontend.tables import TableTyper
 from ember.frontend.types import (
     VOID,
     Array,
@@ -39,9 +40,6 @@ from ember.frontend.types import (
     describe,
     unify,
 )
-from ember.frontend.tables import TableTyper
-from ember.frontend.views import ViewTyper
-from ember.frontend.warps import WarpTyper
 from ember.frontend.values import (
     ArrayVal,
     Names,
@@ -52,6 +50,8 @@ from ember.frontend.values import (
     c_identifier,
     from_python,
 )
+from ember.frontend.views import ViewTyper
+from ember.frontend.warps import WarpTyper
 
 _MAX_WALKS = 32
 

@@ -277,5 +277,7 @@ def _range_cond(s: ir.ForRange, stop: ir.Expr, step: ir.Expr) -> ir.Expr:
         return ir.Compare(BOOL, ">", i, stop)
     zero = ir.Const(step.type, 0)
     up = ir.Logical(BOOL, "and", ir.Compare(BOOL, ">", step, zero), ir.Compare(BOOL, "<", i, stop))
-    down = ir.Logical(BOOL, "and", ir.Compare(BOOL, "<", step, zero), ir.Compare(BOOL, ">", i, stop))
+    down = ir.Logical(
+        BOOL, "and", ir.Compare(BOOL, "<", step, zero), ir.Compare(BOOL, ">", i, stop)
+    )
     return ir.Logical(BOOL, "or", up, down)

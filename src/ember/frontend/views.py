@@ -73,7 +73,9 @@ class ViewTyper:
         for i, k in zip(ints, axes, strict=True):
             offset = _add(offset, _mul(_widen(i), self.stride_of(array, k)))
         layout = "C" if t.layout == "C" and _contiguous(kinds) else "A"
-        static = tuple(s.value for s in shape) if all(isinstance(s, ir.Const) for s in shape) else None
+        static = (
+            tuple(s.value for s in shape) if all(isinstance(s, ir.Const) for s in shape) else None
+        )
         if t.is_pointer and layout == "C" and static is not None:
             vt = Array(t.dtype, len(shape), "C", t.space, static)
             return ir.View(vt, array, offset, checks=checks)
