@@ -344,7 +344,7 @@ class Kernel:
             return types, driver.default_target(dialect), None
         # NumPy examples stand for arrays of any backend: the arrays' own, else the current
         backends = {a.backend for a in host if argtypes.is_array(a)}
-        backend = self._backend(backends, set())
+        backend = self._backend(backends, set(), host)
         return types, driver.target_of(backend), backend
 
     @api
