@@ -37,7 +37,7 @@ static inline long em_wsrc_shfl_xor(long k, long w) {
     long t = em_tid();
     long lane = t & 31;
     long src = t - lane + ((((lane ^ k) & ~(w - 1)) > (lane & ~(w - 1))) ? lane : lane ^ k);
-    return src < (long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2) ? src : t;  // past the block: my own
+    return (src >= 0 && src < (long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2)) ? src : t;
 }
 
 static inline ulong em_wxchg(__local ulong* s, ulong v, long src) {
