@@ -7,14 +7,6 @@ peers (CuPy, PyTorch) that are importable, side by side in one process.
 """
 
 AREAS = (
-    "runtime",
-    "compiler",
-    "sync",
-    "memory",
-    "startup",
-    "diagnostics",
-    "arrays",
-    "numeric",
-    "reductions",
-    "arrays_sort",
+    "runtime", "compiler", "sync", "memory", "startup", "diagnostics", "arrays", "numeric",
+    "reductions", "arrays_sort",
 )
