@@ -1,8 +1,9 @@
 """The ``ember`` command (also ``python -m ember``).
 
 Sub-commands: ``info`` (versions, backends, devices), ``demo`` (the main job: compile and run
-real kernels, checked against NumPy, with timings), ``cache info|clear|export|import`` (the
-kernel cache, see docs/precompiling.md) and ``precompile`` (Ember's own kernels into the cache).
+real kernels, checked against NumPy, with timings), ``cache info|clear|export|import|verify``
+(the kernel cache and bundles, see docs/precompiling.md) and ``precompile`` (Ember's own
+kernels into the cache).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    """``ember cache info|clear|export PATH|import PATH``."""
+    """``ember cache info|clear|export PATH|import PATH|verify PATH [--sha256 HEX]``."""
     from ember import cache
 
     if args.action == "info":
@@ -91,6 +92,11 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if not args.path:
         print(f"ember cache {args.action}: give the bundle's path", file=sys.stderr)
         return 2
+    if args.action == "verify":
+        return _verify(args.path, args.sha256)
+    if args.sha256:
+        print("ember cache: --sha256 goes with verify", file=sys.stderr)
+        return 2
     if args.action == "export":
         backend = None
         if args.compatible:
@@ -105,6 +111,25 @@ def cmd_cache(args: argparse.Namespace) -> int:
         print(f"ember cache import: {exc}", file=sys.stderr)
         return 1
     print(f"imported {count} entries into {cache.directory()}")
+    return 0
+
+
+def _verify(path: str, sha256: str | None) -> int:
+    """``ember cache verify PATH [--sha256 HEX]``: 0 when the bundle is intact (and is the
+    published file), 1 otherwise; the file's SHA-256 is printed either way it can be."""
+    from ember import cache
+
+    try:
+        bundle = cache.verify(path, sha256)
+    except cache.BundleError as exc:
+        print(f"ember cache verify: {exc}", file=sys.stderr)
+        return 1
+    pinned = "matches the given SHA-256" if sha256 else "no --sha256 given: nothing pinned"
+    print(
+        f"{path}: intact, {len(bundle.entries)} kernels ({len(bundle.ignored)} for another "
+        f"Ember), created {bundle.created or '?'}"
+    )
+    print(f"sha256 {bundle.sha256} ({pinned})")
     return 0
 
 
@@ -169,11 +194,16 @@ def main(argv: list[str] | None = None) -> int:
         add_help=False,
     )
     demo.set_defaults(run=cmd_demo)
-    cache = sub.add_parser("cache", help="the kernel cache: info, clear, export, import")
-    cache.add_argument("action", choices=("info", "clear", "export", "import"))
-    cache.add_argument("path", nargs="?", help="bundle file (export, import)")
+    cache = sub.add_parser(
+        "cache", help="the kernel cache: info, clear, export, import; verify a bundle"
+    )
+    cache.add_argument("action", choices=("info", "clear", "export", "import", "verify"))
+    cache.add_argument("path", nargs="?", help="bundle file (export, import, verify)")
     cache.add_argument(
         "--compatible", action="store_true", help="export: only entries this device can run"
+    )
+    cache.add_argument(
+        "--sha256", help="verify: the bundle file's published SHA-256 (as sha256sum prints it)"
     )
     cache.set_defaults(run=cmd_cache)
     pre = sub.add_parser("precompile", help="compile Ember's own kernels into the cache")

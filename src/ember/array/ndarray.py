@@ -353,11 +353,33 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative sum (:func:`ember.cumsum`)."""
+        from ember.array import scan
+
         return scan.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative product (:func:`ember.cumprod`)."""
+        from ember.array import scan
+
         return scan.cumprod(self, axis, dtype, out)
+
+    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+        """Sort in place along ``axis`` (stable; :func:`ember.sort`)."""
+        from ember.array import sort
+
+        sort.sort_inplace(self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind=None, order=None) -> ndarray:
+        """The indices that sort the array along ``axis`` (:func:`ember.argsort`)."""
+        from ember.array import sort
+
+        return sort.argsort(self, axis, kind, order)
+
+    def nonzero(self) -> tuple[ndarray, ...]:
+        """The indices of the nonzero elements, one array per axis (:func:`ember.nonzero`)."""
+        from ember.array import search
+
+        return search.nonzero(self)
 
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
@@ -558,7 +580,6 @@ from ember.array import (  # noqa: E402
     manipulation,
     protocols,
     reductions,
-    scan,
     ufuncs,
 )
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
