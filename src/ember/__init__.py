@@ -14,6 +14,8 @@ from ember._version import __version__
 from ember.dtypes import (
     DType,
     bool_,
+    complex64,
+    complex128,
     dtype,
     float16,
     float32,
@@ -168,7 +170,8 @@ def __dir__():
 
 __all__ = [
     "__version__", "config", "DType", "dtype", "bool_", "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
+    "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64",
+    "complex128",
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",

@@ -239,6 +239,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
                 "data",
                 "start",
                 "u8",
+                "re",
+                "im",
                 *(f"{w}{k}" for w in ("shape", "stride") for k in range(getattr(t, "ndim", 0))),
             )
             self.names.taken.update(f"{var.name}_{x}" for x in extra)
