@@ -110,7 +110,7 @@ _ARRAY = {
         "atan2", "hypot", "copysign", "logaddexp", "where", "clip", "round", "absolute",
         "power", "true_divide", "mod", "invert", "left_shift", "right_shift", "arcsin",
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
-        "vectorize", "real", "imag",
+        "vectorize", "real", "imag", "angle",
     ),
     "ember.array.reductions": (
         "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",

@@ -311,10 +311,21 @@ def _log1p(c: _Code) -> str:
 
 
 # --------------------------------------------------------------------- hyperbolic, trigonometric
+def _nonfinite_y(c: _Code, zero_re: str, zero_im: str) -> str:
+    """C99 Annex G for sinh/cosh of ``x + i inf`` and ``x + i NaN``: NaN parts, except
+    ``zero_re``/``zero_im`` for ``x = 0`` and ``|x|`` (an infinity) for an infinite ``x``."""
+    return (
+        f"    if (!{c.pred('isfinite', 'y')}) return {c.mk}(x == 0 ? {zero_re} : "
+        f"{c.pred('isinf', 'x')} ? {c.m('fabs')}(x) : y - y, x == 0 ? {zero_im} : y - y);\n"
+    )
+
+
 def _sinh(c: _Code) -> str:
     m = c.m
     body = (
-        c.parts() + f"    if (y == 0) return {c.mk}({m('sinh')}(x), y);\n"
+        c.parts()
+        + _nonfinite_y(c, "x", "y - y")
+        + f"    if (y == 0) return {c.mk}({m('sinh')}(x), y);\n"
         f"    if (x == 0) return {c.mk}(x, {m('sin')}(y));\n"
         f"    return {c.mk}({m('sinh')}(x) * {m('cos')}(y), {m('cosh')}(x) * {m('sin')}(y));"
     )
@@ -325,6 +336,7 @@ def _cosh(c: _Code) -> str:
     m = c.m
     body = (
         c.parts()
+        + _nonfinite_y(c, "y - y", "0")
         + f"    if (y == 0) return {c.mk}({m('cosh')}(x), {m('copysign')}({c.lit(1)}, x) * y);\n"
         f"    if (x == 0) return {c.mk}({m('cos')}(y), x * y);\n"
         f"    return {c.mk}({m('cosh')}(x) * {m('cos')}(y), {m('sinh')}(x) * {m('sin')}(y));"
@@ -341,7 +353,7 @@ def _tanh(c: _Code) -> str:
         f"    if ({c.pred('isinf', 'x')}) return {c.mk}({m('copysign')}({c.lit(1)}, x), "
         f"{c.pred('isfinite', 'y')} ? {m('copysign')}({c.lit(0)}, {m('sin')}(y) * {m('cos')}(y)) : "
         f"{m('copysign')}({c.lit(0)}, y));\n"
-        f"    if (!{c.pred('isfinite', 'y')}) return {c.mk}(y - y, y - y);\n"
+        f"    if (!{c.pred('isfinite', 'y')}) return {c.mk}(x == 0 ? x : y - y, y - y);\n"
         f"    if ({m('fabs')}(x) > {limit}) {{  // tanh(x) is +-1; the imaginary part decays\n"
         f"        {c.t} e = {m('exp')}(-2 * {m('fabs')}(x));\n"
         f"        return {c.mk}({m('copysign')}({c.lit(1)}, x), "
@@ -355,15 +367,27 @@ def _tanh(c: _Code) -> str:
     return c.fn(f"{c.c} z", body)
 
 
-def _rotated(fn: str, then: str) -> Callable[[_Code], str]:
+# sin(x + i inf) for an infinite or NaN x: NaN + i inf (the C library's choice of the
+# infinity's sign, which -i sinh(iz) does not give)
+_SIN_INF = "if ({isinf_y} && !{finite_x}) return {mk}(z.{re} - z.{re}, {fabs}(z.{im}));"
+
+
+def _rotated(fn: str, then: str, special: str = "") -> Callable[[_Code], str]:
     """A function of ``i z`` (``(-y, x)``): ``then`` "-i" gives ``(b, -a)`` of its result
-    ``(a, b)`` (``sin = -i sinh(iz)``), "" gives it as it is (``cos = cosh(iz)``)."""
+    ``(a, b)`` (``sin = -i sinh(iz)``), "" gives it as it is (``cos = cosh(iz)``);
+    ``special`` is a first line (a template)."""
 
     def make(c: _Code) -> str:
+        first = ""
+        if special:
+            first = "    " + special.format(
+                isinf_y=c.pred("isinf", f"z.{c.im}"), finite_x=c.pred("isfinite", f"z.{c.re}"),
+                mk=c.mk, re=c.re, im=c.im, fabs=c.m("fabs"),
+            ) + "\n"  # fmt: skip
         inner = f"{c.op(fn)}({c.mk}(-z.{c.im}, z.{c.re}))"
         if not then:
-            return c.fn(f"{c.c} z", f"    return {inner};")
-        body = f"    {c.c} w = {inner};\n    return {c.mk}(w.{c.im}, -w.{c.re});"
+            return c.fn(f"{c.c} z", f"{first}    return {inner};")
+        body = f"{first}    {c.c} w = {inner};\n    return {c.mk}(w.{c.im}, -w.{c.re});"
         return c.fn(f"{c.c} z", body)
 
     return make
@@ -419,9 +443,12 @@ def _atanh(c: _Code) -> str:
     m = c.m
     body = (
         c.parts()
-        + "    // atanh z = log((1 + z) / (1 - z)) / 2, its parts written without cancellation\n"
-        f"    {c.t} d = (1 - x) * (1 - x) + y * y;\n"
-        f"    return {c.mk}({c.lit(0.25)} * {m('log1p')}(4 * x / d), "
+        + "    // atanh z = log((1 + z) / (1 - z)) / 2, its parts written without cancellation:\n"
+        "    // log |1+z|**2/|1-z|**2 as log1p(4x / |1-z|**2), or as the log of the ratio near -1\n"
+        f"    {c.t} d = (1 - x) * (1 - x) + y * y, q = 4 * x / d;\n"
+        f"    {c.t} l = q > {c.lit(-0.5)} ? {m('log1p')}(q) "
+        f": {m('log')}(((1 + x) * (1 + x) + y * y) / d);\n"
+        f"    return {c.mk}({c.lit(0.25)} * l, "
         f"{c.lit(0.5)} * {m('atan2')}(2 * y, (1 - x) * (1 + x) - y * y));"
     )  # fmt: skip
     return c.fn(f"{c.c} z", body)
@@ -458,7 +485,7 @@ MAKERS: dict[str, Callable[[_Code], str]] = {
     "exp": _exp, "log": _log, "sqrt": _sqrt, "pow": _pow, "expm1": _expm1, "log1p": _log1p,
     "exp2": _scaled("exp", 0.6931471805599453), "log2": _scaled("log", 1.4426950408889634),
     "log10": _scaled("log", 0.4342944819032518),
-    "sinh": _sinh, "cosh": _cosh, "tanh": _tanh, "sin": _rotated("sinh", "-i"),
+    "sinh": _sinh, "cosh": _cosh, "tanh": _tanh, "sin": _rotated("sinh", "-i", _SIN_INF),
     "cos": _rotated("cosh", ""), "tan": _rotated("tanh", "-i"),
     "asin": _asin, "acos": _acos, "acosh": _acosh, "atanh": _atanh,
     "asinh": _rotated("asin", "-i*"), "atan": _rotated("atanh", "-i*"),

@@ -134,9 +134,9 @@ class CallTyper(ComplexTyper, ParallelTyper):
         return method(node)
 
     def _dtype_call(self, dtype, node: ast.Call) -> Value:
-        (v,) = self.args_of(node, ("value",), 0)
         if dtype.is_complex:
             return self.complex_dtype_call(dtype, node)
+        (v,) = self.args_of(node, ("value",), 0)
         t = scalar(dtype)
         if v is None:
             return ir.Const(t, 0)

@@ -185,6 +185,8 @@ def cast(e: ir.Expr, t: Scalar, check: bool = True) -> ir.Expr:
     if e.type == t:
         return e
     if isinstance(e.type, Scalar) and e.type.dtype.is_complex and not t.dtype.is_complex:
+        if t.dtype.kind == "b":  # 0 + 0j is False, anything else True (the Array API's rule)
+            return truth(e)
         raise OperatorError(
             f"cannot convert {describe(e.type)} to {describe(t)}: which part is meant?",
             "use z.real, z.imag or abs(z) (the Array API refuses complex-to-real casts)",
