@@ -78,7 +78,7 @@ def run(
 def _array(x, what: str) -> ndarray:
     if isinstance(x, ndarray):
         return x
-    if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | bool):
+    if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | complex | bool):
         raise not_on_device(x, f"ember.{what}")
     raise TypeError(f"ember.{what} takes an ember array, got a {type(x).__name__}")
 
