@@ -222,9 +222,17 @@ def _copy_into(x, out):
 
 def round(x, /, decimals: int = 0, *, out=None):  # noqa: A001
     """Round half to even (NumPy's ``round``): integers stay, floats round to ``decimals``
-    digits (``x * 10**decimals`` rounded, then divided back, as NumPy does)."""
+    digits (``x * 10**decimals`` rounded, then divided back, as NumPy does); the parts of a
+    complex array are rounded each on its own (NumPy's rule)."""
     if decimals == 0:
         return _round0(x, out=out)
+    if getattr(getattr(x, "dtype", None), "is_complex", False):
+        from ember.array.creation import empty_like
+
+        result = empty_like(x) if out is None else out
+        for part in ("real", "imag"):
+            round(getattr(x, part), decimals, out=getattr(result, part))
+        return result
     scale = 10.0**decimals
     return divide(_round0(multiply(x, scale)), scale, out=out)
 

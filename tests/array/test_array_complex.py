@@ -1,0 +1,339 @@
+"""Complex arrays on every backend, against NumPy: creation, the promotion tables (the Array
+API's and NumPy's), elementwise arithmetic and math, the parts (views), comparisons,
+casts, conversions, printing, pickling, DLPack and NumPy's protocols.
+
+Tolerances (``array_common.TOLERANCE``): complex64 1e-5, complex128 1e-12, relative and
+absolute per part (the math functions are a few ulp from the C library NumPy calls; see
+``tests/backend/test_kernels_complex.py`` for the functions on special values).
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from array_common import COMPLEX, DTYPES, check, sample
+
+import ember
+from ember.array import ufuncs
+from ember.array.rules import scalar_type
+from ember.frontend.types import WEAK_COMPLEX, scalar
+
+ORDERED = {"less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax",
+           "fmin"}  # fmt: skip
+NUMPY = {"pow": "power", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos",
+         "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
+         "abs": "absolute", "bitwise_left_shift": "left_shift",
+         "bitwise_right_shift": "right_shift", "bitwise_invert": "invert"}  # fmt: skip
+
+
+def _numpy(name):
+    return getattr(np, NUMPY.get(name, name))
+
+
+def _numpy_dtype(name, *operands):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return np.asarray(_numpy(name)(*operands)).dtype
+        except TypeError:
+            return TypeError
+
+
+def _ember_dtype(name, *types):
+    try:
+        return getattr(ufuncs, name).rule(types).out.numpy
+    except TypeError:
+        return TypeError
+
+
+# --------------------------------------------------------------------- type rules (no device)
+@pytest.mark.parametrize("name", ufuncs.BINARY)
+def test_binary_rules_with_complex_match_numpy_except_order(name):
+    """Every dtype pair with a complex side: NumPy's result dtype, or NumPy's refusal; the
+    ordered operations are refused (the Array API), where NumPy orders lexicographically."""
+    for a in COMPLEX:
+        for b in DTYPES + COMPLEX:
+            for x, y in ((a, b), (b, a)):
+                expected = _numpy_dtype(name, np.ones(2, x), np.ones(2, y))
+                got = _ember_dtype(name, scalar(ember.dtype(x)), scalar(ember.dtype(y)))
+                if name in ORDERED:
+                    expected = TypeError
+                assert got == expected, f"{name}({x}, {y}): ember {got}, NumPy {expected}"
+
+
+@pytest.mark.parametrize("name", ufuncs.BINARY)
+def test_python_complex_scalars_are_weak(name):
+    for a in DTYPES + COMPLEX:
+        for args in ((np.ones(2, a), 1.5j), (1.5j, np.ones(2, a))):
+            expected = TypeError if name in ORDERED else _numpy_dtype(name, *args)
+            types = tuple(
+                scalar(ember.dtype(v.dtype)) if isinstance(v, np.ndarray) else scalar_type(v)
+                for v in args
+            )
+            assert _ember_dtype(name, *types) == expected, (name, a, args)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in ufuncs.UNARY if n not in ("rsqrt", "erf", "erfc", "lgamma", "tgamma")]
+)
+def test_unary_rules_on_complex_match_numpy(name):
+    for a in COMPLEX:
+        expected = _numpy_dtype(name, np.ones(2, a))
+        assert _ember_dtype(name, scalar(ember.dtype(a))) == expected, (name, a)
+
+
+def test_result_type_and_can_cast():
+    assert ember.result_type(ember.float32, ember.complex64) is ember.complex64
+    assert ember.result_type(ember.float64, ember.complex64) is ember.complex128
+    assert ember.result_type(ember.float32, 1j) is ember.complex64
+    assert ember.result_type(ember.int8, ember.complex64) is ember.complex64
+    assert ember.can_cast(ember.float32, ember.complex64)
+    assert not ember.can_cast(ember.complex64, ember.float64)
+    assert not ember.can_cast(ember.complex128, ember.complex64)
+    assert scalar_type(2j) == WEAK_COMPLEX and scalar_type(np.complex64(1)) == scalar(
+        ember.complex64
+    )
+
+
+def test_dtype_inspection():
+    for dt, part in ((ember.complex64, ember.float32), (ember.complex128, ember.float64)):
+        assert ember.isdtype(dt, "complex floating") and ember.isdtype(dt, "numeric")
+        assert not ember.isdtype(dt, "real floating") and not ember.isdtype(dt, "integral")
+        info = ember.finfo(dt)
+        assert info.dtype is part and info.eps == float(np.finfo(dt.numpy).eps)
+    assert not ember.isdtype(ember.float32, "complex floating")
+    space = ember.__array_namespace_info__()
+    kinds = space.dtypes(kind="complex floating")
+    assert set(kinds) <= {"complex64", "complex128"} and "complex64" in kinds
+    assert space.default_dtypes()["complex floating"] in (ember.complex64, ember.complex128)
+
+
+# --------------------------------------------------------------------- creation
+def test_creation(backend):
+    a = sample("complex64", (3, 4))
+    check(ember.asarray(a), a, exact=True)
+    check(ember.asarray([1 + 2j, 3]), np.asarray([1 + 2j, 3]), exact=True)
+    check(ember.asarray(a.tolist(), dtype="complex64"), a, exact=True)
+    check(ember.zeros((2, 3), ember.complex64), np.zeros((2, 3), np.complex64), exact=True)
+    check(ember.ones(3, "complex128"), np.ones(3, np.complex128), exact=True)
+    check(ember.full((2, 2), 1 - 2j), np.full((2, 2), 1 - 2j), exact=True)
+    check(ember.full(3, 2, dtype="c8"), np.full(3, 2, np.complex64), exact=True)
+    check(ember.arange(5, dtype=ember.complex64), np.arange(5, dtype=np.complex64))
+    check(ember.linspace(-1j, 2 + 1j, 7), np.linspace(-1j, 2 + 1j, 7))
+    check(ember.linspace(0, 1, 4, dtype="complex64"), np.linspace(0, 1, 4, dtype=np.complex64))
+    check(ember.eye(3, k=1, dtype=ember.complex128), np.eye(3, k=1, dtype=np.complex128))
+    x = ember.asarray(a)
+    check(ember.full_like(x, 3j), np.full_like(a, 3j), exact=True)
+    check(ember.zeros_like(x), np.zeros_like(a), exact=True)
+    with pytest.raises(TypeError, match="must be real numbers"):
+        ember.arange(0, 3j)
+
+
+# --------------------------------------------------------------------- elementwise
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_arithmetic_matches_numpy(backend, dtype):
+    a, b = sample(dtype, (4, 5), 1), sample(dtype, (4, 5), 3, nonzero=True)
+    x, y = ember.asarray(a), ember.asarray(b)
+    check(x + y, a + b)
+    check(x - y, a - b)
+    check(x * y, a * b)
+    check(x / y, a / b)
+    check(-x, -a)
+    check(x == y, a == b)
+    check(x != x, a != a)
+    check(x[:, ::-2] * y[0, ::2], a[:, ::-2] * b[0, ::2])  # strided and broadcast
+
+
+def test_mixed_real_complex_and_scalars(backend):
+    a = sample("complex64", (6,), 1)
+    f = sample("float32", (6,), 2)
+    d = sample("float64", (6,), 3)
+    x, xf, xd = ember.asarray(a), ember.asarray(f), ember.asarray(d)
+    check(x * xf, a * f)  # complex64: the Array API's table
+    check(xd + x, d + a)  # complex128
+    check(xf * 2j, f * 2j)  # a Python complex takes the array's precision: complex64
+    check(1j + xd, 1j + d)
+    check(x * 2.5, a * 2.5)
+    check(3 - x, 3 - a)
+    check(x**2, a**2)
+    check(x / np.complex128(1 + 1j), a / np.complex128(1 + 1j))  # a strong NumPy scalar
+    y = ember.asarray(a.copy())
+    y *= 1j
+    y += xf
+    check(y, a * 1j + f)
+
+
+def test_power_matches_numpy(backend):
+    a = sample("complex128", (8,), 1)
+    b = sample("complex128", (8,), 2)
+    check(ember.asarray(a) ** ember.asarray(b), a**b)
+    z = np.array([0j, 0j, 0j, 1 + 1j, 2 - 1j], np.complex128)
+    w = np.array([0j, 2 + 0j, 1j, 3 + 0j, -2 + 0j], np.complex128)
+    with np.errstate(all="ignore"):
+        check(ember.asarray(z) ** ember.asarray(w), z**w)
+
+
+@pytest.mark.parametrize(
+    ("names", "dtype"),
+    [
+        (("sqrt", "exp", "log", "sin", "tanh", "acos", "log1p", "expm1"), "complex64"),
+        (("sqrt", "log10", "cos", "atan", "asinh", "exp2", "tan", "arccosh"), "complex128"),
+    ],
+)
+def test_math_matches_numpy(backend, names, dtype):
+    a = sample(dtype, (9,), 4) / 2
+    x = ember.asarray(a)
+    for name in names:
+        check(getattr(ember, name)(x), _numpy(name)(a))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_abs_angle_sign_and_rounding(backend, dtype):
+    a = sample(dtype, (7,), 5)
+    a[:3] = [0, complex(np.inf, 1), complex(-np.inf, -np.inf)]
+    x = ember.asarray(a)
+    with np.errstate(all="ignore"):
+        check(ember.abs(x), np.abs(a))
+        check(abs(x), np.abs(a))
+        check(ember.angle(x), np.angle(a))
+        check(ember.angle(x, deg=True), np.angle(a, deg=True))
+        check(ember.sign(x), np.sign(a))
+        check(ember.square(x), np.square(a))
+        check(ember.reciprocal(x), np.reciprocal(a))
+        check(ember.round(x * 7), np.round(a * 7))
+        check(ember.round(x, decimals=1), np.round(a, 1))
+        check(ember.conj(x), np.conj(a), exact=True)
+        check(x.conjugate(), a.conjugate(), exact=True)
+        for name in ("isnan", "isinf", "isfinite"):
+            check(getattr(ember, name)(x), getattr(np, name)(a))
+    check(ember.angle(ember.asarray(np.array([-1.0, 0.0, 2.0]))), np.angle([-1.0, 0.0, 2.0]))
+
+
+def test_parts_are_views(backend):
+    a = sample("complex128", (3, 4), 6)
+    x = ember.asarray(a)
+    check(x.real, a.real, exact=True)
+    check(ember.imag(x), a.imag, exact=True)
+    check(ember.real(x.T), a.T.real, exact=True)
+    check(x[:, 1:3].imag, a[:, 1:3].imag, exact=True)
+    x.imag[...] = 0  # writes x, as NumPy's views do
+    b = a.copy()
+    b.imag[...] = 0
+    check(x, b, exact=True)
+    x.real = 5
+    b.real = 5
+    check(x, b, exact=True)
+    check(x.imag * 2 + x.real, b.imag * 2 + b.real, exact=True)
+    f = ember.asarray(np.arange(3.0))
+    assert f.real is f and f.conj().dtype is ember.float64
+    check(f.imag, np.zeros(3), exact=True)
+    with pytest.raises(TypeError, match="no imaginary part"):
+        f.imag = 1
+
+
+def test_ordering_and_meaningless_operations_are_refused(backend):
+    x = ember.asarray(sample("complex64", (4,), 1))
+    for op in (lambda: x < x, lambda: x >= 1, lambda: ember.maximum(x, x),
+               lambda: ember.clip(x, 0, 1)):  # fmt: skip
+        with pytest.raises(TypeError, match="complex numbers have no order"):
+            op()
+    for op in (lambda: x // x, lambda: x % 2, lambda: ember.floor(x), lambda: ember.atan2(x, x),
+               lambda: ember.signbit(x), lambda: x & x):  # fmt: skip
+        with pytest.raises(TypeError, match="complex|integer or bool"):
+            op()
+
+
+# --------------------------------------------------------------------- casts and conversions
+def test_casts_follow_the_array_api(backend):
+    a = sample("complex128", (5,), 2)
+    a[0] = 0
+    x = ember.asarray(a)
+    check(x.astype("complex64"), a.astype(np.complex64))
+    check(x.astype(bool), a.astype(bool), exact=True)  # 0+0j is False
+    check(ember.asarray(np.arange(4, dtype=np.int16)).astype("complex64"),
+          np.arange(4, dtype=np.complex64), exact=True)  # fmt: skip
+    for target in ("float64", "float32", "int64", "uint8"):
+        with pytest.raises(TypeError, match="refuses complex-to-real casts"):
+            x.astype(target)
+    y = ember.zeros(5, "float64")
+    with pytest.raises(TypeError, match="refuses complex-to-real"):
+        y[...] = x
+    with pytest.raises(TypeError, match="refuses complex-to-real"):
+        y[...] = 1j
+    with pytest.raises(TypeError, match="same_kind"):
+        ember.add(x, x, out=y)
+    z = ember.zeros(5, "complex128")
+    z[1:3] = ember.asarray(np.array([1.5, -2.0], np.float32))
+    z[3] = 2 - 1j
+    expected = np.zeros(5, np.complex128)
+    expected[1:3] = [1.5, -2.0]
+    expected[3] = 2 - 1j
+    check(z, expected, exact=True)
+
+
+def test_python_conversions(backend):
+    x = ember.asarray(np.array([1.5 - 2j, 3j], np.complex64))
+    assert complex(x[0:1].reshape(())) == 1.5 - 2j
+    assert x[1:].item() == 3j and x.tolist() == [1.5 - 2j, 3j]
+    assert bool(x[1:]) and not bool(ember.zeros(1, "complex64"))
+    with pytest.raises(TypeError, match="0-d"):
+        complex(x)
+    with pytest.raises(TypeError):
+        float(x[0:1].reshape(()))
+
+
+def test_repr_and_str_are_numpys(backend):
+    a = np.array([1 + 2j, -3.5 + 0.25j, 0j], np.complex64)
+    x = ember.asarray(a)
+    assert repr(x) == "ember.as" + np.array_repr(a)
+    assert str(x) == str(a)
+    big = ember.zeros((40, 40), "complex64")
+    assert "..." in repr(big) and "complex64" in repr(big)
+
+
+def test_pickle_round_trip(backend):
+    a = sample("complex128", (2, 3), 7)
+    y = pickle.loads(pickle.dumps(ember.asarray(a)))
+    check(y, a, exact=True)
+    assert pickle.loads(pickle.dumps(ember.complex64)) is ember.complex64
+
+
+def test_dlpack_round_trips_with_numpy(backend):
+    a = sample("complex64", (3, 4), 8)
+    x = ember.asarray(a)
+    host = np.from_dlpack(x, device="cpu")  # kDLComplex, 64 bits
+    assert host.dtype == np.complex64
+    np.testing.assert_array_equal(host, a)
+    back = ember.from_dlpack(a.T)
+    check(back, a.T, exact=True)
+    b = sample("complex128", (5,), 9)
+    check(ember.from_dlpack(b[::2]), b[::2], exact=True)
+
+
+def test_numpy_functions_run_on_the_device(backend):
+    a = sample("complex64", (6,), 10)
+    x = ember.asarray(a)
+    for result, expected in (
+        (np.sqrt(x), np.sqrt(a)),
+        (np.multiply(x, 2j), a * 2j),
+        (np.conjugate(x), np.conjugate(a)),
+        (np.real(x), np.real(a)),
+        (np.imag(x), np.imag(a)),
+        (np.angle(x), np.angle(a)),
+        (np.abs(x), np.abs(a)),
+    ):
+        assert isinstance(result, ember.ndarray)
+        check(result, expected)
+
+
+def test_vectorize_with_complex(backend):
+    @ember.vectorize
+    def rotate(z, t):
+        return z * ember.exp(1j * t)
+
+    a = sample("complex64", (5,), 11)
+    t = sample("float32", (5,), 12)
+    check(rotate(ember.asarray(a), ember.asarray(t)), a * np.exp(1j * t))
