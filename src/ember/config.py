@@ -7,17 +7,20 @@ Override it for a block with :func:`override`::
         ...
 
 A bad value in the environment warns and falls back to the default; it never raises at
-import.  Settings are read from the environment the first time :data:`settings` is used.
+import.  Settings are read from the environment the first time :data:`settings` is used -
+which ``import ember`` does when the background warmup looks at ``EMBER_WARMUP`` and
+``EMBER_BACKEND``; :func:`reload` reads the environment again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -220,9 +223,13 @@ SETTINGS: dict[str, Setting] = {
 }
 
 
-@dataclass
 class _Settings:
-    values: dict[str, Any] = field(default_factory=dict)
+    """Every setting as an attribute (``settings.backend``); the environment is read at the
+    first use, not at import (a program may set ``EMBER_*`` after ``import ember``)."""
+
+    @functools.cached_property
+    def values(self) -> dict[str, Any]:  # cached: later reads are a plain attribute
+        return _read_environment()
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -249,7 +256,7 @@ def _read_environment() -> dict[str, Any]:
     return values
 
 
-settings = _Settings(_read_environment())
+settings = _Settings()
 
 
 def reload() -> None:

@@ -15,7 +15,7 @@ backend is the backend's own business, said by the start-up hooks of its (light)
     the backend's imports (the driver work runs beside the later ones), then the backend
     itself, the library versions cache keys use (CUDA: loads NVRTC), Ember's compiler
     fingerprint, and the modules of the kernels this process will probably launch (those
-    of loaded bundles and of this program's last run, see :mod:`ember.cache.memory`).
+    of loaded bundles and of this program's last run, see :mod:`ember.cache.lookup`).
 
 This is the top layer (with the CLI and the demo): it may use the registry, the backends'
 hooks and the cache.  The registry calls it back (:func:`ember.runtime.backend.on_create`)
@@ -291,10 +291,10 @@ def _key_inputs(backend) -> None:
 
 
 def _preload(backend) -> int:
-    from ember.cache import memory
+    from ember.cache import lookup
 
-    keys = memory.likely_keys()
-    return memory.preload(backend, keys, PRELOAD_LIMIT) if keys else 0
+    keys = lookup.likely_keys()
+    return lookup.preload(backend, keys, PRELOAD_LIMIT) if keys else 0
 
 
 # ------------------------------------------------------------------------- control

@@ -125,6 +125,15 @@ def test_clip_bounds(backend):
     check(ember.clip(df, np.nan, 1.0), np.clip(f, np.nan, 1.0))  # a NaN bound gives NaN
     lo = np.array([0.0, 0.0, -1.0, 8.0])
     check(ember.clip(df, ember.asarray(lo), 5.0), np.clip(f, lo, 5.0))  # min > max: max
+    # array bounds of the same kind: the result keeps x's dtype (the Array API; NumPy would
+    # promote to int16 / float64)
+    i8 = np.array([-100, 0, 100, 5], np.int8)
+    b16 = np.array([-300, 1, 50, 300], np.int16)
+    check(ember.clip(ember.asarray(i8), ember.asarray(b16), 120),
+          np.clip(i8, np.clip(b16, -128, 127).astype(np.int8), 120))  # fmt: skip
+    f32 = f.astype(np.float32)
+    got = ember.clip(ember.asarray(f32), ember.asarray(lo), 5.0)
+    check(got, np.clip(f32, lo.astype(np.float32), np.float32(5.0)))
 
 
 def test_dtype_functions():

@@ -73,10 +73,5 @@ _lock = threading.Lock()
 def on_backend(be):
     """Make ``be`` the current backend for a block (uploads of host data allocate there).
     Used for host -> other-backend copies only; serialized, as it swaps a global."""
-    with _lock:
-        previous = registry._current
-        registry._current = be.name
-        try:
-            yield
-        finally:
-            registry._current = previous
+    with _lock, be:  # a backend is the current one inside its with-block
+        yield

@@ -3,7 +3,7 @@
 A call ``ember.add(x, y)`` (or ``x + y``) goes:
 
 1. **Key** - per operand its dtype (arrays) or Python/NumPy scalar type, plus the backend;
-   a dict lookup finds the :class:`Entry` made the first time that key was seen, holding
+   a dict lookup finds the :class:`Dispatch` made the first time that key was seen, holding
    the type resolution (:mod:`ember.array.rules`), the scalar converters and the kernel
    for the contiguous case.  Promotion is never re-derived on the hot path.
 2. **Layout** - operands of the result's shape that are all exactly C-strided run the
@@ -57,7 +57,7 @@ class Ufunc:
         self.nin = nin
         self.rule = rule
         self.host = host
-        self.cache: dict[tuple, Entry] = {}
+        self.cache: dict[tuple, Dispatch] = {}
         if intrinsic is not None:
             self.__ember_intrinsic__ = intrinsic
         self.__doc__ = (
@@ -66,6 +66,8 @@ class Ufunc:
         )
 
     def __call__(self, *args, out: ndarray | None = None):
+        if out is None and len(args) == 2 == self.nin:
+            return binary(self, *args)  # the fast path of ``x + y`` (falls back to apply)
         if len(args) != self.nin:
             raise TypeError(f"ember.{self.__name__} takes {self.nin} operand(s), got {len(args)}")
         try:  # costs nothing until it catches
@@ -78,7 +80,7 @@ class Ufunc:
         return f"<ember ufunc {self.__name__}>"
 
 
-class Entry:
+class Dispatch:
     """What one operand-type key resolves to (see the module docstring)."""
 
     __slots__ = (
@@ -198,10 +200,10 @@ def compare(uf: Ufunc, a, b):
     return binary(uf, a, b)
 
 
-def _contiguous(e: Entry, x: ndarray, a, b) -> ndarray:
+def _contiguous(e: Dispatch, x: ndarray, a, b) -> ndarray:
     """The result of a same-shape operation on C-strided ``a``/``b`` (shaped like ``x``)."""
     shape, be, isz = x.shape, x.backend, e.isz
-    if len(shape) == 1:  # Entry.launch inlined: this is the small-operation hot path
+    if len(shape) == 1:  # Dispatch.launch inlined: this is the small-operation hot path
         n = shape[0]
         out = ndarray(shape, e.out, allocate(be, n * isz), be, e.strides1)
         out._c = True
@@ -320,7 +322,7 @@ def _widen(x):
     return float(x)
 
 
-def _entry(uf: Ufunc, key: tuple, args: tuple, be) -> Entry:
+def _entry(uf: Ufunc, key: tuple, args: tuple, be) -> Dispatch:
     kinds = tuple(type(x) is ndarray for x in args)
     types = tuple(
         scalar(x.dtype) if k else rules.scalar_type(x) for x, k in zip(args, kinds, strict=True)
@@ -331,7 +333,7 @@ def _entry(uf: Ufunc, key: tuple, args: tuple, be) -> Entry:
         None if k else converter(res.c0 if (i == 0 and res.c0) else res.ct, type(x), uf, i, fp64)
         for i, (k, x) in enumerate(zip(kinds, args, strict=True))
     )
-    e = Entry(uf, res, kinds, conv, be)
+    e = Dispatch(uf, res, kinds, conv, be)
     uf.cache[key] = e
     return e
 
@@ -369,7 +371,7 @@ def converter(ct, t: type, uf: Ufunc, index: int, fp64: bool):
     return to_int
 
 
-def execute(e: Entry, values: tuple, out: ndarray | None, be) -> ndarray:
+def execute(e: Dispatch, values: tuple, out: ndarray | None, be) -> ndarray:
     """Broadcast, allocate or check ``out``, pick the layout and launch."""
     arrays = [x for x in values if type(x) is ndarray]
     shapes = [x.shape for x in arrays]
@@ -396,7 +398,7 @@ def execute(e: Entry, values: tuple, out: ndarray | None, be) -> ndarray:
     return out
 
 
-def _check_cast(e: Entry, out: ndarray) -> None:
+def _check_cast(e: Dispatch, out: ndarray) -> None:
     if out.dtype is e.res.out:
         return
     import numpy as np
@@ -422,7 +424,7 @@ def _unshare(x: ndarray, out: ndarray) -> ndarray:
     return x.copy()
 
 
-def launch_strided(e: Entry, values: tuple, out: ndarray, shape, n: int) -> None:
+def launch_strided(e: Dispatch, values: tuple, out: ndarray, shape, n: int) -> None:
     """Coalesce the axes and launch the strided kernel (or the contiguous one, or the
     transpose kernel for a copy between 2-d layouts)."""
     operands = [out, *(x for x in values if type(x) is ndarray)]
@@ -469,7 +471,10 @@ def _strided_view(x: ndarray, strides, dims):
 
 
 def _transposing(dims, strides) -> bool:
-    """Out's fast axis is 1 and the source's is 0: a tiled transpose pays off."""
+    """Out's fast axis is 1 and the source's is 0: a tiled transpose pays off.  (A fill
+    has no source array: ``strides`` then holds only the output's.)"""
+    if len(strides) != 2:
+        return False
     (o0, o1), (a0, a1) = strides
     return o1 == 1 and abs(a0) == 1 and abs(a1) > 1 and min(dims) >= 16
 

@@ -24,7 +24,7 @@ from ember.array import broadcast
 from ember.array.ndarray import ndarray, not_on_device
 from ember.runtime.memory import allocate
 
-VENDOR_DTYPES = ("float16", "float32", "float64")
+VENDOR_DTYPES = ("float16", "float32", "float64")  # (the vendor binding's TYPES table)
 
 
 # --------------------------------------------------------------------- matmul
@@ -38,7 +38,10 @@ def matmul(x1: ndarray, x2: ndarray, /) -> ndarray:
     ValueError
         For 0-d operands or when the contracted axes differ in length.
     """
-    if type(x1) is ndarray and type(x2) is ndarray and x1._c and x2._c:  # the small-op path
+    if (
+        type(x1) is ndarray and type(x2) is ndarray and x1._c and x2._c
+        and x1.backend is x2.backend
+    ):  # the small-product path  # fmt: skip
         run = _FAST.get((x1.dtype, x2.dtype, x1.backend))
         if run is None:
             run = _fast_entry(x1, x2)
@@ -73,7 +76,7 @@ def _fast_entry(a: ndarray, b: ndarray):
     from ember.config import settings
 
     be, dt = a.backend, a.dtype
-    blas = vendor(be, dt) if b.dtype is dt and b.backend is be else None
+    blas = vendor(be, dt) if b.dtype is dt else None
     if blas is None:
         _FAST[(a.dtype, b.dtype, be)] = False  # (EMBER_BLAS=ember also lands here)
         return False

@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +65,7 @@ class Reducer:
     final: Callable
     p1: DType
     p2: DType
+    identity: Any = None  # the value of no elements, where the reduction has one
 
 
 def _named(prefix: str, **fns) -> dict:
@@ -94,10 +96,14 @@ def _by_combine(COMBINE) -> Callable:
     return step
 
 
-def make(name, ct, state, p1, pre=None, step=None, step4=None, p2=None, **fns) -> Reducer:
+def make(
+    name, ct, state, p1, pre=None, step=None, step4=None, p2=None, identity=None, **fns
+) -> Reducer:
+    """A :class:`Reducer` from its device functions (``step`` defaults to combining with a
+    one-element state, ``step4`` to four steps, ``pre`` to a cast to ``ct``)."""
     step = step or _by_combine(fns["combine"])
     fns = _named(name, pre=pre or _cast(ct), step=step, step4=step4 or _steps(step), **fns)
-    return Reducer(name, ct, tuple(state), p1=p1, p2=p2 or p1, **fns)
+    return Reducer(name, ct, tuple(state), p1=p1, p2=p2 or p1, identity=identity, **fns)
 
 
 def float_acc(dt: DType) -> DType:
@@ -294,7 +300,7 @@ def extremum(ct: DType, out: DType, largest: bool, skip_nan: bool = False) -> Re
     _named(tag, pick=PICK)
     return make(
         f"{tag}_{ct.name}", ct, (ct,), ct, init=init, step=step, step4=step4,
-        combine=combine, final=final,
+        combine=combine, final=final, identity=IDENT,
     )  # fmt: skip
 
 

@@ -192,10 +192,14 @@ def where(condition, x1=_NO, x2=_NO, /, *, out=None):
 
 def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
     """``x`` limited to ``[min, max]`` (either may be None); NaN in ``x`` or a bound gives
-    NaN.  Python int bounds beyond an integer ``x``'s range are clamped to it (NumPy 2's
-    rule: ``clip(uint8_array, -1, 300)`` keeps uint8 and changes nothing)."""
-    if getattr(x, "dtype", None) is not None and getattr(x.dtype, "is_integer", False):
-        min, max = _in_range(min, x.dtype), _in_range(max, x.dtype)
+    NaN.  The result has ``x``'s dtype (the Array API's rule): integer bounds beyond an
+    integer ``x``'s range are clamped to it (as NumPy 2 does for Python ints:
+    ``clip(uint8_array, -1, 300)`` changes nothing) and same-kind array bounds are
+    converted to ``x``'s dtype (NumPy would promote); bounds of another kind (a float bound
+    for integers) promote as in NumPy."""
+    dt = getattr(x, "dtype", None)
+    if dt is not None and hasattr(dt, "kind"):
+        min, max = _bound(min, dt), _bound(max, dt)
     if min is None and max is None:
         return x.copy() if out is None else _copy_into(x, out)
     if max is None:
@@ -205,14 +209,23 @@ def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
     return _clip(x, min, max, out=out)
 
 
-def _in_range(bound, dt):
-    """A Python int bound clamped to the range of the integer dtype ``dt``."""
-    if type(bound) is not int:
-        return bound
+def _bound(bound, dt):
+    """A clip bound in terms of ``x``'s dtype ``dt`` where that loses nothing clip needs."""
     from ember.array.info import iinfo
+    from ember.array.ndarray import ndarray
 
-    info = iinfo(dt)
-    return min(info.max, max(info.min, bound))
+    integer = dt.kind in "iu"
+    if type(bound) is int and integer:
+        info = iinfo(dt)
+        return min(info.max, max(info.min, bound))
+    if not isinstance(bound, ndarray) or bound.dtype is dt or bound.dtype.kind == "b":
+        return bound
+    if integer and bound.dtype.kind in "iu":
+        info = iinfo(dt)
+        return clip(bound, info.min, info.max).astype(dt)
+    if dt.kind == "f" and bound.dtype.kind in "fiu":
+        return bound.astype(dt)  # rounding is monotonic: the same as rounding the result
+    return bound
 
 
 def _copy_into(x, out):

@@ -21,7 +21,7 @@ Per kernel argument, in order:
 A kernel that can fail (``ir.Function.can_fail``: ``raise``, ``assert`` or checks) takes three
 hidden trailing parameters, supplied by the launcher, never by the user: ``em_claim`` (a
 pointer to the context's claim word), ``em_rec`` (a pointer to its error record) and
-``em_kid`` (``uint32``, the id of the specialization; :mod:`ember.diagnostics.errors`).
+``em_kid`` (``uint32``, the id of the specialization; :mod:`ember.diagnostics.device_errors`).
 Kernels that cannot fail keep the plain ABI above.
 """
 

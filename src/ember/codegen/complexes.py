@@ -534,6 +534,11 @@ class ComplexExpressions:
         part = f"({self.h.c(dst.real)}){self.expr(e.value, UNARY)}"
         return f"{helper(self.h, 'make', dst)}({part}, 0)", PRIMARY
 
+    def complex_parts(self, e) -> tuple[str, str]:
+        """The C expressions of the two parts of ``e`` (``e`` printed in each)."""
+        z = self.expr(e, PRIMARY)
+        return tuple(f"{z}.{field}" for field in self.d.complex_fields)
+
     def complex_intrinsic(self, e) -> tuple[str, int]:
         name, args = e.name, e.args
         dt = (

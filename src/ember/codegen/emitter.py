@@ -17,10 +17,10 @@ from ember import dtypes
 from ember._version import __version__
 from ember.codegen import abi as abi_mod
 from ember.codegen import complexes
-from ember.codegen.checks import CheckEmitter
 from ember.codegen.dialects import Dialect
 from ember.codegen.expressions import ExpressionEmitter, _wraps
 from ember.codegen.helpers import SHORT, Helpers
+from ember.codegen.runtime_checks import CheckEmitter
 from ember.codegen.text import comment
 from ember.dtypes import DType
 from ember.frontend import ir

@@ -223,7 +223,7 @@ def _native(p: AbiParam, foreign_args: set[int], offsets: bool) -> str:
 
 
 # The hidden arguments of kernels that can fail (codegen/abi.py): names bound in the
-# generated code's namespace to the values diagnostics.errors.attach() returns.
+# generated code's namespace to the values diagnostics.device_errors.attach() returns.
 _HIDDEN = {"claim": "_em_claim", "record": "_em_rec", "kid": "_em_kid"}
 
 
@@ -286,7 +286,7 @@ def make_runner(
 
     A kernel that can fail (``hidden`` given) also reports an earlier launch's failure
     before launching and books the launch for the error check after it
-    (:mod:`ember.diagnostics.errors`)."""
+    (:mod:`ember.diagnostics.device_errors`)."""
     offsets = backend.dialect.separate_offsets
     namespace: dict[str, Any] = {
         "_nd": argtypes.ARRAY,

@@ -28,9 +28,9 @@ from typing import Any
 
 from ember.compiler import args as argmod
 from ember.compiler import driver, freshness
-from ember.diagnostics import errors as errmod
+from ember.diagnostics import device_errors as errmod
 from ember.errors import ArgumentError, LaunchError
-from ember.frontend import diagnostics, ir
+from ember.frontend import ir, messages
 from ember.frontend.capture import Captured, capture
 from ember.runtime import argtypes
 from ember.runtime import backend as registry
@@ -78,6 +78,7 @@ class Kernel:
         self._cap: Captured | None = None
         self._captures: dict = {}
         self._configs: dict = {}
+        self._ndranges: dict = {}  # (n, block) -> NDRangeLauncher
         self._lock = threading.Lock()
         self._last = _NO_SPECIALIZATION  # the inline cache: most recently launched
         self._deps: list | None = None  # what the compiled code read (notebooks only)
@@ -117,10 +118,20 @@ class Kernel:
         """``kernel.launch(n)(*args)``: at least ``n`` threads (an int or a 1-3 tuple), in
         blocks of ``block`` threads (default: chosen for the device)."""
         try:
-            return NDRangeLauncher(self, n, block)
+            return self._ndranges[(n, block)]  # kept per (n, block): no parsing per launch
+        except (KeyError, TypeError):
+            pass
+        try:
+            launcher = NDRangeLauncher(self, n, block)
         except Exception as exc:
             hide_internal_frames(exc)
             raise
+        if len(self._ndranges) < 256:
+            try:
+                self._ndranges[(n, block)] = launcher
+            except TypeError:  # unhashable sizes (lists): just not kept
+                pass
+        return launcher
 
     @api
     def __call__(self, *args, **kwargs):
@@ -174,7 +185,7 @@ class Kernel:
         spec = driver.compile_specialization(
             self.captured, types, backend, self.options, self._captures, self.checks
         )
-        if self._deps is None and not self.py_func.__module__.startswith("ember."):
+        if self._deps is None and not (self.py_func.__module__ or "").startswith("ember."):
             freshness.watch_ipython()  # user kernels in notebooks notice redefinitions
             if freshness.watching():
                 self._deps = freshness.baseline(self.captured, self._captures)
@@ -244,7 +255,7 @@ class Kernel:
                 raise self._arg_error(p, message, exc.hint) from None
             if isinstance(a, argmod.ForeignArray):
                 foreign.add(i)
-            elif hasattr(a, "backend"):
+            elif argtypes.is_array(a):
                 backends.add(a.backend)
         backend = self._backend(backends, foreign, args) if need_backend else None
         return types, backend, foreign
@@ -273,7 +284,7 @@ class Kernel:
     def _arg_error(self, node, message: str, hint: str | None) -> ArgumentError:
         cap = self.captured
         loc = cap.loc(node if node is not None else cap.tree)
-        return diagnostics.error(ArgumentError, message, loc, diagnostics.STAGE_LAUNCH, hint)
+        return messages.error(ArgumentError, message, loc, messages.STAGE_LAUNCH, hint)
 
     # ------------------------------------------------------------------ inspection
     @api
@@ -433,7 +444,7 @@ def make_launcher(kernel: Kernel, grid, block, stream0, shared0):
 class NDRangeLauncher:
     """``kernel.launch(n)``: enough blocks of a device-chosen size to cover ``n`` threads."""
 
-    __slots__ = ("kernel", "n", "block", "ndim")
+    __slots__ = ("kernel", "n", "block", "ndim", "_be", "_grid", "_blk")
 
     def __init__(self, kernel: Kernel, n, block=None):
         self.kernel = kernel
@@ -441,15 +452,19 @@ class NDRangeLauncher:
         sizes = _dims(n, "launch size", smallest=0)
         self.n = None if 0 in sizes else sizes  # no threads: nothing to launch
         self.block = None if block is None else _dims(block, "block")
+        self._be = self._grid = self._blk = None  # the configuration last computed, for _be
 
     def __call__(self, *args, stream=None, shared_mem=0) -> None:
         if self.n is None:
             return  # nothing to do for zero threads
-        k = self.kernel
-        spec = k._last
+        spec = self.kernel._last
+        be = spec.backend
         try:  # costs nothing until it catches (tracebacks.py)
-            if spec.backend is not None:
-                grid, block = self._config(spec.backend)
+            if be is not None:
+                if be is self._be:  # the grid and block of this device, computed before
+                    grid, block = self._grid, self._blk
+                else:
+                    grid, block = self._config(be)
                 if spec.run(grid, block, shared_mem, stream, args):
                     return
             self._launch_slow(args, stream, shared_mem)
@@ -471,8 +486,11 @@ class NDRangeLauncher:
         k._last = spec
 
     def _config(self, backend) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """Grid and block on ``backend``'s device (kept for the next launch there)."""
         block = self.block or default_block(backend, self.ndim)
-        return tuple(-(-n // b) for n, b in zip(self.n, block, strict=True)), block  # type: ignore[return-value]
+        grid = tuple(-(-n // b) for n, b in zip(self.n, block, strict=True))
+        self._grid, self._blk, self._be = grid, block, backend
+        return grid, block  # type: ignore[return-value]
 
 
 class _Nothing:

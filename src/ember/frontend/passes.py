@@ -6,7 +6,7 @@
   emitter prints ``x.data[i * x.shape[1] + j]`` without knowing about layouts.
 * :func:`number_sites` - number the run-time checks (:class:`~ember.frontend.ir.Site`) in
   program order and mark the functions that can fail (they get the error context); in a
-  program that also synchronizes threads, mark it ``no_return`` (see ``codegen/checks.py``).
+  program that also synchronizes threads, mark it ``no_return`` (see ``codegen/runtime_checks.py``).
 * :func:`walk` - every statement and expression of a function, for analyses
   (:mod:`ember.diagnostics.report`).
 * :func:`run` - the pass pipeline the driver applies after typing.
@@ -23,6 +23,7 @@ EFFECTFUL = frozenset(
     {
         "barrier",
         "threadfence",
+        "ballot",
         "shfl",
         "shfl_up",
         "shfl_down",

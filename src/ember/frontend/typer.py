@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.errors import InternalError, KernelSyntaxError, KernelTypeError
-from ember.frontend import diagnostics, ir, ranges
+from ember.frontend import ir, messages, ranges
 from ember.frontend.calls import CallTyper
 from ember.frontend.capture import Captured, Loc, capture
 from ember.frontend.checks import CheckTyper
@@ -58,9 +58,9 @@ class TypingContext:
             return self.specs[key]
         cap = self.capture(func)
         if func in self.active:
-            raise diagnostics.error(
+            raise messages.error(
                 KernelSyntaxError, f"recursive call of '{cap.name}' is not supported in kernels",
-                call_loc, diagnostics.STAGE_TYPING, "rewrite the recursion as a loop",
+                call_loc, messages.STAGE_TYPING, "rewrite the recursion as a loop",
                 self.notes(),
             )  # fmt: skip
         cname = self.function_names.fresh(cap.name)
@@ -139,8 +139,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
     # ------------------------------------------------------------------ errors
     def fail(self, cls, message: str, node: ast.AST | None, hint: str | None = None) -> Exception:
         loc = self.cap.loc(node) if node is not None else self.cap.loc(self.cap.tree)
-        stage = diagnostics.STAGE_TYPING if cls is KernelTypeError else diagnostics.STAGE_SYNTAX
-        return diagnostics.error(cls, message, loc, stage, hint, self.ctx.notes())
+        stage = messages.STAGE_TYPING if cls is KernelTypeError else messages.STAGE_SYNTAX
+        return messages.error(cls, message, loc, stage, hint, self.ctx.notes())
 
     def type_error(self, exc: OperatorError, node: ast.AST) -> Exception:
         return self.fail(KernelTypeError, exc.message, node, exc.hint)

@@ -1,18 +1,27 @@
-"""The backend contract, the backend registry and backend selection.
+"""The backend contract: what a backend MUST, SHOULD and MAY implement, and its capabilities.
 
 A backend is *device + memory + module loader + compiler driver*.  Ember ships two:
 ``cuda`` (NVIDIA driver API through ``cuda-bindings``, NVRTC) and ``opencl`` (``pyopencl``;
 the PoCL CPU device where there is no GPU).  Everything above this layer (arrays, the kernel
-compiler, the CLI) talks only to the classes below.
+compiler, the CLI) talks only to the classes below, and asks a backend what it *can do*
+(its capabilities), never which one it is (``tests/unit/test_layers.py``).
 
-What a backend MUST implement is marked *abstract*: a backend class missing one of them is
-refused when it is loaded (:func:`validate`), naming what is missing.  What it SHOULD
-implement has a working but slower default here.  What it MAY implement is optional and
-checked with ``hasattr`` by the callers.
+* MUST: the abstract methods - a backend class missing one is refused when it is loaded
+  (:func:`~ember.runtime.registry.validate`), naming what is missing - and the class
+  attributes ``name``, ``dialect`` (a :class:`~ember.codegen.dialects.Dialect`),
+  ``binary_kind``.
+* SHOULD: methods with a working but slower default here (``fill_zero``, ``alloc_host``,
+  ``synchronize_async``, ``Stream.wait_event``).
+* MAY: capabilities (class attributes whose default is the conservative answer) and
+  optional methods whose default refuses or says "unknown" (``error_memory``, ``blas``,
+  ``solver``, the foreign-stream waits, ``disassemble``, ``inspect_offline``;
+  ``Function.resources/attributes/occupancy``).  Callers never probe with ``hasattr``.
+* :class:`DeviceInfo` describes the device: ``kind``, ``features``, ``fp64_ratio``...
 
-Selection: ``EMBER_BACKEND=auto|cuda|opencl`` or :func:`use`.  ``auto`` picks CUDA when a
-CUDA device answers, else OpenCL, else raises :class:`BackendUnavailableError` naming the
-extra to install.  Backends are imported lazily: ``import ember`` touches no driver.
+Streams and events also subclass :class:`ember.runtime.sync.Waitable` and add 1 to
+``submitted`` per piece of work, so waits on idle work make no driver call.  The registry
+and selection live in :mod:`ember.runtime.registry` (re-exported at the end of this module).
+``docs/design/backend.md`` lists the capabilities and what a new backend writes.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ FEATURES = {
     "subgroups": "sub-groups (warps): lane ids, sub-group reductions",
     "subgroup_shuffle": "sub-group shuffles by lane",
     "subgroup_shuffle_relative": "sub-group shuffles up and down",
+    "subgroup_ballot": "sub-group ballots (ember.ballot)",
 }
 
 # DLPack device types (dlpack.h): Backend.dlpack_device_type, foreign_device_types
@@ -409,6 +419,12 @@ class Backend(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
 
+    def check_binary(self, binary: bytes) -> None:  # noqa: B027 - optional check
+        """SHOULD: raise :class:`~ember.errors.BinaryError` when ``binary`` is damaged as far
+        as its format shows (sizes and offsets past its end...), without a driver call.
+        :meth:`load_module` must call it first: drivers crash on damaged images
+        (``ember.backends.binaries`` has the checks).  Default: no check."""
+
     def __enter__(self) -> Backend:
         """``with ember.use_backend(name):`` - this backend is the current one inside the
         block, the previous choice again after it (:func:`ember.runtime.registry.enter`)."""
@@ -425,7 +441,7 @@ class Backend(abc.ABC):
     # ---------------------------------------------------------------- MAY
     def error_memory(self, nbytes: int) -> ErrorMemory:
         """MAY: the claim word and ``nbytes`` error record that kernels that can fail
-        (``raise``, ``assert``, ``boundscheck=True``) write (ember/diagnostics/errors.py).
+        (``raise``, ``assert``, ``boundscheck=True``) write (ember/diagnostics/device_errors.py).
         Default: such kernels are refused on this backend."""
         raise UnsupportedFeatureError(
             f"the {self.label or self.name} backend cannot run kernels that can fail (raise, "
@@ -487,6 +503,69 @@ def dim3(value: Any, what: str, smallest: int = 1) -> Dim3:
             f"{what} must be a {kind} int or a tuple of 1-3 {kind} ints, got {value!r}"
         )
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class LaunchLimits:
+    """The largest launch a device takes: ``grid`` (blocks per dimension), ``blocks`` (in
+    all), ``block`` (threads per dimension), ``threads`` (per block).  Backends check a
+    launch against them where the driver would crash rather than refuse it (PoCL's CPU
+    device counts work-groups in 32 bits: a larger grid was SIGILL or an assert, issue 18),
+    and to say which limit a refused launch broke."""
+
+    grid: Dim3
+    blocks: int
+    block: Dim3
+    threads: int
+
+    def problem(self, grid: Dim3, block: Dim3) -> str | None:
+        """What ``grid``/``block`` exceed (in words), or None when the launch fits."""
+        for what, dims, most in (("grid", grid, self.grid), ("block", block, self.block)):
+            for axis, (n, m) in enumerate(zip(dims, most, strict=True)):
+                if n > m:
+                    return f"{what} dimension {'xyz'[axis]} is {n}, the device allows {m}"
+        blocks, threads = grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]
+        if blocks > self.blocks:
+            return f"the grid has {blocks} blocks, the device allows {self.blocks}"
+        if threads > self.threads:
+            return f"a block has {threads} threads, the device allows {self.threads}"
+        return None
+
+    def error(self, kernel: str, grid: Dim3, block: Dim3) -> LaunchError | None:
+        """The :class:`LaunchError` for a launch that does not fit, else None."""
+        problem = self.problem(grid, block)
+        if problem is None:
+            return None
+        return LaunchError(
+            f"cannot launch kernel {kernel!r} with grid={tuple(grid)}, block={tuple(block)}: "
+            f"{problem}; split the work into several launches or loop inside the kernel"
+        )
+
+
+# ------------------------------------------------------------------------- shared by backends
+
+
+def host_array(value: Any, writable: bool):
+    """``value`` as a C-contiguous NumPy array for a copy (a view; never a copy for a
+    destination).  Raises ValueError saying what to pass instead."""
+    import numpy as np
+
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if not arr.flags.c_contiguous:
+        raise ValueError(
+            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
+        )
+    if writable and (arr is not value or not arr.flags.writeable):
+        raise ValueError("the host destination must be a writable NumPy array")
+    return arr
+
+
+def check_range(what: str, offset: int, nbytes: int, size: int) -> None:
+    """Raise ValueError unless ``[offset, offset + nbytes)`` lies in a ``size``-byte buffer."""
+    if offset < 0 or nbytes < 0 or offset + nbytes > size:
+        raise ValueError(
+            f"{what} range [{offset}, {offset + nbytes}) is outside the {size}-byte buffer"
+        )
 
 
 def check_arg_count(function: Function, args: Sequence[Any]) -> None:

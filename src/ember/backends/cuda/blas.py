@@ -20,6 +20,13 @@ from ember.errors import DriverError
 R_32F, R_64F, R_16F = 0, 1, 2
 COMPUTE_32F, COMPUTE_64F, COMPUTE_32F_FAST_TF32 = 68, 70, 77
 GEMM_DEFAULT = -1
+# Ember dtype -> (cudaDataType of the matrices, compute type, ctypes type of alpha/beta).
+# Complex dtypes join here (CUDA_C_32F = 4, CUDA_C_64F = 5, complex alpha) when Ember has them.
+TYPES = {
+    "float16": (R_16F, COMPUTE_32F, ctypes.c_float),
+    "float32": (R_32F, COMPUTE_32F, ctypes.c_float),
+    "float64": (R_64F, COMPUTE_64F, ctypes.c_double),
+}
 OP = {"N": 0, "T": 1}
 WORKSPACE = 32 << 20  # bytes; cuBLAS's recommendation for Hopper
 STATUS = {
@@ -112,13 +119,10 @@ class Blas:
         """Column-major ``C[i] = op(A[i]) @ op(B[i])`` for ``i < batch`` on ``stream``
         (``a``, ``b``, ``c`` device addresses; ``s*`` element strides between products;
         ``op`` ``"N"`` or ``"T"``)."""
-        if dtype == "float64":
-            dt, compute, ptrs = R_64F, COMPUTE_64F, self._ptrs[ctypes.c_double]
-        else:
-            dt = R_16F if dtype == "float16" else R_32F
-            fast = tf32 and dtype == "float32"
-            compute = COMPUTE_32F_FAST_TF32 if fast else COMPUTE_32F
-            ptrs = self._ptrs[ctypes.c_float]
+        dt, compute, scalar = TYPES[dtype]
+        if tf32 and dtype == "float32":
+            compute = COMPUTE_32F_FAST_TF32
+        ptrs = self._ptrs[scalar]
         self._use(stream)
         api = self.api
         if batch == 1:

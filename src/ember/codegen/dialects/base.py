@@ -91,6 +91,7 @@ class Dialect(abc.ABC):
     shuffle: ClassVar[dict[str, str]]  # shfl, shfl_up, shfl_down, shfl_xor -> {v} {k}
     shuffle_types: ClassVar[frozenset[str]]  # dtypes shuffled directly (others via int)
     subgroup_reduce: ClassVar[dict[str, str]] = {}  # warp_sum/min/max -> built-in, if any
+    votes: ClassVar[dict[str, str]] = {}  # "ballot" {p} -> a uint32; "popc32"/"popc64" {x}
 
     # ---------------------------------------------------------------- float16 in memory
     f16_load: ClassVar[str]  # template {ptr} {i}: a float from half storage
@@ -103,7 +104,7 @@ class Dialect(abc.ABC):
     cas_bits: ClassVar[dict[int, tuple[str, str, str, str]]]
 
     # ---------------------------------------------------------------- run-time checks
-    # codegen/checks.py and print: pointer types of the error claim word and record
+    # codegen/runtime_checks.py and print: pointer types of the error claim word and record
     # ("claim", "record"), the claim's compare-and-swap ("claim_cas", template {p}), the
     # fence before the record is marked complete ("fence"), float bit patterns
     # ("f32_bits", "f64_bits", template {x}), printf conversions and casts ("int_fmt",
