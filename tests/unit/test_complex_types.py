@@ -134,7 +134,7 @@ def _warp_max(out, a):
         (_max, "complex numbers have no order"),
         (_floordiv, "'//' is not defined for complex numbers"),
         (_and, "'&' is not defined for complex numbers"),
-        (_to_float32, "cannot convert complex64 to float32.*z.real, z.imag or abs"),
+        (_to_float32, "(?s)cannot convert complex64 to float32.*z.real, z.imag or abs"),
         (_float, "cannot convert complex64 to Python float"),
         (_int, "cannot convert complex64"),
         (_floor, "floor\\(\\) is not defined for complex numbers"),
