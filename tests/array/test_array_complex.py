@@ -337,3 +337,64 @@ def test_vectorize_with_complex(backend):
     a = sample("complex64", (5,), 11)
     t = sample("float32", (5,), 12)
     check(rotate(ember.asarray(a), ember.asarray(t)), a * np.exp(1j * t))
+
+
+# --------------------------------------------------------------------- reductions and scans
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_reductions_match_numpy(backend, dtype):
+    a = sample(dtype, (37, 50), 13)
+    x = ember.asarray(a)
+    rtol = 2e-5 if dtype == "complex64" else 1e-12
+    for name in ("sum", "mean", "var", "std"):
+        for axis in (None, 0, 1):
+            check(getattr(ember, name)(x, axis=axis), getattr(np, name)(a, axis=axis), rtol=rtol)
+    small = a[:6, :5] / 2
+    check(ember.prod(ember.asarray(small), axis=1), np.prod(small, axis=1), rtol=rtol)
+    check(ember.var(x, axis=1, correction=1), np.var(a, axis=1, ddof=1), rtol=rtol)
+    v, m = ember.var_mean(x, axis=0)
+    check(v, np.var(a, axis=0), rtol=rtol)
+    check(m, np.mean(a, axis=0), rtol=rtol)
+    b = a[:4].copy()
+    b[1, 3] = complex(np.nan, 1)
+    check(ember.nansum(ember.asarray(b), axis=1), np.nansum(b, axis=1), rtol=rtol)
+    check(ember.count_nonzero(ember.asarray(np.array([0j, 1j, 2, 0]))), np.int64(2))
+    check(ember.any(x[:2] * 0), np.any(a[:2] * 0))
+    check(ember.sum(x, dtype="complex128"), np.sum(a, dtype=np.complex128), rtol=rtol)
+
+
+def test_long_complex64_sums_are_compensated(backend):
+    n = 1 << 17
+    a = np.full(n, 0.1 + 0.2j, np.complex64)
+    got = complex(ember.sum(ember.asarray(a)))
+    exact = n * complex(np.complex64(0.1 + 0.2j))
+    assert abs(got - exact) / abs(exact) < 1e-6  # a float32 running sum drifts far more
+
+
+def test_ordering_reductions_are_refused(backend):
+    x = ember.asarray(sample("complex64", (5,), 1))
+    for f in (ember.max, ember.min, ember.argmax, ember.nanargmin, ember.sort, ember.argsort,
+              ember.unique_values, lambda v: ember.searchsorted(v, 0j)):  # fmt: skip
+        with pytest.raises(TypeError, match="complex numbers have no order"):
+            f(x)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_cumulative_sums_and_products(backend, dtype):
+    rtol = 2e-5 if dtype == "complex64" else 1e-11
+    for shape, axis in (((3000,), 0), ((5, 300), 1), ((300, 5), 0)):
+        a = (sample(dtype, shape, 14) * 0.05 + 1).astype(dtype)
+        x = ember.asarray(a)
+        check(ember.cumsum(x, axis=axis), np.cumsum(a, axis=axis), rtol=rtol)
+        check(ember.cumprod(x, axis=axis), np.cumprod(a, axis=axis), rtol=10 * rtol)
+    a = sample(dtype, (4, 3), 15)
+    got = ember.cumulative_sum(ember.asarray(a), axis=0, include_initial=True)
+    check(got, np.concatenate([np.zeros((1, 3), dtype), np.cumsum(a, axis=0)]), rtol=rtol)
+
+
+def test_warp_shuffle_scans_of_complex(backend, monkeypatch):
+    """The GPU's block scan (32-lane warp shuffles of both parts), emulated in shared memory."""
+    from ember.array import scan, scan_kernels
+
+    monkeypatch.setattr(scan, "geometry", lambda be, ct: scan_kernels.Geometry(64, 8, 32, True))
+    a = (sample("complex64", (64 * 8 * 3 + 7,), 16) * 0.01).astype(np.complex64)
+    check(ember.cumsum(ember.asarray(a)), np.cumsum(a), rtol=1e-4)

@@ -21,6 +21,7 @@ from ember import dtypes
 from ember.array import reduce as plan
 from ember.array import reducers as rd
 from ember.array.ndarray import ndarray, not_on_device
+from ember.array.rules import no_order
 from ember.dtypes import DType
 
 BOOL, I8, I64, U64 = dtypes.bool_, dtypes.int8, dtypes.int64, dtypes.uint64
@@ -210,6 +211,7 @@ def extremum_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> r
 def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial):
     what = ("nan" if skip_nan else "") + ("max" if largest else "min")
     x = _array(x, what)
+    no_order(x.dtype, what)
     R = extremum_reducer(x.dtype, largest, skip_nan)
     empty = None
     if initial is None:
@@ -256,6 +258,7 @@ def arg_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Red
 def _arg(largest: bool, skip_nan: bool, x, axis, out, keepdims):
     what = ("nan" if skip_nan else "") + ("argmax" if largest else "argmin")
     x = _array(x, what)
+    no_order(x.dtype, what)
     if axis is not None and isinstance(axis, tuple | list):
         raise TypeError(f"ember.{what}: axis must be None or an int, got {axis!r}")
     R = arg_reducer(x.dtype, largest, skip_nan)

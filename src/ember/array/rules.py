@@ -92,6 +92,13 @@ def _all_bool(types) -> bool:
     return all(t.dtype.kind == "b" and not t.weak for t in types)
 
 
+def no_order(dt: DType, what: str) -> None:
+    """Refuse to order complex numbers (sort, max, argmin, searchsorted...): the Array API's
+    rule; NumPy orders them lexicographically."""
+    if dt.is_complex:
+        raise TypeError(f"ember.{what} of {dt.name}: {NO_ORDER}")
+
+
 def _is_factory(op) -> bool:
     """A memoized operator factory taking the compute dtype (``ops.sign_complex``)."""
     return hasattr(op, "cache_info")

@@ -233,6 +233,9 @@ def _along(x: ndarray, axis, values: bool, indices: bool, descending: bool):
 def _check(x, what: str) -> ndarray:
     if not isinstance(x, ndarray):
         raise not_on_device(x, f"ember.{what}")
+    from ember.array.rules import no_order
+
+    no_order(x.dtype, what)
     return x
 
 
