@@ -122,7 +122,7 @@ _ARRAY = {
     ),
     "ember.array.mapreduce": ("reduce", "mapreduce", "neutral_element", "register_neutral_element"),
     "ember.array.matmul": (
-        "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
+        "matmul", "tensordot", "vecdot", "vdot", "outer", "dot", "inner", "einsum",
     ),
     "ember.array.extras": ("nextafter", "diff"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
