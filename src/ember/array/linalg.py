@@ -338,10 +338,13 @@ def solve(x1: ndarray, x2: ndarray, /) -> ndarray:
     from ember.array import linalg_device as dev
     from ember.array.broadcast import broadcast_shapes
     from ember.array.manipulation import broadcast_to
+    from ember.frontend.types import promote_strong
 
     a = _floating(_array(x1, "solve", square=True), "solve")
     b = _array(x2, "solve", ndim=1)
-    dt = dtypes.float64 if dtypes.float64 in (a.dtype, b.dtype) else a.dtype
+    dt = promote_strong(a.dtype, b.dtype)  # (complex with real: complex, NumPy's rule)
+    if not dt.is_inexact:
+        dt = dtypes.float64
     vector = b.ndim == 1
     if vector:
         b = b.reshape(b.shape[0], 1)
