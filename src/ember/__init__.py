@@ -30,6 +30,8 @@ from ember.dtypes import (
 from ember.errors import (
     ArgumentError,
     BackendUnavailableError,
+    BinaryError,
+    ClosedError,
     CompileError,
     DriverError,
     EmberError,
@@ -177,6 +179,6 @@ __all__ = [
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
-    "RecompileWarning",
+    "RecompileWarning", "BinaryError", "ClosedError",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

@@ -226,12 +226,15 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return np.ascontiguousarray(view)
 
     # NumPy's protocols (NEP 13, NEP 18): NumPy functions run Ember's, or refuse
+    @api
     def __array__(self, dtype=None, copy=None):
         return protocols.to_host(self, dtype, copy)
 
+    @api
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return protocols.array_ufunc(ufunc, method, inputs, kwargs)
 
+    @api
     def __array_function__(self, func, types, args, kwargs):
         return protocols.array_function(func, types, args, kwargs)
 

@@ -58,6 +58,9 @@ if TYPE_CHECKING:
     from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
 
+if TYPE_CHECKING:  # when `ember.kernel` is the first thing a program imports (kernel.py ->
+    from ember.compiler.kernel import Kernel  # args.py -> the array library -> here)
+
 WINDOW = 32  # tiles inspected per step of the look-back
 AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published yet)
 

@@ -246,7 +246,10 @@ class ExpressionEmitter:
         if _wraps(t):
             u = self.d.unsigned[max(t.dtype.itemsize, 4)]
             return f"({self.h.c(t.dtype)})(({u})0 - {self._unsigned(x)[0]})", UNARY
-        return f"-{self.expr(x, UNARY)}", UNARY
+        operand = self.expr(x, UNARY)
+        if operand.startswith("-"):  # -(-x) as "--x" is C's decrement (found by the fuzz test)
+            operand = f"({operand})"
+        return f"-{operand}", UNARY
 
     def r_Cast(self, e: ir.Cast) -> tuple[str, int]:
         if e.site is not None:
