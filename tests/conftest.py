@@ -12,6 +12,10 @@ import pytest
 # hide a compile a test expects).  The cache's own tests turn it on in their own directory.
 os.environ.setdefault("EMBER_CACHE", "0")
 os.environ.setdefault("EMBER_CACHE_DIR", tempfile.mkdtemp(prefix="ember-test-cache-"))
+# Two PoCL CPU devices, so the multi-device paths run in CI (tests/backend/test_devices.py).
+# Set before OpenCL starts, for the whole session: device 0, every other test's device, is
+# the one it was; device 1 costs nothing until a test opens it.  A value of the user's wins.
+os.environ.setdefault("POCL_DEVICES", "pthread pthread")
 
 from ember.runtime import backend as registry  # noqa: E402 - after the environment
 
@@ -36,6 +40,18 @@ def backend(request):
         pytest.skip(f"{request.param} backend unavailable: {reason.splitlines()[0]}")
     with registry.use(request.param) as be:
         yield be
+
+
+@pytest.fixture
+def two_devices(backend):
+    """Devices 0 and 1 of the test's backend (skips where it has fewer that build kernels)."""
+    import ember
+
+    first = ember.Device(backend)
+    others = [d for d in ember.devices() if d != first and d.info.extra.get("can_compile", True)]
+    if not others:
+        pytest.skip(f"the {backend.name} backend has fewer than 2 usable devices here")
+    return first, others[0]
 
 
 def pytest_collection_modifyitems(config, items):

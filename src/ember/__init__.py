@@ -69,6 +69,7 @@ _LAZY = {
     "get_backend": "ember.runtime.api",
     "use_backend": "ember.runtime.api",
     "devices": "ember.runtime.api",
+    "Device": "ember.runtime.device",
     "synchronize": "ember.runtime.api",
     "synchronize_async": "ember.runtime.api",
     "default_stream": "ember.runtime.api",

@@ -264,21 +264,16 @@ def asarray(
     TypeError
         For dtypes Ember does not support (complex, strings, objects).
     """
-    if device is not None:
-        be = _on(device)
-        if isinstance(obj, ndarray) and obj.backend is not be:
-            obj = obj.to_device(be)
-            copy = None if copy else copy  # (the move made a new array)
-        elif be is not _backend.current() and not isinstance(obj, ndarray):
-            from ember.array.devices import on_backend
-
-            with on_backend(be):
-                return asarray(obj, dtype, copy=copy, stream=stream)
+    be = None if device is None else _on(device)
+    if not isinstance(obj, ndarray):
+        foreign = _foreign(obj)
+        if foreign is not None:
+            obj = foreign  # another library's device memory, wrapped
     if isinstance(obj, ndarray):
+        if be is not None and obj.backend is not be:
+            obj = obj.to_device(be, stream=stream)
+            copy = None if copy else copy  # (the move made a new array)
         return _from_device(obj, dtype, copy, stream)
-    foreign = _foreign(obj)
-    if foreign is not None:
-        return _from_device(foreign, dtype, copy, stream, fresh=False)
     if copy is False:
         raise ValueError("asarray(copy=False) of host data: putting it on the device always copies")
     import numpy as np
@@ -288,7 +283,7 @@ def asarray(
     dt: DType = to_dtype(host.dtype)
     if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-d)
         host = np.ascontiguousarray(host)
-    out = _new(host.shape, dt, stream)
+    out = _new(host.shape, dt, stream, be)
     if host.nbytes:
         if stream is None:
             out.backend.copy_from_host(out.buffer, 0, host)

@@ -102,8 +102,9 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     @property
     def device(self):
-        """The :class:`~ember.runtime.backend.DeviceInfo` of the device holding the data."""
-        return self.backend.device
+        """The :class:`ember.Device` holding the data (it answers the attributes of its
+        :class:`~ember.runtime.backend.DeviceInfo`: ``name``, ``kind``...)."""
+        return devices.device_of(self.backend)
 
     @property
     def is_c_contiguous(self) -> bool:
@@ -549,6 +550,7 @@ def asnumpy(x: Any):
 
 # The operations are defined on top of the class (they create arrays): imported last.
 from ember.array import (  # noqa: E402
+    devices,
     display,
     indexing,
     interop,
