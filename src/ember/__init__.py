@@ -30,6 +30,8 @@ from ember.dtypes import (
 from ember.errors import (
     ArgumentError,
     BackendUnavailableError,
+    BinaryError,
+    ClosedError,
     CompileError,
     DriverError,
     EmberError,
@@ -49,8 +51,9 @@ from ember.errors import (
 _LANG = (
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
     "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
-    "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas",
-    "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
+    "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor",
+    "atomic_cas", "ballot", "popc", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum",
+    "warp_min", "warp_max",
     "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
     "erf", "erfc", "lgamma", "tgamma", "floor", "ceil", "trunc", "rint", "fabs", "pow",
@@ -127,6 +130,10 @@ _ARRAY = {
     ),
     "ember.array.search": ("nonzero", "flatnonzero", "argwhere", "searchsorted"),
     "ember.array.gather": ("take", "take_along_axis", "put"),
+    "ember.array.sort": ("sort", "argsort"),
+    "ember.array.sets": (
+        "unique_values", "unique_counts", "unique_inverse", "unique_all", "unique",
+    ),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
@@ -173,6 +180,6 @@ __all__ = [
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
-    "RecompileWarning",
+    "RecompileWarning", "BinaryError", "ClosedError",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

@@ -73,6 +73,15 @@ class KernelTypeError(EmberError, TypeError):
     """Types in a kernel do not fit together (or arguments do not fit the kernel)."""
 
 
+class BinaryError(EmberError):
+    """A compiled binary (from the cache, a bundle or the caller) is damaged or is not a
+    binary of this backend; it was checked before any driver was handed it."""
+
+
+class ClosedError(EmberError, ValueError):
+    """A stream, event, buffer or module was used after ``close()``."""
+
+
 class LaunchError(EmberError):
     """A kernel launch was given bad arguments or a bad configuration."""
 

@@ -96,6 +96,12 @@ threadfence = Intrinsic(
     "of the device before its writes after it (CUDA __threadfence); with an atomic flag, "
     "the way blocks of one launch hand values to each other (decoupled look-back).",
 )
+ballot = Intrinsic(
+    "ballot",
+    "ballot(predicate): a uint32 with bit i set where lane i of the warp (32 lanes; OpenCL "
+    "sub-groups with cl_khr_subgroup_ballot) has a true predicate; call it from every lane.",
+)
+popc = Intrinsic("popc", "popc(x): the number of set bits of an integer (an int32).")
 shared = Intrinsic(
     "shared",
     "shared(shape, dtype): a static per-block array (the shape and "
@@ -180,7 +186,7 @@ __all__ = [
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
     "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
     "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor",
-    "atomic_cas",
+    "atomic_cas", "ballot", "popc",
     "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
     "unsafe_trunc", *_math,
 ]  # fmt: skip

@@ -227,12 +227,15 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return np.ascontiguousarray(view)
 
     # NumPy's protocols (NEP 13, NEP 18): NumPy functions run Ember's, or refuse
+    @api
     def __array__(self, dtype=None, copy=None):
         return protocols.to_host(self, dtype, copy)
 
+    @api
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return protocols.array_ufunc(ufunc, method, inputs, kwargs)
 
+    @api
     def __array_function__(self, func, types, args, kwargs):
         return protocols.array_function(func, types, args, kwargs)
 
@@ -351,11 +354,33 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative sum (:func:`ember.cumsum`)."""
+        from ember.array import scan
+
         return scan.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative product (:func:`ember.cumprod`)."""
+        from ember.array import scan
+
         return scan.cumprod(self, axis, dtype, out)
+
+    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+        """Sort in place along ``axis`` (stable; :func:`ember.sort`)."""
+        from ember.array import sort
+
+        sort.sort_inplace(self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind=None, order=None) -> ndarray:
+        """The indices that sort the array along ``axis`` (:func:`ember.argsort`)."""
+        from ember.array import sort
+
+        return sort.argsort(self, axis, kind, order)
+
+    def nonzero(self) -> tuple[ndarray, ...]:
+        """The indices of the nonzero elements, one array per axis (:func:`ember.nonzero`)."""
+        from ember.array import search
+
+        return search.nonzero(self)
 
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
@@ -557,7 +582,6 @@ from ember.array import (  # noqa: E402
     manipulation,
     protocols,
     reductions,
-    scan,
     ufuncs,
 )
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402

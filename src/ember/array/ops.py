@@ -168,26 +168,28 @@ def shifts(bits: int):
 
 
 # --------------------------------------------------------------------- min / max
+# NaN tests are lang.isnan, which is the constant False on integers: `b != b` would make C
+# compilers warn about a self-comparison in every integer specialization.
 def maximum(a, b):
-    if a > b or a != a:  # NaN in either propagates; ties (0.0, -0.0) give b, as NumPy's
+    if a > b or lang.isnan(a):  # NaN in either propagates; ties (0.0, -0.0) give b, as NumPy's
         return a
     return b
 
 
 def minimum(a, b):
-    if a < b or a != a:
+    if a < b or lang.isnan(a):
         return a
     return b
 
 
 def fmax(a, b):
-    if a < b or a != a:  # NaN in one is ignored
+    if a < b or lang.isnan(a):  # NaN in one is ignored
         return b
     return a
 
 
 def fmin(a, b):
-    if b < a or a != a:
+    if b < a or lang.isnan(a):
         return b
     return a
 

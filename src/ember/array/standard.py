@@ -178,8 +178,10 @@ def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None):
     (``ones``, ``full``) and ``astype`` between the dtypes; 2-d broadcasts of ``+ - * /`` and
     transposed copies for float32/float64; reductions (``sum max min argmax argmin mean``,
     ``any all`` of booleans, ``var std`` of floats) along the fast axis (one pass, or a
-    split and its second pass) and along a slow axis.  ``dtypes_`` defaults to bool, int32, int64,
-    float32, float64.  Example arrays are NumPy arrays (precompile copies them to the
+    split and its second pass) and along a slow axis; ``cumsum``/``cumprod``, ``x[mask]``,
+    ``nonzero`` and (but for bool) ``sort``/``argsort`` of 1-d arrays, in the designs the
+    current device runs (:mod:`ember.array.standard_sort`).  ``dtypes_`` defaults to bool,
+    int32, int64, float32, float64.  Example arrays are NumPy arrays (precompile copies them to the
     device) except transposed views, which are made on the current device.
     """
     from ember.array import elementwise
@@ -211,6 +213,21 @@ def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None):
     for kernel, args in _strided(STRIDED_2D, floats):
         yield kernel, _device(args)
     for kernel, args in _reductions(dts):  # second passes read states: shared by dtypes
+        key = (kernel, tuple(_signature(a) for a in args))
+        if key not in seen:
+            seen.add(key)
+            yield kernel, args
+    yield from _scans_and_sorts(dts, fp64)
+
+
+def _scans_and_sorts(dts, fp64: bool) -> Iterator:
+    """Cumulative sums and products, ``x[mask]``/``nonzero`` and sorts (standard_sort.py)."""
+    from ember.array import standard_sort
+    from ember.runtime import backend as registry
+
+    usable = tuple(d for d in dts if fp64 or d != "float64")
+    seen: set = set()
+    for kernel, args in standard_sort.examples(registry.current(), usable):
         key = (kernel, tuple(_signature(a) for a in args))
         if key not in seen:
             seen.add(key)

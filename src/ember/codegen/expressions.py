@@ -246,7 +246,10 @@ class ExpressionEmitter:
         if _wraps(t):
             u = self.d.unsigned[max(t.dtype.itemsize, 4)]
             return f"({self.h.c(t.dtype)})(({u})0 - {self._unsigned(x)[0]})", UNARY
-        return f"-{self.expr(x, UNARY)}", UNARY
+        operand = self.expr(x, UNARY)
+        if operand.startswith("-"):  # -(-x) as "--x" is C's decrement (found by the fuzz test)
+            operand = f"({operand})"
+        return f"-{operand}", UNARY
 
     def r_Cast(self, e: ir.Cast) -> tuple[str, int]:
         if e.site is not None:
@@ -285,6 +288,12 @@ class ExpressionEmitter:
             return self.d.barrier, PRIMARY
         if name == "threadfence":
             return self.d.fence, PRIMARY
+        if name == "ballot":
+            self.h.features.update(("subgroups", "subgroup_ballot"))
+            return self.d.votes["ballot"].format(p=self.expr(e.args[0])), PRIMARY
+        if name == "popc":
+            width = "popc64" if e.args[0].type.dtype.itemsize == 8 else "popc32"
+            return self.d.votes[width].format(x=self.expr(e.args[0])), PRIMARY
         if name.startswith("shfl"):
             return self._shuffle(e), PRIMARY
         if name.startswith("warp_"):

@@ -32,10 +32,11 @@ from typing import Any
 from ember.cache import key as keymod
 from ember.cache import lookup as cache_lookup
 from ember.cache.disk import CacheWarning
-from ember.cache.entry import Entry, make_meta
+from ember.cache.entry import Entry, entry_name, make_meta
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
 from ember.codegen.emitter import Emitter
+from ember.compiler import deep
 from ember.config import settings
 from ember.diagnostics import device_errors as errmod
 from ember.diagnostics import report
@@ -73,10 +74,14 @@ def typed_ir(
 
     ``captures`` (function -> :class:`Captured`) is shared by a kernel's specializations so
     that the globals every function reads are frozen once.  ``checks``: bounds checks and
-    checked conversions (``boundscheck=True``)."""
-    ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
-    program = type_program(cap, arg_types, target, ctx)
-    return passes.run(program)
+    checked conversions (``boundscheck=True``).  Deeply nested code is typed on a deep
+    stack (:mod:`ember.compiler.deep`)."""
+
+    def stage() -> ir.Program:
+        ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
+        return passes.run(type_program(cap, arg_types, target, ctx))
+
+    return deep.run(stage, where=cap)
 
 
 def source_of(program: ir.Program, target: Target) -> str:
@@ -85,7 +90,7 @@ def source_of(program: ir.Program, target: Target) -> str:
     Raises :class:`UnsupportedFeatureError` when the code needs double precision (a
     ``float64`` value, a Python float argument) on a device without it."""
     emitter = Emitter(program, dialects.get(target.dialect))
-    source = emitter.source()
+    source = deep.run(emitter.source)
     if "fp64" in emitter.h.features and not target.has("fp64"):
         raise UnsupportedFeatureError(
             f"kernel '{program.kernel.pyname}' uses float64 (a float64 array or value, or a "
@@ -180,7 +185,8 @@ def compile_specialization(
         spec = _from_cache(hit, backend, t0) if hit is not None else None
         if spec is not None:
             return spec
-    spec = _compile(cap, arg_types, backend, options, captures, target, checks)
+    spec = deep.run(_compile, cap, arg_types, backend, options, captures, target, checks, key,
+                    where=cap)  # fmt: skip
     spec.key = key
     pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
     meta = make_meta(spec.name, pyname, spec.abi, backend)
@@ -190,11 +196,16 @@ def compile_specialization(
     return spec
 
 
-def _compile(cap, arg_types, backend, options, captures, target, checks) -> Specialization:
-    """Every stage, timed: typing, C generation, the backend compiler, module load."""
+def _compile(cap, arg_types, backend, options, captures, target, checks, key) -> Specialization:
+    """Every stage, timed: typing, C generation, the backend compiler, module load.
+
+    The kernel's C name ends in its key (:func:`~ember.cache.entry.entry_name`), which binds
+    the binary to the key: a cache entry or bundle member holding another kernel's binary
+    has no function of that name, and is refused."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     program = typed_ir(cap, arg_types, target, captures, checks)
+    program.kernel.name = entry_name(program.kernel.name, key)
     t1 = time.perf_counter()
     source = source_of(program, target)
     t2 = time.perf_counter()
@@ -269,7 +280,7 @@ def cache_parts(
 ) -> dict:
     """What the cache key of a specialization is the hash of (see :mod:`ember.cache.key`):
     computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
-    deps = keymod.dependencies(cap, captures)
+    deps = deep.run(keymod.dependencies, cap, captures, where=cap)
     codegen = {"boundscheck": bool(checks)}
     versions = keymod.versions(backend)
     return keymod.key_parts(deps, arg_types, target, options, versions, codegen)

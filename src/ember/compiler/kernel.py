@@ -185,7 +185,7 @@ class Kernel:
         spec = driver.compile_specialization(
             self.captured, types, backend, self.options, self._captures, self.checks
         )
-        if self._deps is None and not self.py_func.__module__.startswith("ember."):
+        if self._deps is None and not (self.py_func.__module__ or "").startswith("ember."):
             freshness.watch_ipython()  # user kernels in notebooks notice redefinitions
             if freshness.watching():
                 self._deps = freshness.baseline(self.captured, self._captures)

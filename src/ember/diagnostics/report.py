@@ -34,6 +34,7 @@ import os
 import warnings
 from dataclasses import asdict, dataclass, field
 
+from ember.cache.entry import base_name
 from ember.config import settings
 from ember.errors import EmberPerformanceWarning, SlowPathError
 from ember.frontend import ir, messages, passes
@@ -356,7 +357,7 @@ def _is_ember(filename: str) -> bool:
 
 def format_report(spec, items: list[SlowPath]) -> str:
     loc = getattr(spec, "kernel_loc", None)
-    name = loc.function if loc else spec.name
+    name = loc.function if loc else base_name(spec.name, getattr(spec, "key", ""))
     where = f" ({os.path.basename(loc.filename)}:{loc.line})" if loc else ""
     head = (
         f"kernel '{name}'{where} on {spec.backend.device.name} pulls in "
@@ -398,5 +399,19 @@ def from_meta(spec, meta: dict) -> None:
         spec.slow_paths = tuple(SlowPath(**d) for d in meta.get("slow_paths", ()))
         loc = meta.get("kernel_loc")
         spec.kernel_loc = Loc(*loc) if loc else None
-    except TypeError:  # an entry from another Ember version: report what the code says
+        _check_types(spec.slow_paths, spec.kernel_loc)
+    except TypeError:  # another Ember version's entry, or a crafted one: report what we can
         spec.slow_paths, spec.kernel_loc = (), None
+
+
+def _check_types(items, loc) -> None:
+    """TypeError unless the restored items hold what the report prints (text, numbers)."""
+    for i in items:
+        text = (i.kind, i.message, i.fix, i.text, i.function)
+        numbers = (i.col, i.end_col) + (() if i.line is None else (i.line,))
+        if not all(type(t) is str for t in text) or not all(type(n) is int for n in numbers):
+            raise TypeError("malformed slow-path item")
+        if not isinstance(i.data, dict) or not isinstance(i.filename, str | None):
+            raise TypeError("malformed slow-path item")
+    if loc is not None and not (type(loc.line) is int and isinstance(loc.filename, str)):
+        raise TypeError("malformed kernel location")

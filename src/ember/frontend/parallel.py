@@ -91,6 +91,23 @@ class ParallelTyper:
         self.args_of(node, (), 0)
         return ir.Intrinsic(VOID, "threadfence", [])
 
+    def _k_ballot(self, node: ast.Call) -> Value:
+        (value,) = self.args_of(node, ("predicate",), 1)
+        self._need_subgroups("ember.ballot()", node, "subgroup_ballot")
+        p = self.scalar_arg(value, node, "ballot()")
+        return ir.Intrinsic(scalar(dtypes.uint32), "ballot", [cast(p, scalar(dtypes.bool_))])
+
+    def _k_popc(self, node: ast.Call) -> Value:
+        (value,) = self.args_of(node, ("x",), 1)
+        v = self.scalar_arg(value, node, "popc()")
+        dt = v.type.dtype
+        if not dt.is_integer:
+            raise self.fail(KernelTypeError, f"popc() needs an integer, got {dt.name}", node)
+        u = dtypes.uint64 if dt.itemsize == 8 else dtypes.uint32
+        if dt.itemsize < 4:  # count the bits of the value's own width
+            v = cast(v, scalar({1: dtypes.uint8, 2: dtypes.uint16}[dt.itemsize]), check=False)
+        return ir.Intrinsic(scalar(dtypes.int32), "popc", [cast(v, scalar(u), check=False)])
+
     # ------------------------------------------------------------------ shared memory
     def _k_shared(self, node: ast.Call) -> Value:
         shape_v, dtype_v = self.args_of(node, ("shape", "dtype"), 2)

@@ -23,6 +23,7 @@ EFFECTFUL = frozenset(
     {
         "barrier",
         "threadfence",
+        "ballot",
         "shfl",
         "shfl_up",
         "shfl_down",

@@ -61,12 +61,20 @@ class StatementTyper:
     # ------------------------------------------------------------------ assignment
     def stmt_Assign(self, node: ast.Assign) -> None:
         value = self.expr(node.value)
-        if len(node.targets) > 1:
-            value = self.materialize(value, node)
-            if isinstance(value, ir.Expr) and not is_pure(value):
-                value = self.spill(value, node)
+        if len(node.targets) > 1:  # a[i] = b[i] = v: v is evaluated once, as in Python
+            value = self._evaluated(self.materialize(value, node), node)
         for target in node.targets:
             self.assign_target(target, value, node)
+
+    def _evaluated(self, value, node: ast.stmt):
+        """``value`` computed into temporaries (constants stay): a chained assignment must
+        not evaluate it again per target - ``x[i] = y[i] = x[i] + 1`` once gave ``y`` the
+        value computed from the new ``x[i]`` (issue 18)."""
+        if isinstance(value, TupleVal):
+            return TupleVal([self._evaluated(item, node) for item in value.items])
+        if isinstance(value, ir.Expr) and not isinstance(value, ir.Const):
+            return self.spill(value, node)
+        return value
 
     def assign_target(self, target: ast.expr, value, node: ast.stmt) -> None:
         if isinstance(target, ast.Name):

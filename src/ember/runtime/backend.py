@@ -46,6 +46,7 @@ FEATURES = {
     "subgroups": "sub-groups (warps): lane ids, sub-group reductions",
     "subgroup_shuffle": "sub-group shuffles by lane",
     "subgroup_shuffle_relative": "sub-group shuffles up and down",
+    "subgroup_ballot": "sub-group ballots (ember.ballot)",
 }
 
 # DLPack device types (dlpack.h): Backend.dlpack_device_type, foreign_device_types
@@ -419,6 +420,7 @@ class Backend(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
 
+<<<<<<< HEAD
     @classmethod
     def open_device(cls, index: int) -> Backend:
         """MAY: a new instance of this backend on its device ``index`` (the numbering of
@@ -442,6 +444,13 @@ class Backend(abc.ABC):
         default stream when None).  Returns False where the driver cannot (the caller then
         stages the copy through host memory).  Default: False."""
         return False
+=======
+    def check_binary(self, binary: bytes) -> None:  # noqa: B027 - optional check
+        """SHOULD: raise :class:`~ember.errors.BinaryError` when ``binary`` is damaged as far
+        as its format shows (sizes and offsets past its end...), without a driver call.
+        :meth:`load_module` must call it first: drivers crash on damaged images
+        (``ember.backends.binaries`` has the checks).  Default: no check."""
+>>>>>>> main
 
     def __enter__(self) -> Backend:
         """``with ember.use_backend(name):`` - this backend is the current one inside the
@@ -521,6 +530,43 @@ def dim3(value: Any, what: str, smallest: int = 1) -> Dim3:
             f"{what} must be a {kind} int or a tuple of 1-3 {kind} ints, got {value!r}"
         )
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class LaunchLimits:
+    """The largest launch a device takes: ``grid`` (blocks per dimension), ``blocks`` (in
+    all), ``block`` (threads per dimension), ``threads`` (per block).  Backends check a
+    launch against them where the driver would crash rather than refuse it (PoCL's CPU
+    device counts work-groups in 32 bits: a larger grid was SIGILL or an assert, issue 18),
+    and to say which limit a refused launch broke."""
+
+    grid: Dim3
+    blocks: int
+    block: Dim3
+    threads: int
+
+    def problem(self, grid: Dim3, block: Dim3) -> str | None:
+        """What ``grid``/``block`` exceed (in words), or None when the launch fits."""
+        for what, dims, most in (("grid", grid, self.grid), ("block", block, self.block)):
+            for axis, (n, m) in enumerate(zip(dims, most, strict=True)):
+                if n > m:
+                    return f"{what} dimension {'xyz'[axis]} is {n}, the device allows {m}"
+        blocks, threads = grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]
+        if blocks > self.blocks:
+            return f"the grid has {blocks} blocks, the device allows {self.blocks}"
+        if threads > self.threads:
+            return f"a block has {threads} threads, the device allows {self.threads}"
+        return None
+
+    def error(self, kernel: str, grid: Dim3, block: Dim3) -> LaunchError | None:
+        """The :class:`LaunchError` for a launch that does not fit, else None."""
+        problem = self.problem(grid, block)
+        if problem is None:
+            return None
+        return LaunchError(
+            f"cannot launch kernel {kernel!r} with grid={tuple(grid)}, block={tuple(block)}: "
+            f"{problem}; split the work into several launches or loop inside the kernel"
+        )
 
 
 # ------------------------------------------------------------------------- shared by backends

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import LaunchError, not_on_device
+from ember.errors import CompileError, LaunchError, not_on_device
 from ember.runtime import argtypes
 from ember.runtime import backend as _backend
 from ember.runtime.allocator import note_uses
@@ -138,6 +138,44 @@ def _pointer(v: Any, index: int, kernel: str, be: Backend) -> Any:
     )
 
 
+# Spellings only one dialect has: what a source in the other backend's language is told by.
+_MARKERS = {
+    "cuda": re.compile(
+        r"\b(__global__|__device__|__shared__|__syncthreads|threadIdx|blockIdx|blockDim|gridDim)\b"
+        r'|extern\s+"C"'
+    ),
+    "opencl": re.compile(
+        r"\b(__kernel|get_global_id|get_local_id|get_group_id|get_local_size|__local"
+        r"|CLK_LOCAL_MEM_FENCE|CLK_GLOBAL_MEM_FENCE)\b|\b__global\s"
+    ),
+}
+_LANGUAGES = {"cuda": "CUDA C++", "opencl": "OpenCL C"}
+
+
+def source_dialect(source: str) -> tuple[str, list[str]] | None:
+    """The dialect ``source`` is written in, with the spellings that say so, when only one
+    dialect's spellings appear (else None)."""
+    found = {d: sorted({m.group(0) for m in p.finditer(source)}) for d, p in _MARKERS.items()}
+    hits = [d for d, words in found.items() if words]
+    return (hits[0], found[hits[0]]) if len(hits) == 1 else None
+
+
+def _dialect_error(exc: CompileError, kernel, be) -> CompileError | None:
+    """The error for a source written for the other backend's compiler (None otherwise)."""
+    guess = source_dialect(kernel.source)
+    if guess is None or guess[0] == be.dialect or be.dialect not in _LANGUAGES:
+        return None
+    other, words = guess
+    message = (
+        f"RawKernel {kernel.name!r}: this source is {_LANGUAGES[other]} (it uses "
+        f"{', '.join(words[:4])}), but the {be.name} backend compiles "
+        f"{_LANGUAGES[be.dialect]}.  Write the kernel in {_LANGUAGES[be.dialect]} "
+        f"(choose by ember.get_backend().dialect), or use the backend it was written for "
+        f"(EMBER_BACKEND={other}, ember.use_backend({other!r})).\n\nThe compiler said:\n{exc}"
+    )
+    return CompileError(message, log=exc.log, source=exc.source)
+
+
 class RawKernel:
     """A kernel from C source in the backend's dialect (CUDA C++ or OpenCL C).
 
@@ -165,7 +203,10 @@ class RawKernel:
 
     def _load(self) -> tuple[Backend, Function, list]:
         be = _backend.get(self._backend_name)
-        binary = be.compile(self.source, self.name, self.options)
+        try:
+            binary = be.compile(self.source, self.name, self.options)
+        except CompileError as exc:
+            raise _dialect_error(exc, self, be) or exc from None
         fn = be.load_module(binary).function(self.name, self.params)
         convert = [_converter(p, i, self.name, be) for i, p in enumerate(self.params)]
         self._loaded = (be, fn, convert)

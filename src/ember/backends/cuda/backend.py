@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.backends.binaries import check_cuda_image
 from ember.backends.cuda import LABEL
 from ember.backends.cuda import device as _device
 from ember.backends.cuda.driver import check, cu
@@ -26,6 +27,7 @@ from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
 from ember.codegen.dialects.cuda import CUDA
 from ember.config import settings
+from ember.errors import ClosedError
 from ember.runtime.backend import (
     DL_CUDA,
     DL_CUDA_MANAGED,
@@ -35,7 +37,7 @@ from ember.runtime.backend import (
     check_range,
     host_array,
 )
-from ember.runtime.sync import StreamSet, wait_all, wait_all_async
+from ember.runtime.sync import StreamSet, interruptible, wait_all, wait_all_async
 
 __all__ = [
     "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
@@ -151,6 +153,8 @@ class CudaBackend(Backend):
         address = _span(src, src_offset, dst.nbytes, "source")
         self._context.ensure_current()
         s = stream or self._default_stream
+        if stream is None and s.completed < s.submitted:
+            s.synchronize()  # a copy to pageable memory would wait in the driver, deaf to Ctrl-C
         check(
             cu.cuMemcpyDtoHAsync(dst.ctypes.data, address, dst.nbytes, s.handle),
             "cuMemcpyDtoHAsync",
@@ -346,8 +350,12 @@ class CudaBackend(Backend):
         await wait_all_async(self._streams.busy())
 
     def _device_wait(self) -> None:
-        """``cuCtxSynchronize``: wait for everything queued in the context (GIL released)."""
-        self._context.ensure_current()
+        """``cuCtxSynchronize``: wait for everything queued in the context (GIL released;
+        interruptible by Ctrl-C, see :func:`ember.runtime.sync.interruptible`)."""
+        interruptible(self._context_synchronize)
+
+    def _context_synchronize(self) -> None:
+        self._context.ensure_current()  # also runs on a waiter thread (sync.interruptible)
         check(cu.cuCtxSynchronize(), "cuCtxSynchronize", "waiting for the device")
 
     # ------------------------------------------------------------------ code
@@ -371,8 +379,12 @@ class CudaBackend(Backend):
 
         return toolkit.sass(binary)
 
+    def check_binary(self, binary: bytes) -> None:
+        """:class:`BinaryError` when ``binary`` is not a well-formed cubin, fatbin or PTX."""
+        check_cuda_image(bytes(binary))
+
     def load_module(self, binary: bytes) -> CudaModule:
-        """Load a cubin made by :meth:`compile`."""
+        """Load a cubin made by :meth:`compile` (checked first: :meth:`check_binary`)."""
         return CudaModule(binary, self._context, self._default_stream)
 
     def close(self) -> None:
@@ -395,6 +407,6 @@ def _span(buffer: Buffer, offset: int, nbytes: int, what: str) -> int:
     if not isinstance(ptr, int) or not isinstance(buffer, Buffer):
         raise TypeError(f"the {what} must be a CUDA buffer (backend.alloc), got {buffer!r}")
     if not ptr:
-        raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
+        raise ClosedError(f"the {what} buffer was closed (freed); allocate a new one")
     check_range(what, offset, nbytes, buffer.nbytes)
     return ptr + offset

@@ -30,7 +30,7 @@ from ember.backends.cuda.driver import check, cu, error
 from ember.dtypes import DType
 from ember.dtypes import dtype as to_dtype
 from ember.errors import LaunchError
-from ember.runtime.backend import PTR, Function, check_arg_count, dim3
+from ember.runtime.backend import PTR, Function, LaunchLimits, check_arg_count, dim3
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext
@@ -45,6 +45,9 @@ _FORMAT = {
     "uint8": "B", "uint16": "H", "uint32": "I", "uint64": "Q",
     "float16": "e", "float32": "f", "float64": "d", PTR: "Q",
 }  # fmt: skip
+# The launch limits of every CUDA device since compute capability 3.0 (the programming
+# guide's table); the driver refuses larger launches, and these name the limit broken.
+LIMITS = LaunchLimits((2**31 - 1, 65535, 65535), (2**31 - 1) * 65535**2, (1024, 1024, 64), 1024)
 SLOT = 8  # bytes per argument slot: every supported scalar fits, at its natural alignment
 
 
@@ -155,9 +158,13 @@ class CudaFunction(Function):
         s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
 
     def _failed(self, err, grid, block, shared_mem, stream, args) -> None:
-        """Error path of :meth:`launch`: retry once without a current context, else raise."""
+        """Error path of :meth:`launch`: retry once without a current context, else raise
+        (a :class:`LaunchError` naming the limit when the grid or block is too large)."""
         if self._context.retry_on_invalid_context(err):
             return self.launch(grid, block, args, shared_mem, stream)
+        too_large = LIMITS.error(self.name, grid, block)
+        if too_large is not None:
+            raise too_large
         raise error(
             err,
             "cuLaunchKernel",
@@ -167,8 +174,10 @@ class CudaFunction(Function):
 
     def _bad_config(self, grid, block, shared_mem, exc: Exception) -> LaunchError:
         """The LaunchError for launch dimensions the bindings could not convert."""
-        dim3(grid, "grid")
-        dim3(block, "block")
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        too_large = LIMITS.error(self.name, grid, block)
+        if too_large is not None:
+            return too_large
         if not isinstance(shared_mem, int) or shared_mem < 0:
             return LaunchError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
         return LaunchError(f"cannot launch kernel {self.name!r}: {exc}")

@@ -244,4 +244,6 @@ def features(extra: dict, extensions: list[str]) -> frozenset[str]:
         found.add("subgroup_shuffle")
     if "cl_khr_subgroup_shuffle_relative" in extensions:
         found.add("subgroup_shuffle_relative")
+    if "cl_khr_subgroup_ballot" in extensions:
+        found.add("subgroup_ballot")
     return frozenset(found)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ember.backends.opencl.check import cl, driver_error
-from ember.errors import OutOfMemoryError
+from ember.errors import ClosedError, OutOfMemoryError
 from ember.runtime.backend import Buffer, check_range, host_array
 
 
@@ -42,7 +42,7 @@ class OpenCLBuffer(Buffer):
     def handle(self) -> cl.Buffer:
         """The ``cl.Buffer`` (what a ``PTR`` kernel parameter takes)."""
         if self._handle is None:
-            raise ValueError("this buffer was closed (freed); allocate a new one")
+            raise ClosedError("this buffer was closed (freed); allocate a new one")
         return self._handle
 
     def close(self) -> None:

@@ -86,6 +86,7 @@ class Dialect(abc.ABC):
     shuffle: ClassVar[dict[str, str]]  # shfl, shfl_up, shfl_down, shfl_xor -> {v} {k}
     shuffle_types: ClassVar[frozenset[str]]  # dtypes shuffled directly (others via int)
     subgroup_reduce: ClassVar[dict[str, str]] = {}  # warp_sum/min/max -> built-in, if any
+    votes: ClassVar[dict[str, str]] = {}  # "ballot" {p} -> a uint32; "popc32"/"popc64" {x}
 
     # ---------------------------------------------------------------- float16 in memory
     f16_load: ClassVar[str]  # template {ptr} {i}: a float from half storage

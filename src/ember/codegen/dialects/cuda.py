@@ -43,7 +43,7 @@ class CudaDialect(Dialect):
     offline_warp_size = 32
     offline_features = frozenset(
         {"fp64", "fp16", "int64_atomics", "subgroups", "subgroup_shuffle",
-         "subgroup_shuffle_relative"}
+         "subgroup_shuffle_relative", "subgroup_ballot"}
     )  # fmt: skip
     types = {
         "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
@@ -74,6 +74,11 @@ class CudaDialect(Dialect):
     }
     barrier = "__syncthreads()"
     fence = "__threadfence()"
+    votes = {
+        "ballot": "__ballot_sync(0xffffffffu, {p})",
+        "popc32": "__popc({x})",
+        "popc64": "__popcll({x})",
+    }
     lanes = "warpSize"
     float_suffix_names = True
     predicate = "{f}({x})"

@@ -35,6 +35,7 @@ class OpenCLDialect(Dialect):
         + _EXT.format("cl_khr_int64_extended_atomics"),
         "subgroups": _EXT.format("cl_khr_subgroups"),
         "subgroup_shuffle": _EXT.format("cl_khr_subgroup_shuffle"),
+        "subgroup_ballot": _EXT.format("cl_khr_subgroup_ballot"),
         "subgroup_shuffle_relative": _EXT.format("cl_khr_subgroup_shuffle_relative"),
     }
     feature_names = {
@@ -42,6 +43,7 @@ class OpenCLDialect(Dialect):
         "int64_atomics": "cl_khr_int64_base_atomics", "subgroups": "cl_khr_subgroups",
         "subgroup_shuffle": "cl_khr_subgroup_shuffle",
         "subgroup_shuffle_relative": "cl_khr_subgroup_shuffle_relative",
+        "subgroup_ballot": "cl_khr_subgroup_ballot",
     }  # fmt: skip
     offline_features = frozenset({"fp64", "int64_atomics"})  # like PoCL's CPU device
     types = {
@@ -66,6 +68,11 @@ class OpenCLDialect(Dialect):
     }
     barrier = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"
     fence = "mem_fence(CLK_GLOBAL_MEM_FENCE)"
+    votes = {
+        "ballot": "sub_group_ballot({p}).x",
+        "popc32": "(int)popcount({x})",
+        "popc64": "(int)popcount({x})",
+    }
     lanes = "get_sub_group_size()"
     predicate = "(bool){f}({x})"
     shuffle = {
