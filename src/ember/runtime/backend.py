@@ -420,7 +420,6 @@ class Backend(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
 
-<<<<<<< HEAD
     @classmethod
     def open_device(cls, index: int) -> Backend:
         """MAY: a new instance of this backend on its device ``index`` (the numbering of
@@ -444,13 +443,12 @@ class Backend(abc.ABC):
         default stream when None).  Returns False where the driver cannot (the caller then
         stages the copy through host memory).  Default: False."""
         return False
-=======
+
     def check_binary(self, binary: bytes) -> None:  # noqa: B027 - optional check
         """SHOULD: raise :class:`~ember.errors.BinaryError` when ``binary`` is damaged as far
         as its format shows (sizes and offsets past its end...), without a driver call.
         :meth:`load_module` must call it first: drivers crash on damaged images
         (``ember.backends.binaries`` has the checks).  Default: no check."""
->>>>>>> main
 
     def __enter__(self) -> Backend:
         """``with ember.use_backend(name):`` - this backend is the current one inside the
