@@ -123,7 +123,7 @@ _ARRAY = {
     "ember.array.matmul": (
         "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
     ),
-    "ember.array.extras": ("nextafter", "diff"),
+    "ember.array.extras": ("nextafter", "diff", "unravel_index", "ravel_multi_index"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",

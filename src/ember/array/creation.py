@@ -109,27 +109,28 @@ def _scalar_dtype(value) -> DType:
     return to_dtype(dt)
 
 
-def empty_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
-    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``."""
+def empty_like(x: ndarray, /, dtype: Any = None, *, device=None, shape=None) -> ndarray:
+    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``
+    (``shape``: another shape, as NumPy's ``empty_like(x, shape=...)``)."""
     be = x.backend if device is None else _on(device)
-    return _new(x.shape, x.dtype if dtype is None else dtype, be=be)
+    return _new(x.shape if shape is None else shape, x.dtype if dtype is None else dtype, be=be)
 
 
-def zeros_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+def zeros_like(x: ndarray, /, dtype: Any = None, *, device=None, shape=None) -> ndarray:
     """Zeros with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device)
+    out = empty_like(x, dtype=dtype, device=device, shape=shape)
     out.backend.fill_zero(out.buffer, 0, out.nbytes)
     return out
 
 
-def ones_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+def ones_like(x: ndarray, /, dtype: Any = None, *, device=None, shape=None) -> ndarray:
     """Ones with the shape (and dtype and device, unless given) of ``x``."""
-    return full_like(x, 1, dtype=dtype, device=device)
+    return full_like(x, 1, dtype=dtype, device=device, shape=shape)
 
 
-def full_like(x: ndarray, /, fill_value, dtype: Any = None, *, device=None) -> ndarray:
+def full_like(x: ndarray, /, fill_value, dtype: Any = None, *, device=None, shape=None) -> ndarray:
     """``fill_value`` with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device)
+    out = empty_like(x, dtype=dtype, device=device, shape=shape)
     if out.size:
         out.fill(fill_value)
     return out

@@ -61,6 +61,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     __slots__ = ("shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, like NumPy's
+    __array_priority__ = 100  # above NumPy's: libraries mixing both (Dask) pick Ember's type
 
     def __init__(
         self,
