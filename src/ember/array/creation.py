@@ -137,7 +137,7 @@ def full_like(x: ndarray, /, fill_value, dtype: Any = None, *, device=None, shap
 
 
 # --------------------------------------------------------------------- ranges
-def arange(start, /, stop=None, step=1, *, dtype: Any = None, device=None) -> ndarray:
+def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> ndarray:
     """Evenly spaced values in ``[start, stop)``: ``arange(5)``, ``arange(1, 2, 0.25)``.
 
     The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``.

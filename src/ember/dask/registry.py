@@ -94,9 +94,29 @@ def _percentile(a: ndarray, q, method: str = "linear"):
     return np.percentile(a.to_numpy(), ember.asnumpy(q), method=method), a.size
 
 
+def _with_ember_meta(name: str, *args, meta=None, **kwargs):
+    """``dask.array.<name>`` with an ember ``meta``: Dask makes each chunk with NumPy's
+    ``*_like`` functions on the meta, which NumPy hands to Ember's (CuPy's entry point
+    does the same)."""
+    import dask
+    import dask.array as da
+
+    dtype = kwargs.get("dtype")
+    meta = (
+        ember.empty((), dtype=dtype if dtype is not None else ember.float64)
+        if meta is None
+        else meta
+    )
+    key = "like" if name == "arange" else "meta"  # (Dask's arange spells it like=)
+    with dask.config.set({"array.backend": "numpy"}):
+        return getattr(da, name)(*args, **{key: meta}, **kwargs)
+
+
 def _register_backend() -> None:
     """The ``"ember"`` array backend: ``dask.config.set({"array.backend": "ember"})`` makes
     ``da.ones``, ``da.zeros``, ``da.empty``, ``da.full``, ``da.arange`` build ember chunks."""
+    import functools
+
     from dask.array.backends import ArrayBackendEntrypoint, array_creation_dispatch
 
     class EmberBackendEntrypoint(ArrayBackendEntrypoint):
@@ -106,25 +126,20 @@ def _register_backend() -> None:
                 "the ember array backend has no legacy RandomState: use ember.dask.default_rng"
             )
 
-        @staticmethod
-        def ones(shape, *, dtype=None, meta=None, **kwargs):
-            return ember.ones(shape, dtype=dtype)
-
-        @staticmethod
-        def zeros(shape, *, dtype=None, meta=None, **kwargs):
-            return ember.zeros(shape, dtype=dtype)
-
-        @staticmethod
-        def empty(shape, *, dtype=None, meta=None, **kwargs):
-            return ember.empty(shape, dtype=dtype)
-
-        @staticmethod
-        def full(shape, fill_value, *, dtype=None, meta=None, **kwargs):
-            return ember.full(shape, fill_value, dtype=dtype)
-
-        @staticmethod
-        def arange(start, /, stop=None, step=1, *, dtype=None, meta=None, **kwargs):
-            return ember.arange(start, stop, step, dtype=dtype)
+        ones = staticmethod(functools.partial(_with_ember_meta, "ones"))
+        zeros = staticmethod(functools.partial(_with_ember_meta, "zeros"))
+        empty = staticmethod(functools.partial(_with_ember_meta, "empty"))
+        full = staticmethod(functools.partial(_with_ember_meta, "full"))
+        arange = staticmethod(functools.partial(_with_ember_meta, "arange"))
 
     if "ember" not in array_creation_dispatch._lookup:
         array_creation_dispatch.register_backend("ember", EmberBackendEntrypoint())
+
+
+def entrypoint():
+    """Dask's ``dask.array.backends`` entry point (pyproject.toml): registers Ember with
+    Dask and returns the ``"ember"`` array backend."""
+    from dask.array.backends import array_creation_dispatch
+
+    register()
+    return array_creation_dispatch._lookup["ember"]
