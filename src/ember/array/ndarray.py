@@ -453,6 +453,8 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __pow__(self, other, modulo=None):
         if modulo is not None:
             raise TypeError("pow() with a modulus is not supported for ember arrays")
+        if type(other) is int and other == 2 and self.dtype.kind in "iuf":
+            return ufuncs.square(self)  # NumPy's fast path (Dask's var/std square this way)
         return binary(ufuncs.pow, self, other)
 
     def __rpow__(self, other):
