@@ -172,3 +172,59 @@ def test_chunks_on_a_second_device(two_devices):
         r = (x * 2).sum(axis=0).compute(**SYNC)
     assert r.device is d1
     np.testing.assert_array_equal(r.to_numpy(), 2 * host.sum(axis=0))
+
+
+def test_stencil_with_map_overlap(pair):
+    x, h = pair
+
+    def laplacian(b):
+        out = b.copy()
+        out[1:-1, 1:-1] = (
+            b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:] - 4 * b[1:-1, 1:-1]
+        )
+        return out
+
+    meta = ember.dask.meta(ember.float32, 2)
+    for boundary in ("none", 0, "periodic", "reflect"):
+        got = x.map_overlap(laplacian, depth=1, boundary=boundary, dtype=x.dtype, meta=meta)
+        want = h.map_overlap(laplacian, depth=1, boundary=boundary)
+        same(got.compute(**SYNC), want.compute(**SYNC), rtol=1e-4)
+
+
+def test_the_numpy_forms_dask_uses(backend):
+    """What Dask's chunk code calls with ember arrays, checked against NumPy directly."""
+    h = np.arange(12, dtype=np.int64).reshape(3, 4)
+    x = ember.asarray(h)
+    flat = ember.asarray(np.array([0, 5, 11]))
+    for got, want in zip(
+        np.unravel_index(flat, (3, 4)), np.unravel_index([0, 5, 11], (3, 4)), strict=True
+    ):
+        same(got, want)
+    for got, want in zip(ember.unravel_index(flat, (3, 4), order="F"),
+                         np.unravel_index([0, 5, 11], (3, 4), order="F"), strict=True):  # fmt: skip
+        same(got, want)
+    rows, cols = ember.asarray(np.array([0, 2, 1])), ember.asarray(np.array([3, 0, 9]))
+    same(np.ravel_multi_index((rows, cols), (3, 4), mode="clip"),
+         np.ravel_multi_index(([0, 2, 1], [3, 0, 9]), (3, 4), mode="clip"))  # fmt: skip
+    same(ember.ravel_multi_index((rows, cols), (3, 4), mode="wrap", order="F"),
+         np.ravel_multi_index(([0, 2, 1], [3, 0, 9]), (3, 4), mode="wrap", order="F"))  # fmt: skip
+    with pytest.raises(ValueError, match="invalid entry"):
+        ember.ravel_multi_index((rows, cols), (3, 4))
+    with pytest.raises(ValueError, match="out of bounds"):
+        ember.unravel_index(ember.asarray(np.array([12])), (3, 4))
+    f = np.full_like(x, 7, shape=(2, 2), dtype=np.float32, order="C")
+    assert isinstance(f, ember.ndarray) and f.shape == (2, 2) and f.dtype is ember.float32
+    with pytest.raises(ValueError, match="C-ordered"):
+        ember.zeros_like(x, order="F")
+    a = np.array([1.5, 2.5], like=x)
+    assert isinstance(a, ember.ndarray) and a.dtype is ember.float64
+    assert np.array([[1]], ndmin=3, like=x).shape == (1, 1, 1)
+    same(np.arange(2, 9, 3, np.int32, like=x), np.arange(2, 9, 3, dtype=np.int32))
+    assert x.dtype.type is np.int64 and (x**2).dtype is ember.int64
+    same(x**2, h**2)
+    z = ember.asarray(np.float32(3))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert z[()].shape == () and z[()].device is z.device  # a view, no element read

@@ -109,28 +109,39 @@ def _scalar_dtype(value) -> DType:
     return to_dtype(dt)
 
 
-def empty_like(x: ndarray, /, dtype: Any = None, *, device=None, shape=None) -> ndarray:
+def empty_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """An uninitialized array with the shape (and dtype and device, unless given) of ``x``
-    (``shape``: another shape, as NumPy's ``empty_like(x, shape=...)``)."""
+    (``shape``: another shape, as NumPy's ``empty_like(x, shape=...)``; ``order``: NumPy's,
+    where only C order exists: ``"F"`` is refused)."""
+    if order not in ("K", "A", "C"):
+        raise ValueError(f"order={order!r}: Ember makes C-ordered arrays ('C', 'K' or 'A')")
     be = x.backend if device is None else _on(device)
     return _new(x.shape if shape is None else shape, x.dtype if dtype is None else dtype, be=be)
 
 
-def zeros_like(x: ndarray, /, dtype: Any = None, *, device=None, shape=None) -> ndarray:
+def zeros_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """Zeros with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device, shape=shape)
+    out = empty_like(x, dtype=dtype, device=device, shape=shape, order=order)
     out.backend.fill_zero(out.buffer, 0, out.nbytes)
     return out
 
 
-def ones_like(x: ndarray, /, dtype: Any = None, *, device=None, shape=None) -> ndarray:
+def ones_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """Ones with the shape (and dtype and device, unless given) of ``x``."""
-    return full_like(x, 1, dtype=dtype, device=device, shape=shape)
+    return full_like(x, 1, dtype=dtype, device=device, shape=shape, order=order)
 
 
-def full_like(x: ndarray, /, fill_value, dtype: Any = None, *, device=None, shape=None) -> ndarray:
+def full_like(
+    x: ndarray, /, fill_value, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """``fill_value`` with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device, shape=shape)
+    out = empty_like(x, dtype=dtype, device=device, shape=shape, order=order)
     if out.size:
         out.fill(fill_value)
     return out
