@@ -151,6 +151,7 @@ def test_take(backend):
     for axis in (0, 1, 2, -1):
         check(ember.take(d, ember.asarray(idx), axis=axis), np.take(x, idx, axis=axis))
     check(ember.take(d, [1, 3], axis=1), np.take(x, [1, 3], axis=1))
+    check(ember.take(d, -2, axis=2), np.take(x, -2, axis=2))
 
 
 def test_take_along_axis(backend):

@@ -30,11 +30,9 @@ def index_array(obj: Any, what: str, be=None, values: bool = False) -> ndarray:
     if isinstance(obj, ndarray):
         out = obj
     elif (
-        isinstance(obj, list | tuple)
-        or isinstance(obj, int | float)
-        and values
-        or not values
-        and _host_index(obj)
+        isinstance(obj, list | tuple | int)
+        or (isinstance(obj, float) and values)
+        or (not values and _host_index(obj))
     ):
         import numpy as np
 
@@ -73,7 +71,7 @@ def _on(be, host) -> ndarray:
     """A host array copied to backend ``be``."""
     import numpy as np
 
-    host = np.ascontiguousarray(host)
+    host = np.array(host, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     out = launch.new(be, host.shape, dtypes.dtype(host.dtype))
     if out.nbytes:
         be.copy_from_host(out.buffer, out.offset, host)
