@@ -29,7 +29,7 @@ KEYS = [
     (slice(None), [0, 2], [1, 3]),
     (0, slice(None), [1, 2]),  # an integer and an array, separated: B first
     (slice(None), 1, [0, 3]),  # adjacent: B in place
-    (Ellipsis, [4, -1]),
+    (Ellipsis, [4, -2]),  # a negative index (no repeats: setitem uses these keys too)
     (None, [1], Ellipsis, None),
     (np.array([[0, 1], [1, 0]]), slice(1, None), np.array([[2], [3]])),
     ([], slice(None)),

@@ -31,7 +31,7 @@ def index_array(obj: Any, what: str, be=None, values: bool = False) -> ndarray:
         out = obj
     elif (
         isinstance(obj, list | tuple | int)
-        or (isinstance(obj, float) and values)
+        or (isinstance(obj, float | complex) and values)
         or (not values and _host_index(obj))
     ):
         import numpy as np
@@ -39,7 +39,7 @@ def index_array(obj: Any, what: str, be=None, values: bool = False) -> ndarray:
         host = np.asarray(obj)
         if host.dtype.kind == "f" and host.size == 0:
             host = host.astype(np.int64)  # x[[]]: an empty list indexes like integers
-        if host.dtype.kind not in "biuf":
+        if host.dtype.kind not in ("biufc" if values else "biuf"):
             raise IndexError(f"{what}: cannot use {obj!r} as an index")
         if be is None:
             from ember.runtime import backend as registry
@@ -265,7 +265,7 @@ def setitem(x: ndarray, key: Any, value: Any) -> None:
 
 
 def _is_scalar(value) -> bool:
-    return isinstance(value, bool | int | float) or (
+    return isinstance(value, bool | int | float | complex) or (
         type(value).__module__ == "numpy" and getattr(value, "shape", None) == ()
     )
 

@@ -3,7 +3,8 @@
 NumPy's ``array`` function: use ``asarray``, with ``copy=True`` to copy).
 
 Default dtypes follow NumPy: ``float64`` for ``empty``/``zeros``/``ones``, the value's
-type for ``full`` and ``asarray`` (Python ints ``int64``, floats ``float64``).  Fills run
+type for ``full`` and ``asarray`` (Python ints ``int64``, floats ``float64``, complex numbers
+``complex128``).  Fills run
 the elementwise ``copy`` kernel with a scalar operand; ``zeros`` is a device memset.
 """
 
@@ -103,6 +104,8 @@ def _scalar_dtype(value) -> DType:
         return to_dtype("int64")
     if isinstance(value, float):
         return float64
+    if isinstance(value, complex):
+        return to_dtype("complex128")
     dt = getattr(value, "dtype", None)
     if dt is None:
         raise TypeError(f"fill_value must be a number, got {type(value).__name__}")
@@ -151,8 +154,12 @@ def full_like(
 def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> ndarray:
     """Evenly spaced values in ``[start, stop)``: ``arange(5)``, ``arange(1, 2, 0.25)``.
 
-    The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``.
+    The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``;
+    ``dtype`` may be complex (the values are real), the bounds may not (as in the Array API).
     """
+    if any(isinstance(v, complex) for v in (start, stop, step)):
+        raise TypeError("arange: start, stop and step must be real numbers (the Array API's "
+                        "rule); for complex values use linspace or arange(...) * 1j")  # fmt: skip
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -169,13 +176,24 @@ def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> nd
 def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
              endpoint: bool = True):  # fmt: skip
     """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
-    ``endpoint=False``), computed as NumPy does: ``start + i * step``, the last one exact."""
+    ``endpoint=False``), computed as NumPy does: ``start + i * step``, the last one exact.
+    Complex ``start``/``stop`` (or a complex ``dtype``) give a complex array, each part
+    spaced on its own (default dtype complex128)."""
     if num < 0:
         raise ValueError(f"number of samples, {num}, must be non-negative")
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    out = _new(num, float64 if dtype is None else dtype, be=None if device is None else _on(device))
+    if dtype is None:
+        dtype = "complex128" if isinstance(start + stop, complex) else float64
+    out = _new(num, dtype, be=None if device is None else _on(device))
     last = num - 1 if endpoint and num > 1 else -1
+    if out.dtype.is_complex:  # the parts are real ranges (views: ember/array/parts.py)
+        for part in ("real", "imag"):
+            parts = [getattr(complex(v), part) for v in (start, step, stop)]
+            _linear(getattr(out, part), parts[0], parts[1], last, parts[2])
+        return out
+    if isinstance(start + stop, complex):
+        raise TypeError(f"linspace: complex start/stop need a complex dtype, not {out.dtype}")
     _linear(out, float(start), float(step), last, float(stop))
     return out
 

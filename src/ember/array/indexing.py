@@ -220,7 +220,7 @@ def setitem(x: ndarray, key: Any, value: Any) -> None:
     if one:
         scalar_access(f"writing x[{_show(key)}]")
     if not isinstance(value, ndarray):
-        if isinstance(value, bool | int | float):
+        if isinstance(value, bool | int | float | complex):
             pass
         elif (
             type(value).__module__ == "numpy"

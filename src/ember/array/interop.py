@@ -30,8 +30,8 @@ from ember.runtime.backend import DL_CPU, DL_CUDA, DL_CUDA_MANAGED, DL_OPENCL, B
 CPU, CUDA, OPENCL, CUDA_MANAGED = DL_CPU, DL_CUDA, DL_OPENCL, DL_CUDA_MANAGED
 _DEVICE_NAMES = {CPU: "host", CUDA: "CUDA device", OPENCL: "OpenCL", CUDA_MANAGED: "CUDA managed"}
 API_VERSIONS = ("2023.12", "2024.12")
-_CODES = {"b": 6, "i": 0, "u": 1, "f": 2}
-_KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
+_CODES = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}  # DLPack's kDLComplex is 5
+_KINDS = {0: "int", 1: "uint", 2: "float", 5: "complex", 6: "bool"}
 
 
 # --------------------------------------------------------------------- DLPack structures

@@ -171,6 +171,34 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __int__(self) -> int:
         return int(self._one("int", zero_d=True))
 
+    def __complex__(self) -> complex:
+        return parts.to_complex(self)
+
+    # complex arrays: the parts are views (ember/array/parts.py)
+    @property
+    def real(self) -> ndarray:
+        """The real part (a view for complex arrays, the array itself otherwise)."""
+        return parts.part(self, "real")
+
+    @real.setter
+    def real(self, value) -> None:
+        parts.set_part(self, "real", value)
+
+    @property
+    def imag(self) -> ndarray:
+        """The imaginary part (a view for complex arrays, zeros otherwise)."""
+        return parts.part(self, "imag")
+
+    @imag.setter
+    def imag(self, value) -> None:
+        parts.set_part(self, "imag", value)
+
+    def conj(self) -> ndarray:
+        """The complex conjugate (:func:`ember.conj`)."""
+        return ufuncs.conj(self)
+
+    conjugate = conj
+
     def __index__(self) -> int:
         if self.shape or not self.dtype.is_integer:
             raise TypeError("only 0-d integer arrays can be converted to an index")
@@ -583,6 +611,7 @@ from ember.array import (  # noqa: E402
     indexing,
     interop,
     manipulation,
+    parts,
     protocols,
     reductions,
     ufuncs,

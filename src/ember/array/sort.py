@@ -63,7 +63,9 @@ def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeome
     pay = PT.itemsize if PT is not None else 0  # None: keys only
     if warp_match:
         block = 64 if launch.is_cpu(be) else min(256, be.device.max_threads_per_block)
-        fixed = (block // 32) * kern.RADIX * 4 + kern.RADIX * 12 + block * 12
+        # warp histograms, digit starts/counts (int32) and offsets (int64), the scan's
+        # buffer; 512 bytes for the 16-byte alignment of each array and the block scan's own
+        fixed = (block // 32) * kern.RADIX * 4 + kern.RADIX * 16 + block * 12 + 512
         per_key = (U.itemsize + 2) * 33 // 32 + U.itemsize + pay
     else:
         block = 64 if launch.is_cpu(be) else 32
@@ -235,6 +237,9 @@ def _along(x: ndarray, axis, values: bool, indices: bool, descending: bool):
 def _check(x, what: str) -> ndarray:
     if not isinstance(x, ndarray):
         raise not_on_device(x, f"ember.{what}")
+    from ember.array.rules import no_order
+
+    no_order(x.dtype, what)
     return x
 
 

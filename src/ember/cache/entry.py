@@ -209,4 +209,6 @@ def abi_param(record: Any):
         raise CorruptEntry(f"its ABI record {shown} is malformed ({exc})") from None
 
 
-_ABI_KINDS = frozenset({"scalar", "data", "start", "shape", "stride", "claim", "record", "kid"})
+_ABI_KINDS = frozenset(
+    {"scalar", "re", "im", "data", "start", "shape", "stride", "claim", "record", "kid"}
+)
