@@ -194,7 +194,7 @@ def compare(uf: Ufunc, a, b):
     """``==`` and ``!=``: like :func:`binary`, but operands that are not numbers or arrays
     give ``NotImplemented`` (so ``x == None`` is False, as Python's default)."""
     other = b if type(a) is ndarray else a
-    if type(other) is not ndarray and not isinstance(other, bool | int | float):
+    if type(other) is not ndarray and not isinstance(other, bool | int | float | complex):
         if getattr(other, "ndim", None) != 0 or not hasattr(other, "dtype"):
             return NotImplemented
     return binary(uf, a, b)
@@ -266,7 +266,9 @@ def _backend_of(uf: Ufunc, args: tuple, out):
             elif x.backend is not be:
                 raise ValueError(
                     f"ember.{uf.__name__}: operands live on different devices "
-                    f"({be.name} and {x.backend.name}); move them to one device first"
+                    f"({be.name}:{be.device.index} and {x.backend.name}:"
+                    f"{x.backend.device.index}); move them to one device first: "
+                    "x.to_device(y.device)"
                 )
         elif x is not None and not _is_scalar(x):
             if be is not None or any(isinstance(y, ndarray) for y in (*args, out)):
@@ -280,7 +282,7 @@ def _backend_of(uf: Ufunc, args: tuple, out):
 
 def _is_scalar(x) -> bool:
     """Python numbers and NumPy scalars (of dtypes Ember supports)."""
-    if isinstance(x, bool | int | float):
+    if isinstance(x, bool | int | float | complex):
         return True
     if type(x).__module__ != "numpy" or getattr(x, "shape", None) != ():
         return False
@@ -302,8 +304,6 @@ def _on_a_device(x) -> bool:
 def _operand_error(uf: Ufunc, x) -> TypeError:
     if type(x).__module__ == "numpy" or isinstance(x, list | tuple):
         return not_on_device(x, f"ember.{uf.__name__}")
-    if isinstance(x, complex):
-        return TypeError("Ember does not support complex numbers")
     return TypeError(
         f"ember.{uf.__name__} takes ember arrays and Python or NumPy scalars, got a "
         f"{type(x).__module__}.{type(x).__name__}; wrap arrays of other libraries with "
@@ -350,10 +350,11 @@ def converter(ct, t: type, uf: Ufunc, index: int, fp64: bool):
     like NumPy for Python ints (``int8_array + 300`` is an ``OverflowError``)."""
     if ct.kind == "b":
         return None if t is bool else bool
-    if ct.is_float:
+    if ct.is_inexact:
         if not fp64:  # no double parameters on this device
             return ct.numpy.type
-        return None if t is float else float
+        py = complex if ct.is_complex else float
+        return None if t is py else py
     info = ct.numpy
     import numpy as np
 

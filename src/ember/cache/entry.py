@@ -210,5 +210,6 @@ def abi_param(record: Any):
 
 
 _ABI_KINDS = frozenset(
-    {"scalar", "data", "start", "shape", "stride", "claim", "record", "kid", "grid", "dynbytes"}
+    {"scalar", "re", "im", "data", "start", "shape", "stride", "claim", "record", "kid", "grid",
+     "dynbytes"}
 )

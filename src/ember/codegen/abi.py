@@ -8,7 +8,9 @@ Per kernel argument, in order:
 
 * a number: one scalar parameter.  Python ints are ``int64``, Python floats ``float64``,
   bools travel as ``uint8`` (OpenCL has no bool kernel arguments) and float16 scalars as
-  ``float32`` (the value a float16 has in registers);
+  ``float32`` (the value a float16 has in registers); a complex number is two parameters,
+  ``<name>_re`` and ``<name>_im``, of its part's float type (no struct crosses the launch
+  API, whose struct layout rules differ between drivers);
 * a tuple: its items, flattened, each as a number;
 * an array of ``ndim`` dimensions: ``<name>_data`` (a device pointer), in a dialect with
   ``separate_offsets`` ``<name>_start`` (the element offset of the view: OpenCL cannot
@@ -42,7 +44,8 @@ class AbiParam:
     """One C kernel parameter."""
 
     name: str
-    # "scalar" | "data" | "start" | "shape" | "stride" | "grid" | "claim" | "record" | "kid"
+    # "scalar" | "re" | "im" | "data" | "start" | "shape" | "stride" | "grid" | "claim" |
+    # "record" | "kid"
     kind: str
     dtype: DType | None  # the scalar type passed (None for "data")
     arg: int  # index of the Python argument
@@ -77,6 +80,10 @@ def kernel_abi(fn: ir.Function, dialect: Dialect) -> list[AbiParam]:
     sources = fn.param_sources  # type: ignore[attr-defined]
     for var, (arg, path) in zip(fn.params, sources, strict=True):
         t = var.type
+        if isinstance(t, Scalar) and t.dtype.is_complex:
+            for part in ("re", "im"):
+                out.append(AbiParam(f"{var.name}_{part}", part, t.dtype.real, arg, path))
+            continue
         if isinstance(t, Scalar):
             name = f"{var.name}_u8" if t.dtype is dtypes.bool_ else var.name
             out.append(AbiParam(name, "scalar", scalar_abi_dtype(t), arg, path))

@@ -16,6 +16,7 @@ import os
 from ember import dtypes
 from ember._version import __version__
 from ember.codegen import abi as abi_mod
+from ember.codegen import complexes
 from ember.codegen.dialects import Dialect
 from ember.codegen.expressions import ExpressionEmitter, _wraps
 from ember.codegen.helpers import SHORT, Helpers
@@ -43,7 +44,7 @@ _COMPOUND = {
 def _needs_care(e: ir.Binary) -> bool:
     """Operations the emitter does not print as a plain C operator (wrapping, float16)."""
     t = e.type
-    if t.dtype.name == "float16":
+    if t.dtype.name == "float16" or t.dtype.kind == "c":  # (complex: helper calls)
         return True
     return _wraps(t) and e.op in ("add", "sub", "mul")
 
@@ -91,6 +92,8 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
         pragmas = [self.d.pragmas[f] for f in sorted(self.h.features) if f in self.d.pragmas]
         if pragmas:
             parts.append("\n".join(pragmas))
+        if self.h.typedefs:  # value types (complex numbers) the structs and helpers use
+            parts.append("\n".join(self.h.typedefs.values()))
         if self.structs:
             parts.append("\n\n".join(self.structs.values()))
         tables = self.tables() if self.program.tables else ""
@@ -118,6 +121,8 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
         """The C type of an element in memory."""
         if dt.name == "float64":
             self.h.features.add("fp64")
+        if dt.kind == "c":
+            return self.h.c(dt)
         return self.d.storage.get(dt.name, self.d.types[dt.name])
 
     def struct(self, t: Array) -> str:
@@ -215,6 +220,11 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
                 prologue.append(self._array_prologue(var))
             elif var.type.dtype.name == "bool":
                 prologue.append(f"bool {var.name} = {var.name}_u8 != 0;")
+            elif var.type.dtype.kind == "c":  # passed as two floats (codegen/abi.py)
+                make = complexes.helper(self.h, "make", var.type.dtype)
+                prologue.append(
+                    f"{self.h.c(var.type.dtype)} {var.name} = {make}({var.name}_re, {var.name}_im);"
+                )
         if fn.can_fail:
             prologue += self.context_prologue()
         return params, prologue

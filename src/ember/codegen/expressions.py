@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ember import dtypes, lang
 from ember.codegen import atomics
+from ember.codegen.complexes import ComplexExpressions
 from ember.dtypes import DType
 from ember.frontend import ir
 from ember.frontend.hoisting import hoisted_name
@@ -56,7 +57,7 @@ def _wraps(t: Scalar) -> bool:
     return dt.is_signed or dt.itemsize < 4
 
 
-class ExpressionEmitter:
+class ExpressionEmitter(ComplexExpressions):
     """Expression rendering; needs ``self.d`` (dialect) and ``self.h`` (helpers)."""
 
     def expr(self, e: ir.Expr, min_prec: int = 0) -> str:
@@ -75,6 +76,8 @@ class ExpressionEmitter:
         dt = t.dtype
         if dt.kind == "b":
             return ("true" if value else "false"), PRIMARY
+        if dt.kind == "c":
+            return self.complex_literal(value, dt)
         if dt.is_integer:
             return self._int_literal(int(value), dt, typed)
         return self._float_literal(float(value), dt)
@@ -142,7 +145,7 @@ class ExpressionEmitter:
         if dt.name == "float16":
             self._f16_helpers()
             return self.guarded(e.checks, self.d.f16_load.format(ptr=ptr, i=i), PRIMARY)
-        if self.d.storage.get(dt.name, self.d.types[dt.name]) != self.d.types[dt.name]:
+        if dt.name in self.d.storage and self.d.storage[dt.name] != self.d.types[dt.name]:
             return self.guarded(e.checks, f"({self.h.c(dt)}){ptr}[{i}]", UNARY)
         return self.guarded(e.checks, f"{ptr}[{i}]", PRIMARY)
 
@@ -170,6 +173,8 @@ class ExpressionEmitter:
     # ------------------------------------------------------------------ operators
     def r_Binary(self, e: ir.Binary) -> tuple[str, int]:
         t = e.type
+        if t.dtype.kind == "c":
+            return self.complex_binary(e)
         if t.dtype.name == "float16" and e.op not in ("min", "max"):
             return self.f16_round(self._binary(e, t, as_float=True))
         return self._binary(e, t)
@@ -252,6 +257,8 @@ class ExpressionEmitter:
         return self.expr(e, prec)
 
     def r_Compare(self, e: ir.Compare) -> tuple[str, int]:
+        if e.left.type.dtype.kind == "c":
+            return self.complex_compare(e)
         prec = _COMPARE[e.op]
         return f"{self.expr(e.left, prec)} {e.op} {self.expr(e.right, prec + 1)}", prec
 
@@ -272,6 +279,8 @@ class ExpressionEmitter:
         if _wraps(t):
             u = self.d.unsigned[max(t.dtype.itemsize, 4)]
             return f"({self.h.c(t.dtype)})(({u})0 - {self._unsigned(x)[0]})", UNARY
+        if t.dtype.kind == "c":
+            return self.complex_negative(e)
         operand = self.expr(x, UNARY)
         if operand.startswith("-"):  # -(-x) as "--x" is C's decrement (found by the fuzz test)
             operand = f"({operand})"
@@ -281,6 +290,8 @@ class ExpressionEmitter:
         if e.site is not None:
             return self.checked_cast(e)
         src, dst = e.value.type, e.type
+        if "c" in (src.dtype.kind, dst.dtype.kind):
+            return self.complex_cast(e)
         value = self.expr(e.value, UNARY)
         if dst.dtype.name == "float16" and src.dtype.name != "float16":
             if src.dtype.name == "float64":
@@ -309,6 +320,10 @@ class ExpressionEmitter:
 
     def r_Intrinsic(self, e: ir.Intrinsic) -> tuple[str, int]:
         name = e.name
+        if name == "complex" or any(
+            isinstance(a.type, Scalar) and a.type.dtype.kind == "c" for a in e.args
+        ):
+            return self.complex_intrinsic(e)
         if name in _SIDE:
             return self._index(e), UNARY
         if name == "barrier":

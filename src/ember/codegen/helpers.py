@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the dialect classes use these helpers
 SHORT = {
     "bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
     "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16", "float32": "f32",
-    "float64": "f64",
+    "float64": "f64", "complex64": "c64", "complex128": "c128",
 }  # fmt: skip
 
 
@@ -29,6 +29,7 @@ class Helpers:
     def __init__(self, dialect: Dialect):
         self.d = dialect
         self.defs: dict[str, str] = {}
+        self.typedefs: dict[str, str] = {}  # value types (complex numbers), before all else
         self.features: set[str] = set()
 
     def use(self, name: str, make: Callable[[], str]) -> str:
@@ -44,6 +45,10 @@ class Helpers:
     def c(self, dt: DType) -> str:
         if dt.name == "float64":
             self.features.add("fp64")
+        if dt.kind == "c":
+            from ember.codegen.complexes import ctype
+
+            return ctype(self, dt)
         return self.d.types[dt.name]
 
     def unsigned(self, dt: DType) -> str:

@@ -224,6 +224,10 @@ class CheckEmitter:
         if dt.is_float:
             cast = c["float_cast"] if dt.name != "float64" else ""
             return "%g", f"{cast}{self.expr(e, 15)}" if cast else value
+        if dt.is_complex:  # Python's form, (1+2j); the value is printed twice, once per part
+            cast = c["float_cast"] if dt.name != "complex128" else ""
+            re, im = (f"{cast}{value_part}" for value_part in self.complex_parts(e))
+            return "(%g%+gj)", f"{re}, {im}"
         if dt.kind == "u":
             return c["uint_fmt"], f"{c['uint_cast']}{self.expr(e, 15)}"
         return c["int_fmt"], f"{c['int_cast']}{self.expr(e, 15)}"

@@ -26,7 +26,16 @@ from typing import Any
 from ember import dtypes
 from ember.codegen.abi import AbiParam
 from ember.frontend import launchsize
-from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, CompileTime, Tuple, Type, scalar
+from ember.frontend.types import (
+    WEAK_COMPLEX,
+    WEAK_FLOAT,
+    WEAK_INT,
+    Array,
+    CompileTime,
+    Tuple,
+    Type,
+    scalar,
+)
 from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import DL_CPU, DL_CUDA
@@ -48,7 +57,9 @@ class ArgProblem(Exception):
 def _scalar_types() -> dict[type, Type]:
     import numpy as np
 
-    table: dict[type, Type] = {bool: scalar(dtypes.bool_), int: WEAK_INT, float: WEAK_FLOAT}
+    table: dict[type, Type] = {
+        bool: scalar(dtypes.bool_), int: WEAK_INT, float: WEAK_FLOAT, complex: WEAK_COMPLEX
+    }
     for d in dtypes.ALL:
         table[d.numpy.type] = scalar(d)
     table[np.bool_] = scalar(dtypes.bool_)
@@ -149,7 +160,7 @@ class _DLTensor(ctypes.Structure):
     ]  # fmt: skip
 
 
-_DL_KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
+_DL_KINDS = {0: "int", 1: "uint", 2: "float", 5: "complex", 6: "bool"}
 
 
 def _from_dlpack(value: Any, device_type: int) -> ForeignArray:
@@ -231,6 +242,8 @@ def _native(p: AbiParam, foreign_args: set[int], offsets: bool) -> str:
     v = f"a{p.arg}" + "".join(f"[{k}]" for k in p.path)
     if p.kind == "scalar":
         return v
+    if p.kind in ("re", "im"):  # the parts of a complex number (codegen/abi.py)
+        return f"{v}.{'real' if p.kind == 're' else 'imag'}"
     if p.kind == "data":
         if p.arg in foreign_args:
             return f"{v}.ptr"

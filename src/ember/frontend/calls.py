@@ -23,6 +23,7 @@ import ast
 from ember.errors import KernelSyntaxError, KernelTypeError
 from ember.frontend import ir
 from ember.frontend.bits import BitsTyper
+from ember.frontend.complexes import ComplexTyper, is_complex
 from ember.frontend.intrinsics import MATH1, MATH2, PREDICATES, intrinsic_name
 from ember.frontend.operators import OperatorError, cast, minmax, truth
 from ember.frontend.parallel import ParallelTyper
@@ -44,10 +45,13 @@ from ember.frontend.types import (
 from ember.frontend.values import Static, TupleVal, Value, as_dtype, is_plain_function
 
 
-class CallTyper(BitsTyper, ParallelTyper):
+class CallTyper(ComplexTyper, BitsTyper, ParallelTyper):
     """Call visitors: casts, intrinsics and device functions."""
 
     def ex_Call(self, node: ast.Call) -> Value:
+        method = self.scalar_method(node)  # z.conjugate()
+        if method is not None:
+            return method
         callee = self.value(node.func)
         if not isinstance(callee, Static):
             raise self.fail(KernelTypeError, "this value is not callable", node.func)
@@ -135,6 +139,8 @@ class CallTyper(BitsTyper, ParallelTyper):
         return method(node)
 
     def _dtype_call(self, dtype, node: ast.Call) -> Value:
+        if dtype.is_complex:
+            return self.complex_dtype_call(dtype, node)
         (v,) = self.args_of(node, ("value",), 0)
         t = scalar(dtype)
         if v is None:
@@ -158,14 +164,14 @@ class CallTyper(BitsTyper, ParallelTyper):
         for a in args[1:]:
             t = promote(t, a.type)
         t = float_result(t)
-        if name == "fabs" and t.dtype.kind != "f":
-            t = float_result(t)
+        if is_complex(t):
+            return self.complex_math(name, args, t, node)
         return ir.Intrinsic(t, name, [cast(a, t, check=False) for a in args])
 
     def _predicate(self, name: str, node: ast.Call) -> Value:
         (x,) = self.args_of(node, ("x",), 1)
         e = self.scalar_arg(x, node, f"{name}()")
-        if not e.type.dtype.is_float:
+        if not e.type.dtype.is_inexact:
             return ir.Const(BOOL, name == "isfinite")
         return ir.Intrinsic(BOOL, name, [e])
 
@@ -175,7 +181,10 @@ class CallTyper(BitsTyper, ParallelTyper):
         e = self.scalar_arg(x, node, f"{name}()")
         if e.type.dtype.is_float:
             e = ir.Intrinsic(e.type, name, [e])
-        return self.checked(cast(e, WEAK_INT, check=False), node, e)
+        try:
+            return self.checked(cast(e, WEAK_INT, check=False), node, e)
+        except OperatorError as exc:  # complex
+            raise self.type_error(exc, node) from None
 
     def _py_floor(self, node):
         return self._float_then_int("floor", node)
@@ -213,6 +222,8 @@ class CallTyper(BitsTyper, ParallelTyper):
         e = self.scalar_arg(x, node, "abs()")
         if e.type.dtype.kind == "b":
             return e
+        if is_complex(e.type):
+            return self.complex_abs(e)
         return ir.Intrinsic(e.type, "fabs" if e.type.dtype.is_float else "abs", [e])
 
     def _py_min(self, node: ast.Call) -> Value:
@@ -254,7 +265,10 @@ class CallTyper(BitsTyper, ParallelTyper):
         if x is None:
             return ir.Const(t, 0)
         e = self.scalar_arg(x, node, f"{what}()")
-        return self.checked(cast(e, t, check=False), node, e)
+        try:
+            return self.checked(cast(e, t, check=False), node, e)
+        except OperatorError as exc:  # complex
+            raise self.type_error(exc, node) from None
 
     def _py_bool(self, node: ast.Call) -> Value:
         (x,) = self.args_of(node, ("x",), 0)

@@ -222,6 +222,8 @@ class ExprTyper:
             return self._static_attribute(base.obj, attr, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, Array):
             return self._array_attribute(base, attr, node)
+        if isinstance(base, ir.Expr) and isinstance(base.type, Scalar):
+            return self.scalar_attribute(base, attr, node)  # x.real, x.imag
         what = "a tuple" if isinstance(base, TupleVal) else describe(value_type(base))
         raise self.fail(KernelTypeError, f"{what} has no attribute '{attr}' in kernels", node)
 

@@ -27,7 +27,7 @@ _BUILTINS = {
     builtins.abs: "py_abs", builtins.min: "py_min", builtins.max: "py_max",
     builtins.int: "py_int", builtins.float: "py_float", builtins.bool: "py_bool",
     builtins.round: "py_round", builtins.len: "py_len", builtins.pow: "py_pow",
-    builtins.divmod: "py_divmod", builtins.print: "py_print",
+    builtins.divmod: "py_divmod", builtins.print: "py_print", builtins.complex: "py_complex",
 }  # fmt: skip
 
 _MATH = {
@@ -46,6 +46,7 @@ _NUMPY = {
     "hypot": "hypot", "copysign": "copysign", "fmod": "fmod", "fmin": "fmin", "fmax": "fmax",
     "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "power": "py_pow",
     "frexp": "frexp", "ldexp": "ldexp",
+    "conj": "conj", "conjugate": "conj", "real": "real", "imag": "imag", "angle": "angle",
 }  # fmt: skip
 
 

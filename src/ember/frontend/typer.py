@@ -286,6 +286,8 @@ class FunctionTyper(
                 "data",
                 "start",
                 "u8",
+                "re",
+                "im",
                 *(f"{w}{k}" for w in ("shape", "stride") for k in range(getattr(t, "ndim", 0))),
             )
             self.names.taken.update(f"{var.name}_{x}" for x in extra)

@@ -45,7 +45,7 @@ class Scalar(Type):
 
     def key(self) -> str:
         if self.weak:
-            return "pyfloat" if self.dtype.is_float else "pyint"
+            return _WEAK_KEYS[self.dtype.kind]
         return self.dtype.name
 
     @property
@@ -144,12 +144,16 @@ class Void(Type):
 
 
 VOID = Void()
+_WEAK_KEYS = {"i": "pyint", "f": "pyfloat", "c": "pycomplex"}
+_WEAK_WORDS = {"i": "Python int", "f": "Python float", "c": "Python complex"}
 _SCALARS = {d: Scalar(d) for d in dtypes.ALL}
 BOOL = _SCALARS[dtypes.bool_]
 INT64 = _SCALARS[dtypes.int64]
 FLOAT64 = _SCALARS[dtypes.float64]
+COMPLEX128 = _SCALARS[dtypes.complex128]
 WEAK_INT = Scalar(dtypes.int64, weak=True)
 WEAK_FLOAT = Scalar(dtypes.float64, weak=True)
+WEAK_COMPLEX = Scalar(dtypes.complex128, weak=True)
 
 
 def scalar(dtype: DType) -> Scalar:
@@ -161,7 +165,7 @@ def describe(t: Type) -> str:
     """A type as it appears in error messages."""
     if isinstance(t, Scalar):
         if t.weak:
-            return "Python float" if t.dtype.is_float else "Python int"
+            return _WEAK_WORDS[t.dtype.kind]
         return t.dtype.name
     if isinstance(t, Array):
         return t.describe()
@@ -196,6 +200,10 @@ def promote_strong(a: DType, b: DType) -> DType:
         return b
     if b.kind == "b":
         return a
+    if a.is_complex or b.is_complex:  # complex parts as wide as the other's float needs
+        cpx, other = (a, b) if a.is_complex else (b, a)
+        part = other.real if other.is_inexact else _smallest_float_for_int(other)
+        return dtypes.complex_of(promote_strong(cpx.real, part))
     if a.is_float and b.is_float:
         return a if a.itemsize >= b.itemsize else b
     if a.is_float or b.is_float:
@@ -217,22 +225,33 @@ def promote(a: Scalar, b: Scalar) -> Scalar:
 
     * strong with strong: NumPy's promotion table;
     * weak int with a strong int or float: the strong type; with bool: ``int64``;
-    * weak float with a strong float: the strong type; with an int or bool: ``float64``;
-    * weak with weak: weak float if either is a float, else weak int.
+    * weak float with a strong float or complex: the strong type; with an int or bool:
+      ``float64``;
+    * weak complex with a strong complex: the strong type; with a float: the complex type of
+      the same precision (``float32`` -> ``complex64``, the Array API's rule); with an int or
+      bool: ``complex128``;
+    * weak with weak: the highest kind of the two (complex > float > int).
     """
     if a.weak and b.weak:
-        return WEAK_FLOAT if (a.dtype.is_float or b.dtype.is_float) else WEAK_INT
+        kinds = a.dtype.kind + b.dtype.kind
+        return WEAK_COMPLEX if "c" in kinds else WEAK_FLOAT if "f" in kinds else WEAK_INT
     if not a.weak and not b.weak:
         return scalar(promote_strong(a.dtype, b.dtype))
     weak, strong = (a, b) if a.weak else (b, a)
+    sk = strong.dtype.kind
+    if weak.dtype.is_complex:
+        if sk == "c":
+            return strong
+        return scalar(dtypes.complex_of(strong.dtype)) if sk == "f" else COMPLEX128
     if weak.dtype.is_float:
-        return strong if strong.dtype.is_float else FLOAT64
-    return strong if strong.dtype.kind != "b" else INT64
+        return strong if sk in "fc" else FLOAT64
+    return strong if sk != "b" else INT64
 
 
 def float_result(t: Scalar) -> Scalar:
-    """The float type NumPy's math ufuncs (sqrt, sin, true division...) give for ``t``."""
-    if t.dtype.is_float:
+    """The float type NumPy's math ufuncs (sqrt, sin, true division...) give for ``t``
+    (complex stays complex)."""
+    if t.dtype.is_inexact:
         return t
     if t.weak:
         return WEAK_FLOAT

@@ -17,7 +17,17 @@ from typing import Any
 
 from ember import dtypes
 from ember.frontend import ir
-from ember.frontend.types import BOOL, WEAK_FLOAT, WEAK_INT, Array, Scalar, Tuple, Type, scalar
+from ember.frontend.types import (
+    BOOL,
+    WEAK_COMPLEX,
+    WEAK_FLOAT,
+    WEAK_INT,
+    Array,
+    Scalar,
+    Tuple,
+    Type,
+    scalar,
+)
 
 
 @dataclass(eq=False)
@@ -78,7 +88,7 @@ def as_dtype(obj: Any) -> dtypes.DType | None:
     """The Ember dtype ``obj`` names when it is a dtype object or scalar type, else None."""
     if isinstance(obj, dtypes.DType):
         return obj
-    if obj is bool or obj is int or obj is float:
+    if obj is bool or obj is int or obj is float or obj is complex:
         return None  # Python's own types are functions in kernels: int(x), float(x)
     if isinstance(obj, type) or type(obj).__name__.startswith("dtype"):
         try:
@@ -101,10 +111,12 @@ def from_python(obj: Any) -> Value:
         return ir.Const(WEAK_INT, obj)
     if isinstance(obj, float):
         return ir.Const(WEAK_FLOAT, obj)
+    if isinstance(obj, complex):
+        return ir.Const(WEAK_COMPLEX, obj)
     if isinstance(obj, tuple):
         return TupleVal([from_python(i) for i in obj])
     kind = getattr(getattr(obj, "dtype", None), "kind", None)
-    if kind in ("b", "i", "u", "f") and getattr(obj, "ndim", None) == 0 and not _is_array(obj):
+    if kind in ("b", "i", "u", "f", "c") and getattr(obj, "ndim", None) == 0 and not _is_array(obj):
         t = scalar(dtypes.dtype(obj.dtype))
         value = obj.item()
         return ir.Const(t, value)
@@ -114,7 +126,7 @@ def from_python(obj: Any) -> Value:
             "pass the array as a kernel argument instead (captured NumPy arrays are "
             "compiled in as read-only tables)",
         )
-    if isinstance(obj, str | bytes | complex | list | dict | set):
+    if isinstance(obj, str | bytes | list | dict | set):
         raise NotRepresentable(
             f"a kernel cannot use a {type(obj).__name__} value",
             "kernels work on numbers, tuples of numbers and arrays",

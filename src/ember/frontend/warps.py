@@ -172,6 +172,11 @@ class WarpTyper:
             raise self.fail(
                 KernelTypeError, f"{name}() needs numbers, got bool", node, "convert with int(x)"
             )
+        if t.dtype.is_complex and name != "warp_sum":
+            raise self.fail(
+                KernelTypeError, f"{name}() of complex numbers: they have no order", node,
+                "reduce abs(z), z.real or z.imag instead",
+            )  # fmt: skip
         return ir.Intrinsic(t, name, [v])
 
     def _k_warp_sum(self, node):

@@ -87,6 +87,11 @@ class Dialect(abc.ABC):
     unsigned: ClassVar[dict[int, str]]  # width in bytes -> unsigned C type (wrapping arithmetic)
     inf: ClassVar[dict[str, str]]  # "float32"/"float64" -> +infinity expression
     nan: ClassVar[dict[str, str]]
+    # A complex number (codegen/complexes.py) is a value type declared by ``complex_struct``
+    # ({name}: em_c64 / em_c128, {t}: the C type of a part, {align}: its size in bytes),
+    # real part first, read through the fields ``complex_fields``.
+    complex_struct: ClassVar[str] = "typedef struct {{ {t} re; {t} im; }} {name};"
+    complex_fields: ClassVar[tuple[str, str]] = ("re", "im")
 
     # ---------------------------------------------------------------- threads
     index: ClassVar[dict[str, str]]  # INDEX_NAMES -> template with {axis} / {xyz}

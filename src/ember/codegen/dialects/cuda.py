@@ -66,6 +66,8 @@ class CudaDialect(Dialect):
     }  # fmt: skip
     storage = {"float16": "unsigned short"}
     address_type = "unsigned long long"
+    # aligned like cuComplex (float2/double2): one 8- or 16-byte load per element
+    complex_struct = "typedef struct __align__({align}) {{ {t} re; {t} im; }} {name};"
     suffix = {"int64": "LL", "uint64": "ULL", "uint32": "u", "float32": "f"}
     unsigned = {4: "unsigned int", 8: "unsigned long long"}
     inf = {

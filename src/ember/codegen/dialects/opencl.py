@@ -64,6 +64,8 @@ class OpenCLDialect(Dialect):
     }  # fmt: skip
     storage = {"float16": "half", "bool": "uchar"}
     address_type = "size_t"
+    complex_struct = "typedef {t}2 {name};"  # a vector: aligned loads, like cl_complex
+    complex_fields = ("x", "y")
     suffix = {"int64": "L", "uint64": "UL", "uint32": "u", "float32": "f"}
     unsigned = {4: "uint", 8: "ulong"}
     inf = {"float32": "INFINITY", "float64": "(double)INFINITY"}
