@@ -258,6 +258,9 @@ def test_casts_follow_the_array_api(backend):
     for target in ("float64", "float32", "int64", "uint8"):
         with pytest.raises(TypeError, match="refuses complex-to-real casts"):
             x.astype(target)
+    for host in (a, a.tolist(), 2j):
+        with pytest.raises(TypeError, match="refuses complex-to-real"):
+            ember.asarray(host, dtype="float32")  # (NumPy would drop the imaginary part)
     y = ember.zeros(5, "float64")
     with pytest.raises(TypeError, match="refuses complex-to-real"):
         y[...] = x
