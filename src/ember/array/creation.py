@@ -309,7 +309,7 @@ def asarray(
     import numpy as np
 
     want = None if dtype is None else to_dtype(dtype).numpy
-    host = np.asarray(obj, dtype=want)
+    host = _host_array(np, obj, want)
     dt: DType = to_dtype(host.dtype)
     if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-d)
         host = np.ascontiguousarray(host)
@@ -320,6 +320,26 @@ def asarray(
         else:
             upload(out.backend, out.buffer, 0, host, stream)
     return out
+
+
+def _host_array(np, obj, want):
+    """``numpy.asarray(obj, dtype=want)``, refusing to drop imaginary parts (NumPy warns
+    and drops them; the Array API refuses complex-to-real casts)."""
+    if want is None or want.kind == "c":
+        return np.asarray(obj, dtype=want)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            return np.asarray(obj, dtype=want)
+        except (np.exceptions.ComplexWarning, TypeError) as exc:
+            if isinstance(exc, TypeError) and "complex" not in str(exc):
+                raise
+            raise TypeError(
+                f"asarray: cannot convert complex data to {want.name}: the Array API refuses "
+                "complex-to-real casts; convert the real or imaginary part explicitly"
+            ) from None
 
 
 def _foreign(obj: Any) -> ndarray | None:

@@ -60,6 +60,11 @@ def _param_spec(param: Any) -> tuple[str, str]:
         dt = param if isinstance(param, DType) else to_dtype(param)
     except TypeError as exc:
         raise LaunchError(f"kernel parameter type {param!r} is not supported: {exc}") from None
+    if dt.name not in _FORMAT:  # complex: Ember kernels take its parts (codegen/abi.py)
+        raise LaunchError(
+            f"kernel parameter type {dt.name} is not supported: pass a complex number as two "
+            "real parameters (its real and imaginary parts)"
+        )
     return dt.name, _FORMAT[dt.name]
 
 
