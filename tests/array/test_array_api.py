@@ -96,7 +96,12 @@ def test_special_values_of_binary_math(backend):
         got = getattr(ember, name)(da, db).to_numpy()
         with np.errstate(all="ignore"):
             ref = getattr(np, name)(a, b)
-        np.testing.assert_array_equal(got, ref, err_msg=name)
+        if name in ("hypot", "logaddexp"):  # finite results: the math library's rounding
+            special = ~np.isfinite(ref) | (ref == 0)  # (CUDA's hypot is within 2 ulp)
+            np.testing.assert_array_equal(got[special], ref[special], err_msg=name)
+            np.testing.assert_allclose(got, ref, rtol=4e-16, atol=0, err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, ref, err_msg=name)
         if name in ("copysign", "maximum", "minimum", "nextafter"):  # the sign of zero too
             np.testing.assert_array_equal(np.signbit(got), np.signbit(ref), err_msg=name)
     np.testing.assert_array_equal(ember.signbit(da).to_numpy(), np.signbit(a))

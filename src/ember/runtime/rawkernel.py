@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import dtypes
+from ember.codegen import dialects
 from ember.errors import CompileError, LaunchError, not_on_device
 from ember.runtime import argtypes
 from ember.runtime import backend as _backend
@@ -138,24 +139,14 @@ def _pointer(v: Any, index: int, kernel: str, be: Backend) -> Any:
     )
 
 
-# Spellings only one dialect has: what a source in the other backend's language is told by.
-_MARKERS = {
-    "cuda": re.compile(
-        r"\b(__global__|__device__|__shared__|__syncthreads|threadIdx|blockIdx|blockDim|gridDim)\b"
-        r'|extern\s+"C"'
-    ),
-    "opencl": re.compile(
-        r"\b(__kernel|get_global_id|get_local_id|get_group_id|get_local_size|__local"
-        r"|CLK_LOCAL_MEM_FENCE|CLK_GLOBAL_MEM_FENCE)\b|\b__global\s"
-    ),
-}
-_LANGUAGES = {"cuda": "CUDA C++", "opencl": "OpenCL C"}
-
-
 def source_dialect(source: str) -> tuple[str, list[str]] | None:
     """The dialect ``source`` is written in, with the spellings that say so, when only one
-    dialect's spellings appear (else None)."""
-    found = {d: sorted({m.group(0) for m in p.finditer(source)}) for d, p in _MARKERS.items()}
+    dialect's spellings (its ``source_markers``) appear (else None)."""
+    found = {}
+    for name in dialects.names():
+        markers = dialects.get(name).source_markers
+        if markers is not None:
+            found[name] = sorted({m.group(0) for m in markers.finditer(source)})
     hits = [d for d, words in found.items() if words]
     return (hits[0], found[hits[0]]) if len(hits) == 1 else None
 
@@ -163,13 +154,14 @@ def source_dialect(source: str) -> tuple[str, list[str]] | None:
 def _dialect_error(exc: CompileError, kernel, be) -> CompileError | None:
     """The error for a source written for the other backend's compiler (None otherwise)."""
     guess = source_dialect(kernel.source)
-    if guess is None or guess[0] == be.dialect or be.dialect not in _LANGUAGES:
+    if guess is None or guess[0] == be.dialect.name or be.dialect.source_markers is None:
         return None
     other, words = guess
+    mine = be.dialect.language
     message = (
-        f"RawKernel {kernel.name!r}: this source is {_LANGUAGES[other]} (it uses "
+        f"RawKernel {kernel.name!r}: this source is {dialects.get(other).language} (it uses "
         f"{', '.join(words[:4])}), but the {be.name} backend compiles "
-        f"{_LANGUAGES[be.dialect]}.  Write the kernel in {_LANGUAGES[be.dialect]} "
+        f"{mine}.  Write the kernel in {mine} "
         f"(choose by ember.get_backend().dialect), or use the backend it was written for "
         f"(EMBER_BACKEND={other}, ember.use_backend({other!r})).\n\nThe compiler said:\n{exc}"
     )

@@ -147,7 +147,9 @@ def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) 
             if query():
                 return
     blocking = settings.sync_blocking if blocking is None else blocking
-    interruptible(obj._native_block, blocking, query=None if spun else query)
+    # a few queries before the hand-off, only where the stream's policy skipped spinning
+    # (EMBER_SYNC=plain means: the driver's wait and nothing else)
+    interruptible(obj._native_block, blocking, query=None if spun or plain else query)
 
 
 def interruptible(block: Callable[..., None], *args, query: Callable[[], bool] | None = None):

@@ -186,6 +186,8 @@ class CudaFunction(Function):
         for i, (value, type_name) in enumerate(zip(args, self._plan.type_names, strict=True)):
             if type_name == PTR and not isinstance(value, (int, float, str)):
                 value = _as_address(value)
+            elif hasattr(value, "item") and not isinstance(value, (int, float)):
+                value = value.item()  # a NumPy scalar: numpy.bool_ has no __index__ for "B"
             try:
                 struct.pack("<" + _FORMAT[type_name], value)
             except (struct.error, TypeError, OverflowError) as exc:

@@ -18,6 +18,7 @@ needs to know what a dialect can do reads an attribute (``separate_offsets``,
 from __future__ import annotations
 
 import abc
+import re
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:  # the helpers module imports this one
@@ -39,6 +40,10 @@ class Dialect(abc.ABC):
 
     # ---------------------------------------------------------------- identity
     name: ClassVar[str]  # registry key, cache entries, the header comment
+    language: ClassVar[str] = "C"  # what users call the language ("CUDA C++", "OpenCL C")
+    # spellings only this dialect's sources use: how a RawKernel source written for another
+    # backend is recognised (runtime/rawkernel.py); None where a dialect has none of its own
+    source_markers: ClassVar[re.Pattern | None] = None
     source_suffix: ClassVar[str] = ".c"  # file name suffix of the source (cache, bundles)
     preamble: ClassVar[str] = ""  # lines every program starts with (includes, typedefs)
 

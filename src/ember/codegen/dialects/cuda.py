@@ -3,6 +3,8 @@ address space, float16 is converted with PTX instructions, atomics are ``atomicA
 
 from __future__ import annotations
 
+import re
+
 from ember.codegen.atomics import cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
@@ -34,6 +36,11 @@ class CudaDialect(Dialect):
 
     name = "cuda"
     source_suffix = ".cu"
+    language = "CUDA C++"
+    source_markers = re.compile(
+        r"\b(__global__|__device__|__shared__|__syncthreads|threadIdx|blockIdx|blockDim|gridDim)\b"
+        r'|extern\s+"C"'
+    )
     kernel = 'extern "C" __global__ void'
     device = "static __device__"
     # 16-byte aligned, so NVVM may fuse four neighbouring 4-byte loads into one 128-bit load

@@ -4,6 +4,8 @@ float16 goes through ``vload_half``/``vstore_half_rte``, 32-bit atomics are ``at
 
 from __future__ import annotations
 
+import re
+
 from ember.codegen.atomics import cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
@@ -21,6 +23,11 @@ class OpenCLDialect(Dialect):
 
     name = "opencl"
     source_suffix = ".cl"
+    language = "OpenCL C"
+    source_markers = re.compile(
+        r"\b(__kernel|get_global_id|get_local_id|get_group_id|get_local_size|__local"
+        r"|CLK_LOCAL_MEM_FENCE|CLK_GLOBAL_MEM_FENCE)\b|\b__global\s"
+    )
     kernel = "__kernel void"
     device = "static"
     global_space = "__global "
