@@ -1,0 +1,347 @@
+"""The FFT kernels, written in Ember's kernel language (the host side is :mod:`.plan` and
+:mod:`.engine`).
+
+One kernel does one *pass* of a Stockham FFT (the self-sorting formulation: every pass reads
+one buffer and writes another, so no bit reversal is needed).  A transform of length ``n`` is
+``n = R_1 * R_2 * ... * R_P``; pass ``p`` does ``n / R_p`` DFTs of length ``R_p`` on
+*lines* (for each batch entry ``b`` and ``j < m = n / R_p``, the ``R_p`` elements
+``i = j + r * m``), each line twiddled by ``W_L^(r * (j mod Ns))`` first (``Ns = R_1 ...
+R_(p-1)``, ``L = Ns * R_p``, ``W_L = exp(-2 pi i / L)``) and written to
+``(j - j mod Ns) * R + j mod Ns + r * Ns``.
+
+A block holds ``J`` lines in shared memory (``J * R <= CAP``) and does their ``R``-point DFTs
+there as a Stockham FFT of its own: stages of radix 2, 3, 4, 5, 7 or 8 (the radices of a pass
+are packed 4 bits each in ``code``), reading one shared buffer and writing the other,
+a barrier between stages.  Radix-8, 4 and 2 butterflies do powers of two; 3, 5 and 7 the
+rest of the *smooth* lengths; other lengths go through Bluestein's algorithm (the host
+chains two smooth transforms, :mod:`.plan`).
+
+What a pass can also do on the way in and out (``flags``), so that nothing else touches the
+data: read real input, zero-pad (``i >= xn`` reads 0), read a Hermitian half-spectrum as the
+whole (``HERM``: ``c2r``), conjugate (the inverse transform is ``conj(F(conj(x)))``),
+multiply by a table on load and on store (Bluestein's chirps), scale (``norm``), keep only
+the first ``yn`` outputs (``r2c``), and store real parts (``c2r``).
+
+Arrays are 1-d flat views with a base and element strides (:func:`ember.array.launch.flat`);
+batch entry ``b`` is ``(b // B2, b % B2)``, at ``b1 * s1 + b2 * s2``: any layout whose batch
+axes collapse to two strides is read and written in place, along any axis.
+
+Threads: ``T`` per block; ``T / J`` threads per line.  Loads and stores map a thread either
+to consecutive lines (``*_Q`` flags: lines adjacent in memory) or to consecutive elements of
+one line, whichever is contiguous, so global accesses coalesce.  Index arithmetic is 32-bit
+unsigned (``uint32`` division is a few instructions; 64-bit division is dozens); addresses
+are 64-bit.  Twiddles come from tables the host computed in float64 (:mod:`.plan`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import ember
+from ember import dtypes
+from ember.compiler import kernel as compiled  # a module: ember.kernel may be importing us
+from ember.dtypes import DType
+
+# flags of a pass
+BFAST = 1  # lines are numbered batch entry first (the batch is the fast axis in memory)
+LOAD_Q = 2  # consecutive threads load consecutive lines (else consecutive elements)
+STORE_Q = 4  # the same for stores
+CONJ_IN = 8  # conjugate what is read (before PRE)
+CONJ_OUT = 16  # conjugate what is stored (after POST)
+HERM = 32  # element i > n/2 reads conj(x[n - i]): a Hermitian half-spectrum
+PRE = 64  # multiply element i by tw[pre + i] after loading
+POST = 128  # multiply output k by tw[post + k] before storing
+SCALE = 256  # multiply what is stored by ``scale``
+RADIX_BITS = 4  # bits per radix in ``code``
+RADICES = (8, 7, 5, 4, 3, 2)  # what the butterflies below do
+
+
+def _named(fn, name: str):
+    fn.__name__ = fn.__qualname__ = name
+    return compiled.Kernel(fn)
+
+
+def _butterflies(CT: DType):
+    """The radix-2..8 stages for complex dtype ``CT`` (forward DFTs: ``W = exp(-2 pi i/r)``).
+
+    ``rN(src, dst, i0, step, o0, s, tw, tb, tstep)`` reads ``src[i0 + m * step]`` for
+    ``m < N``, multiplies element ``m`` by ``tw[tb + m * tstep]`` (when ``tstep > 0``),
+    does the ``N``-point DFT and writes output ``m`` to ``dst[o0 + m * s]``.
+    """
+    RT = CT.real
+    H = 0.5**0.5  # cos(pi/4)
+    S3 = math.sin(2 * math.pi / 3)
+    C51, C52 = math.cos(2 * math.pi / 5), math.cos(4 * math.pi / 5)
+    S51, S52 = math.sin(2 * math.pi / 5), math.sin(4 * math.pi / 5)
+    C71, C72, C73 = (math.cos(2 * math.pi * k / 7) for k in (1, 2, 3))
+    S71, S72, S73 = (math.sin(2 * math.pi * k / 7) for k in (1, 2, 3))
+
+    def mul_mi(z):
+        """``-1j * z``."""
+        return CT(z.imag, -z.real)
+
+    def scale(z, c):
+        """``z * c`` for a real ``c`` (two products, not a complex multiplication)."""
+        return CT(RT(z.real * c), RT(z.imag * c))
+
+    def w8(z):
+        """``z * exp(-i pi / 4)``."""
+        return CT(RT((z.real + z.imag) * H), RT((z.imag - z.real) * H))
+
+    def w83(z):
+        """``z * exp(-3 i pi / 4)``."""
+        return CT(RT((z.imag - z.real) * H), RT(-(z.real + z.imag) * H))
+
+    def get(src, i, tw, t):
+        """``src[i]``, twiddled by ``tw[t]`` (``t`` 0: no twiddle)."""
+        v = src[i]
+        if t > 0:
+            v = v * tw[t]
+        return v
+
+    def dft4(a0, a1, a2, a3):
+        t0 = a0 + a2
+        t1 = a0 - a2
+        t2 = a1 + a3
+        t3 = mul_mi(a1 - a3)
+        return t0 + t2, t1 + t3, t0 - t2, t1 - t3
+
+    def r2(src, dst, i0, step, o0, s, tw, tb, tstep):
+        a0 = src[i0]
+        a1 = get(src, i0 + step, tw, tb + tstep)
+        dst[o0] = a0 + a1
+        dst[o0 + s] = a0 - a1
+
+    def r4(src, dst, i0, step, o0, s, tw, tb, tstep):
+        a0 = src[i0]
+        a1 = get(src, i0 + step, tw, tb + tstep)
+        a2 = get(src, i0 + 2 * step, tw, tb + 2 * tstep)
+        a3 = get(src, i0 + 3 * step, tw, tb + 3 * tstep)
+        y0, y1, y2, y3 = dft4(a0, a1, a2, a3)
+        dst[o0] = y0
+        dst[o0 + s] = y1
+        dst[o0 + 2 * s] = y2
+        dst[o0 + 3 * s] = y3
+
+    def r8(src, dst, i0, step, o0, s, tw, tb, tstep):
+        a0 = src[i0]
+        a1 = get(src, i0 + step, tw, tb + tstep)
+        a2 = get(src, i0 + 2 * step, tw, tb + 2 * tstep)
+        a3 = get(src, i0 + 3 * step, tw, tb + 3 * tstep)
+        a4 = get(src, i0 + 4 * step, tw, tb + 4 * tstep)
+        a5 = get(src, i0 + 5 * step, tw, tb + 5 * tstep)
+        a6 = get(src, i0 + 6 * step, tw, tb + 6 * tstep)
+        a7 = get(src, i0 + 7 * step, tw, tb + 7 * tstep)
+        e0, e1, e2, e3 = dft4(a0, a2, a4, a6)
+        o0_, o1, o2, o3 = dft4(a1, a3, a5, a7)
+        o1 = w8(o1)
+        o2 = mul_mi(o2)
+        o3 = w83(o3)
+        dst[o0] = e0 + o0_
+        dst[o0 + s] = e1 + o1
+        dst[o0 + 2 * s] = e2 + o2
+        dst[o0 + 3 * s] = e3 + o3
+        dst[o0 + 4 * s] = e0 - o0_
+        dst[o0 + 5 * s] = e1 - o1
+        dst[o0 + 6 * s] = e2 - o2
+        dst[o0 + 7 * s] = e3 - o3
+
+    def r3(src, dst, i0, step, o0, s, tw, tb, tstep):
+        a0 = src[i0]
+        a1 = get(src, i0 + step, tw, tb + tstep)
+        a2 = get(src, i0 + 2 * step, tw, tb + 2 * tstep)
+        t1 = a1 + a2
+        t2 = a0 - scale(t1, 0.5)
+        t3 = scale(mul_mi(a1 - a2), S3)
+        dst[o0] = a0 + t1
+        dst[o0 + s] = t2 + t3
+        dst[o0 + 2 * s] = t2 - t3
+
+    def r5(src, dst, i0, step, o0, s, tw, tb, tstep):
+        a0 = src[i0]
+        a1 = get(src, i0 + step, tw, tb + tstep)
+        a2 = get(src, i0 + 2 * step, tw, tb + 2 * tstep)
+        a3 = get(src, i0 + 3 * step, tw, tb + 3 * tstep)
+        a4 = get(src, i0 + 4 * step, tw, tb + 4 * tstep)
+        t1 = a1 + a4
+        t2 = a2 + a3
+        t3 = mul_mi(a1 - a4)
+        t4 = mul_mi(a2 - a3)
+        b1 = a0 + scale(t1, C51) + scale(t2, C52)
+        b2 = a0 + scale(t1, C52) + scale(t2, C51)
+        d1 = scale(t3, S51) + scale(t4, S52)
+        d2 = scale(t3, S52) - scale(t4, S51)
+        dst[o0] = a0 + t1 + t2
+        dst[o0 + s] = b1 + d1
+        dst[o0 + 2 * s] = b2 + d2
+        dst[o0 + 3 * s] = b2 - d2
+        dst[o0 + 4 * s] = b1 - d1
+
+    def r7(src, dst, i0, step, o0, s, tw, tb, tstep):
+        a0 = src[i0]
+        a1 = get(src, i0 + step, tw, tb + tstep)
+        a2 = get(src, i0 + 2 * step, tw, tb + 2 * tstep)
+        a3 = get(src, i0 + 3 * step, tw, tb + 3 * tstep)
+        a4 = get(src, i0 + 4 * step, tw, tb + 4 * tstep)
+        a5 = get(src, i0 + 5 * step, tw, tb + 5 * tstep)
+        a6 = get(src, i0 + 6 * step, tw, tb + 6 * tstep)
+        t1 = a1 + a6
+        t2 = a2 + a5
+        t3 = a3 + a4
+        u1 = mul_mi(a1 - a6)
+        u2 = mul_mi(a2 - a5)
+        u3 = mul_mi(a3 - a4)
+        b1 = a0 + scale(t1, C71) + scale(t2, C72) + scale(t3, C73)
+        b2 = a0 + scale(t1, C72) + scale(t2, C73) + scale(t3, C71)
+        b3 = a0 + scale(t1, C73) + scale(t2, C71) + scale(t3, C72)
+        d1 = scale(u1, S71) + scale(u2, S72) + scale(u3, S73)
+        d2 = scale(u1, S72) - scale(u2, S73) - scale(u3, S71)
+        d3 = scale(u1, S73) - scale(u2, S71) + scale(u3, S72)
+        dst[o0] = a0 + t1 + t2 + t3
+        dst[o0 + s] = b1 + d1
+        dst[o0 + 2 * s] = b2 + d2
+        dst[o0 + 3 * s] = b3 + d3
+        dst[o0 + 4 * s] = b3 - d3
+        dst[o0 + 5 * s] = b2 - d2
+        dst[o0 + 6 * s] = b1 - d1
+
+    return r2, r3, r4, r5, r7, r8, scale
+
+
+@functools.cache
+def fft_pass(ct: DType, real_out: bool, cap: int, block: int):
+    """The pass kernel for complex dtype ``ct`` with ``cap`` elements per shared buffer and
+    ``block`` threads (a power of two); ``real_out`` stores real parts (``c2r``)."""
+    CT, CAP, T = ct, cap, block
+    LT = T.bit_length() - 1
+    U = dtypes.uint32
+    r2, r3, r4, r5, r7, r8, scale = _butterflies(CT)
+
+    def stage(src, dst, rho, s, R, lj, t, tw, iw):
+        """One radix-``rho`` stage over every line of the block (``s``: the stage's Ns)."""
+        nb = R // rho  # butterflies per line
+        q = t >> U(LT - lj)
+        u = t & ((U(T) >> lj) - 1)
+        span = U(R) // (s * rho)  # twiddle index step per unit of m * k
+        while u < nb:
+            k = u % s
+            i0 = q * R + u
+            o0 = q * R + (u - k) * rho + k
+            tstep = k * span
+            tb = iw if tstep > 0 else U(0)
+            if rho == 8:
+                r8(src, dst, i0, nb, o0, s, tw, tb, tstep)
+            elif rho == 4:
+                r4(src, dst, i0, nb, o0, s, tw, tb, tstep)
+            elif rho == 2:
+                r2(src, dst, i0, nb, o0, s, tw, tb, tstep)
+            elif rho == 3:
+                r3(src, dst, i0, nb, o0, s, tw, tb, tstep)
+            elif rho == 5:
+                r5(src, dst, i0, nb, o0, s, tw, tb, tstep)
+            else:
+                r7(src, dst, i0, nb, o0, s, tw, tb, tstep)
+            u += U(T) >> lj
+
+    def line_of(q, lj, m, nbatch, flags):
+        """``(b, j)`` of the block's line ``q`` (b >= nbatch: past the end)."""
+        ell = U(ember.block_idx.x) * (U(1) << lj) + q
+        if flags & BFAST:
+            return ell % nbatch, ell // nbatch
+        return ell // m, ell % m
+
+    def mapping(t, lj, by_line):
+        """``(line, first element)`` of thread ``t``: consecutive threads on consecutive
+        lines (``by_line``) or on consecutive elements of one line."""
+        if by_line:
+            return t & ((U(1) << lj) - 1), t >> lj
+        return t >> U(LT - lj), t & ((U(T) >> lj) - 1)
+
+    def load(s, x, xb, xs1, xs2, xsi, xn, b2n, tw, n, m, R, ns, lj, nbatch, flags, gq, gc,
+             gf, pre, t):  # fmt: skip
+        q, r = mapping(t, lj, flags & LOAD_Q)
+        b, j = line_of(q, lj, m, nbatch, flags)
+        if b < nbatch:
+            off = xb + int(b // b2n) * xs1 + int(b % b2n) * xs2
+            k = j % ns
+            while r < R:
+                i = j + r * m
+                e = i
+                if flags & HERM and i > n >> 1:
+                    e = n - i
+                v = CT(0)
+                if e < xn:
+                    v = CT(x[off + int(e) * xsi])
+                if flags & HERM and i > n >> 1:
+                    v = v.conjugate()
+                if flags & CONJ_IN:
+                    v = v.conjugate()
+                if flags & PRE:
+                    v = v * tw[pre + i]
+                if ns > 1:
+                    te = r * k
+                    if te > 0:
+                        v = v * (tw[gc + (te >> gq)] * tw[gf + (te & ((U(1) << gq) - 1))])
+                s[q * R + r] = v
+                r += U(T) >> lj
+
+    def store(s, y, yb, ys1, ys2, ysi, yn, b2n, tw, R, ns, lj, m, nbatch, flags, scl, post,
+              t):  # fmt: skip
+        q, r = mapping(t, lj, flags & STORE_Q)
+        b, j = line_of(q, lj, m, nbatch, flags)
+        if b < nbatch:
+            off = yb + int(b // b2n) * ys1 + int(b % b2n) * ys2
+            jk = j % ns
+            base = (j - jk) * R + jk
+            while r < R:
+                k = base + r * ns
+                if k < yn:
+                    v = s[q * R + r]
+                    if flags & POST:
+                        v = v * tw[post + k]
+                    if flags & CONJ_OUT:
+                        v = v.conjugate()
+                    if flags & SCALE:
+                        v = scale(v, scl)
+                    put(y, off + int(k) * ysi, v)
+                r += U(T) >> lj
+
+    def put_real(y, i, v):
+        y[i] = y.dtype(v.real)
+
+    def put_complex(y, i, v):
+        y[i] = v
+
+    put = put_real if real_out else put_complex
+
+    def fft_pass(x, xb, xs1, xs2, xsi, xn, y, yb, ys1, ys2, ysi, yn, b2n, tw, n, m, R, ns,
+                 code, lj, nbatch, flags, scl, gq, gc, gf, iw, pre, post):  # fmt: skip
+        sa = ember.shared(CAP, CT)
+        sb = ember.shared(CAP, CT)
+        t = U(ember.thread_idx.x)
+        load(sa, x, xb, xs1, xs2, xsi, U(xn), U(b2n), tw, U(n), U(m), U(R), U(ns), U(lj),
+             U(nbatch), flags, U(gq), U(gc), U(gf), U(pre), t)  # fmt: skip
+        ember.barrier()
+        c = code
+        s = U(1)
+        p = 0
+        while c != 0:
+            rho = U(c & 15)
+            if p == 0:
+                stage(sa, sb, rho, s, U(R), U(lj), t, tw, U(iw))
+            else:
+                stage(sb, sa, rho, s, U(R), U(lj), t, tw, U(iw))
+            ember.barrier()
+            p = 1 - p
+            s = s * rho
+            c = c >> RADIX_BITS
+        if p == 0:
+            store(sa, y, yb, ys1, ys2, ysi, U(yn), U(b2n), tw, U(R), U(ns), U(lj), U(m),
+                  U(nbatch), flags, scl, U(post), t)  # fmt: skip
+        else:
+            store(sb, y, yb, ys1, ys2, ysi, U(yn), U(b2n), tw, U(R), U(ns), U(lj), U(m),
+                  U(nbatch), flags, scl, U(post), t)  # fmt: skip
+
+    suffix = "r" if real_out else "c"
+    return _named(fft_pass, f"fft_pass_{ct.name}_{suffix}{cap}x{block}")
