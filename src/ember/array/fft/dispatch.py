@@ -85,11 +85,9 @@ def run(x: ndarray, axes: list[int], lengths: list[int], kind: str, inverse: boo
     scales = [_args.scale(mode, n, inverse) for n in lengths]
     lib = vendor_library(be)
     if lib is not None and x.size and 0 not in shape:
-        from ember.array.fft import vendor
-
-        done = vendor.run(lib, x, axes, lengths, kind, inverse, scales, shape, dtype, out)
-        if done is not None:
-            return done
+        recipe = _recipe(lib, x, axes, lengths, kind, inverse, scales, shape, dtype)
+        if recipe:
+            return recipe(x, out)
     y = out if out is not None else launch.new(be, shape, dtype)
     if 0 in shape:
         return y
@@ -98,6 +96,25 @@ def run(x: ndarray, axes: list[int], lengths: list[int], kind: str, inverse: boo
         return y
     _ember(x, y, axes, lengths, kind, inverse, scales)
     return y
+
+
+_RECIPES: dict = {}  # call signature -> vendor.Recipe, or False (Ember's kernels run it)
+RECIPES_KEPT = 256
+
+
+def _recipe(lib, x, axes, lengths, kind, inverse, scales, shape, dtype):
+    """The vendor recipe of this call's signature (made once; False when declined)."""
+    key = (lib, x.shape, x.strides, x.dtype, tuple(axes), tuple(lengths), kind, inverse,
+           tuple(scales))  # fmt: skip
+    recipe = _RECIPES.get(key)
+    if recipe is None:
+        from ember.array.fft import vendor
+
+        recipe = vendor.prepare(lib, x, axes, lengths, kind, inverse, scales, shape, dtype)
+        if len(_RECIPES) >= RECIPES_KEPT:
+            _RECIPES.clear()
+        _RECIPES[key] = recipe or False
+    return recipe
 
 
 def _ember(x: ndarray, y: ndarray, axes, lengths, kind: str, inverse: bool, scales) -> None:

@@ -16,7 +16,9 @@ def _frequencies(n, d, dtype, device, half: bool, name: str) -> ndarray:
     try:
         n = operator.index(n)
     except TypeError:
-        raise TypeError(f"ember.fft.{name}: n should be an integer, not {type(n).__name__}")
+        raise TypeError(
+            f"ember.fft.{name}: n should be an integer, not {type(n).__name__}"
+        ) from None
     if n < 1:
         raise ValueError(f"ember.fft.{name}: n must be at least 1, got {n}")
     val = 1.0 / (n * d)
