@@ -52,10 +52,13 @@ def test_multipass_and_bluestein_chains(backend, dtype, multipass):
     for axis in range(3):
         check(F.ifft(x, axis=axis, norm="ortho"), np.fft.ifft(wide(h), axis=axis, norm="ortho"),
               dtype, h.shape[axis])  # fmt: skip
-    r = real_sample((3, 50), "float32" if dtype == "complex64" else "float64")
-    check(F.rfft(ember.asarray(r)), np.fft.rfft(wide(r)), dtype, 50)
-    s = np.fft.rfft(wide(r)).astype(dtype)
-    check(F.irfft(ember.asarray(s), n=50), np.fft.irfft(wide(s), n=50), r.dtype.name, 50)
+    rt = "float32" if dtype == "complex64" else "float64"
+    for n in (32, 50, 64, 33):  # half length in one pass, in several, and full length
+        r = real_sample((3, n), rt, seed=n)
+        check(F.rfft(ember.asarray(r)), np.fft.rfft(wide(r)), dtype, n)
+        s = np.fft.rfft(wide(r)).astype(dtype)
+        check(F.irfft(ember.asarray(s), n=n), np.fft.irfft(wide(s), n=n), rt, n)
+        check(F.hfft(ember.asarray(s), n=n), np.fft.hfft(wide(s), n=n), rt, n)
 
 
 @pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])

@@ -65,10 +65,9 @@ def device_table(p: planning.Plan, be, ct: DType) -> ndarray:
 class _Run:
     """The launches of one transform: what every pass shares."""
 
-    def __init__(self, be, ct, g, n, batch, b2, bfast, table, scale_flags):
+    def __init__(self, be, ct, g, n, batch, b2, bfast, table):
         self.be, self.ct, self.g, self.n = be, ct, g, n
         self.batch, self.b2, self.bfast, self.table = batch, b2, bfast, table
-        self.scale_flags = scale_flags
 
     def work(self, length: int) -> tuple:
         """A work buffer for ``batch`` rows of ``length`` and its layout."""
@@ -133,7 +132,6 @@ def transform(x: ndarray, y: ndarray, axis: int, n: int, *, kind: str, conj_in: 
         return
     ct = _complex(y.dtype)
     g = planning.geometry(be, ct)
-    p = planning.plan(n, g)
     src = layout(x, axis)
     if src is None:
         from ember.array.manipulation import ascontiguousarray
@@ -154,10 +152,22 @@ def transform(x: ndarray, y: ndarray, axis: int, n: int, *, kind: str, conj_in: 
     yn = y.shape[axis]
     bstep = src[3] if b2 > 1 else src[2]
     bfast = b1 * b2 > 1 and abs(bstep) < abs(src[4])
+    last = (k.CONJ_OUT if conj_out else 0) | (k.SCALE if scale != 1.0 else 0)
+    if kind != "c2c" and planning.halvable(n, g, one_pass=kind == "r2c"):
+        p = planning.half_plan(n, g)
+        run = _Run(be, ct, g, n // 2, b1 * b2, b2, bfast, device_table(p, be, ct))
+        if kind == "r2c":  # pairs in, FFT of n/2, the real input's spectrum out
+            run.chain(p.passes, n // 2, src, xn, dst, yn, k.PAIRS, last | k.R2C, scale,
+                      post=p.extra)  # fmt: skip
+        else:  # the half-length spectrum in, FFT of n/2, pairs of real outputs out
+            first = k.C2R | (k.CONJ_IN if conj_in else 0)
+            run.chain(p.passes, n // 2, src, xn, dst, yn, first, last | k.PAIRS_OUT, scale,
+                      pre=p.extra)  # fmt: skip
+        return
+    p = planning.plan(n, g)
     table = device_table(p, be, ct)
     first = (k.CONJ_IN if conj_in else 0) | (k.HERM if kind == "c2r" else 0)
-    last = (k.CONJ_OUT if conj_out else 0) | (k.SCALE if scale != 1.0 else 0)
-    run = _Run(be, ct, g, n, b1 * b2, b2, bfast, table, last)
+    run = _Run(be, ct, g, n, b1 * b2, b2, bfast, table)
     if not p.bluestein:
         run.chain(p.passes, n, src, xn, dst, yn, first, last, scale)
         return

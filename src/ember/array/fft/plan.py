@@ -51,10 +51,11 @@ def geometry(be, ct: DType) -> Geometry:
     4096-element buffers, 64 work-items, no coalescing constraint."""
     dev = be.device
     if dev.kind == "CPU":
-        cap = 4096
-        return Geometry(cap, min(64, dev.max_threads_per_block), cap, cap)
-    cap = (16384 // ct.itemsize) if dev.shared_memory_per_block >= 32768 else 4096 // ct.itemsize
-    block = min(256, dev.max_threads_per_block)
+        cap, block = 4096, min(64, dev.max_threads_per_block)
+        return Geometry(cap, block, cap, cap)
+    cap, block = 16384 // ct.itemsize, min(256, dev.max_threads_per_block)
+    while cap > 64 and 2 * k.shared_size(cap, block) * ct.itemsize > dev.shared_memory_per_block:
+        cap //= 2
     return Geometry(cap, block, cap, cap // max(1, 64 // ct.itemsize))
 
 
@@ -175,7 +176,8 @@ class Plan:
     """How to transform length ``n``: ``passes`` (smooth ``n``), or Bluestein's
     ``passes`` (length ``m``) with the chirp tables at ``w``, ``wconj`` (``n`` entries,
     zero-padded to ``m``) and ``kernel`` (the chirp's FFT, conjugated, divided by ``m``);
-    ``table`` holds every table (complex128; :func:`device_table` casts and uploads)."""
+    a *half* plan (:func:`half_plan`) has the passes of ``n / 2`` and ``W_n^k``, ``k < n/2``,
+    at ``extra``.  ``table`` holds every table (complex128; the engine casts and uploads)."""
 
     n: int
     m: int
@@ -185,6 +187,7 @@ class Plan:
     w: int = 0
     wconj: int = 0
     kernel: int = 0
+    extra: int = 0
 
     @property
     def launches(self) -> int:
@@ -210,3 +213,22 @@ def plan(n: int, g: Geometry) -> Plan:
     b[m - n + 1 :] = chirp[1:][::-1].conj()
     kernel = tables.add(np.fft.fft(b).conj() / m)
     return Plan(n, m, passes, tables.array(), True, w, wconj, kernel)
+
+
+def halvable(n: int, g: Geometry, one_pass: bool) -> bool:
+    """Whether a real transform of length ``n`` can run as a complex one of ``n / 2``
+    (even, smooth half; ``one_pass``: the half fits one pass, which the ``r2c``
+    post-processing needs)."""
+    if n % 2 or n < 4 or factors(n // 2) is None:
+        return False
+    return not one_pass or n // 2 <= g.single
+
+
+@functools.lru_cache(maxsize=64)
+def half_plan(n: int, g: Geometry) -> Plan:
+    """The plan of a real length-``n`` transform done at length ``n / 2`` (see
+    :func:`halvable`), with ``W_n^k`` for ``k < n / 2`` at ``extra``."""
+    tables = _Tables()
+    passes = _passes(n // 2, g, tables)
+    extra = tables.add(roots(n, n // 2))
+    return Plan(n, n // 2, passes, tables.array(), extra=extra)
