@@ -42,6 +42,7 @@ from ember.errors import (
     KernelError,
     KernelSyntaxError,
     KernelTypeError,
+    KernelTypeWarning,
     LaunchError,
     OutOfMemoryError,
     RecompileWarning,
@@ -61,6 +62,11 @@ _LANG = (
     "erf", "erfc", "lgamma", "tgamma", "floor", "ceil", "trunc", "rint", "fabs", "pow",
     "atan2", "hypot", "copysign", "fmod", "fmin", "fmax", "isnan", "isinf", "isfinite", "fma",
     "unsafe_trunc",
+    # issue 14 (ember.lang.NEW_NAMES)
+    "local", "static_range", "grid_sync", "atomic_exch", "atomic_inc", "atomic_dec",
+    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
+    "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "clz", "ffs", "brev",
+    "umulhi", "mulhi", "sincos", "frexp", "ldexp",
 )  # fmt: skip
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
@@ -122,7 +128,7 @@ _ARRAY = {
     ),
     "ember.array.mapreduce": ("reduce", "mapreduce", "neutral_element", "register_neutral_element"),
     "ember.array.matmul": (
-        "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
+        "matmul", "tensordot", "vecdot", "vdot", "outer", "dot", "inner", "einsum",
     ),
     "ember.array.extras": ("nextafter", "diff"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
@@ -183,6 +189,6 @@ __all__ = [
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
-    "RecompileWarning", "BinaryError", "ClosedError",
+    "RecompileWarning", "BinaryError", "ClosedError", "KernelTypeWarning",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

@@ -29,7 +29,7 @@ KEYS = [
     (slice(None), [0, 2], [1, 3]),
     (0, slice(None), [1, 2]),  # an integer and an array, separated: B first
     (slice(None), 1, [0, 3]),  # adjacent: B in place
-    (Ellipsis, [4, -1]),
+    (Ellipsis, [4, -2]),  # a negative index (no repeats: setitem uses these keys too)
     (None, [1], Ellipsis, None),
     (np.array([[0, 1], [1, 0]]), slice(1, None), np.array([[2], [3]])),
     ([], slice(None)),
@@ -148,6 +148,7 @@ def test_take(backend):
     for axis in (0, 1, 2, -1):
         check(ember.take(d, ember.asarray(idx), axis=axis), np.take(x, idx, axis=axis))
     check(ember.take(d, [1, 3], axis=1), np.take(x, [1, 3], axis=1))
+    check(ember.take(d, -2, axis=2), np.take(x, -2, axis=2))
 
 
 def test_take_along_axis(backend):

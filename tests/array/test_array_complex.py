@@ -398,3 +398,115 @@ def test_warp_shuffle_scans_of_complex(backend, monkeypatch):
     monkeypatch.setattr(scan, "geometry", lambda be, ct: scan_kernels.Geometry(64, 8, 32, True))
     a = (sample("complex64", (64 * 8 * 3 + 7,), 16) * 0.01).astype(np.complex64)
     check(ember.cumsum(ember.asarray(a)), np.cumsum(a), rtol=1e-4)
+
+
+# --------------------------------------------------------------------- products, linalg
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_matmul_matches_numpy(backend, dtype):
+    rtol = 2e-5 if dtype == "complex64" else 1e-12
+    a, b = sample(dtype, (3, 37, 20), 17), sample(dtype, (20, 45), 18)
+    x, y = ember.asarray(a), ember.asarray(b)
+    check(x @ y, a @ b, rtol=rtol)  # batched, broadcast
+    check(x[0].T @ x[1], a[0].T @ a[1], rtol=rtol)  # a transposed view
+    check(x[1, 0] @ y, a[1, 0] @ b, rtol=rtol)  # 1-d first operand
+    f = sample("float32" if dtype == "complex64" else "float64", (20, 6), 19)
+    check(x @ ember.asarray(f), a @ f, rtol=rtol)  # mixed real/complex: complex
+    check(ember.tensordot(x, y, axes=1), np.tensordot(a, b, axes=1), rtol=rtol)
+    check(ember.einsum("bij,jk->bik", x, y), np.einsum("bij,jk->bik", a, b), rtol=rtol)
+
+
+def test_vecdot_conjugates_the_first_operand(backend):
+    a, b = sample("complex128", (4, 6), 20), sample("complex128", (4, 6), 21)
+    x, y = ember.asarray(a), ember.asarray(b)
+    check(ember.vecdot(x, y), np.vecdot(a, b), rtol=1e-12)
+    check(ember.linalg.vecdot(x, y, axis=0), np.vecdot(a, b, axis=0), rtol=1e-12)
+    check(ember.vdot(x, y), np.vdot(a, b), rtol=1e-12)
+    check(ember.inner(x, y), np.inner(a, b), rtol=1e-12)  # no conjugate (NumPy's inner)
+    check(ember.dot(x[0], y[1]), np.dot(a[0], b[1]), rtol=1e-12)
+    check(ember.outer(x[0], y[1]), np.outer(a[0], b[1]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_linalg_residuals(backend, dtype):
+    """Factorizations of complex matrices (the device solver, or NumPy on the host with a
+    warning): residuals ||A - QR||, ||A - L L^H||, ||A V - V w||, ||A - U S V^H||."""
+    tol = 2e-4 if dtype == "complex64" else 1e-11
+    n = 6
+    a = sample(dtype, (2, n, n), 22)
+    h = (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dtype)
+    x, hx = ember.asarray(a), ember.asarray(h)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ember.EmberPerformanceWarning)
+        q, r = (t.to_numpy() for t in ember.linalg.qr(x))
+        lo = ember.linalg.cholesky(hx).to_numpy()
+        w, v = ember.linalg.eigh(hx)
+        u, s, vh = ember.linalg.svd(x, full_matrices=False)
+        det = ember.linalg.det(x).to_numpy()
+        sign, logabs = ember.linalg.slogdet(x)
+        solved = ember.linalg.solve(x, ember.asarray(h)).to_numpy()
+        inverse = ember.linalg.inv(x).to_numpy()
+        pinv = ember.linalg.pinv(x).to_numpy()
+    scale = np.abs(h).max()
+    np.testing.assert_allclose(q @ r, a, atol=tol * 10)
+    np.testing.assert_allclose(lo @ np.conj(np.swapaxes(lo, -1, -2)), h, atol=tol * scale)
+    assert w.dtype is ember.dtype(dtype).real and s.dtype is ember.dtype(dtype).real
+    w, v = w.to_numpy(), v.to_numpy()
+    np.testing.assert_allclose(h @ v, v * w[..., None, :], atol=tol * scale)
+    u, s, vh = u.to_numpy(), s.to_numpy(), vh.to_numpy()
+    np.testing.assert_allclose((u * s[..., None, :]) @ vh, a, atol=tol * 10)
+    np.testing.assert_allclose(det, np.linalg.det(a), rtol=tol * 10)
+    assert sign.dtype is ember.dtype(dtype) and logabs.dtype is ember.dtype(dtype).real
+    np.testing.assert_allclose(sign.to_numpy(), np.linalg.slogdet(a)[0], rtol=tol * 10)
+    np.testing.assert_allclose(a @ solved, h, atol=tol * scale * 10)
+    np.testing.assert_allclose(inverse, np.linalg.inv(a), rtol=tol * 100, atol=tol * 100)
+    np.testing.assert_allclose(pinv, np.linalg.pinv(a), rtol=tol * 100, atol=tol * 100)
+    check(ember.linalg.vector_norm(x, axis=-1), np.linalg.norm(a, axis=-1), rtol=tol)
+    check(ember.linalg.matrix_norm(x, ord=1), np.linalg.norm(a, ord=1, axis=(-2, -1)), rtol=tol)
+
+
+# --------------------------------------------------------------------- CUDA, without a GPU
+def _nvrtc_available() -> bool:
+    from ember.array import kernels, ops
+
+    try:
+        kernels.contiguous(ops.add, ember.complex64, (True, True)).inspect(
+            1, *(np.zeros(2, np.complex64),) * 3, stage="ptx", dialect="cuda"
+        )
+    except Exception:
+        return False
+    return True
+
+
+def test_complex_array_kernels_compile_for_cuda():
+    """The GEMM (both GPU geometries), reductions with shuffle trees, scans with warp
+    shuffles and their passes: NVRTC compiles every complex variant."""
+    if not _nvrtc_available():
+        pytest.skip("NVRTC is not available")
+    import itertools
+
+    from ember.array import gemm, ops, reduce, reductions
+    from ember.array import scan_kernels as sk
+
+    def ptx(kernel, args):
+        return kernel.inspect(*args, stage="ptx", dialect="cuda")
+
+    dev = reduce.Device(block=256, threads=132 * 2048, max_grid=(1 << 31) - 1, shuffle=True)
+    for ct in (ember.complex64, ember.complex128):
+        z = np.zeros(8, ct.numpy)
+        for a_kfast, b_nfast in itertools.product((True, False), repeat=2):
+            k = gemm.gemm_kernel(ct, True, a_kfast, b_nfast)
+            assert ".entry" in ptx(k, (z, z, z, 2, 2, 2, 2, 1, 2, 1, 1, 1, 0, 0, 0, 0))
+        for what in ("sum", "prod"):
+            R, out = reductions.sum_reducer(what, ct)
+            for kernel, args in reduce.examples(R, ct, out, dev=dev):
+                assert ".entry" in ptx(kernel, args), kernel.__name__
+        for what, mean in (("var", None), ("std_mean", ct), ("mean", None)):
+            R, out = reductions.stat_reducer(what, ct)
+            for kernel, args in reduce.examples(R, ct, out, mean, dev=dev):
+                assert ".entry" in ptx(kernel, args), kernel.__name__
+        for op in (ops.add, ops.multiply):
+            g = sk.Geometry(256, 8, 32)
+            head = (1, 8, 1, z, 0, 8, 1, z, 0, 8)
+            assert "shfl.sync" in ptx(sk.scan_carry(op, ct, g), (*head, z))
+            assert ".entry" in ptx(sk.tile_reduce(op, ct, g), (1, 8, 1, z, 0, 8, 1, z))
+            assert ".entry" in ptx(sk.rows_serial(op, ct), (1, 1, z, 0, 8, 1, z, 0, 8))

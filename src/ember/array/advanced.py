@@ -26,7 +26,7 @@ def index_array(obj: Any, what: str, be=None, values: bool = False) -> ndarray:
     be integer or bool (``values``: any dtype)."""
     if isinstance(obj, ndarray):
         out = obj
-    elif isinstance(obj, list | tuple) or isinstance(obj, int | float | complex) and values:
+    elif isinstance(obj, list | tuple | int) or isinstance(obj, float | complex) and values:
         import numpy as np
 
         host = np.asarray(obj)
@@ -58,7 +58,7 @@ def _on(be, host) -> ndarray:
     """A host array copied to backend ``be``."""
     import numpy as np
 
-    host = np.ascontiguousarray(host)
+    host = np.array(host, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     out = launch.new(be, host.shape, dtypes.dtype(host.dtype))
     if out.nbytes:
         be.copy_from_host(out.buffer, out.offset, host)

@@ -35,7 +35,7 @@ from ember.tracebacks import hide_internal_frames
 # of 32 blocks per SM; PyTorch 4324).  CPU devices: fewer, larger work-groups.
 BLOCK = 256  # threads per block on CPU devices
 GPU_BLOCK = 128  # threads per block on GPUs
-UNROLL = 4  # elements per thread per tile of the contiguous kernels (kernels.py writes 4 out)
+UNROLL = 4  # elements per thread per tile of the elementwise kernels (kernels.UNROLL)
 WAVES = 32  # CPU devices: the grid is at most WAVES blocks per compute unit
 MAX_GRID = (1 << 31) - 1  # GPUs: the grid is limited only by the driver
 INT64_MAX = (1 << 63) - 1
@@ -454,8 +454,7 @@ def launch_strided(e: Dispatch, values: tuple, out: ndarray, shape, n: int) -> N
             args += (x, (0,) * (len(dims) + 1))
     wide = wide or n >= 1 << 31
     k = kernels.strided(res.op, res.ct, e.kinds, len(dims), wide, res.c0)
-    per_block = e.tile if len(e.kinds) < 3 else e.block[0]  # smap1/2 unroll, smap3 not
-    blocks = min((n + per_block - 1) // per_block, e.maxgrid)
+    blocks = min((n + e.tile - 1) // e.tile, e.maxgrid)  # UNROLL elements per thread
     args_t = tuple(args)
     k.dispatch(args_t).launch(args_t, (blocks, 1, 1), e.block)
 

@@ -18,6 +18,9 @@ Per kernel argument, in order:
   (int64), and for non-contiguous ("A" layout) arrays ``<name>_stride0..`` (int64, in
   elements, may be negative).
 
+A kernel that calls ``ember.grid_sync()`` takes a hidden ``em_gbar`` (a pointer to a barrier
+word of the launch's stream, from the backend's ``grid_barrier(stream)``).
+
 A kernel that can fail (``ir.Function.can_fail``: ``raise``, ``assert`` or checks) takes three
 hidden trailing parameters, supplied by the launcher, never by the user: ``em_claim`` (a
 pointer to the context's claim word), ``em_rec`` (a pointer to its error record) and
@@ -41,8 +44,9 @@ class AbiParam:
     """One C kernel parameter."""
 
     name: str
-    kind: str  # "scalar" | "re" | "im" | "data" | "start" | "shape" | "stride" | "claim" |
+    # "scalar" | "re" | "im" | "data" | "start" | "shape" | "stride" | "grid" | "claim" |
     # "record" | "kid"
+    kind: str
     dtype: DType | None  # the scalar type passed (None for "data")
     arg: int  # index of the Python argument
     path: tuple[int, ...]  # position inside a tuple argument
@@ -96,6 +100,8 @@ def kernel_abi(fn: ir.Function, dialect: Dialect) -> list[AbiParam]:
                 out.append(
                     AbiParam(f"{var.name}_stride{k}", "stride", dtypes.int64, arg, path, k, size)
                 )
+    if getattr(fn, "grid_sync", False):  # a barrier word of the launch (grid_sync)
+        out.append(AbiParam("em_gbar", "grid", None, -1, ()))
     if fn.can_fail:
         out += [
             AbiParam("em_claim", "claim", None, -1, ()),

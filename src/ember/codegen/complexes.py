@@ -454,29 +454,6 @@ def _atanh(c: _Code) -> str:
     return c.fn(f"{c.c} z", body)
 
 
-# --------------------------------------------------------------------- warps
-def _shuffle(kind: str) -> Callable[[_Code], str]:
-    def make(c: _Code) -> str:
-        shfl = c.h.d.shuffle[kind]
-        if c.part.name not in c.h.d.shuffle_types:  # (never for float32/float64)
-            raise AssertionError(f"{c.h.d.name} cannot shuffle {c.part.name}")
-        re = shfl.format(v=f"z.{c.re}", k="k")
-        im = shfl.format(v=f"z.{c.im}", k="k")
-        return c.fn(f"{c.c} z, int k", f"    return {c.mk}({re}, {im});")
-
-    return make
-
-
-def _warp_sum(c: _Code) -> str:
-    shfl, add = c.op("shfl_xor"), c.op("add")
-    body = (
-        "    // butterfly of xor-shuffles of both parts: every lane holds the sum\n"
-        f"    for (int k = {c.h.d.lanes} / 2; k > 0; k /= 2) z = {add}(z, {shfl}(z, k));\n"
-        "    return z;"
-    )
-    return c.fn(f"{c.c} z", body)
-
-
 MAKERS: dict[str, Callable[[_Code], str]] = {
     "make": _make, "add": _add, "sub": _sub, "mul": _mul, "div": _div, "neg": _neg,
     "conj": _conj, "eq": _eq, "abs": _abs, "arg": _arg, "from_real": _from_real,
@@ -489,9 +466,6 @@ MAKERS: dict[str, Callable[[_Code], str]] = {
     "cos": _rotated("cosh", ""), "tan": _rotated("tanh", "-i"),
     "asin": _asin, "acos": _acos, "acosh": _acosh, "atanh": _atanh,
     "asinh": _rotated("asin", "-i*"), "atan": _rotated("atanh", "-i*"),
-    "shfl": _shuffle("shfl"), "shfl_up": _shuffle("shfl_up"),
-    "shfl_down": _shuffle("shfl_down"), "shfl_xor": _shuffle("shfl_xor"),
-    "warp_sum": _warp_sum,
 }  # fmt: skip
 
 
@@ -499,10 +473,7 @@ MAKERS: dict[str, Callable[[_Code], str]] = {
 PRIMARY, UNARY = 16, 15  # the precedences of codegen/expressions.py
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow"}
 _INTRINSIC = {"abs": "abs", "angle": "arg", "conj": "conj"}
-_SHUFFLE_FEATURE = {
-    "shfl": "subgroup_shuffle", "shfl_xor": "subgroup_shuffle",
-    "shfl_up": "subgroup_shuffle_relative", "shfl_down": "subgroup_shuffle_relative",
-}  # fmt: skip
+_PER_PART = ("shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum")
 
 
 class ComplexExpressions:
@@ -534,6 +505,20 @@ class ComplexExpressions:
         part = f"({self.h.c(dst.real)}){self.expr(e.value, UNARY)}"
         return f"{helper(self.h, 'make', dst)}({part}, 0)", PRIMARY
 
+    def _per_part(self, e, dt: DType) -> tuple[str, int]:
+        """``op(z)`` as ``complex(op(z.real), op(z.imag))``: each part through the warp
+        operation of its float type (native or emulated; the value is read twice)."""
+        from ember.frontend import ir
+        from ember.frontend.types import scalar
+
+        part = scalar(dt.real)
+        value, rest = e.args[0], list(e.args[1:])
+        re, im = (
+            self.expr(ir.Intrinsic(part, e.name, [ir.Intrinsic(part, which, [value]), *rest]))
+            for which in ("real", "imag")
+        )
+        return f"{helper(self.h, 'make', dt)}({re}, {im})", PRIMARY
+
     def complex_parts(self, e) -> tuple[str, str]:
         """The C expressions of the two parts of ``e`` (``e`` printed in each)."""
         z = self.expr(e, PRIMARY)
@@ -549,11 +534,9 @@ class ComplexExpressions:
         if name in ("real", "imag"):
             field = self.d.complex_fields[name == "imag"]
             return f"{self.expr(args[0], PRIMARY)}.{field}", PRIMARY
+        if name in _PER_PART:  # shuffles and sums work part by part: the warp code's own
+            return self._per_part(e, dt)
         if name == "complex":
             name = "make"
-        elif name in _SHUFFLE_FEATURE:
-            self.h.features.add(_SHUFFLE_FEATURE[name])
-        elif name == "warp_sum":
-            self.h.features.update(("subgroups", "subgroup_shuffle"))
         fn = helper(self.h, _INTRINSIC.get(name, name), dt)
         return f"{fn}({', '.join(self.expr(a) for a in args)})", PRIMARY

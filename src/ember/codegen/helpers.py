@@ -58,11 +58,39 @@ class Helpers:
         return f"{self.d.device} inline {ret} {name}({params}) {{\n{body}\n}}"
 
     def math(self, name: str, dt: DType) -> str:
-        """The C name of math function ``name`` for floats of ``dt``."""
+        """The C name of math function ``name`` for floats of ``dt`` (a helper of
+        :mod:`ember.codegen.mathlib` where the dialect lacks the function)."""
+        if name in self.d.missing_math:
+            return self._missing_math(name, dt)
         base = self.d.math_names.get(name, name)
         if self.d.float_suffix_names and dt.name in ("float16", "float32"):
             return base + "f"
         return base
+
+    def _missing_math(self, name: str, dt: DType) -> str:
+        from ember import dtypes
+        from ember.codegen import mathlib
+
+        calc = dtypes.float64 if dt.name == "float64" else dtypes.float32
+        helper = f"em_{name}_{SHORT[calc.name]}"
+        if name in ("erfinv", "erfcinv"):
+            return self.use(helper, lambda: mathlib.erfinv(self, helper, calc, name == "erfcinv"))
+        raise AssertionError(f"no portable {name} in codegen/mathlib.py")
+
+    def bit_op(self, name: str, dt: DType) -> str:
+        """The C function of ``popc clz ffs brev mulhi`` on 32/64-bit ``dt``: the dialect's,
+        else a helper of :mod:`ember.codegen.mathlib`."""
+        from ember.codegen import mathlib
+
+        wide = dt.itemsize == 8
+        spelled = self.d.bit_ops.get(name)
+        if spelled is not None:
+            return spelled[wide] if name != "mulhi" or dt.kind == "i" else spelled[2 + wide]
+        helper = f"em_{name}_{SHORT[dt.name]}"
+        if name == "brev":
+            return self.use(helper, lambda: mathlib.brev(self, helper, dt))
+        clz = self.bit_op("clz", dt)
+        return self.use(helper, lambda: mathlib.ffs(self, helper, dt, clz))
 
     # ------------------------------------------------------------------ arithmetic
     def floordiv(self, dt: DType) -> str:

@@ -187,7 +187,7 @@ class CheckEmitter:
         t = fn.return_type
         if fn.is_kernel or isinstance(t, Tuple) or not isinstance(t, Scalar | Array):
             return "return;"
-        if isinstance(t, Array) and t.space != "shared":
+        if isinstance(t, Array) and not t.is_pointer:
             return f"{{ {self.ctype(t)} em_z = {{0}}; return em_z; }}"
         return "return 0;"
 

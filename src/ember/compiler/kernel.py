@@ -32,6 +32,7 @@ from ember.diagnostics import device_errors as errmod
 from ember.errors import ArgumentError, LaunchError
 from ember.frontend import ir, messages
 from ember.frontend.capture import Captured, capture
+from ember.frontend.types import CompileTime
 from ember.runtime import argtypes
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
@@ -164,7 +165,9 @@ class Kernel:
     def _slow_dispatch(self, args: tuple) -> tuple[driver.Specialization, tuple]:
         args = tuple(self._foreign(args))
         types, backend, foreign = self._types(args)
-        key = (tuple(t.key() for t in types), backend)
+        # compile-time arguments are keyed by the object itself (two functions may share a
+        # name); the others by their text form
+        key = (tuple(t if isinstance(t, CompileTime) else t.key() for t in types), backend)
         with self._lock:
             spec = self.specializations.get(key)
             if spec is None:
@@ -192,9 +195,12 @@ class Kernel:
                 freshness.track(self)
         hidden = errmod.attach(spec)  # a kernel that can fail: its error-record arguments
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend, hidden)
-        spec.run = argmod.make_runner(
-            spec.abi, types, foreign, backend, spec.function.launch, hidden
-        )
+        info = spec.launch_info
+        spec.shared_bytes = argmod.make_shared_bytes(info, len(types))
+        launch = spec.function.launch
+        if info.get("cooperative"):
+            launch = spec.function.launch_cooperative
+        spec.run = argmod.make_runner(spec.abi, types, foreign, backend, launch, hidden, info)
         return spec
 
     # ------------------------------------------------------------------ stale code
@@ -239,13 +245,17 @@ class Kernel:
 
     def _types(self, args: tuple, need_backend: bool = True):
         """Kernel types of ``args``, the backend they live on, foreign argument indices."""
-        params = self.captured.tree.args.args
-        if len(args) != len(params):
+        tree_args = self.captured.tree.args
+        params = list(tree_args.args)
+        varargs = tree_args.vararg is not None
+        if len(args) < len(params) or (len(args) > len(params) and not varargs):
+            more = " or more" if varargs else ""
             raise self._arg_error(
-                None, f"kernel '{self.__name__}' takes {len(params)} argument(s) "
+                None, f"kernel '{self.__name__}' takes {len(params)}{more} argument(s) "
                 f"({', '.join(p.arg for p in params)}), got {len(args)}",
                 "pass one value per parameter",
             )  # fmt: skip
+        params += [tree_args.vararg] * (len(args) - len(params))  # *args: one per item
         types, backends, foreign = [], set(), set()
         for i, (a, p) in enumerate(zip(args, params, strict=True)):
             try:
@@ -329,10 +339,13 @@ class Kernel:
         import numpy as np
 
         host = tuple(_host_example(a, np) for a in self._foreign(args))
-        types, backend, _ = self._types(host, need_backend=dialect is None)
-        if dialect is None:
-            return types, driver.target_of(backend), backend
-        return types, driver.default_target(dialect), None
+        types, _, _ = self._types(host, need_backend=False)
+        if dialect is not None:
+            return types, driver.default_target(dialect), None
+        # NumPy examples stand for arrays of any backend: the arrays' own, else the current
+        backends = {a.backend for a in host if argtypes.is_array(a)}
+        backend = self._backend(backends, set())
+        return types, driver.target_of(backend), backend
 
     @api
     def report(self, *args, dialect: str | None = None, block=None) -> list:

@@ -22,6 +22,7 @@ import ast
 
 from ember.errors import KernelSyntaxError, KernelTypeError
 from ember.frontend import ir
+from ember.frontend.bits import BitsTyper
 from ember.frontend.complexes import ComplexTyper, is_complex
 from ember.frontend.intrinsics import MATH1, MATH2, PREDICATES, intrinsic_name
 from ember.frontend.operators import OperatorError, cast, minmax, truth
@@ -33,6 +34,7 @@ from ember.frontend.types import (
     WEAK_FLOAT,
     WEAK_INT,
     Array,
+    CompileTime,
     Scalar,
     Tuple,
     describe,
@@ -43,7 +45,7 @@ from ember.frontend.types import (
 from ember.frontend.values import Static, TupleVal, Value, as_dtype, is_plain_function
 
 
-class CallTyper(ComplexTyper, ParallelTyper):
+class CallTyper(ComplexTyper, BitsTyper, ParallelTyper):
     """Call visitors: casts, intrinsics and device functions."""
 
     def ex_Call(self, node: ast.Call) -> Value:
@@ -53,15 +55,18 @@ class CallTyper(ComplexTyper, ParallelTyper):
         callee = self.value(node.func)
         if not isinstance(callee, Static):
             raise self.fail(KernelTypeError, "this value is not callable", node.func)
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
+        if any(k.arg is None for k in node.keywords):
             raise self.fail(
-                KernelSyntaxError,
-                "'*args' and '**kwargs' in calls are not supported in kernels",
-                node,
+                KernelSyntaxError, "'**kwargs' in calls is not supported in kernels", node
             )
         obj = callee.obj
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            inner = getattr(obj, "__ember_py_func__", obj)
+            if not is_plain_function(inner) or intrinsic_name(obj) is not None:
+                raise self.fail(
+                    KernelSyntaxError, "'*' in a call works for device functions only", node,
+                    "pass the items one by one",
+                )  # fmt: skip
         name = intrinsic_name(obj)
         if name is not None:
             return self.intrinsic(name, node)
@@ -120,7 +125,7 @@ class CallTyper(ComplexTyper, ParallelTyper):
 
     # ------------------------------------------------------------------ dispatch
     def intrinsic(self, name: str, node: ast.Call) -> Value:
-        if name in MATH1 or name in MATH2 or name == "fma":
+        if name in MATH1 or name in MATH2 or name in ("fma", "erfinv", "erfcinv"):
             return self._math(name, node)
         if name in PREDICATES:
             return self._predicate(name, node)
@@ -298,7 +303,7 @@ class CallTyper(ComplexTyper, ParallelTyper):
     def device_call(self, func, node: ast.Call) -> Value:
         cap = self._capture_callee(func, node)
         values = self._bind_device_args(cap, func, node)
-        types = [self.require_runtime(v, node) for v in values]
+        types = [self.arg_type_of(v, node) for v in values]
         fn = self.ctx.specialize(func, tuple(types), self.loc(node))
         if fn not in self.callees:
             self.callees.append(fn)
@@ -333,16 +338,44 @@ class CallTyper(ComplexTyper, ParallelTyper):
                 raise
             raise self.fail(KernelSyntaxError, str(exc), node) from None
 
+    def arg_type_of(self, v: Value, node: ast.AST):
+        """The type a device function is specialized on for argument ``v``: its run-time
+        type, or :class:`CompileTime` for functions, dtypes and tuples of them."""
+        if isinstance(v, Static):
+            if (
+                is_plain_function(getattr(v.obj, "__ember_py_func__", v.obj))
+                or as_dtype(v.obj) is not None
+                or intrinsic_name(v.obj) is not None
+            ):
+                return CompileTime(v.obj)
+        if isinstance(v, TupleVal) and any(_static_item(i) for i in v.items):
+            if all(_static_item(i) for i in v.items):
+                return CompileTime(_static_value(v))
+            return Tuple(tuple(self.arg_type_of(i, node) for i in v.items))
+        return self.require_runtime(v, node)
+
+    def _positional(self, node: ast.Call) -> list[Value]:
+        """The call's positional argument values, ``*t`` expanded (t a tuple)."""
+        out: list[Value] = []
+        for arg in node.args:
+            if not isinstance(arg, ast.Starred):
+                out.append(self.value(arg))
+                continue
+            v = self.value(arg.value)
+            if not isinstance(v, TupleVal):
+                raise self.fail(KernelTypeError, "'*' needs a tuple here", arg)
+            out.extend(v.items)
+        return out
+
     def _bind_device_args(self, cap, func, node: ast.Call) -> list[Value]:
         params = [a.arg for a in cap.tree.args.args]
         a = cap.tree.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        if a.kwarg or a.kwonlyargs or a.posonlyargs:
             raise self.fail(
-                KernelSyntaxError,
-                f"device function '{cap.name}' cannot take "
-                "*args, **kwargs or keyword-only parameters",
-                node,
-            )
+                KernelSyntaxError, f"device function '{cap.name}' cannot take **kwargs or "
+                "keyword-only parameters", node,
+            )  # fmt: skip
+        positional = self._positional(node)
         defaults = dict(
             zip(
                 params[len(params) - len(func.__defaults__ or ()) :],
@@ -350,15 +383,21 @@ class CallTyper(ComplexTyper, ParallelTyper):
                 strict=True,
             )
         )
+        if a.vararg is not None:  # the extra positional values, as one tuple
+            extra = positional[len(params) :]
+            positional = positional[: len(params)]
+            params = [*params, a.vararg.arg]
         values: list[Value | None] = [None] * len(params)
-        if len(node.args) > len(params):
+        if a.vararg is not None:
+            values[-1] = TupleVal(extra)
+        if len(positional) > len(params):
             raise self.fail(
                 KernelTypeError,
-                f"{cap.name}() takes {len(params)} arguments, got {len(node.args)}",
+                f"{cap.name}() takes {len(params)} arguments, got {len(positional)}",
                 node,
             )
-        for i, arg in enumerate(node.args):
-            values[i] = self.value(arg)
+        for i, v in enumerate(positional):
+            values[i] = v
         for kw in node.keywords:
             if kw.arg not in params or values[params.index(kw.arg)] is not None:
                 raise self.fail(
@@ -375,6 +414,16 @@ class CallTyper(ComplexTyper, ParallelTyper):
                     )
                 values[i] = self.from_python(defaults[p], node)
         return values  # type: ignore[return-value]
+
+
+def _static_item(v: Value) -> bool:
+    if isinstance(v, Static):
+        return True
+    return isinstance(v, TupleVal) and bool(v.items) and all(_static_item(i) for i in v.items)
+
+
+def _static_value(v: Value):
+    return v.obj if isinstance(v, Static) else tuple(_static_value(i) for i in v.items)
 
 
 def _rebuild(t, outs) -> Value:

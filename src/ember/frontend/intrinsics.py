@@ -19,7 +19,9 @@ from ember import lang
 MATH1 = frozenset(lang.MATH1)
 MATH2 = frozenset(lang.MATH2)
 PREDICATES = frozenset(lang.PREDICATES)
-ATOMICS = frozenset({"add", "sub", "min", "max", "exchange", "cas", "and", "or", "xor"})
+ATOMICS = frozenset(
+    {"add", "sub", "min", "max", "exchange", "exch", "cas", "and", "or", "xor", "inc", "dec"}
+)
 
 _BUILTINS = {
     builtins.abs: "py_abs", builtins.min: "py_min", builtins.max: "py_max",
@@ -30,7 +32,8 @@ _BUILTINS = {
 
 _MATH = {
     "floor": "py_floor", "ceil": "py_ceil", "trunc": "py_trunc", "log": "py_log",
-    "fabs": "fabs", "pow": "pow", "gamma": "tgamma", "fsum": None,
+    "fabs": "fabs", "pow": "pow", "gamma": "tgamma", "fsum": None, "frexp": "frexp",
+    "ldexp": "ldexp",
 }  # fmt: skip
 
 _NUMPY = {
@@ -42,6 +45,7 @@ _NUMPY = {
     "fabs": "fabs", "abs": "py_abs", "absolute": "py_abs", "arctan2": "atan2",
     "hypot": "hypot", "copysign": "copysign", "fmod": "fmod", "fmin": "fmin", "fmax": "fmax",
     "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "power": "py_pow",
+    "frexp": "frexp", "ldexp": "ldexp",
     "conj": "conj", "conjugate": "conj", "real": "real", "imag": "imag", "angle": "angle",
 }  # fmt: skip
 
@@ -61,7 +65,7 @@ def _table() -> dict[int, tuple[Any, str]]:
             or name in MATH2
             or name in PREDICATES
             or name.startswith("py_")
-            or name in ("fma", "tgamma")
+            or name in ("fma", "tgamma", "frexp", "ldexp")
         )
         if known:
             table[id(obj)] = (obj, name)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ember import dtypes
 from ember.dtypes import DType
@@ -53,13 +54,23 @@ class Scalar(Type):
         return scalar(self.dtype)
 
 
+SPACES = ("global", "shared", "local", "constant")
+_SPACE_WORDS = {"shared": "shared", "local": "per-thread", "constant": "constant"}
+
+
 @dataclass(frozen=True)
 class Array(Type):
     """An array view: element ``dtype``, ``ndim``, ``layout`` and memory ``space``.
 
     ``layout`` is ``"C"`` (C-contiguous: strides follow from the shape) or ``"A"`` (any
-    strides, passed at launch).  ``space`` is ``"global"`` (device memory, a kernel
-    argument) or ``"shared"`` (``ember.shared``: per-block, with a static ``shape``).
+    strides, known at run time).  ``space`` is ``"global"`` (device memory: kernel
+    arguments and their views), ``"shared"`` (``ember.shared``: per block), ``"local"``
+    (``ember.local``: per thread) or ``"constant"`` (captured NumPy arrays).  ``shape`` is
+    the static shape when it is known at compile time.
+
+    An array with a static shape and C layout is a plain C pointer in generated code
+    (:attr:`is_pointer`); every other array is a struct of a data pointer, the shape and
+    (layout ``"A"``) the strides.
     """
 
     dtype: DType
@@ -68,17 +79,26 @@ class Array(Type):
     space: str = "global"
     shape: tuple[int, ...] | None = None
 
+    @property
+    def is_pointer(self) -> bool:
+        """Whether the array is a bare pointer (its shape and strides are constants)."""
+        return self.shape is not None and self.layout == "C"
+
     def key(self) -> str:
         text = f"{self.dtype.name}[{self.ndim}d,{self.layout}"
-        if self.space != "global":
-            dims = "x".join(map(str, self.shape or ()))
+        if self.space != "global" or self.shape is not None:
+            dims = "x".join(map(str, self.shape)) if self.shape is not None else "?"
             text += f",{self.space}:{dims}"
         return text + "]"
 
     def describe(self) -> str:
         """The type as users read it: ``array(float32, 2d, strided)``."""
         layout = "contiguous" if self.layout == "C" else "strided"
-        where = f", shared {self.shape}" if self.space == "shared" else ""
+        where = ""
+        if self.space != "global":
+            where = f", {_SPACE_WORDS[self.space]}"
+            if self.shape is not None:
+                where += f" {self.shape}"
         return f"array({self.dtype.name}, {self.ndim}d, {layout}{where})"
 
 
@@ -91,6 +111,28 @@ class Tuple(Type):
     def key(self) -> str:
         inner = ",".join(t.key() for t in self.items)
         return f"({inner},)" if len(self.items) == 1 else f"({inner})"
+
+
+@dataclass(frozen=True)
+class CompileTime(Type):
+    """A compile-time argument: a dtype, a function (a device function to call) or a tuple
+    of those.  It has no run-time value: the kernel is specialized on it (its identity for
+    functions), and its code sees the object itself."""
+
+    value: Any
+
+    def key(self) -> str:
+        return _static_key(self.value)
+
+
+def _static_key(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "(" + ",".join(_static_key(i) for i in v) + ")"
+    if isinstance(v, DType):
+        return f"dtype:{v.name}"
+    func = getattr(v, "__ember_py_func__", v)
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", type(func).__name__)
+    return f"fn:{getattr(func, '__module__', '?')}.{name}"
 
 
 @dataclass(frozen=True)
@@ -129,6 +171,8 @@ def describe(t: Type) -> str:
         return t.describe()
     if isinstance(t, Tuple):
         return "tuple(" + ", ".join(describe(i) for i in t.items) + ")"
+    if isinstance(t, CompileTime):
+        return f"compile-time {t.key()}"
     return t.key()
 
 
@@ -251,10 +295,12 @@ class Target:
     features: frozenset[str] = frozenset()
     device: str = field(default="this device", compare=False)
     feature_names: Mapping[str, str] = field(default_factory=dict, compare=False)
+    constant_bytes: int = 65536  # constant memory for captured tables (frontend/tables.py)
 
     def key(self) -> str:
         return (
             f"{self.dialect}:{self.arch or '-'}:w{self.warp_size}:{','.join(sorted(self.features))}"
+            f":c{self.constant_bytes}"
         )
 
     def has(self, feature: str) -> bool:

@@ -47,6 +47,8 @@ FEATURES = {
     "subgroup_shuffle": "sub-group shuffles by lane",
     "subgroup_shuffle_relative": "sub-group shuffles up and down",
     "subgroup_ballot": "sub-group ballots (ember.ballot)",
+    "cooperative_launch": "cooperative launches (ember.grid_sync)",
+    "global_tables": "program-scope device memory (captured tables past constant memory)",
 }
 
 # DLPack device types (dlpack.h): Backend.dlpack_device_type, foreign_device_types
@@ -298,6 +300,11 @@ class Backend(abc.ABC):
     forward_progress: ClassVar[bool] = False
     # why a vendor library the backend MAY use (blas(), solver(), fft()) is absent here, by name
     vendor_missing: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    # (DeviceInfo.cooperative_launch: every block of a grid resident at once, so that
+    # ember.grid_sync() can wait for the whole grid.)  A backend whose devices can also
+    # implements ``Function.launch_cooperative`` (launch's arguments; a LaunchError saying
+    # how many blocks fit when the grid does not) and ``grid_barrier(stream)`` (the native
+    # pointer of a 4-byte device word per stream the kernel's grid barrier counts on).
 
     # ---------------------------------------------------------------- MUST: devices
     @abc.abstractmethod
@@ -321,10 +328,14 @@ class Backend(abc.ABC):
         found = self.__dict__.get("_ember_target")
         if found is None:
             dev, dialect = self.device, self.dialect
+            features = frozenset(dev.features)
+            if dev.cooperative_launch:  # ember.grid_sync() (a cooperative launch)
+                features |= {"cooperative_launch"}
             found = self.__dict__["_ember_target"] = Target(
-                dialect.name, dev.arch, dev.warp_size or 1, frozenset(dev.features),
+                dialect.name, dev.arch, dev.warp_size or 1, features,
                 device=f"this {self.label or self.name} device ({dev.name})",
                 feature_names=dialect.feature_names,
+                constant_bytes=int(dev.extra.get("max_constant_buffer_size", 65536)),
             )  # fmt: skip
         return found
 

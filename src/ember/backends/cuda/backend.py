@@ -201,6 +201,18 @@ class CudaBackend(Backend):
         """Pinned host memory with an explicit :meth:`PinnedHostMemory.close`."""
         return PinnedHostMemory(nbytes, self._context)
 
+    def grid_barrier(self, stream=None) -> int:
+        """The device address of ``stream``'s grid-barrier word (``ember.grid_sync``):
+        launches on one stream run one after the other, so they can share it; it is
+        allocated once per stream and never reset (the barrier works from any value)."""
+        s = stream or self._default_stream
+        words = self.__dict__.setdefault("_grid_words", {})
+        word = words.get(s)
+        if word is None:
+            word = words[s] = self.alloc(4)
+            self.fill_zero(word, 0, 4, s)
+        return word.handle
+
     def error_memory(self, nbytes: int):
         """The claim word and error record of failing kernels (``backends/cuda/record.py``)."""
         from ember.backends.cuda.record import CudaErrorMemory

@@ -34,7 +34,7 @@ _EXTRA_ATTRIBUTES = {
 # shuffles, 64-bit atomics, double precision (at the device's rate), half conversions.
 FEATURES = frozenset(
     {"fp64", "fp16", "int64_atomics", "subgroups", "subgroup_shuffle",
-     "subgroup_shuffle_relative", "subgroup_ballot"}
+     "subgroup_shuffle_relative", "subgroup_ballot", "global_tables"}
 )  # fmt: skip
 
 _initialized = False
