@@ -1,5 +1,6 @@
-"""``ember.fft`` against ``numpy.fft`` on every backend (on CUDA this is cuFFT; Ember's own
-kernels there: test_fft_cuda.py).  Tolerances: tests/array/fft_common.py."""
+"""``ember.fft`` against ``numpy.fft`` on every backend, by each engine it has (``engine``:
+the backend's choice - cuFFT on CUDA - and, where that is a vendor library, Ember's own
+kernels too, as ``EMBER_FFT=ember`` selects).  Tolerances: tests/array/fft_common.py."""
 
 from __future__ import annotations
 
@@ -13,6 +14,25 @@ from ember.array.fft import plan as planning
 F = ember.fft
 SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 16, 25, 49, 64, 11, 13, 97, 360, 1000, 2048, 4096, 6000]
 DTYPES = ["complex64", "complex128"]
+
+
+@pytest.fixture(params=["auto", "kernels"])
+def engine(request, backend):
+    """The backend, computing with its default engine or with Ember's kernels."""
+    if request.param == "auto":
+        yield backend
+        return
+    if backend.fft() is None:
+        pytest.skip("no vendor FFT here: 'auto' already ran Ember's kernels")
+    with ember.config.override(fft="ember"):
+        yield backend
+
+
+@pytest.fixture
+def kernels(backend):
+    """The backend, computing with Ember's kernels."""
+    with ember.config.override(fft="ember"):
+        yield backend
 
 
 @pytest.fixture
@@ -32,7 +52,7 @@ def multipass(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_c2c_lengths_and_round_trips(backend, dtype):
+def test_c2c_lengths_and_round_trips(engine, dtype):
     for n in SIZES:
         h = complex_sample((3, n), dtype, seed=n)
         x = ember.asarray(h)
@@ -43,7 +63,7 @@ def test_c2c_lengths_and_round_trips(backend, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_multipass_and_bluestein_chains(backend, dtype, multipass):
+def test_multipass_and_bluestein_chains(kernels, dtype, multipass):
     for n in [17, 32, 48, 81, 128, 210, 343, 512, 23, 101]:
         h = complex_sample((2, n), dtype, seed=n)
         check(F.fft(ember.asarray(h)), np.fft.fft(wide(h)), dtype, n)
@@ -62,7 +82,7 @@ def test_multipass_and_bluestein_chains(backend, dtype, multipass):
 
 
 @pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])
-def test_every_axis_norm_and_length(backend, norm):
+def test_every_axis_norm_and_length(engine, norm):
     h = complex_sample((3, 5, 7), "complex64")
     x = ember.asarray(h)
     for axis in (0, 1, 2, -1, -3):
@@ -73,7 +93,7 @@ def test_every_axis_norm_and_length(backend, norm):
             check(F.ifft(x, n, axis, norm), ref, "complex64", ref.shape[axis])
 
 
-def test_views_as_input(backend):
+def test_views_as_input(engine):
     h = complex_sample((6, 8, 10), "complex128")
     x = ember.asarray(h)
     views = [
@@ -92,7 +112,7 @@ def test_views_as_input(backend):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_real_transforms(backend, dtype):
+def test_real_transforms(engine, dtype):
     ct = "complex64" if dtype == "float32" else "complex128"
     r = real_sample((4, 5, 12), dtype)
     x = ember.asarray(r)
@@ -114,7 +134,7 @@ def test_real_transforms(backend, dtype):
     check(F.irfft(xs, axis=0), np.fft.irfft(wide(s), axis=0), dtype, 6)
 
 
-def test_n_dimensional(backend):
+def test_n_dimensional(engine):
     h = complex_sample((4, 6, 5), "complex64")
     x = ember.asarray(h)
     cases = [
@@ -141,7 +161,7 @@ def test_n_dimensional(backend):
     assert F.fftn(x, axes=()) is x  # no axes: the input itself, as NumPy
 
 
-def test_dtypes_follow_numpy(backend):
+def test_dtypes_follow_numpy(engine):
     cases = {
         "float16": ("complex64", "float16"), "float32": ("complex64", "float32"),
         "float64": ("complex128", "float64"), "int32": ("complex128", "float64"),
@@ -160,7 +180,7 @@ def test_dtypes_follow_numpy(backend):
         np.testing.assert_allclose(got.to_numpy().astype(np.float64), ref, atol=5e-3, rtol=5e-3)
 
 
-def test_out_and_empty(backend):
+def test_out_and_empty(engine):
     h = complex_sample((3, 8), "complex64")
     x = ember.asarray(h)
     out = ember.zeros((3, 8), dtype=ember.complex64)
@@ -178,7 +198,7 @@ def test_out_and_empty(backend):
     np.testing.assert_array_equal(padded.to_numpy(), np.zeros((2, 4), np.complex64))
 
 
-def test_numpy_functions_run_on_the_device(backend):
+def test_numpy_functions_run_on_the_device(engine):
     h = complex_sample((4, 6), "complex64")
     x = ember.asarray(h)
     for name, kw in [("fft", {}), ("ifft", {"n": 5}), ("fftn", {}), ("rfftn", {}),
@@ -221,3 +241,25 @@ def test_errors_say_what_is_wrong(backend):
         F.fft(np.ones(4))
     with pytest.raises(IndexError):
         F.fft(ember.asarray(np.float32(1.0)))
+
+
+def test_kernels_compile_for_cuda():
+    """The pass kernel's every variant through NVRTC (sm_90), without a GPU."""
+    pytest.importorskip("ember.backends.cuda.nvrtc")
+    from ember.array.fft import kernels
+
+    for ct, rt in (("complex64", "float32"), ("complex128", "float64")):
+        c = np.zeros(4, ct)
+        for real_out, x, y in (
+            (False, np.zeros(4, rt), c),
+            (False, c, c),
+            (True, c, np.zeros(4, rt)),
+        ):
+            k = kernels.fft_pass(ember.dtype(ct), real_out, 16384 // c.itemsize, 256)
+            args = (x, 0, 1, 1, 1, 1, y, 0, 1, 1, 1, 1, 1, c, 4, 1, 4, 1, 4, 0, 1, 0, 1.0, 1,
+                    0, 0, 0, 0, 0)  # fmt: skip
+            try:
+                ptx = k.inspect(*args, stage="ptx", dialect="cuda")
+            except ember.BackendUnavailableError as exc:  # pragma: no cover - no NVRTC
+                pytest.skip(str(exc))
+            assert ".entry" in ptx

@@ -26,7 +26,8 @@ class FakeCufft:
     def __init__(self, be):
         self.be = be
         self.buffers: list = []
-        self.plans: list[SimpleNamespace] = []
+        self.plans: list[SimpleNamespace] = []  # every plan made, in order
+        self.cached: dict = {}
         self.calls = 0
 
     def pointer(self, buffer, offset=0):
@@ -35,11 +36,14 @@ class FakeCufft:
         return ((len(self.buffers) - 1) << 40) + offset
 
     def plan(self, kind, precision, n, inembed, istride, idist, onembed, ostride, odist, batch):
-        p = SimpleNamespace(kind=kind, precision=precision, n=tuple(n), inembed=tuple(inembed),
-                            istride=istride, idist=idist, onembed=tuple(onembed),
-                            ostride=ostride, odist=odist, batch=batch)  # fmt: skip
-        self.plans.append(p)
-        return p
+        key = (kind, precision, n, inembed, istride, idist, onembed, ostride, odist, batch)
+        if key not in self.cached:
+            p = SimpleNamespace(kind=kind, precision=precision, n=tuple(n), inembed=tuple(inembed),
+                                istride=istride, idist=idist, onembed=tuple(onembed),
+                                ostride=ostride, odist=odist, batch=batch)  # fmt: skip
+            self.plans.append(p)
+            self.cached[key] = p
+        return self.cached[key]
 
     def _host(self, address):
         buf = self.buffers[address >> 40]

@@ -36,13 +36,14 @@ LOOP_MAX = 16  # library calls worth making for one axis before a transposing co
 
 
 class Step:
-    """One library call: ``plan`` from ``src`` (``"x"``, ``"t"`` or ``"y"``) to ``dst``,
-    at byte offsets ``offsets`` (one pair per call of a loop)."""
+    """One library call: the plan of ``key`` (looked up in the library's plan cache at
+    every call: a plan the cache dropped is made again) from ``src`` (``"x"``, ``"t"`` or
+    ``"y"``) to ``dst``, at byte offsets ``offsets`` (one pair per call of a loop)."""
 
-    __slots__ = ("plan", "src", "dst", "offsets", "inverse")
+    __slots__ = ("key", "src", "dst", "offsets", "inverse")
 
-    def __init__(self, plan, src, dst, offsets, inverse):
-        self.plan, self.src, self.dst = plan, src, dst
+    def __init__(self, key, src, dst, offsets, inverse):
+        self.key, self.src, self.dst = key, src, dst
         self.offsets, self.inverse = offsets, inverse
 
 
@@ -61,12 +62,14 @@ class Recipe:
         arrays = {"x": x, "y": y}
         if self.temp is not None:
             arrays["t"] = self.temp(x)
-        stream, execute, ptr = be.default_stream, self.lib.execute, be.native_pointer
+        lib = self.lib
+        stream, execute, ptr = be.default_stream, lib.execute, be.native_pointer
         for s in self.steps:
             src, dst = arrays[s.src], arrays[s.dst]
             ps, pd = ptr(src.buffer, src.offset), ptr(dst.buffer, dst.offset)
+            plan = lib.plan(*s.key)
             for os, od in s.offsets:
-                execute(s.plan, ps + os, pd + od, s.inverse, stream)
+                execute(plan, ps + os, pd + od, s.inverse, stream)
         self._finish(y)
         if out is not None and y is not out:
             out[...] = y
@@ -253,9 +256,10 @@ class _Builder:
         ly = nd_layout(self.y, k)
         if lx is None or ly is None or lx[3] != ly[3]:
             return None
-        plan = self.lib.plan(kind, self.precision, n, lx[0], lx[1], lx[2], ly[0], ly[1],
-                             ly[2], lx[3])  # fmt: skip
-        return Step(plan, src, "y", ((0, 0),), inverse)
+        key = (kind, self.precision, tuple(n), tuple(lx[0]), lx[1], lx[2], tuple(ly[0]), ly[1],
+               ly[2], lx[3])  # fmt: skip
+        self.lib.plan(*key)  # (made now: a library refusal declines the recipe)
+        return Step(key, src, "y", ((0, 0),), inverse)
 
     def per_axis(self, axes, lengths, kind, inverse) -> list[Step] | None:
         """A rank-1 plan per axis, in NumPy's order: out of place first, then in place."""
@@ -307,11 +311,12 @@ class _Builder:
         if batch > 1 and (di <= 0 or do <= 0):
             return None
         di, do = (di, do) if batch > 1 else (la[2] * sp.shape[a], lb[2] * dp.shape[a])
-        plan = self.lib.plan(kind, self.precision, [n], [sp.shape[a]], la[2], di,
-                             [dp.shape[a]], lb[2], do, batch)  # fmt: skip
+        key = (kind, self.precision, (n,), (sp.shape[a],), la[2], di, (dp.shape[a],), lb[2],
+               do, batch)  # fmt: skip
+        self.lib.plan(*key)
         isa, isb = sp.dtype.itemsize, dp.dtype.itemsize
         offsets = tuple((c * li * isa, c * lo * isb) for c in range(count))
-        return Step(plan, src, dst, offsets, inverse)
+        return Step(key, src, dst, offsets, inverse)
 
     def _copy_for_c2r(self, inverse: bool) -> str:
         """cuFFT's ``c2r`` overwrites its input: it reads a C-contiguous copy (the
