@@ -21,7 +21,10 @@ axis without moving it.  Results are new C-contiguous arrays (or ``out``).
 from __future__ import annotations
 
 from ember.array.fft import args as _args
+from ember.array.fft import dispatch as _dispatch
 from ember.array.fft.helpers import fftfreq, fftshift, ifftshift, rfftfreq
+from ember.array.ndarray import ndarray as _ndarray
+from ember.config import settings as _settings
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -117,15 +120,25 @@ def get_plan_cache(device=None):
     CuPy's ``cupy.fft.config.get_plan_cache()``: ``size``, ``max_size`` (settable),
     ``hits``, ``misses``, ``memory`` (bytes of work area the cached plans need),
     ``clear()``, ``info()``.  None where the backend has no vendor FFT."""
-    from ember.array.fft import dispatch
-
-    return dispatch.plan_cache(device)
+    return _dispatch.plan_cache(device)
 
 
 # --------------------------------------------------------------------- shared
-def _one(x, n, axis, norm, out, name, kind, inverse):
-    from ember.array.fft import dispatch
+_FAST: dict = {}  # (function, input signature, arguments, EMBER_FFT) -> vendor recipe
+FAST_KEPT = 256
 
+
+def _one(x, n, axis, norm, out, name, kind, inverse):
+    key = None
+    if out is None and type(x) is _ndarray:  # a call seen before: straight to its recipe
+        key = (name, x.shape, x.strides, x.dtype, x.backend, n, axis, norm,
+               _settings.values["fft"])  # fmt: skip
+        try:
+            recipe = _FAST.get(key)
+        except TypeError:  # (unhashable arguments: the checks below say what is wrong)
+            recipe = key = None
+        if recipe is not None:
+            return recipe(x, None)
     x = _args.array(x, name)
     if x.ndim == 0:
         raise IndexError(f"ember.fft.{name}: a transform needs an array of at least 1 dimension")
@@ -137,17 +150,20 @@ def _one(x, n, axis, norm, out, name, kind, inverse):
         if kind == "r2c":
             _args.real_input(x, name)
         length = _args.points(n, x.shape[a])
-    return dispatch.run(x, [a], [length], kind, inverse, mode, out, name)
+    y, recipe = _dispatch.run(x, [a], [length], kind, inverse, mode, out, name)
+    if key is not None and recipe:
+        if len(_FAST) >= FAST_KEPT:
+            _FAST.clear()
+        _FAST[key] = recipe.fast()
+    return y
 
 
 def _many(x, s, axes, norm, out, name, kind, inverse):
-    from ember.array.fft import dispatch
-
     x = _args.array(x, name)
     lengths, ax = _args.shape_axes(x, s, axes, c2r=kind == "c2r")
     mode = _args.norm(norm)
     if kind == "r2c":
         _args.real_input(x, name)
-    if not ax:  # no axes: a copy in the result dtype, as NumPy
-        return dispatch.no_axes(x, kind, out, name)
-    return dispatch.run(x, ax, lengths, kind, inverse, mode, out, name)
+    if not ax:  # no axes: the input itself, as NumPy
+        return _dispatch.no_axes(x, kind, out, name)
+    return _dispatch.run(x, ax, lengths, kind, inverse, mode, out, name)[0]

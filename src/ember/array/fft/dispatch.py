@@ -76,9 +76,10 @@ def no_axes(x: ndarray, kind: str, out, name: str):
 
 
 def run(x: ndarray, axes: list[int], lengths: list[int], kind: str, inverse: bool,
-        mode: str, out, name: str) -> ndarray:  # fmt: skip
+        mode: str, out, name: str) -> tuple[ndarray, object]:  # fmt: skip
     """The transform of ``x`` over ``axes`` (the last one is the real axis of ``r2c`` /
-    ``c2r``) to ``lengths``, forward or ``inverse``, normalized by ``mode``."""
+    ``c2r``) to ``lengths``, forward or ``inverse``, normalized by ``mode``; and the vendor
+    recipe that computed it (None: Ember's kernels)."""
     shape, dtype = result(x, axes, lengths, kind)
     _check_out(out, shape, dtype, name)
     be = x.backend
@@ -87,15 +88,15 @@ def run(x: ndarray, axes: list[int], lengths: list[int], kind: str, inverse: boo
     if lib is not None and x.size and 0 not in shape:
         recipe = _recipe(lib, x, axes, lengths, kind, inverse, scales, shape, dtype)
         if recipe:
-            return recipe(x, out)
+            return recipe(x, out), recipe
     y = out if out is not None else launch.new(be, shape, dtype)
     if 0 in shape:
-        return y
+        return y, None
     if x.size == 0:  # every input point is padding: a zero result
         y[...] = 0
-        return y
+        return y, None
     _ember(x, y, axes, lengths, kind, inverse, scales)
-    return y
+    return y, None
 
 
 _RECIPES: dict = {}  # call signature -> vendor.Recipe, or False (Ember's kernels run it)
