@@ -80,6 +80,7 @@ _LAZY = {
     "get_backend": "ember.runtime.api",
     "use_backend": "ember.runtime.api",
     "devices": "ember.runtime.api",
+    "Device": "ember.runtime.device",
     "synchronize": "ember.runtime.api",
     "synchronize_async": "ember.runtime.api",
     "default_stream": "ember.runtime.api",
@@ -130,7 +131,7 @@ _ARRAY = {
     "ember.array.matmul": (
         "matmul", "tensordot", "vecdot", "vdot", "outer", "dot", "inner", "einsum",
     ),
-    "ember.array.extras": ("nextafter", "diff"),
+    "ember.array.extras": ("nextafter", "diff", "unravel_index", "ravel_multi_index"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",

@@ -51,6 +51,11 @@ class DType:
         return self.numpy
 
     @property
+    def type(self):
+        """The NumPy scalar type (``numpy.float32``...), as ``numpy.dtype.type``."""
+        return self.numpy.type
+
+    @property
     def bits(self) -> int:
         return self.itemsize * 8
 

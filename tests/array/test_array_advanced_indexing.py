@@ -134,8 +134,11 @@ def test_index_errors_on_the_host(backend):
         d[[0, 1], [0, 1, 2]]
     with pytest.raises(IndexError, match="too many indices"):
         d[0, 0, 0, [0], 0]
+    # NumPy integer/bool arrays index like lists (uploaded: Dask's chunk slicing makes them);
+    # NumPy *values* still need ember.asarray
+    check(d[np.array([0, 1])], X[np.array([0, 1])])
     with pytest.raises(TypeError, match=r"ember\.asarray"):
-        d[np.array([0, 1])]
+        d[np.array([0, 1])] = np.zeros((2,) + X.shape[1:], X.dtype)
     with pytest.raises(ValueError, match="shape mismatch"):
         d[[0, 1]] = ember.asarray(np.ones(7, np.float32))
 

@@ -22,11 +22,18 @@ from ember.array.ndarray import ndarray, not_on_device
 
 def index_array(obj: Any, what: str, be=None, values: bool = False) -> ndarray:
     """``obj`` as an ember array: ember arrays as they are, (nested) lists and tuples of
-    numbers copied to the device (``be``, default the current backend).  Index arrays must
-    be integer or bool (``values``: any dtype)."""
+    numbers copied to the device (``be``, default the current backend), and so are NumPy
+    integer or bool arrays used as indices (an index is a description of the selection,
+    made on the host like a list: Dask's chunk slicing passes them).  Index arrays must be
+    integer or bool (``values``: any dtype; NumPy *values* are refused: copy them with
+    ``ember.asarray``)."""
     if isinstance(obj, ndarray):
         out = obj
-    elif isinstance(obj, list | tuple | int) or isinstance(obj, float | complex) and values:
+    elif (
+        isinstance(obj, list | tuple | int)
+        or (isinstance(obj, float | complex) and values)
+        or (not values and _host_index(obj))
+    ):
         import numpy as np
 
         host = np.asarray(obj)
@@ -52,6 +59,12 @@ def index_array(obj: Any, what: str, be=None, values: bool = False) -> ndarray:
             f"{out.dtype.name}"
         )
     return out
+
+
+def _host_index(obj: Any) -> bool:
+    """Whether ``obj`` is a NumPy integer or bool array (an index made on the host)."""
+    kind = getattr(getattr(obj, "dtype", None), "kind", None)
+    return type(obj).__module__ == "numpy" and kind is not None and kind in "biu"
 
 
 def _on(be, host) -> ndarray:

@@ -112,34 +112,46 @@ def _scalar_dtype(value) -> DType:
     return to_dtype(dt)
 
 
-def empty_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
-    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``."""
+def empty_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
+    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``
+    (``shape``: another shape, as NumPy's ``empty_like(x, shape=...)``; ``order``: NumPy's,
+    where only C order exists: ``"F"`` is refused)."""
+    if order not in ("K", "A", "C"):
+        raise ValueError(f"order={order!r}: Ember makes C-ordered arrays ('C', 'K' or 'A')")
     be = x.backend if device is None else _on(device)
-    return _new(x.shape, x.dtype if dtype is None else dtype, be=be)
+    return _new(x.shape if shape is None else shape, x.dtype if dtype is None else dtype, be=be)
 
 
-def zeros_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+def zeros_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """Zeros with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device)
+    out = empty_like(x, dtype=dtype, device=device, shape=shape, order=order)
     out.backend.fill_zero(out.buffer, 0, out.nbytes)
     return out
 
 
-def ones_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+def ones_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """Ones with the shape (and dtype and device, unless given) of ``x``."""
-    return full_like(x, 1, dtype=dtype, device=device)
+    return full_like(x, 1, dtype=dtype, device=device, shape=shape, order=order)
 
 
-def full_like(x: ndarray, /, fill_value, dtype: Any = None, *, device=None) -> ndarray:
+def full_like(
+    x: ndarray, /, fill_value, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """``fill_value`` with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device)
+    out = empty_like(x, dtype=dtype, device=device, shape=shape, order=order)
     if out.size:
         out.fill(fill_value)
     return out
 
 
 # --------------------------------------------------------------------- ranges
-def arange(start, /, stop=None, step=1, *, dtype: Any = None, device=None) -> ndarray:
+def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> ndarray:
     """Evenly spaced values in ``[start, stop)``: ``arange(5)``, ``arange(1, 2, 0.25)``.
 
     The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``;
@@ -282,21 +294,16 @@ def asarray(
     TypeError
         For dtypes Ember does not support (complex, strings, objects).
     """
-    if device is not None:
-        be = _on(device)
-        if isinstance(obj, ndarray) and obj.backend is not be:
-            obj = obj.to_device(be)
-            copy = None if copy else copy  # (the move made a new array)
-        elif be is not _backend.current() and not isinstance(obj, ndarray):
-            from ember.array.devices import on_backend
-
-            with on_backend(be):
-                return asarray(obj, dtype, copy=copy, stream=stream)
+    be = None if device is None else _on(device)
+    if not isinstance(obj, ndarray):
+        foreign = _foreign(obj)
+        if foreign is not None:
+            obj = foreign  # another library's device memory, wrapped
     if isinstance(obj, ndarray):
+        if be is not None and obj.backend is not be:
+            obj = obj.to_device(be, stream=stream)
+            copy = None if copy else copy  # (the move made a new array)
         return _from_device(obj, dtype, copy, stream)
-    foreign = _foreign(obj)
-    if foreign is not None:
-        return _from_device(foreign, dtype, copy, stream, fresh=False)
     if copy is False:
         raise ValueError("asarray(copy=False) of host data: putting it on the device always copies")
     import numpy as np
@@ -306,7 +313,7 @@ def asarray(
     dt: DType = to_dtype(host.dtype)
     if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-d)
         host = np.ascontiguousarray(host)
-    out = _new(host.shape, dt, stream)
+    out = _new(host.shape, dt, stream, be)
     if host.nbytes:
         if stream is None:
             out.backend.copy_from_host(out.buffer, 0, host)

@@ -266,7 +266,9 @@ def _backend_of(uf: Ufunc, args: tuple, out):
             elif x.backend is not be:
                 raise ValueError(
                     f"ember.{uf.__name__}: operands live on different devices "
-                    f"({be.name} and {x.backend.name}); move them to one device first"
+                    f"({be.name}:{be.device.index} and {x.backend.name}:"
+                    f"{x.backend.device.index}); move them to one device first: "
+                    "x.to_device(y.device)"
                 )
         elif x is not None and not _is_scalar(x):
             if be is not None or any(isinstance(y, ndarray) for y in (*args, out)):

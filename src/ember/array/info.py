@@ -162,19 +162,20 @@ class _NamespaceInfo:
         return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
 
     def default_device(self):
-        """The device of the current backend (what creation functions use by default)."""
-        from ember.runtime import backend
+        """The calling thread's current device (what creation functions use by default)."""
+        from ember.runtime.device import current
 
-        return backend.current().device
+        return current()
 
     def devices(self) -> list:
-        """The devices arrays can be created on: one per usable backend."""
+        """The devices arrays can be created on: those of every usable backend."""
         from ember.runtime import backend
+        from ember.runtime.device import devices
 
         out = []
         for name, reason in backend.available().items():
             if reason is None:
-                out.append(backend.get(name).device)
+                out.extend(devices(name))
         return out
 
     def default_dtypes(self, *, device=None) -> dict:

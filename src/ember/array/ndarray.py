@@ -61,6 +61,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     __slots__ = ("shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, like NumPy's
+    __array_priority__ = 100  # above NumPy's: libraries mixing both (Dask) pick Ember's type
 
     def __init__(
         self,
@@ -102,8 +103,9 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     @property
     def device(self):
-        """The :class:`~ember.runtime.backend.DeviceInfo` of the device holding the data."""
-        return self.backend.device
+        """The :class:`ember.Device` holding the data (it answers the attributes of its
+        :class:`~ember.runtime.backend.DeviceInfo`: ``name``, ``kind``...)."""
+        return devices.device_of(self.backend)
 
     @property
     def is_c_contiguous(self) -> bool:
@@ -479,6 +481,8 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __pow__(self, other, modulo=None):
         if modulo is not None:
             raise TypeError("pow() with a modulus is not supported for ember arrays")
+        if type(other) is int and other == 2 and self.dtype.kind in "iuf":
+            return ufuncs.square(self)  # NumPy's fast path (Dask's var/std square this way)
         return binary(ufuncs.pow, self, other)
 
     def __rpow__(self, other):
@@ -602,6 +606,7 @@ def asnumpy(x: Any):
 
 # The operations are defined on top of the class (they create arrays): imported last.
 from ember.array import (  # noqa: E402
+    devices,
     display,
     indexing,
     interop,

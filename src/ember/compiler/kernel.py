@@ -272,11 +272,12 @@ class Kernel:
 
     def _backend(self, backends: set, foreign: set, args: tuple):
         if len(backends) > 1:
-            names = ", ".join(sorted(b.name for b in backends))
+            names = ", ".join(sorted(f"{b.name}:{b.device.index}" for b in backends))
             raise self._arg_error(
                 None,
-                f"the array arguments live on different backends ({names})",
-                "put every array on one device",
+                f"the array arguments live on different devices ({names}); a kernel runs "
+                "on the device of its arrays",
+                "put every array on one device first: x.to_device(y.device)",
             )
         backend = backends.pop() if backends else registry.get()
         kinds = {args[i].device_type for i in foreign} - {None}  # None: NumPy stand-ins

@@ -25,6 +25,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ember.backends.cuda import device as _cuda_device
 from ember.backends.cuda.driver import check, cu, error
 from ember.dtypes import DType
 from ember.dtypes import dtype as to_dtype
@@ -147,6 +148,8 @@ class CudaFunction(Function):
         h = s._handle
         if h is None:
             raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
+        if _cuda_device.opened > 1:  # several devices: this function's context, current
+            self._context.ensure_current()
         try:
             (err,) = _launch(self.handle, gx, gy, gz, bx, by, bz, shared_mem, h, address, 0)
         except (TypeError, ValueError, OverflowError) as exc:
