@@ -338,30 +338,61 @@ def fft_pass(ct: DType, real_out: bool, cap: int, block: int):
         d = (a - b) * tw[pre + i]
         return a + b + CT(-d.imag, d.real)
 
+    def fetch(x, off, xsi, i, xn, n, flags, tw, pre):
+        """Input point ``i`` of the pass's transform, as the flags say to read it."""
+        if flags & PAIRS:
+            v = pair(x, off, xsi, i, xn)
+        elif flags & C2R:
+            v = half_spectrum(x, off, xsi, i, xn, n, flags, tw, pre)
+        else:
+            v = element(x, off, xsi, i, xn, n, flags)
+        if flags & PRE:
+            v = v * tw[pre + i]
+        return v
+
+    def keep(s, lb, r, v, k, ns, tw, gq, gc, gf):
+        """Point ``r`` of the line at ``lb``, twiddled by ``W_L^(r k)`` (two tables)."""
+        if ns > 1:
+            te = r * k
+            if te > 0:
+                v = v * (tw[gc + (te >> gq)] * tw[gf + (te & ((U(1) << gq) - 1))])
+        s[lb + pad(r)] = v
+
     def load(s, x, xb, xs1, xs2, xsi, xn, b2n, tw, n, m, R, ns, ls, lj, nbatch, flags, gq,
              gc, gf, pre, t):  # fmt: skip
+        """The block's lines into shared memory, four points per thread at a time (four
+        global loads in flight before the first is used)."""
         q, r = mapping(t, lj, flags & LOAD_Q)
         b, j = line_of(q, lj, m, nbatch, flags)
         if b < nbatch:
             off = xb + int(b // b2n) * xs1 + int(b % b2n) * xs2
             k = j % ns
             lb = q * ls
+            step = U(T) >> lj
             while r < R:
-                i = j + r * m
-                if flags & PAIRS:
-                    v = pair(x, off, xsi, i, xn)
-                elif flags & C2R:
-                    v = half_spectrum(x, off, xsi, i, xn, n, flags, tw, pre)
-                else:
-                    v = element(x, off, xsi, i, xn, n, flags)
-                if flags & PRE:
-                    v = v * tw[pre + i]
-                if ns > 1:
-                    te = r * k
-                    if te > 0:
-                        v = v * (tw[gc + (te >> gq)] * tw[gf + (te & ((U(1) << gq) - 1))])
-                s[lb + pad(r)] = v
-                r += U(T) >> lj
+                v0 = fetch(x, off, xsi, j + r * m, xn, n, flags, tw, pre)
+                r1 = r + step
+                r2 = r1 + step
+                r3 = r2 + step
+                v1 = CT(0)
+                v2 = CT(0)
+                v3 = CT(0)
+                if r3 < R:
+                    v1 = fetch(x, off, xsi, j + r1 * m, xn, n, flags, tw, pre)
+                    v2 = fetch(x, off, xsi, j + r2 * m, xn, n, flags, tw, pre)
+                    v3 = fetch(x, off, xsi, j + r3 * m, xn, n, flags, tw, pre)
+                elif r1 < R:
+                    v1 = fetch(x, off, xsi, j + r1 * m, xn, n, flags, tw, pre)
+                    if r2 < R:
+                        v2 = fetch(x, off, xsi, j + r2 * m, xn, n, flags, tw, pre)
+                keep(s, lb, r, v0, k, ns, tw, gq, gc, gf)
+                if r1 < R:
+                    keep(s, lb, r1, v1, k, ns, tw, gq, gc, gf)
+                if r2 < R:
+                    keep(s, lb, r2, v2, k, ns, tw, gq, gc, gf)
+                if r3 < R:
+                    keep(s, lb, r3, v3, k, ns, tw, gq, gc, gf)
+                r = r3 + step
 
     def finish(v, flags, scl):
         if flags & CONJ_OUT:
