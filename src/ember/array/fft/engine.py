@@ -100,6 +100,7 @@ class _Run:
     def chain(self, passes, length, src, xn, dst, yn, first, last, scl, pre=0, post=0):
         """Every pass of one transform of ``length``: ``first`` flags on the first pass's
         loads, ``last`` on the last pass's stores; work buffers between."""
+        _check_size(self.batch, length)
         cur, cur_n = src, xn
         spare = None
         for i, p in enumerate(passes):
@@ -178,6 +179,18 @@ def transform(x: ndarray, y: ndarray, axis: int, n: int, *, kind: str, conj_in: 
     last = out_conj | (k.SCALE if scale != 1.0 else 0) | k.POST
     run.chain(p.passes, p.m, mid, p.m, dst, yn, k.CONJ_IN | k.PRE, last, scale,
               pre=p.kernel, post=p.wconj)  # fmt: skip
+
+
+def _check_size(batch: int, length: int) -> None:
+    """The kernels number points and lines in 32 bits."""
+    if batch * length >= 1 << 32:
+        from ember.errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError(
+            f"ember.fft: {batch} transforms of length {length} are more than 2**32 points "
+            "for Ember's FFT kernels (32-bit indices); transform the batch in parts (e.g. a "
+            "loop over the first axis)"
+        )
 
 
 def _complex(dt: DType) -> DType:
