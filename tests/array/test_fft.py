@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fft_common import check, complex_sample, real_sample, wide
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ember
 from ember.array.fft import plan as planning
@@ -263,3 +265,31 @@ def test_kernels_compile_for_cuda():
             except ember.BackendUnavailableError as exc:  # pragma: no cover - no NVRTC
                 pytest.skip(str(exc))
             assert ".entry" in ptx
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    shape=st.lists(st.integers(1, 12), min_size=1, max_size=3),
+    data=st.data(),
+    name=st.sampled_from(["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]),
+    norm=st.sampled_from([None, "ortho", "forward"]),
+    double=st.booleans(),
+)
+def test_one_axis_properties(backend, shape, data, name, norm, double):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
+    n = data.draw(st.one_of(st.none(), st.integers(1, 20)), label="n")
+    real = name in ("rfft", "ihfft")
+    if name in ("irfft", "hfft") and n is None and shape[axis] == 1:
+        n = 2  # (the default length 2 * (1 - 1) is invalid)
+    dt = ("float64" if double else "float32") if real else ("complex128" if double else "complex64")
+    h = (real_sample if real else complex_sample)(tuple(shape), dt)
+    ref = getattr(np.fft, name)(wide(h), n, axis, norm)
+    out_dt = (
+        ("float64" if double else "float32")
+        if ref.dtype.kind == "f"
+        else ("complex128" if double else "complex64")
+    )
+    got = getattr(F, name)(ember.asarray(h), n, axis, norm)
+    check(got, ref, out_dt, max(ref.shape[axis], h.shape[axis]))
