@@ -281,6 +281,10 @@ class CudaBackend(Backend):
         """cuSOLVER on this device (:class:`ember.backends.cuda.solver.Solver`), or None."""
         return self._vendor("solver", "ember.backends.cuda.solver", "Solver")
 
+    def fft(self):
+        """cuFFT on this device (:class:`ember.backends.cuda.cufft.Fft`), or None."""
+        return self._vendor("fft", "ember.backends.cuda.cufft", "Fft")
+
     def _vendor(self, what: str, module: str, cls: str):
         libs = self.__dict__.setdefault("_libs", {})
         if what not in libs:
