@@ -70,25 +70,41 @@ def _param_spec(param: Any) -> tuple[str, str]:
 
 
 # The direct launch, generated per arity by CudaFunction._direct_launch ({names}: "a0, a1, ").
+# ``last`` remembers the configuration packed in this thread's frame (grid and block only
+# when they are tuples, which cannot change; the stream by its address, None once closed),
+# so a launch with the configuration of the previous one packs just its arguments.
 _LAUNCH_SOURCE = """
 def launch(grid, block, args, shared_mem=0, stream=None):
     try:
-        buf, go = _local.frame
+        buf, go, last = _local.frame
     except AttributeError:
-        buf, go = _frame()
+        buf, go, last = _frame()
     s = stream or _default
     try:
-        g0, g1, g2 = grid
-        b0, b1, b2 = block
         {unpack}
-        _pack(buf, 0, g0, g1, g2, b0, b1, b2, shared_mem, s._address, {names})
+        if grid is not last[0] or block is not last[1] or shared_mem != last[2] or (
+            s._address is not last[3]
+        ):
+            g0, g1, g2 = grid
+            b0, b1, b2 = block
+            _pack_config(buf, 0, g0, g1, g2, b0, b1, b2, shared_mem, s._address)
+            last[:] = _memo(grid, block, shared_mem, s._address)
+        {pack}
     except Exception:  # anything unusual: the checked path packs it or says what is wrong
+        last[0] = None
         _pack(buf, 0, *_checked(grid, block, shared_mem, s, args))
     err = go()
     if err:
         return _failed(err, grid, block, shared_mem, stream, args)
     s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
 """
+
+
+def _memo(grid, block, shared_mem, address) -> tuple:
+    """What ``last`` holds after packing a configuration (lists are never remembered)."""
+    if type(grid) is tuple and type(block) is tuple:
+        return (grid, block, shared_mem, address)
+    return (None, None, -1, None)
 
 
 class PackingPlan:
@@ -101,6 +117,7 @@ class PackingPlan:
         slots = "".join(c + "x" * (SLOT - struct.calcsize("<" + c)) for _, c in specs)
         self.struct = struct.Struct("<" + slots)
         self.frame_struct = struct.Struct(CONFIG + slots)
+        self.config_struct = struct.Struct(CONFIG)
         self.count = len(specs)
 
     def new_buffers(self) -> tuple[ctypes.Array, ctypes.Array, int]:
@@ -166,12 +183,13 @@ class CudaFunction(Function):
         # per instance: the direct path's generated code, or the bindings' path
         self.launch = self._direct_launch() if ex is not None else self._launch_bindings
 
-    def _frame(self) -> tuple[ctypes.Array, Any]:
-        """This thread's (frame buffer, bound driver call), made on its first launch."""
+    def _frame(self) -> tuple[ctypes.Array, Any, list]:
+        """This thread's (frame buffer, bound driver call, configuration it holds), made on
+        its first launch."""
         buf, config, params = self._plan.new_frame()
         go = functools.partial(self._ex, config, self._fptr, params, None)
-        self._local.frame = (buf, go)
-        return buf, go
+        frame = self._local.frame = (buf, go, [None, None, -1, None])
+        return frame
 
     def launch(self, grid, block, args, shared_mem=0, stream=None) -> None:
         """Enqueue one launch of ``grid`` blocks of ``block`` threads on ``stream``.
@@ -192,10 +210,11 @@ class CudaFunction(Function):
         # Replaced per instance by the code _direct_launch() generates for this arity;
         # this body is that code's meaning, for readers and for subclasses.
         try:
-            buf, go = self._local.frame
+            buf, go, last = self._local.frame
         except AttributeError:
-            buf, go = self._frame()
+            buf, go, last = self._frame()
         s = stream or self._default_stream
+        last[0] = None
         self._pack_frame(buf, 0, *self._checked(grid, block, shared_mem, s, args))
         err = go()
         if err:
@@ -207,10 +226,13 @@ class CudaFunction(Function):
         unpacked into names and packed positionally (a ``*args`` call of ``pack_into`` costs
         twice as much), and no attribute lookups beyond the thread's frame."""
         names = "".join(f"a{i}, " for i in range(self._plan.count))
-        source = _LAUNCH_SOURCE.format(names=names, unpack=f"[{names}] = args")
+        pack = f"_pack_args(buf, {CONFIG_SIZE}, {names})" if names else "pass"
+        source = _LAUNCH_SOURCE.format(unpack=f"[{names}] = args", pack=pack)
         namespace = {
             "_local": self._local, "_frame": self._frame, "_default": self._default_stream,
-            "_pack": self._pack_frame, "_checked": self._checked, "_failed": self._failed,
+            "_pack": self._pack_frame, "_pack_config": self._plan.config_struct.pack_into,
+            "_pack_args": self._plan.struct.pack_into, "_memo": _memo,
+            "_checked": self._checked, "_failed": self._failed,
         }  # fmt: skip
         exec(compile(source, f"<ember launch of {self.name}>", "exec"), namespace)  # noqa: S102
         return namespace["launch"]
