@@ -21,6 +21,10 @@ if not os.environ.get("EMBER_TEST_CACHE_DIR"):  # the xdist controller, or a pla
     os.environ["EMBER_TEST_CACHE_DIR"] = _OWN_CACHE  # inherited by the workers it starts
 os.environ["EMBER_CACHE_DIR"] = os.environ["EMBER_TEST_CACHE_DIR"]
 os.environ.setdefault("EMBER_CACHE", "1")
+# Two PoCL CPU devices, so the multi-device paths run in CI (tests/backend/test_devices.py).
+# Set before OpenCL starts, for the whole session: device 0, every other test's device, is
+# the one it was; device 1 costs nothing until a test opens it.  A value of the user's wins.
+os.environ.setdefault("POCL_DEVICES", "pthread pthread")
 
 from ember import config  # noqa: E402 - after the environment
 from ember.runtime import backend as registry  # noqa: E402
@@ -46,6 +50,18 @@ def backend(request):
         pytest.skip(f"{request.param} backend unavailable: {reason.splitlines()[0]}")
     with registry.use(request.param) as be:
         yield be
+
+
+@pytest.fixture
+def two_devices(backend):
+    """Devices 0 and 1 of the test's backend (skips where it has fewer that build kernels)."""
+    import ember
+
+    first = ember.Device(backend)
+    others = [d for d in ember.devices() if d != first and d.info.extra.get("can_compile", True)]
+    if not others:
+        pytest.skip(f"the {backend.name} backend has fewer than 2 usable devices here")
+    return first, others[0]
 
 
 @pytest.fixture(autouse=True)

@@ -58,6 +58,15 @@ def _parse_warmup(text: str) -> str:
     return "on" if _parse_bool(text) else "off"
 
 
+def _parse_index(text: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    if not text.isdigit():
+        raise ValueError("expected a device index (0, 1, ...) or nothing")
+    return int(text)
+
+
 def _parse_list(text: str) -> frozenset[str]:
     return frozenset(p.strip().lower() for p in text.split(",") if p.strip())
 
@@ -88,6 +97,14 @@ SETTINGS: dict[str, Setting] = {
             str,
             "OpenCL device to use: an index 'P:D' (platform:device) or a substring of the "
             "device or platform name.  Empty: the first GPU, else the first CPU device (PoCL).",
+        ),
+        Setting(
+            "EMBER_DEVICE",
+            None,
+            _parse_index,
+            "Index of the device Ember uses by default, in the backend's numbering "
+            "(ember.devices()); wins over EMBER_OPENCL_DEVICE.  Empty: the backend's own "
+            "choice (CUDA: device 0).  One Dask worker per device sets it per worker.",
         ),
         Setting(
             "EMBER_BOUNDSCHECK",

@@ -121,6 +121,13 @@ class EmberPerformanceWarning(UserWarning):
     Issued once per kernel specialization; ``kernel.report(*args)`` gives the items."""
 
 
+class KernelTypeWarning(UserWarning):
+    """Kernel code whose typing is legal but probably not what was meant: a variable
+    assigned values of two types gets their NumPy promotion (``int32`` and ``uint32`` give
+    ``int64``), which changes how its arithmetic wraps.  The message names the variable, the
+    types and the fix (annotate the variable, or give each value its own name)."""
+
+
 class RecompileWarning(UserWarning):
     """A kernel recompiles because a function it calls was redefined, or a module-level
     value it reads was rebound, since it was compiled (checked at each new notebook cell;

@@ -167,6 +167,7 @@ def _disk_cache_usable() -> bool:
     state = info()
     return bool(state["enabled"] and state["writable"])
 
+
 # ------------------------------------------------------------------------- in parallel
 #
 # ``ember precompile -j N``: processes, not threads - a device compiler build is CPU-bound and

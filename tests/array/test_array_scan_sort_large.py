@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import ember
-from ember.runtime import backend as registry
 
 N = (1 << 31) + 5
 
@@ -17,11 +16,10 @@ pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
 @pytest.fixture
 def cuda():
-    previous = registry._current
-    yield registry.use("cuda")
-    ember.synchronize()
-    ember.memory.empty_cache()
-    registry._current = previous
+    with ember.use_backend("cuda") as be:
+        yield be
+        ember.synchronize()
+        ember.memory.empty_cache()
 
 
 def test_cumsum_past_2_31(cuda):

@@ -35,7 +35,7 @@ from ember.tracebacks import hide_internal_frames
 # of 32 blocks per SM; PyTorch 4324).  CPU devices: fewer, larger work-groups.
 BLOCK = 256  # threads per block on CPU devices
 GPU_BLOCK = 128  # threads per block on GPUs
-UNROLL = 4  # elements per thread per tile of the contiguous kernels (kernels.py writes 4 out)
+UNROLL = 4  # elements per thread per tile of the elementwise kernels (kernels.UNROLL)
 WAVES = 32  # CPU devices: the grid is at most WAVES blocks per compute unit
 MAX_GRID = (1 << 31) - 1  # GPUs: the grid is limited only by the driver
 INT64_MAX = (1 << 63) - 1
@@ -194,7 +194,7 @@ def compare(uf: Ufunc, a, b):
     """``==`` and ``!=``: like :func:`binary`, but operands that are not numbers or arrays
     give ``NotImplemented`` (so ``x == None`` is False, as Python's default)."""
     other = b if type(a) is ndarray else a
-    if type(other) is not ndarray and not isinstance(other, bool | int | float):
+    if type(other) is not ndarray and not isinstance(other, bool | int | float | complex):
         if getattr(other, "ndim", None) != 0 or not hasattr(other, "dtype"):
             return NotImplemented
     return binary(uf, a, b)
@@ -266,7 +266,9 @@ def _backend_of(uf: Ufunc, args: tuple, out):
             elif x.backend is not be:
                 raise ValueError(
                     f"ember.{uf.__name__}: operands live on different devices "
-                    f"({be.name} and {x.backend.name}); move them to one device first"
+                    f"({be.name}:{be.device.index} and {x.backend.name}:"
+                    f"{x.backend.device.index}); move them to one device first: "
+                    "x.to_device(y.device)"
                 )
         elif x is not None and not _is_scalar(x):
             if be is not None or any(isinstance(y, ndarray) for y in (*args, out)):
@@ -280,7 +282,7 @@ def _backend_of(uf: Ufunc, args: tuple, out):
 
 def _is_scalar(x) -> bool:
     """Python numbers and NumPy scalars (of dtypes Ember supports)."""
-    if isinstance(x, bool | int | float):
+    if isinstance(x, bool | int | float | complex):
         return True
     if type(x).__module__ != "numpy" or getattr(x, "shape", None) != ():
         return False
@@ -302,8 +304,6 @@ def _on_a_device(x) -> bool:
 def _operand_error(uf: Ufunc, x) -> TypeError:
     if type(x).__module__ == "numpy" or isinstance(x, list | tuple):
         return not_on_device(x, f"ember.{uf.__name__}")
-    if isinstance(x, complex):
-        return TypeError("Ember does not support complex numbers")
     return TypeError(
         f"ember.{uf.__name__} takes ember arrays and Python or NumPy scalars, got a "
         f"{type(x).__module__}.{type(x).__name__}; wrap arrays of other libraries with "
@@ -350,10 +350,11 @@ def converter(ct, t: type, uf: Ufunc, index: int, fp64: bool):
     like NumPy for Python ints (``int8_array + 300`` is an ``OverflowError``)."""
     if ct.kind == "b":
         return None if t is bool else bool
-    if ct.is_float:
+    if ct.is_inexact:
         if not fp64:  # no double parameters on this device
             return ct.numpy.type
-        return None if t is float else float
+        py = complex if ct.is_complex else float
+        return None if t is py else py
     info = ct.numpy
     import numpy as np
 
@@ -455,8 +456,7 @@ def launch_strided(e: Dispatch, values: tuple, out: ndarray, shape, n: int) -> N
             args += (x, (0,) * (len(dims) + 1))
     wide = wide or n >= 1 << 31
     k = kernels.strided(res.op, res.ct, e.kinds, len(dims), wide, res.c0)
-    per_block = e.tile if len(e.kinds) < 3 else e.block[0]  # smap1/2 unroll, smap3 not
-    blocks = min((n + per_block - 1) // per_block, e.maxgrid)
+    blocks = min((n + e.tile - 1) // e.tile, e.maxgrid)  # UNROLL elements per thread
     args_t = tuple(args)
     k.dispatch(args_t).launch(args_t, (blocks, 1, 1), e.block)
 

@@ -62,6 +62,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     __slots__ = ("shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, like NumPy's
+    __array_priority__ = 100  # above NumPy's: libraries mixing both (Dask) pick Ember's type
 
     def __init__(
         self,
@@ -103,8 +104,9 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     @property
     def device(self):
-        """The :class:`~ember.runtime.backend.DeviceInfo` of the device holding the data."""
-        return self.backend.device
+        """The :class:`ember.Device` holding the data (it answers the attributes of its
+        :class:`~ember.runtime.backend.DeviceInfo`: ``name``, ``kind``...)."""
+        return devices.device_of(self.backend)
 
     @property
     def is_c_contiguous(self) -> bool:
@@ -169,6 +171,34 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     def __int__(self) -> int:
         return int(self._one("int", zero_d=True))
+
+    def __complex__(self) -> complex:
+        return parts.to_complex(self)
+
+    # complex arrays: the parts are views (ember/array/parts.py)
+    @property
+    def real(self) -> ndarray:
+        """The real part (a view for complex arrays, the array itself otherwise)."""
+        return parts.part(self, "real")
+
+    @real.setter
+    def real(self, value) -> None:
+        parts.set_part(self, "real", value)
+
+    @property
+    def imag(self) -> ndarray:
+        """The imaginary part (a view for complex arrays, zeros otherwise)."""
+        return parts.part(self, "imag")
+
+    @imag.setter
+    def imag(self, value) -> None:
+        parts.set_part(self, "imag", value)
+
+    def conj(self) -> ndarray:
+        """The complex conjugate (:func:`ember.conj`)."""
+        return ufuncs.conj(self)
+
+    conjugate = conj
 
     def __index__(self) -> int:
         if self.shape or not self.dtype.is_integer:
@@ -452,6 +482,8 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __pow__(self, other, modulo=None):
         if modulo is not None:
             raise TypeError("pow() with a modulus is not supported for ember arrays")
+        if type(other) is int and other == 2 and self.dtype.kind in "iuf":
+            return ufuncs.square(self)  # NumPy's fast path (Dask's var/std square this way)
         return binary(ufuncs.pow, self, other)
 
     def __rpow__(self, other):
@@ -575,10 +607,12 @@ def asnumpy(x: Any):
 
 # The operations are defined on top of the class (they create arrays): imported last.
 from ember.array import (  # noqa: E402
+    devices,
     display,
     indexing,
     interop,
     manipulation,
+    parts,
     protocols,
     reductions,
     ufuncs,

@@ -27,6 +27,11 @@ grow with the length of the array; float64 sums add per thread, then as a tree
 (NumPy's pairwise summation has the same order of error).  Variances use Welford's update
 per element and Chan, Golub & LeVeque's merge (1979) for four-element groups and across
 threads - never ``E[x**2] - E[x]**2``.
+
+Complex data: sums and means accumulate in their own dtype (complex64 with Kahan pairs: the
+compensation is exact part by part); a complex variance keeps a real count, a complex mean
+and a real sum of squared moduli ``|x - mean|**2``, so ``var`` and ``std`` are real (NumPy's
+and the Array API's dtypes).
 """
 
 from __future__ import annotations
@@ -107,7 +112,10 @@ def make(
 
 
 def float_acc(dt: DType) -> DType:
-    """The accumulation dtype of a float sum or statistic: float32 for float16 data."""
+    """The accumulation dtype of a float sum or statistic: float32 for float16 data; a
+    complex dtype accumulates in itself."""
+    if dt.is_complex:
+        return dt
     return F32 if dt.itemsize <= 4 else F64
 
 
@@ -157,7 +165,7 @@ def _kahan_sum(ACC):
 
 def _sum_parts(acc: DType) -> tuple[dict, tuple, Callable]:
     """The sum's functions, state dtypes and ``total(s)`` (the state's value)."""
-    if acc.is_float and acc.itemsize == 4:
+    if acc.is_inexact and acc.real.itemsize == 4:  # float32 and complex64
         return _kahan_sum(acc), (acc, acc), _named("kahan", total=_kahan_total)["total"]
     return _plain_sum(acc), (acc,), _plain_total
 
@@ -226,7 +234,7 @@ def nan_to(CT, value) -> Callable:
 
     def pre(x):
         v = CT(x)
-        if v != v:
+        if ember.isnan(v):
             return CT(V)
         return v
 
@@ -246,29 +254,31 @@ def extreme(ct: DType, largest: bool):
 
 def _pick(largest: bool, skip_nan: bool) -> Callable:
     """``pick(a, b)``: the larger (smaller) of two values; NaN wins (``max``) or loses
-    (``nanmax``: a NaN ``a`` is only kept when ``b`` is NaN too)."""
+    (``nanmax``: a NaN ``a`` is only kept when ``b`` is NaN too).  NaN tests are
+    ``ember.isnan`` (the constant False on integers), not ``a != a``: C compilers warn about a
+    self-comparison in every integer specialization."""
     if largest and not skip_nan:
 
         def pick(a, b):
-            if a > b or a != a:
+            if a > b or ember.isnan(a):
                 return a
             return b
     elif not skip_nan:
 
         def pick(a, b):
-            if a < b or a != a:
+            if a < b or ember.isnan(a):
                 return a
             return b
     elif largest:
 
         def pick(a, b):
-            if a > b or b != b:
+            if a > b or ember.isnan(b):
                 return a
             return b
     else:
 
         def pick(a, b):
-            if a < b or b != b:
+            if a < b or ember.isnan(b):
                 return a
             return b
 
@@ -357,17 +367,17 @@ def arg(ct: DType, largest: bool, skip_nan: bool = False) -> Reducer:
 
         def better(v, b):  # v beats b
             if largest:
-                return v > b or (v != v and b == b)
-            return v < b or (v != v and b == b)
+                return v > b or (ember.isnan(v) and not ember.isnan(b))
+            return v < b or (ember.isnan(v) and not ember.isnan(b))
 
         def same(v, b):
-            return v == b or (v != v and b != b)
+            return v == b or (ember.isnan(v) and ember.isnan(b))
     else:
 
         def better(v, b):
             if largest:
-                return v > b or (b != b and v == v)
-            return v < b or (b != b and v == v)
+                return v > b or (ember.isnan(b) and not ember.isnan(v))
+            return v < b or (ember.isnan(b) and not ember.isnan(v))
 
         def same(v, b):
             return v == b
@@ -412,7 +422,7 @@ def _welford(ACC, skip_nan: bool) -> dict:
         return (n, a[1] + d * f, (a[2] + b[2]) + d * d * a[0] * f)
 
     def step(s, v, j):
-        if skip_nan and v != v:
+        if skip_nan and ember.isnan(v):
             return s
         n = s[0] + 1
         d = v - s[1]
@@ -430,11 +440,51 @@ def _welford(ACC, skip_nan: bool) -> dict:
     return fns
 
 
+def _welford_complex(ACC, RT, skip_nan: bool) -> dict:
+    """:func:`_welford` for complex data: ``(n, mean, m2)`` with a real ``n`` and ``m2``
+    (the sum of ``|x - mean|**2``: the variance of the real and imaginary parts added)."""
+
+    def norm(d):
+        return d.real * d.real + d.imag * d.imag
+
+    def init():
+        return (RT(0), ACC(0), RT(0))
+
+    def combine(a, b):
+        if b[0] == 0:
+            return a
+        if a[0] == 0:
+            return b
+        n = a[0] + b[0]
+        d = b[1] - a[1]
+        f = b[0] / n
+        return (n, a[1] + d * f, (a[2] + b[2]) + norm(d) * a[0] * f)
+
+    def step(s, v, j):
+        if skip_nan and v != v:
+            return s
+        n = s[0] + 1
+        d = v - s[1]
+        m = s[1] + d * (1 / n)
+        e = v - m
+        return (n, m, s[2] + (d.real * e.real + d.imag * e.imag))
+
+    def step4(s, v0, v1, v2, v3, j0, j1, j2, j3):
+        m = ((v0 + v1) + (v2 + v3)) * RT(0.25)
+        return combine(s, (RT(4), m, (norm(v0 - m) + norm(v1 - m)) + (norm(v2 - m) + norm(v3 - m))))
+
+    _named("cwelford", norm=norm)
+    fns = {"init": init, "combine": combine, "step": step}
+    if not skip_nan:
+        fns["step4"] = step4
+    return fns
+
+
 @functools.cache
 def moments(acc: DType, out: DType, what: str, skip_nan: bool = False) -> Reducer:
     """``var``/``std`` (``p2`` is the correction), ``var_mean``/``std_mean`` (``d1`` gets
     the mean) and ``nanmean`` (the mean of the non-NaN elements, NaN when there are none)."""
-    ACC = acc
+    ACC = acc.real  # the count and the squared deviations are real
     root = what.startswith("std")
     with_mean = what.endswith("_mean")
     if what == "mean":
@@ -446,19 +496,29 @@ def moments(acc: DType, out: DType, what: str, skip_nan: bool = False) -> Reduce
                 d0[o] = d0.dtype(s[0] / s[0])  # NaN: no element
     else:
 
-        def final(d0, d1, o, s, n, p1, p2):
+        def spread(s, p2):
             v = s[2] / max(s[0] - ACC(p2), ACC(0))  # NumPy: inf or NaN when n <= ddof
             if root:
                 v = ember.sqrt(v)
-            d0[o] = d0.dtype(v)
-            if with_mean:
+            return v
+
+        _named(what, spread=spread)
+        if with_mean:  # (d1 is of the mean's dtype only here: complex data's is complex)
+
+            def final(d0, d1, o, s, n, p1, p2):
+                d0[o] = d0.dtype(spread(s, p2))
                 if s[0] > 0:
                     d1[o] = d1.dtype(s[1])
                 else:
                     d1[o] = d1.dtype(s[0] / s[0])
+        else:
+
+            def final(d0, d1, o, s, n, p1, p2):
+                d0[o] = d0.dtype(spread(s, p2))
 
     tag = ("nan" if skip_nan else "") + what
-    return make(
-        f"{tag}_{acc.name}", acc, (acc, acc, acc), acc, final=final, p2=acc,
-        **_welford(ACC, skip_nan),
-    )  # fmt: skip
+    if acc.is_complex:
+        fns, state = _welford_complex(acc, ACC, skip_nan), (ACC, acc, ACC)
+    else:
+        fns, state = _welford(ACC, skip_nan), (acc, acc, acc)
+    return make(f"{tag}_{acc.name}", acc, state, acc, final=final, p2=ACC, **fns)

@@ -21,6 +21,7 @@ from ember import dtypes
 from ember.array import reduce as plan
 from ember.array import reducers as rd
 from ember.array.ndarray import ndarray, not_on_device
+from ember.array.rules import no_order
 from ember.dtypes import DType
 
 BOOL, I8, I64, U64 = dtypes.bool_, dtypes.int8, dtypes.int64, dtypes.uint64
@@ -107,7 +108,7 @@ def prepared(fn):
 def _array(x, what: str) -> ndarray:
     if isinstance(x, ndarray):
         return x
-    if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | bool):
+    if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | complex | bool):
         raise not_on_device(x, f"ember.{what}")
     raise TypeError(
         f"ember.{what} takes an ember array, got a {type(x).__module__}.{type(x).__name__}; "
@@ -147,14 +148,13 @@ def sum_reducer(kind: str, x_dtype: DType, dtype=None) -> tuple[rd.Reducer, DTyp
     """The reducer and result dtype of ``sum``/``prod``/``nansum``/``nanprod``."""
     dt = _dtype_arg(dtype)
     if dt is None:
-        dt = x_dtype if x_dtype.is_float else _int_sum_dtype(x_dtype)
+        dt = x_dtype if x_dtype.is_inexact else _int_sum_dtype(x_dtype)
     product = kind.endswith("prod")
     if dt is BOOL:  # NumPy: a boolean sum is `any`, a boolean product `all`
         return rd.logical(not product), BOOL
-    acc = rd.float_acc(dt) if dt.is_float else dt
-    pre = (
-        rd.nan_to(acc, 1 if product else 0) if kind.startswith("nan") and x_dtype.is_float else None
-    )
+    acc = rd.float_acc(dt) if dt.is_inexact else dt
+    nan = kind.startswith("nan") and x_dtype.is_inexact
+    pre = rd.nan_to(acc, 1 if product else 0) if nan else None
     return (rd.prod if product else rd.sum_)(acc, dt, pre, "prod" if product else "sum"), dt
 
 
@@ -211,6 +211,7 @@ def extremum_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> r
 def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial):
     what = ("nan" if skip_nan else "") + ("max" if largest else "min")
     x = _array(x, what)
+    no_order(x.dtype, what)
     R = extremum_reducer(x.dtype, largest, skip_nan)
     empty = None
     if initial is None:
@@ -257,6 +258,7 @@ def arg_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Red
 def _arg(largest: bool, skip_nan: bool, x, axis, out, keepdims):
     what = ("nan" if skip_nan else "") + ("argmax" if largest else "argmin")
     x = _array(x, what)
+    no_order(x.dtype, what)
     if axis is not None and isinstance(axis, tuple | list):
         raise TypeError(f"ember.{what}: axis must be None or an int, got {axis!r}")
     R = arg_reducer(x.dtype, largest, skip_nan)
@@ -320,15 +322,16 @@ def count_nonzero(x, /, axis=None, *, keepdims=False):
 def stat_reducer(what: str, x_dtype: DType, dtype=None, skip_nan: bool = False):
     """``(reducer, result dtype)`` of ``mean``, ``var``, ``std``, ``var_mean``,
     ``std_mean`` (and their nan-versions): floats keep their dtype, others give float64;
-    float16 accumulates in float32."""
+    float16 accumulates in float32.  Complex data: the mean is complex, the variance and
+    standard deviation real (the part's dtype)."""
     dt = _dtype_arg(dtype)
     if dt is None:
-        dt = x_dtype if x_dtype.is_float else F64
-    acc = rd.float_acc(dt) if dt.is_float else F64
-    skip_nan = skip_nan and x_dtype.is_float
+        dt = x_dtype if x_dtype.is_inexact else F64
+    acc = rd.float_acc(dt) if dt.is_inexact else F64
+    skip_nan = skip_nan and x_dtype.is_inexact
     if what == "mean" and not skip_nan:
         return rd.mean(acc, dt), dt
-    return rd.moments(acc, dt, what, skip_nan), dt
+    return rd.moments(acc, dt, what, skip_nan), (dt if what == "mean" else dt.real)
 
 
 @prepared
@@ -363,7 +366,9 @@ def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=Fal
     R, dt = stat_reducer(what, x.dtype, dtype, skip_nan)
     dof = _correction(ddof, correction)
     warned = _warn_empty(x, axis, name, dof)
-    mean_dt = dt if what.endswith("_mean") else None
+    mean_dt = None
+    if what.endswith("_mean"):  # (complex data: a real variance and a complex mean)
+        mean_dt = dtypes.complex_of(dt) if R.ct.is_complex else dt
     return run(
         R, x, axis, keepdims, dt, name, p2=dof, mean_dtype=mean_dt, out=out, cache=not warned
     )

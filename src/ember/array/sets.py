@@ -89,6 +89,9 @@ def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nan
 
     if not isinstance(x, ndarray):
         raise not_on_device(x, f"ember.{what}")
+    from ember.array.rules import no_order
+
+    no_order(x.dtype, what)  # (the values are found by sorting)
     be = x.backend
     flat = manipulation.reshape(x, (x.size,))
     n = flat.shape[0]

@@ -3,9 +3,11 @@ kernels (:mod:`ember.array.sort_kernels`).
 
 Rows of at most :data:`SEGMENT` elements are sorted one block per row (a bitonic network in
 shared memory); longer ones by an LSD radix sort of their keys, 8 bits per pass, one pass
-per byte of the dtype (float32: 4 passes), each pass an upsweep (tile digit counts), a scan
-and a downsweep (stable ranking and scatter).  ``argsort`` carries the original indices.
-Rows longer than :data:`SEGMENT` of a many-row array are radix-sorted one row at a time.
+per byte of the dtype (float32: 4 passes): on devices with 32-lane warp ballots and
+``forward_progress`` (CUDA) one kernel per pass (onesweep, after one histogram of every
+pass), elsewhere an upsweep (tile digit counts), a scan and a ranking/scatter kernel per
+pass.  ``argsort`` carries the original indices.  Rows longer than :data:`SEGMENT` of a
+many-row array are radix-sorted one row at a time.  See ``docs/design/scans-and-sorts.md``.
 
 NumPy's order: NaNs last (first with ``descending=True``, where they count as the largest
 values, as in PyTorch and array-api-strict); ``-0.0`` and ``0.0`` are equal (stable order)
@@ -61,7 +63,9 @@ def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeome
     pay = PT.itemsize if PT is not None else 0  # None: keys only
     if warp_match:
         block = 64 if launch.is_cpu(be) else min(256, be.device.max_threads_per_block)
-        fixed = (block // 32) * kern.RADIX * 4 + kern.RADIX * 12 + block * 12
+        # warp histograms, digit starts/counts (int32) and offsets (int64), the scan's
+        # buffer; 512 bytes for the 16-byte alignment of each array and the block scan's own
+        fixed = (block // 32) * kern.RADIX * 4 + kern.RADIX * 16 + block * 12 + 512
         per_key = (U.itemsize + 2) * 33 // 32 + U.itemsize + pay
     else:
         block = 64 if launch.is_cpu(be) else 32
@@ -94,15 +98,15 @@ def sort_rows(src: ndarray, values: bool, indices: bool, descending: bool):
     ``(rows, n)`` arrays (None where not wanted)."""
     rows, n = src.shape
     be = src.backend
+    if values and indices and src.dtype.is_float and rows and n:
+        _, iout = sort_rows(src, False, True, descending)  # merged zeros lose -0.0's sign
+        from ember.array.gather import take_along_axis
+
+        return take_along_axis(src, iout, axis=1), iout
     vout = launch.new(be, src.shape, src.dtype) if values else None
     iout = launch.new(be, src.shape, dtypes.int64) if indices else None
     if rows == 0 or n == 0:
         return vout, iout
-    if values and indices and src.dtype.is_float:  # merged zeros lose -0.0's sign: gather
-        _, iout = sort_rows(src, False, True, descending)
-        from ember.array.gather import take_along_axis
-
-        return take_along_axis(src, iout, axis=1), iout
     U, fns = _keys(src, merge_zeros=indices)
     raw = _as(src, U)
     if n <= SEGMENT:
@@ -233,6 +237,9 @@ def _along(x: ndarray, axis, values: bool, indices: bool, descending: bool):
 def _check(x, what: str) -> ndarray:
     if not isinstance(x, ndarray):
         raise not_on_device(x, f"ember.{what}")
+    from ember.array.rules import no_order
+
+    no_order(x.dtype, what)
     return x
 
 

@@ -187,7 +187,7 @@ class CheckEmitter:
         t = fn.return_type
         if fn.is_kernel or isinstance(t, Tuple) or not isinstance(t, Scalar | Array):
             return "return;"
-        if isinstance(t, Array) and t.space != "shared":
+        if isinstance(t, Array) and not t.is_pointer:
             return f"{{ {self.ctype(t)} em_z = {{0}}; return em_z; }}"
         return "return 0;"
 
@@ -224,6 +224,10 @@ class CheckEmitter:
         if dt.is_float:
             cast = c["float_cast"] if dt.name != "float64" else ""
             return "%g", f"{cast}{self.expr(e, 15)}" if cast else value
+        if dt.is_complex:  # Python's form, (1+2j); the value is printed twice, once per part
+            cast = c["float_cast"] if dt.name != "complex128" else ""
+            re, im = (f"{cast}{value_part}" for value_part in self.complex_parts(e))
+            return "(%g%+gj)", f"{re}, {im}"
         if dt.kind == "u":
             return c["uint_fmt"], f"{c['uint_cast']}{self.expr(e, 15)}"
         return c["int_fmt"], f"{c['int_cast']}{self.expr(e, 15)}"

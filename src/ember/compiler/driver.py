@@ -41,7 +41,7 @@ from ember.config import settings
 from ember.diagnostics import device_errors as errmod
 from ember.diagnostics import report
 from ember.errors import CompileError, InternalError, UnsupportedFeatureError
-from ember.frontend import ir, passes
+from ember.frontend import ir, launchsize, passes
 from ember.frontend.capture import Captured
 from ember.frontend.typer import TypingContext, type_program
 from ember.frontend.types import Target, Type
@@ -148,6 +148,9 @@ class Specialization:
     slow_paths: tuple = ()  # found in the code (diagnostics/report.py)
     kernel_loc: Any = None  # the kernel's def line, for the report
     announced: bool = False  # slow-path report done at the first launch
+    # dynamic shared memory layout and cooperative launch (frontend/launchsize.py)
+    launch_info: dict = field(default_factory=dict)
+    shared_bytes: Any = None  # shared_bytes(grid, block, args) -> bytes (compiler/args.py)
 
     def launch(self, args: tuple, grid, block, shared_mem: int = 0, stream=None) -> None:
         """Launch with ``args`` (which must have this specialization's types)."""
@@ -156,7 +159,13 @@ class Specialization:
         if not self.run(grid, block, shared_mem, stream, args):
             if self.errors is not None:
                 self.errors.before_launch()
-            self.function.launch(grid, block, self.pack(*args), shared_mem, stream)
+            if self.shared_bytes is not None:
+                shared_mem = max(shared_mem, self.shared_bytes(grid, block, args))
+            launch = self.function.launch
+            if self.launch_info.get("cooperative"):
+                launch = self.function.launch_cooperative
+            native = self.pack(*args, stream=stream, shared_mem=shared_mem)
+            launch(grid, block, native, shared_mem, stream)
             if self.errors is not None:
                 self.errors.launched(stream)
             note_uses(args, stream)
@@ -191,6 +200,7 @@ def compile_specialization(
     pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
     meta = make_meta(spec.name, pyname, spec.abi, backend)
     meta.update(report.to_meta(spec))  # check sites and slow paths, for cache hits
+    meta["launch"] = spec.launch_info  # dynamic shared memory, cooperative launch
     spec.entry = Entry(key, spec.binary, spec.source, parts, meta)
     cache_lookup.store(spec.entry, backend)
     return spec
@@ -221,6 +231,7 @@ def _compile(cap, arg_types, backend, options, captures, target, checks, key) ->
     t4 = time.perf_counter()
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)
     spec = Specialization(name, program, source, abi, binary, function, backend, "", timings)
+    spec.launch_info = {**launchsize.layout(program), "cooperative": program.grid_sync}
     spec.sites = errmod.site_table(program)
     report.compiled(spec, program)
     return spec
@@ -233,6 +244,8 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
     t1 = time.perf_counter()
     try:
         abi = entry.abi()
+        launch_info = dict(entry.meta.get("launch", {}))
+        launchsize.layout_bytes(launch_info)  # data only: a malformed layout is a miss
         module = hit.module if hit.module is not None else backend.load_module(entry.binary)
         function = module.function(entry.name, backend_params(abi))
     except Exception as exc:  # a damaged or foreign binary must never be fatal
@@ -252,6 +265,7 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
         timings, origin=hit.origin, entry=entry,
     )  # fmt: skip
     report.from_meta(spec, entry.meta)
+    spec.launch_info = launch_info
     return spec
 
 
@@ -282,5 +296,14 @@ def cache_parts(
     computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
     deps = deep.run(keymod.dependencies, cap, captures, where=cap)
     codegen = {"boundscheck": bool(checks)}
+    statics = [keymod.static_argument(t.value, captures) for t in arg_types if _is_static(t)]
+    if statics:  # the code of functions passed as compile-time arguments
+        codegen["static_arguments"] = statics
     versions = keymod.versions(backend)
     return keymod.key_parts(deps, arg_types, target, options, versions, codegen)
+
+
+def _is_static(t) -> bool:
+    from ember.frontend.types import CompileTime
+
+    return isinstance(t, CompileTime)

@@ -32,6 +32,7 @@ from ember.diagnostics import device_errors as errmod
 from ember.errors import ArgumentError, LaunchError
 from ember.frontend import ir, messages
 from ember.frontend.capture import Captured, capture
+from ember.frontend.types import CompileTime
 from ember.runtime import argtypes
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
@@ -86,7 +87,9 @@ class Kernel:
 
     # ------------------------------------------------------------------ launching
     def __getitem__(self, config):
-        """``kernel[grid, block]`` (also ``[grid, block, stream]`` and ``[..., shared_mem]``)."""
+        """``kernel[grid, block]``; also ``[grid, block, stream, shared_mem]`` and, in CUDA's
+        order, ``[grid, block, shared_mem]`` / ``[grid, block, shared_mem, stream]`` (an int
+        third item is the dynamic shared memory in bytes)."""
         try:
             return self._configs[config]
         except (KeyError, TypeError):
@@ -104,8 +107,7 @@ class Kernel:
                 f"{self.__name__}[{config!r}]"
             )
         grid, block = _dims(config[0], "grid"), _dims(config[1], "block")
-        stream = config[2] if len(config) > 2 else None
-        shared = config[3] if len(config) > 3 else 0
+        stream, shared = _stream_and_shared(config[2:])
         launcher = make_launcher(self, grid, block, stream, shared)
         if len(self._configs) < 256:
             try:
@@ -164,7 +166,9 @@ class Kernel:
     def _slow_dispatch(self, args: tuple) -> tuple[driver.Specialization, tuple]:
         args = tuple(self._foreign(args))
         types, backend, foreign = self._types(args)
-        key = (tuple(t.key() for t in types), backend)
+        # compile-time arguments are keyed by the object itself (two functions may share a
+        # name); the others by their text form
+        key = (tuple(t if isinstance(t, CompileTime) else t.key() for t in types), backend)
         with self._lock:
             spec = self.specializations.get(key)
             if spec is None:
@@ -192,9 +196,12 @@ class Kernel:
                 freshness.track(self)
         hidden = errmod.attach(spec)  # a kernel that can fail: its error-record arguments
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend, hidden)
-        spec.run = argmod.make_runner(
-            spec.abi, types, foreign, backend, spec.function.launch, hidden
-        )
+        info = spec.launch_info
+        spec.shared_bytes = argmod.make_shared_bytes(info, len(types))
+        launch = spec.function.launch
+        if info.get("cooperative"):
+            launch = spec.function.launch_cooperative
+        spec.run = argmod.make_runner(spec.abi, types, foreign, backend, launch, hidden, info)
         return spec
 
     # ------------------------------------------------------------------ stale code
@@ -239,13 +246,17 @@ class Kernel:
 
     def _types(self, args: tuple, need_backend: bool = True):
         """Kernel types of ``args``, the backend they live on, foreign argument indices."""
-        params = self.captured.tree.args.args
-        if len(args) != len(params):
+        tree_args = self.captured.tree.args
+        params = list(tree_args.args)
+        varargs = tree_args.vararg is not None
+        if len(args) < len(params) or (len(args) > len(params) and not varargs):
+            more = " or more" if varargs else ""
             raise self._arg_error(
-                None, f"kernel '{self.__name__}' takes {len(params)} argument(s) "
+                None, f"kernel '{self.__name__}' takes {len(params)}{more} argument(s) "
                 f"({', '.join(p.arg for p in params)}), got {len(args)}",
                 "pass one value per parameter",
             )  # fmt: skip
+        params += [tree_args.vararg] * (len(args) - len(params))  # *args: one per item
         types, backends, foreign = [], set(), set()
         for i, (a, p) in enumerate(zip(args, params, strict=True)):
             try:
@@ -262,11 +273,12 @@ class Kernel:
 
     def _backend(self, backends: set, foreign: set, args: tuple):
         if len(backends) > 1:
-            names = ", ".join(sorted(b.name for b in backends))
+            names = ", ".join(sorted(f"{b.name}:{b.device.index}" for b in backends))
             raise self._arg_error(
                 None,
-                f"the array arguments live on different backends ({names})",
-                "put every array on one device",
+                f"the array arguments live on different devices ({names}); a kernel runs "
+                "on the device of its arrays",
+                "put every array on one device first: x.to_device(y.device)",
             )
         backend = backends.pop() if backends else registry.get()
         kinds = {args[i].device_type for i in foreign} - {None}  # None: NumPy stand-ins
@@ -329,10 +341,13 @@ class Kernel:
         import numpy as np
 
         host = tuple(_host_example(a, np) for a in self._foreign(args))
-        types, backend, _ = self._types(host, need_backend=dialect is None)
-        if dialect is None:
-            return types, driver.target_of(backend), backend
-        return types, driver.default_target(dialect), None
+        types, _, _ = self._types(host, need_backend=False)
+        if dialect is not None:
+            return types, driver.default_target(dialect), None
+        # NumPy examples stand for arrays of any backend: the arrays' own, else the current
+        backends = {a.backend for a in host if argtypes.is_array(a)}
+        backend = self._backend(backends, set(), host)
+        return types, driver.target_of(backend), backend
 
     @api
     def report(self, *args, dialect: str | None = None, block=None) -> list:
@@ -420,6 +435,24 @@ class _NumpyExample(argmod.ForeignArray):
         from ember import dtypes
 
         super().__init__(0, a.shape, a.strides, dtypes.dtype(a.dtype), a, None)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _stream_and_shared(rest: tuple):
+    """(stream, shared bytes) from a launch configuration's items after grid and block:
+    ``[stream]``, ``[stream, shared]`` (Numba's order; a stream ``0`` is the default one), or
+    CUDA's ``<<<..., shared, stream>>>`` order: ``[shared]``, ``[shared, stream]``."""
+    if not rest:
+        return None, 0
+    if len(rest) == 1:
+        return (None, rest[0]) if _is_int(rest[0]) else (rest[0], 0)
+    first, second = rest
+    if _is_int(first) and not _is_int(second):  # CUDA's order
+        return second, first
+    return (None if first == 0 else first), second
 
 
 def make_launcher(kernel: Kernel, grid, block, stream0, shared0):

@@ -210,7 +210,7 @@ def _is_double(e: ir.Expr) -> bool:
         return False
     operands = passes.children(e) if isinstance(e, ir.Compare) else [e]
     return any(
-        isinstance(o.type, Scalar) and o.type.dtype.name == "float64" for o in operands
+        isinstance(o.type, Scalar) and o.type.dtype.real.name == "float64" for o in operands
     ) and not (isinstance(e, ir.Intrinsic) and not e.args)
 
 

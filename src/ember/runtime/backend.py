@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from ember.codegen.dialects import Dialect
 from ember.dtypes import DType  # noqa: F401 - named by Param and the docs
-from ember.errors import LaunchError, UnsupportedFeatureError
+from ember.errors import BackendUnavailableError, LaunchError, UnsupportedFeatureError
 from ember.frontend.types import Target
 
 # Kernel features a device may have (DeviceInfo.features; the compiler's Target):
@@ -47,6 +47,8 @@ FEATURES = {
     "subgroup_shuffle": "sub-group shuffles by lane",
     "subgroup_shuffle_relative": "sub-group shuffles up and down",
     "subgroup_ballot": "sub-group ballots (ember.ballot)",
+    "cooperative_launch": "cooperative launches (ember.grid_sync)",
+    "global_tables": "program-scope device memory (captured tables past constant memory)",
 }
 
 # DLPack device types (dlpack.h): Backend.dlpack_device_type, foreign_device_types
@@ -257,7 +259,8 @@ class ErrorMemory(abc.ABC):
 
 
 class Backend(abc.ABC):
-    """One runtime (CUDA, OpenCL...) bound to one device.
+    """One runtime (CUDA, OpenCL...) bound to one device.  A process that uses several
+    devices of a backend holds one instance per device (:meth:`open_device`).
 
     Class attributes a backend MUST set: ``name`` (registry key), ``dialect`` (the
     :class:`~ember.codegen.dialects.Dialect` its compiler takes), ``binary_kind``
@@ -298,6 +301,11 @@ class Backend(abc.ABC):
     forward_progress: ClassVar[bool] = False
     # why a vendor library the backend MAY use (blas(), solver()) is absent here, by name
     vendor_missing: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    # (DeviceInfo.cooperative_launch: every block of a grid resident at once, so that
+    # ember.grid_sync() can wait for the whole grid.)  A backend whose devices can also
+    # implements ``Function.launch_cooperative`` (launch's arguments; a LaunchError saying
+    # how many blocks fit when the grid does not) and ``grid_barrier(stream)`` (the native
+    # pointer of a 4-byte device word per stream the kernel's grid barrier counts on).
 
     # ---------------------------------------------------------------- MUST: devices
     @abc.abstractmethod
@@ -321,10 +329,14 @@ class Backend(abc.ABC):
         found = self.__dict__.get("_ember_target")
         if found is None:
             dev, dialect = self.device, self.dialect
+            features = frozenset(dev.features)
+            if dev.cooperative_launch:  # ember.grid_sync() (a cooperative launch)
+                features |= {"cooperative_launch"}
             found = self.__dict__["_ember_target"] = Target(
-                dialect.name, dev.arch, dev.warp_size or 1, frozenset(dev.features),
+                dialect.name, dev.arch, dev.warp_size or 1, features,
                 device=f"this {self.label or self.name} device ({dev.name})",
                 feature_names=dialect.feature_names,
+                constant_bytes=int(dev.extra.get("max_constant_buffer_size", 65536)),
             )  # fmt: skip
         return found
 
@@ -427,6 +439,30 @@ class Backend(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
+
+    @classmethod
+    def open_device(cls, index: int) -> Backend:
+        """MAY: a new instance of this backend on its device ``index`` (the numbering of
+        :meth:`devices`).  The registry keeps one instance per device it opened
+        (:func:`ember.runtime.registry.device`); each has its own streams, allocator pool
+        and compiled modules.  Default: one device only - index 0 is ``cls()``."""
+        if index == 0:
+            return cls()
+        raise BackendUnavailableError(
+            f"the {cls.label or cls.name} backend runs on one device only; there is no "
+            f"device {index} (ember.devices() lists them)"
+        )
+
+    def copy_peer(
+        self, dst: Buffer, dst_offset: int, src_backend: Backend, src: Buffer, src_offset: int,
+        nbytes: int, stream: Stream | None = None,
+    ) -> bool:  # fmt: skip
+        """MAY: copy ``nbytes`` from ``src`` (a buffer of ``src_backend``, another device
+        of this backend class) into ``dst``, device to device, ordered after the work queued
+        so far on ``src_backend``'s default stream and on ``stream`` (this backend's
+        default stream when None).  Returns False where the driver cannot (the caller then
+        stages the copy through host memory).  Default: False."""
+        return False
 
     def check_binary(self, binary: bytes) -> None:  # noqa: B027 - optional check
         """SHOULD: raise :class:`~ember.errors.BinaryError` when ``binary`` is damaged as far
@@ -593,11 +629,14 @@ from ember.runtime.registry import INSTALL_HINT as INSTALL_HINT  # noqa: E402
 from ember.runtime.registry import REGISTRY as REGISTRY  # noqa: E402
 from ember.runtime.registry import available as available  # noqa: E402
 from ember.runtime.registry import backend_class as backend_class  # noqa: E402
+from ember.runtime.registry import choose as choose  # noqa: E402
 from ember.runtime.registry import current as current  # noqa: E402
+from ember.runtime.registry import device as device  # noqa: E402
 from ember.runtime.registry import disable as disable  # noqa: E402
 from ember.runtime.registry import get as get  # noqa: E402
 from ember.runtime.registry import instance as instance  # noqa: E402
 from ember.runtime.registry import on_create as on_create  # noqa: E402
+from ember.runtime.registry import opened as opened  # noqa: E402
 from ember.runtime.registry import package as package  # noqa: E402
 from ember.runtime.registry import toolchain as toolchain  # noqa: E402
 from ember.runtime.registry import use as use  # noqa: E402

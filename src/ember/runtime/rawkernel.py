@@ -149,8 +149,18 @@ def _values_function(params: Sequence[Any], kernel: str, be: Backend) -> Callabl
     return namespace["values"]
 
 
+class _OtherDevice(Exception):
+    """An array argument lives on another device of the kernel's backend: the launch moves
+    there (the kernel's module is loaded once per device)."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+
 def _pointer(v: Any, index: int, kernel: str, be: Backend) -> Any:
     if argtypes.is_array(v):
+        if v.backend is not be and type(v.backend) is type(be):
+            raise _OtherDevice(v.backend)
         if v.backend is not be:
             raise LaunchError(
                 f"kernel {kernel!r}: argument {index} lives on the {v.backend.name} backend, "
@@ -218,17 +228,24 @@ class RawKernel:
         self.options = tuple(options)
         self.params, self._local_tail = parse_params(source, name)
         self._backend_name = backend
-        self._loaded: tuple[Backend, Function, list] | None = None
+        self._loaded: tuple[Backend, Function, Callable] | None = None  # the last device's
+        self._devices: dict[Backend, tuple[Backend, Function, Callable]] = {}
         self._configs: dict[Any, Callable[..., None]] = {}
 
-    def _load(self) -> tuple[Backend, Function, list]:
-        be = _backend.get(self._backend_name)
+    def _load(self, be: Backend | None = None) -> tuple[Backend, Function, Callable]:
+        """Compile and load for ``be`` (default: the current device of the kernel's backend),
+        once per device; it becomes the device launches try first."""
+        be = be or _backend.get(self._backend_name)
+        found = self._devices.get(be)
+        if found is not None:
+            self._loaded = found
+            return found
         try:
             binary = be.compile(self.source, self.name, self.options)
         except CompileError as exc:
             raise _dialect_error(exc, self, be) or exc from None
         fn = be.load_module(binary).function(self.name, self.params)
-        self._loaded = (be, fn, _values_function(self.params, self.name, be))
+        self._loaded = self._devices[be] = (be, fn, _values_function(self.params, self.name, be))
         return self._loaded
 
     @api
@@ -257,7 +274,18 @@ class RawKernel:
                 fn, values = (self._loaded or self._load())[1:]
                 if len(args) != len(fn.params):
                     _backend.check_arg_count(fn, args)
-                fn.launch(g, b, values(*args), shared_mem, stream)
+                try:
+                    native = values(*args)
+                except _OtherDevice as other:  # arrays of another device: launch there
+                    fn, values = self._load(other.backend)[1:]
+                    try:
+                        native = values(*args)
+                    except _OtherDevice:
+                        raise LaunchError(
+                            f"kernel {self.name!r}: the array arguments live on different "
+                            "devices; put them on one device first (x.to_device(y.device))"
+                        ) from None
+                fn.launch(g, b, native, shared_mem, stream)
                 if stream is not None:  # arrays used on another stream than their own
                     note_uses(args, stream)
             except Exception as exc:

@@ -189,6 +189,58 @@ class CudaBackend(Backend):
         )
         s.submitted += 1
 
+    @classmethod
+    def open_device(cls, index: int) -> CudaBackend:
+        """The backend on CUDA device ``index`` (its primary context, its own streams)."""
+        return cls(index)
+
+    def copy_peer(self, dst, dst_offset, src_backend, src, src_offset, nbytes, stream=None):
+        """``cuMemcpyPeerAsync`` from another CUDA device: direct over NVLink/PCIe where
+        the two devices can access each other (peer access is enabled once per pair),
+        else staged by the driver.  Events order it after the source device's queued work,
+        and that device's later work (reusing ``src``) after it."""
+        if not isinstance(src_backend, CudaBackend):
+            return False
+        to = _span(dst, dst_offset, nbytes, "destination")
+        frm = _span(src, src_offset, nbytes, "source")
+        s = stream or self._default_stream
+        theirs = src_backend.default_stream
+        self._enable_peer_access(src_backend)
+        before = src_backend.create_event()
+        before.record(theirs)
+        s.wait_event(before)
+        self._context.ensure_current()
+        check(
+            cu.cuMemcpyPeerAsync(
+                to, self._context.handle, frm, src_backend.context.handle, nbytes, s.handle
+            ),
+            "cuMemcpyPeerAsync",
+            f"copying {nbytes} bytes from device {src_backend.device.index} to device "
+            f"{self._index}",
+        )
+        s.submitted += 1
+        after = self.create_event()
+        after.record(s)
+        theirs.wait_event(after)
+        return True
+
+    def _enable_peer_access(self, other: CudaBackend) -> bool:
+        """Let this context reach ``other``'s memory directly, once per pair; False when
+        the two devices cannot (the driver then stages peer copies through the host)."""
+        peers = self.__dict__.setdefault("_peers", {})
+        if other._index not in peers:
+            can = check(
+                cu.cuDeviceCanAccessPeer(self._cu_device, other._cu_device),
+                "cuDeviceCanAccessPeer",
+            )
+            if can:
+                self._context.ensure_current()
+                (err,) = cu.cuCtxEnablePeerAccess(other.context.handle, 0)
+                already = cu.CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+                can = not err or err == already
+            peers[other._index] = bool(can)
+        return peers[other._index]
+
     def fill_zero(self, dst: CudaBuffer, offset: int, nbytes: int, stream=None) -> None:
         """Asynchronously set ``nbytes`` bytes of ``dst`` to zero (``cuMemsetD8Async``)."""
         address = _span(dst, offset, nbytes, "destination")
@@ -214,6 +266,18 @@ class CudaBackend(Backend):
     def alloc_pinned(self, nbytes: int) -> PinnedHostMemory:
         """Pinned host memory with an explicit :meth:`PinnedHostMemory.close`."""
         return PinnedHostMemory(nbytes, self._context)
+
+    def grid_barrier(self, stream=None) -> int:
+        """The device address of ``stream``'s grid-barrier word (``ember.grid_sync``):
+        launches on one stream run one after the other, so they can share it; it is
+        allocated once per stream and never reset (the barrier works from any value)."""
+        s = stream or self._default_stream
+        words = self.__dict__.setdefault("_grid_words", {})
+        word = words.get(s)
+        if word is None:
+            word = words[s] = self.alloc(4)
+            self.fill_zero(word, 0, 4, s)
+        return word.handle
 
     def error_memory(self, nbytes: int):
         """The claim word and error record of failing kernels (``backends/cuda/record.py``)."""

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ember.backends.cuda import device as _cuda_device
 from ember.backends.cuda import direct as _direct
 from ember.backends.cuda.driver import check, cu, error
 from ember.dtypes import DType
@@ -56,6 +57,7 @@ SLOT = 8  # bytes per argument slot: every supported scalar fits, at its natural
 # the stream, then attrs (NULL) and numAttrs (0) as 16 zero bytes: 56 bytes in all.
 CONFIG = "<7I4xQ16x"
 CONFIG_SIZE = struct.calcsize(CONFIG)
+_DEFAULT_SHARED = 48 * 1024  # dynamic shared memory a launch gets without opting in
 
 
 def _param_spec(param: Any) -> tuple[str, str]:
@@ -80,6 +82,8 @@ def launch(grid, block, args, shared_mem=0, stream=None):
     except AttributeError:
         buf, go, last = _frame()
     s = stream or _default
+    if _devices.opened > 1:  # several devices: this function's context, current
+        _ensure_current()
     try:
         {unpack}
         if grid is not last[0] or block is not last[1] or shared_mem != last[2] or (
@@ -232,7 +236,8 @@ class CudaFunction(Function):
             "_local": self._local, "_frame": self._frame, "_default": self._default_stream,
             "_pack": self._pack_frame, "_pack_config": self._plan.config_struct.pack_into,
             "_pack_args": self._plan.struct.pack_into, "_memo": _memo,
-            "_checked": self._checked, "_failed": self._failed,
+            "_checked": self._checked, "_failed": self._failed, "_devices": _cuda_device,
+            "_ensure_current": self._context.ensure_current,
         }  # fmt: skip
         exec(compile(source, f"<ember launch of {self.name}>", "exec"), namespace)  # noqa: S102
         return namespace["launch"]
@@ -248,6 +253,13 @@ class CudaFunction(Function):
         if getattr(s, "_handle", None) is None:
             raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
         return [*grid, *block, shared_mem, int(s._handle), *self._convert(args)]
+
+    def _buffers(self) -> tuple[ctypes.Array, int]:
+        """This thread's (slots, pointer array address) for the bindings' calls."""
+        slots, pointers, address = self._plan.new_buffers()
+        self._local.keep = pointers  # the pointer array must outlive the launches
+        self._local.buffers = (slots, address)
+        return slots, address
 
     def _launch_bindings(self, grid, block, args, shared_mem=0, stream=None) -> None:
         """:meth:`launch` through ``cuda.bindings`` (where :mod:`.direct` has no entry)."""
@@ -270,6 +282,8 @@ class CudaFunction(Function):
         h = s._handle
         if h is None:
             raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
+        if _cuda_device.opened > 1:  # several devices: this function's context, current
+            self._context.ensure_current()
         try:
             (err,) = _launch(self.handle, gx, gy, gz, bx, by, bz, shared_mem, h, address, 0)
         except (TypeError, ValueError, OverflowError) as exc:
@@ -278,10 +292,77 @@ class CudaFunction(Function):
             return self._failed(err, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args)
         s.submitted += 1
 
+    def _allow_shared(self, nbytes: int) -> None:
+        """Opt in to ``nbytes`` of dynamic shared memory (above 48 KiB CUDA asks for it)."""
+        A = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        self._shared_allowed = nbytes
+        check(cu.cuFuncSetAttribute(self.handle, A, nbytes), "cuFuncSetAttribute")
+
+    def launch_cooperative(self, grid, block, args, shared_mem=0, stream=None) -> None:
+        """:meth:`launch` with every block resident at once (``cuLaunchCooperativeKernel``),
+        for kernels that call ``ember.grid_sync()``.
+
+        Raises
+        ------
+        LaunchError
+            The grid has more blocks than fit on the device at once (the message says how
+            many fit, from the occupancy of this block size and shared memory).
+        """
+        (gx, gy, gz), (bx, by, bz) = dim3(grid, "grid"), dim3(block, "block")
+        blocks, threads = gx * gy * gz, bx * by * bz
+        if shared_mem > _DEFAULT_SHARED and shared_mem > getattr(self, "_shared_allowed", 0):
+            self._allow_shared(shared_mem)
+        fit = self.co_resident(threads, shared_mem)
+        if blocks > fit:
+            raise LaunchError(
+                f"kernel {self.name!r} calls ember.grid_sync(), so all its blocks must be "
+                f"resident at once: {blocks} blocks of {threads} threads were asked, but at "
+                f"most {fit} fit on this device ({fit // max(self._sms(), 1)} per "
+                f"multiprocessor x {self._sms()}); launch at most {fit} blocks and loop over "
+                "the work (a grid-stride loop)"
+            )
+        try:
+            slots, address = self._local.buffers
+        except AttributeError:
+            slots, address = self._buffers()
+        try:
+            self._pack(slots, 0, *args)
+        except (struct.error, TypeError):
+            self._pack(slots, 0, *self._convert(args))
+        s = stream or self._default_stream
+        (err,) = cu.cuLaunchCooperativeKernel(
+            self.handle, gx, gy, gz, bx, by, bz, shared_mem, s._handle, address
+        )
+        if err:
+            raise error(
+                err, "cuLaunchCooperativeKernel",
+                f"launching kernel {self.name!r} cooperatively with grid={(gx, gy, gz)}, "
+                f"block={(bx, by, bz)}, shared_mem={shared_mem}",
+            )  # fmt: skip
+        s.submitted += 1
+
+    def co_resident(self, threads: int, shared_mem: int = 0) -> int:
+        """How many blocks of ``threads`` threads (and ``shared_mem`` dynamic shared bytes)
+        the device runs at once (cached per configuration)."""
+        cache = self.__dict__.setdefault("_co_resident", {})
+        key = (threads, shared_mem)
+        if key not in cache:
+            cache[key] = self.occupancy(threads, shared_mem) * self._sms()
+        return cache[key]
+
+    def _sms(self) -> int:
+        A = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        device = check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
+        return check(cu.cuDeviceGetAttribute(A, device), "cuDeviceGetAttribute")
+
     def _failed(self, err, grid, block, shared_mem, stream, args) -> None:
-        """Error path of :meth:`launch`: retry once without a current context, else raise
-        (a :class:`LaunchError` naming the limit when the grid or block is too large)."""
+        """Error path of :meth:`launch`: retry once without a current context, or once
+        after allowing more than 48 KiB of dynamic shared memory, else raise (a
+        :class:`LaunchError` naming the limit when the grid or block is too large)."""
         if self._context.retry_on_invalid_context(err):
+            return self.launch(grid, block, args, shared_mem, stream)
+        if shared_mem > _DEFAULT_SHARED and shared_mem > getattr(self, "_shared_allowed", 0):
+            self._allow_shared(shared_mem)
             return self.launch(grid, block, args, shared_mem, stream)
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         too_large = LIMITS.error(self.name, grid, block)

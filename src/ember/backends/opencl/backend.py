@@ -92,6 +92,13 @@ class OpenCLBackend(Backend):
         self._streams = StreamSet()  # every stream made here, the default one included
         self._default_stream = self.create_stream()
 
+    @classmethod
+    def open_device(cls, index: int) -> OpenCLBackend:
+        """The backend on OpenCL device ``index`` (the flat numbering across platforms of
+        :meth:`devices`), in a context of its own: arrays move between two OpenCL devices
+        through the host."""
+        return cls(device=str(index))
+
     # ------------------------------------------------------------------ devices
     def devices(self) -> list[DeviceInfo]:
         """Every OpenCL device of every platform, by flat index (builds a probe on each)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ember.codegen.atomics import cas_loop
+from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
@@ -33,6 +33,10 @@ class OpenCLDialect(Dialect):
     global_space = "__global "
     shared_space = "__local "
     shared_decl = "__local "
+    constant_space = "__constant "
+    constant_decl = "__constant "
+    dynamic_shared_param = "__local uchar* em_dyn"
+    array_storage = {"float16": "ushort"}  # no `half` variables without cl_khr_fp16
     address_spaces = True
     separate_offsets = True
     pragmas = {
@@ -59,6 +63,9 @@ class OpenCLDialect(Dialect):
         "float16": "float", "float32": "float", "float64": "double",
     }  # fmt: skip
     storage = {"float16": "half", "bool": "uchar"}
+    address_type = "size_t"
+    complex_struct = "typedef {t}2 {name};"  # a vector: aligned loads, like cl_complex
+    complex_fields = ("x", "y")
     suffix = {"int64": "L", "uint64": "UL", "uint32": "u", "float32": "f"}
     unsigned = {4: "uint", 8: "ulong"}
     inf = {"float32": "INFINITY", "float64": "(double)INFINITY"}
@@ -75,13 +82,14 @@ class OpenCLDialect(Dialect):
     }
     barrier = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"
     fence = "mem_fence(CLK_GLOBAL_MEM_FENCE)"
-    votes = {
-        "ballot": "sub_group_ballot({p}).x",
-        "popc32": "(int)popcount({x})",
-        "popc64": "(int)popcount({x})",
-    }
     lanes = "get_sub_group_size()"
     predicate = "(bool){f}({x})"
+    missing_math = frozenset({"erfinv", "erfcinv"})
+    bit_ops = {
+        "popc": ("popcount", "popcount"),
+        "clz": ("clz", "clz"),
+        "mulhi": ("mul_hi", "mul_hi", "mul_hi", "mul_hi"),
+    }
     shuffle = {
         "shfl": "sub_group_shuffle({v}, (uint){k})",
         "shfl_up": "sub_group_shuffle_up({v}, (uint){k})",
@@ -92,6 +100,16 @@ class OpenCLDialect(Dialect):
         {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
          "float16", "float32", "float64"}
     )  # fmt: skip
+    votes = {
+        # the sum of distinct powers of two is their union: cl_khr_subgroups has no ballot
+        "ballot": "sub_group_reduce_add(({p}) && get_sub_group_local_id() < 32u ? "
+        "1u << get_sub_group_local_id() : 0u)",
+        "all_sync": "(sub_group_all((int)({p})) != 0)",
+        "any_sync": "(sub_group_any((int)({p})) != 0)",
+        "syncwarp": "sub_group_barrier(CLK_LOCAL_MEM_FENCE)",
+        "activemask": "(get_sub_group_size() >= 32u ? 0xffffffffu : "
+        "(1u << get_sub_group_size()) - 1u)",
+    }
     subgroup_reduce = {
         "warp_sum": "sub_group_reduce_add",
         "warp_min": "sub_group_reduce_min",
@@ -120,6 +138,8 @@ class OpenCLDialect(Dialect):
     }
 
     def atomic_body(self, h: Helpers, op: str, dt: DType, t: str, space: str) -> str:
+        if op in ("inc", "dec"):  # OpenCL's atomic_inc has no limit: CUDA's needs a loop
+            return int_cas_loop(h, op, dt, space)
         prefix = "atom_" if dt.itemsize == 8 else "atomic_"
         args = "expected, v" if op == "cas" else "v"
         if dt.is_integer:
@@ -135,6 +155,11 @@ class OpenCLDialect(Dialect):
         return cas_loop(h, op, dt, space)
 
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:
+        if what == "store":  # float -> the bits of the nearest half
+            body = "    ushort bits;\n    vstore_half_rte(x, 0, (half*)&bits);\n    return bits;"
+            return h.fn("ushort", name, "float x", body)
+        if what == "load":  # the bits of a half -> float
+            return h.fn("float", name, "ushort h", "    return vload_half(0, (const half*)&h);")
         if what == "round_d":
             h.features.add("fp64")
         arg = "double x" if what == "round_d" else "float x"
