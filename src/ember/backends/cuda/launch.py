@@ -68,6 +68,11 @@ def _param_spec(param: Any) -> tuple[str, str]:
         dt = param if isinstance(param, DType) else to_dtype(param)
     except TypeError as exc:
         raise LaunchError(f"kernel parameter type {param!r} is not supported: {exc}") from None
+    if dt.name not in _FORMAT:
+        raise LaunchError(
+            f"kernel parameter type {param!r} is not supported: a CUDA launch passes bool, "
+            "(u)int8-64, float16/32/64 scalars and pointers (split other values into those)"
+        )
     return dt.name, _FORMAT[dt.name]
 
 
@@ -83,7 +88,7 @@ def launch(grid, block, args, shared_mem=0, stream=None):
         buf, go, last = _frame()
     s = stream or _default
     if _devices.opened > 1:  # several devices: this function's context, current
-        _ensure_current()
+        _context.ensure_current()
     try:
         {unpack}
         if grid is not last[0] or block is not last[1] or shared_mem != last[2] or (
@@ -237,7 +242,7 @@ class CudaFunction(Function):
             "_pack": self._pack_frame, "_pack_config": self._plan.config_struct.pack_into,
             "_pack_args": self._plan.struct.pack_into, "_memo": _memo,
             "_checked": self._checked, "_failed": self._failed, "_devices": _cuda_device,
-            "_ensure_current": self._context.ensure_current,
+            "_context": self._context,
         }  # fmt: skip
         exec(compile(source, f"<ember launch of {self.name}>", "exec"), namespace)  # noqa: S102
         return namespace["launch"]
