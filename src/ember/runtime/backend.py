@@ -422,6 +422,15 @@ class Backend(abc.ABC):
 
         self.copy_from_host(dst, offset, np.zeros(nbytes, np.uint8), stream)
 
+    # MAY: large copies of pageable host memory are faster through pinned staging buffers
+    # (alloc_host) than the driver's own copy (ember.runtime.staging); CUDA: yes.
+    staged_copies = False
+
+    def is_pinned(self, host: Any) -> bool:
+        """MAY: whether the NumPy array's memory is page-locked, so the device copies it
+        directly (no staging).  Default: False."""
+        return False
+
     def alloc_host(self, nbytes: int) -> Any:
         """Host memory for fast async copies (pinned on CUDA).  Default: a NumPy byte array."""
         import numpy as np
