@@ -65,8 +65,9 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "EMBER_BACKEND",
             "auto",
-            _choice("auto", "cuda", "opencl"),
-            "Backend to use: 'cuda', 'opencl', or 'auto' (CUDA when a device answers, else OpenCL).",
+            _choice("auto", "cuda", "opencl", "cpu"),
+            "Backend to use: 'cuda', 'opencl', 'cpu', or 'auto' (CUDA when a device answers, "
+            "else an OpenCL GPU, else the native CPU backend, else an OpenCL CPU device).",
         ),
         Setting(
             "EMBER_OPENCL_DEVICE",
@@ -74,6 +75,12 @@ SETTINGS: dict[str, Setting] = {
             str,
             "OpenCL device to use: an index 'P:D' (platform:device) or a substring of the "
             "device or platform name.  Empty: the first GPU, else the first CPU device (PoCL).",
+        ),
+        Setting(
+            "EMBER_CPU_THREADS",
+            0,
+            int,
+            "Threads a cpu-backend launch may use (0: every core this process may run on).",
         ),
         Setting(
             "EMBER_BOUNDSCHECK",

@@ -1,8 +1,8 @@
 """The backend contract, the backend registry and backend selection.
 
-A backend is *device + memory + module loader + compiler driver*.  Ember ships two:
-``cuda`` (NVIDIA driver API through ``cuda-bindings``, NVRTC) and ``opencl`` (``pyopencl``;
-the PoCL CPU device where there is no GPU).  Everything above this layer (arrays, the kernel
+A backend is *device + memory + module loader + compiler driver*.  Ember ships three:
+``cuda`` (NVIDIA driver API through ``cuda-bindings``, NVRTC), ``opencl`` (``pyopencl``: GPUs
+and the PoCL CPU device) and ``cpu`` (C compiled by the ``ziglang`` wheel, run with ctypes).  Everything above this layer (arrays, the kernel
 compiler, the CLI) talks only to the classes below.
 
 What a backend MUST implement is marked *abstract*: a backend class missing one of them is
@@ -10,9 +10,9 @@ refused when it is loaded (:func:`validate`), naming what is missing.  What it S
 implement has a working but slower default here.  What it MAY implement is optional and
 checked with ``hasattr`` by the callers.
 
-Selection: ``EMBER_BACKEND=auto|cuda|opencl`` or :func:`use`.  ``auto`` picks CUDA when a
-CUDA device answers, else OpenCL, else raises :class:`BackendUnavailableError` naming the
-extra to install.  Backends are imported lazily: ``import ember`` touches no driver.
+Selection: ``EMBER_BACKEND=auto|cuda|opencl|cpu`` or :func:`use`.  ``auto`` picks CUDA when
+a CUDA device answers, else an OpenCL GPU, else the cpu backend, else an OpenCL CPU device
+(PoCL), else raises :class:`BackendUnavailableError` naming the extra to install.  Backends are imported lazily: ``import ember`` touches no driver.
 """
 
 from __future__ import annotations
@@ -301,6 +301,18 @@ class Backend(abc.ABC):
         """Release what the backend holds (streams, context references)."""
 
     # ---------------------------------------------------------------- MAY
+    @classmethod
+    def has_devices(cls, kind: str) -> bool:
+        """MAY: whether a device of ``kind`` (``"GPU"``, ``"CPU"``) is present, found
+        without creating a context or building anything.  Automatic selection asks it to
+        prefer GPUs (``AUTO_ORDER``).  Default: True."""
+        return True
+
+    def describe(self) -> dict[str, str]:
+        """MAY: more about the backend in words (compiler, target...), for ``ember info``;
+        may be slow.  Default: nothing."""
+        return {}
+
     # error_memory(nbytes) -> an object with ``claim`` and ``record`` (kernel argument
     # values: a 4-byte claim word and an ``nbytes`` record, both zeroed), ``peek()`` (the
     # record's first int64 read in place, or None where that needs a copy), ``read()`` (the
@@ -314,11 +326,14 @@ class Backend(abc.ABC):
 REGISTRY: dict[str, tuple[str, str]] = {
     "cuda": ("ember.backends.cuda", "CudaBackend"),
     "opencl": ("ember.backends.opencl", "OpenCLBackend"),
+    "cpu": ("ember.backends.cpu", "CPUBackend"),
 }
-AUTO_ORDER = ("cuda", "opencl")
+# "name:KIND": that backend only if it has a device of that kind (Backend.has_devices).
+AUTO_ORDER = ("cuda", "opencl:GPU", "cpu", "opencl")
 INSTALL_HINT = {
     "cuda": "pip install 'ember[cuda]' (CUDA 13 driver) or 'ember[cuda12]' (CUDA 12 driver)",
-    "opencl": "pip install 'ember[cpu]' (pyopencl + the PoCL CPU device)",
+    "opencl": "pip install 'ember[opencl]' (pyopencl + the PoCL CPU device)",
+    "cpu": "pip install 'ember[cpu]' (the ziglang wheel: zig's C compiler)",
 }
 
 _lock = threading.RLock()
@@ -414,11 +429,15 @@ def _select() -> str:
         wanted = settings.backend
         candidates = AUTO_ORDER if wanted == "auto" else (wanted,)
         reasons = []
-        for name in candidates:
+        for candidate in candidates:
+            name, _, kind = candidate.partition(":")
             try:
+                if kind and not backend_class(name).has_devices(kind):
+                    continue  # e.g. OpenCL without a GPU: tried again later in the order
                 _instantiate(name)
             except BackendUnavailableError as exc:
-                reasons.append(f"  {name}: {exc}")
+                if f"  {name}: {exc}" not in reasons:
+                    reasons.append(f"  {name}: {exc}")
                 continue
             _current = name
             return name
