@@ -3,6 +3,12 @@
 Prints a table of medians with ratios to the raw ``cuda.bindings`` floor and writes
 ``<area>-<device>-<date>.json`` and ``.md`` per area into ``--out`` (default
 ``benchmarks/results``).  Exits cleanly, saying why, where there is no CUDA device.
+
+Reading results (no device needed):
+
+* ``python -m benchmarks compare OLD NEW``: NEW against OLD, case by case, with the noise.
+* ``python -m benchmarks report RESULTS_DIR``: plots of the newest results of every area.
+* ``python -m benchmarks figures [--check]``: the README's table of figures.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from benchmarks import AREAS
 from benchmarks.harness import (
     CASES,
     Context,
+    entry,
     environment,
     guarded,
     rows,
@@ -25,6 +32,11 @@ from benchmarks.harness import (
 )
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+COMMANDS = {
+    "compare": "benchmarks.compare",
+    "report": "benchmarks.report",
+    "figures": "benchmarks.figures",
+}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -66,6 +78,9 @@ def cuda_backend(name: str = "cuda"):
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in COMMANDS:
+        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
     args = parse_args(argv)
     for area in AREAS:
         importlib.import_module(f"benchmarks.{area}")
@@ -91,10 +106,7 @@ def main(argv=None) -> int:
         guarded(results, "ember", lambda c=c: {"case": c.run(ctx)})  # a crash stops one case
         results = results["ember"].get("case", results)
         print(f"  {name}: {time.perf_counter() - t:.1f} s", flush=True)
-        by_area.setdefault(c.area, {})[name] = {
-            "metric": c.metric, "unit": c.unit, "better": c.better, "doc": c.doc,
-            "results": results,
-        }  # fmt: skip
+        by_area.setdefault(c.area, {})[name] = entry(c, results)
     for area, results in by_area.items():
         header, table = rows(results)
         print(f"\n{area} (median; ratio to raw cuda.bindings)\n{text_table(header, table)}")

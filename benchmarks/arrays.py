@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ import tempfile
 import numpy as np
 
 import ember
-from benchmarks.harness import Context, bandwidth_gbs, case, guarded, per_call_us
+from benchmarks.harness import Context, bandwidth_gbs, case, guarded, median, per_call_us
 
 ROW = 4096
 RAW_AXPY = r"""
@@ -329,7 +328,7 @@ def _median(runs: list[dict]) -> dict:
     if not good:
         return {"error": str(runs[0].get("error"))[:300]}
     keys = [k for k in good[0] if isinstance(good[0][k], int | float)]
-    out = {k: statistics.median(r[k] for r in good) for k in keys}
+    out = {k: median(r[k] for r in good) for k in keys}
     out["runs"] = len(good)
     return out
 

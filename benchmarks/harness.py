@@ -5,6 +5,10 @@ A *case* is a function registered with :func:`case`.  It gets a :class:`Context`
 is the floor that ratios are taken against.  Every implementation runs in the same process,
 in one call, so that the numbers compare (the method of ``shared/peers/peers.py``: warm up,
 many iterations per repeat, the median of several repeats).
+
+A measured value is a :class:`Median`: a float that remembers the smallest and largest of
+the repeats behind it.  The result files store that range next to each median (``spread``)
+so that ``python -m benchmarks compare`` can tell a change from run-to-run noise.
 """
 
 from __future__ import annotations
@@ -77,8 +81,58 @@ class Context:
         return 3 if self.quick else 7
 
 
+# ------------------------------------------------------------------ measured values
+class Median(float):
+    """The median of ``n`` samples that remembers their range ``lo``..``hi``.
+
+    It is a float, so a case returns it as it would any number; arithmetic on it gives a
+    plain float (the range is then unknown, and not stored): use :meth:`map` to convert
+    units and keep the range.
+    """
+
+    lo: float
+    hi: float
+    n: int
+
+    def __new__(cls, value: float, lo: float, hi: float, n: int) -> Median:
+        self = super().__new__(cls, value)
+        self.lo, self.hi, self.n = float(lo), float(hi), int(n)
+        return self
+
+    def __reduce__(self):
+        return (Median, (float(self), self.lo, self.hi, self.n))
+
+    def map(self, fn: Callable[[float], float]) -> Median:
+        """``fn`` (monotonic: a change of unit, ``bytes / time``) of the median and range."""
+        a, b = fn(self.lo), fn(self.hi)
+        return Median(fn(float(self)), min(a, b), max(a, b), self.n)
+
+    def __repr__(self) -> str:
+        return f"Median({float(self)!r}, lo={self.lo!r}, hi={self.hi!r}, n={self.n})"
+
+
+def median(samples) -> Median:
+    """The :class:`Median` of ``samples`` (an iterable of numbers, at least one)."""
+    values = sorted(float(s) for s in samples)
+    if not values:
+        raise ValueError("median() of no samples: a measurement needs at least one run")
+    return Median(statistics.median(values), values[0], values[-1], len(values))
+
+
+def spreads(results: dict[str, dict]) -> dict[str, dict[str, dict[str, float]]]:
+    """``{impl: {metric: {"min", "max", "n"}}}`` for every :class:`Median` in ``results``."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for impl, metrics in results.items():
+        for metric, value in metrics.items():
+            if isinstance(value, Median):
+                out.setdefault(impl, {})[metric] = {"min": value.lo, "max": value.hi, "n": value.n}
+    return out
+
+
 # ------------------------------------------------------------------ timing
-def per_call_us(fn: Callable[[], Any], n: int, repeats: int, sync: Callable | None = None) -> float:
+def per_call_us(
+    fn: Callable[[], Any], n: int, repeats: int, sync: Callable | None = None
+) -> Median:
     """Median over ``repeats`` of the mean time of one ``fn()`` call, in microseconds.
 
     Each repeat runs ``fn`` ``n`` times and then ``sync`` (so queued device work is counted);
@@ -96,12 +150,12 @@ def per_call_us(fn: Callable[[], Any], n: int, repeats: int, sync: Callable | No
         if sync:
             sync()
         samples.append((time.perf_counter() - t) / n * 1e6)
-    return statistics.median(samples)
+    return median(samples)
 
 
 def bandwidth_gbs(
     fn: Callable[[], Any], nbytes: int, sync: Callable, n: int, repeats: int
-) -> float:
+) -> Median:
     """Median over ``repeats`` of GB/s (10^9 bytes/s) moving ``nbytes`` per ``fn()`` call."""
     fn()
     sync()
@@ -112,7 +166,7 @@ def bandwidth_gbs(
             fn()
         sync()
         samples.append(nbytes * n / (time.perf_counter() - t) / 1e9)
-    return statistics.median(samples)
+    return median(samples)
 
 
 def guarded(results: dict, impl: str, fn: Callable[[], dict[str, float]]) -> None:
@@ -166,6 +220,20 @@ def environment(ctx: Context) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ report
+def entry(c: Case, results: dict[str, dict]) -> dict[str, Any]:
+    """One case as the result files store it: what it measures, the values (medians; floats
+    and the odd string) and, under ``spread``, the range of the repeats behind each median
+    that has one (files written before ``spread`` existed have none: its noise is unknown)."""
+    plain = {
+        impl: {k: float(v) if isinstance(v, Median) else v for k, v in metrics.items()}
+        for impl, metrics in results.items()
+    }
+    return {
+        "metric": c.metric, "unit": c.unit, "better": c.better, "doc": c.doc,
+        "results": plain, "spread": spreads(results),
+    }  # fmt: skip
+
+
 def _cell(value: float, floor: float | None) -> str:
     text = f"{value:.2f}" if value < 1000 else f"{value:.0f}"
     return f"{text} ({value / floor:.2f}x)" if floor else text

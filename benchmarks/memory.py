@@ -338,8 +338,8 @@ def upload(ctx: Context):
     for impl, (copy, sync, busy) in impls.items():
 
         def measure(copy=copy, sync=sync, busy=busy):
-            gbs = UPLOAD * n / (per_call_us(copy, n, ctx.repeats, sync) * 1e-6 * n) / 1e9
-            out = {"GB/s": gbs}
+            us = per_call_us(copy, n, ctx.repeats, sync)
+            out = {"GB/s": us.map(lambda us: UPLOAD / us / 1e3)}  # bytes/us -> GB/s
             if busy is not None:
                 sync()
                 busy()

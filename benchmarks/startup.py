@@ -27,12 +27,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 
-from benchmarks.harness import Context, case
+from benchmarks.harness import Context, case, median
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup_child.py")
 PEERS = ("cupy", "cupy_raw", "torch", "triton")
@@ -93,11 +92,11 @@ def summarize(samples: dict[str, list[dict]], metric: str) -> dict[str, dict[str
             errors = [r.get("error", f"no {metric}") for r in runs]
             out[impl] = {"error": str(errors[0])[:300]}
             continue
-        med = {metric: statistics.median(r[metric] for r in good), "runs": len(good)}
+        med = {metric: median(r[metric] for r in good), "runs": len(good)}
         for extra in ("import_s", "total_s", "setup_s", "warmup_cpu_ms"):
             values = [r[extra] for r in good if extra in r]
             if values:
-                med[extra] = statistics.median(values)
+                med[extra] = median(values)
         origins = {r.get("origin") for r in good} - {None}
         if origins:
             med["origin"] = ",".join(sorted(origins))  # type: ignore[assignment]

@@ -18,7 +18,6 @@ once).
 from __future__ import annotations
 
 import asyncio
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from benchmarks.harness import Context, case, guarded, per_call_us
+from benchmarks.harness import Context, case, guarded, median, per_call_us
 from benchmarks.impls import raw_floor
 from ember import config
 from ember.runtime import sync as _sync
@@ -275,11 +274,11 @@ def _long_wait(launch: Callable, wait: Callable, n: int) -> dict[str, float]:
         wait()
         walls.append(time.perf_counter() - t)
         cpus.append(time.process_time() - c)
-    wall = statistics.median(walls)
+    wall = median(walls)
     return {
-        "ms": wall * 1e3,
-        "overshoot_us": (wall - LONG_S) * 1e6,
-        "cpu_ms": statistics.median(cpus) * 1e3,
+        "ms": wall.map(lambda s: s * 1e3),
+        "overshoot_us": wall.map(lambda s: (s - LONG_S) * 1e6),
+        "cpu_ms": median(cpus).map(lambda s: s * 1e3),
     }
 
 
@@ -322,7 +321,7 @@ async def _ticks_during(launch: Callable, wait: Callable) -> dict[str, float]:
 
 def _median_runs(make: Callable[[], dict[str, float]], repeats: int) -> dict[str, float]:
     runs = [make() for _ in range(repeats)]
-    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+    return {key: median(r[key] for r in runs) for key in runs[0]}
 
 
 def _async_impls(ctx: Context, k: Kernels, seconds: float) -> dict[str, tuple]:
@@ -422,7 +421,7 @@ async def _latency(launch, wait, n: int, repeats: int) -> dict[str, float]:
             await wait()
         walls.append((time.perf_counter() - t) / n * 1e6)
         cpus.append((time.process_time() - c) / n * 1e6)
-    return {"us": statistics.median(walls), "cpu_us": statistics.median(cpus)}
+    return {"us": median(walls), "cpu_us": median(cpus)}
 
 
 @case("asyncio_many", "ms", "ms (64 streams x 2 ms kernel, awaited together)")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.codegen import abi
+from ember.codegen import abi, dialects
 from ember.compiler import driver
 from ember.diagnostics import errors, inspect, report
 from ember.runtime import sync
@@ -104,9 +104,10 @@ def test_kernels_without_checks_keep_their_abi():
 
     p = program(plain, F32)
     assert not p.kernel.can_fail and p.sites == []
-    assert [q.kind for q in abi.kernel_abi(p.kernel, "cuda")] == ["data", "shape"]
+    cuda = dialects.get("cuda")
+    assert [q.kind for q in abi.kernel_abi(p.kernel, cuda)] == ["data", "shape"]
     q = program(everything, F32, I32, 3)
-    assert [a.kind for a in abi.kernel_abi(q.kernel, "cuda")][-3:] == ["claim", "record", "kid"]
+    assert [a.kind for a in abi.kernel_abi(q.kernel, cuda)][-3:] == ["claim", "record", "kid"]
 
 
 def fail_in_device(v):

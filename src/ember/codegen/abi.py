@@ -10,10 +10,11 @@ Per kernel argument, in order:
   bools travel as ``uint8`` (OpenCL has no bool kernel arguments) and float16 scalars as
   ``float32`` (the value a float16 has in registers);
 * a tuple: its items, flattened, each as a number;
-* an array of ``ndim`` dimensions: ``<name>_data`` (a device pointer), on OpenCL
-  ``<name>_start`` (the element offset of the view: OpenCL cannot offset a buffer argument;
-  CUDA folds the offset into the pointer), ``<name>_shape0..`` (int64), and for non-contiguous
-  ("A" layout) arrays ``<name>_stride0..`` (int64, in elements, may be negative).
+* an array of ``ndim`` dimensions: ``<name>_data`` (a device pointer), in a dialect with
+  ``separate_offsets`` ``<name>_start`` (the element offset of the view: OpenCL cannot
+  offset a buffer argument; CUDA folds the offset into the pointer), ``<name>_shape0..``
+  (int64), and for non-contiguous ("A" layout) arrays ``<name>_stride0..`` (int64, in
+  elements, may be negative).
 
 A kernel that can fail (``ir.Function.can_fail``: ``raise``, ``assert`` or checks) takes three
 hidden trailing parameters, supplied by the launcher, never by the user: ``em_claim`` (a
@@ -27,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ember import dtypes
+from ember.codegen.dialects.base import Dialect
 from ember.dtypes import DType
 from ember.frontend import ir
 from ember.frontend.types import Array, Scalar
@@ -45,10 +47,10 @@ class AbiParam:
     itemsize: int = 0  # of the array's elements ("start", "stride": bytes -> elements)
 
 
-def abi_names(var_name: str, t: Array, dialect: str) -> list[str]:
+def abi_names(var_name: str, t: Array, dialect: Dialect) -> list[str]:
     """The C parameter names an array parameter ``var_name`` expands to."""
     names = [f"{var_name}_data"]
-    if dialect == "opencl":
+    if dialect.separate_offsets:
         names.append(f"{var_name}_start")
     names += [f"{var_name}_shape{k}" for k in range(t.ndim)]
     if t.layout == "A":
@@ -65,7 +67,7 @@ def scalar_abi_dtype(t: Scalar) -> DType:
     return t.dtype
 
 
-def kernel_abi(fn: ir.Function, dialect: str) -> list[AbiParam]:
+def kernel_abi(fn: ir.Function, dialect: Dialect) -> list[AbiParam]:
     """The C parameters of kernel ``fn``, in order."""
     out: list[AbiParam] = []
     sources = fn.param_sources  # type: ignore[attr-defined]
@@ -78,7 +80,7 @@ def kernel_abi(fn: ir.Function, dialect: str) -> list[AbiParam]:
         assert isinstance(t, Array)
         size = t.dtype.itemsize
         out.append(AbiParam(f"{var.name}_data", "data", None, arg, path, 0, size))
-        if dialect == "opencl":
+        if dialect.separate_offsets:
             out.append(AbiParam(f"{var.name}_start", "start", dtypes.int64, arg, path, 0, size))
         for k in range(t.ndim):
             out.append(AbiParam(f"{var.name}_shape{k}", "shape", dtypes.int64, arg, path, k))

@@ -191,7 +191,9 @@ class CheckEmitter:
         return "return 0;"
 
     def raise_stmt(self, s: ir.Raise, depth: int) -> None:
-        self.put(depth, f"{self.fail_helper()}(em_c, {s.site.id}, 0, 0);  // {comment(s.site.error)}")
+        self.put(
+            depth, f"{self.fail_helper()}(em_c, {s.site.id}, 0, 0);  // {comment(s.site.error)}"
+        )
         if not self.program.no_return:
             self.put(depth, self.zero_return())
 

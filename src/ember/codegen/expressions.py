@@ -136,9 +136,8 @@ class ExpressionEmitter:
         return f"{guard}{ptr}[{i}] = {self.expr(s.value)};"
 
     def _f16_helpers(self) -> None:
-        if self.d.name == "cuda":
-            self.h.f16("load")
-            self.h.f16("store")
+        for what in self.d.f16_helpers:  # those the load/store templates call
+            self.h.f16(what)
 
     def r_Atomic(self, e: ir.Atomic) -> tuple[str, int]:
         t = e.array.type
@@ -299,11 +298,9 @@ class ExpressionEmitter:
 
     def _index(self, e: ir.Intrinsic) -> str:
         axis = e.args[0].value if e.args else 0
-        if e.name == "lane_id" and self.d.name == "cuda":
-            self.h.lane_id()
         if e.name in ("lane_id", "warp_size"):
             self.h.features.add("subgroups")
-        return self.d.index[e.name].format(axis=axis, xyz="xyz"[axis])
+        return self.d.index_expr(self.h, e.name, axis)
 
     def _math(self, e: ir.Intrinsic, rounded: bool = True) -> str:
         dt = e.type.dtype
@@ -316,12 +313,8 @@ class ExpressionEmitter:
     def _shuffle(self, e: ir.Intrinsic) -> str:
         dt = e.type.dtype
         v, k = self.expr(e.args[0]), self.expr(e.args[1])
-        if self.d.name == "opencl":
-            self.h.features.add(
-                "subgroup_shuffle_relative"
-                if e.name in ("shfl_up", "shfl_down")
-                else "subgroup_shuffle"
-            )
+        relative = e.name in ("shfl_up", "shfl_down")
+        self.h.features.add("subgroup_shuffle_relative" if relative else "subgroup_shuffle")
         if dt.name in self.d.shuffle_types:
             return self.d.shuffle[e.name].format(v=v, k=k)
         return f"({self.h.c(dt)})" + self.d.shuffle[e.name].format(v=f"(int){v}", k=k)

@@ -1,4 +1,4 @@
-"""Small C helper functions the emitter asks for by name, written once for both dialects.
+"""Small C helper functions the emitter asks for by name, written once for every dialect.
 
 Python/NumPy semantics that C lacks live here: floor division and modulo, integer power,
 ``min``/``max`` that keep the first argument on ties and NaN, wrapping ``abs``, float16
@@ -9,9 +9,12 @@ reductions.  :class:`Helpers` collects each helper once, in dependency order.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ember.codegen.dialects import Dialect
 from ember.dtypes import DType
+
+if TYPE_CHECKING:  # the dialect classes use these helpers
+    from ember.codegen.dialects.base import Dialect
 
 SHORT = {
     "bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
@@ -150,45 +153,6 @@ class Helpers:
 
     # ------------------------------------------------------------------ float16
     def f16(self, what: str) -> str:
-        """``round``, ``round_d`` (from double), and on CUDA ``load`` / ``store``."""
+        """``round``, ``round_d`` (from double), and the dialect's ``f16_helpers``."""
         name = f"em_f16_{what}"
-        return self.use(name, lambda: self._f16(name, what))
-
-    def _f16(self, name: str, what: str) -> str:
-        if self.d.name == "cuda":
-            return self._f16_cuda(name, what)
-        if what == "round_d":
-            self.features.add("fp64")
-        arg = "double x" if what == "round_d" else "float x"
-        body = (
-            "    // float16 arithmetic is done in float and rounded to half (as NumPy does)\n"
-            "    ushort bits;\n"
-            "    vstore_half_rte(x, 0, (half*)&bits);\n"
-            "    return vload_half(0, (const half*)&bits);"
-        )
-        return self.fn("float", name, arg, body)
-
-    def _f16_cuda(self, name: str, what: str) -> str:
-        if what == "load":
-            body = '    float f;\n    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));\n    return f;'
-            return self.fn("float", name, "unsigned short h", body)
-        if what == "store":
-            body = (
-                '    unsigned short h;\n    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));'
-                "\n    return h;"
-            )
-            return self.fn("unsigned short", name, "float x", body)
-        load = self.f16("load")
-        if what == "round":
-            store = self.f16("store")
-            body = f"    return {load}({store}(x));  // round to the nearest half"
-            return self.fn("float", name, "float x", body)
-        body = (
-            f'    unsigned short h;\n    asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x));'
-            f"\n    return {load}(h);"
-        )
-        return self.fn("float", name, "double x", body)
-
-    def lane_id(self) -> str:
-        body = '    unsigned int l;\n    asm("mov.u32 %0, %%laneid;" : "=r"(l));\n    return l;'
-        return self.use("em_lane_id", lambda: self.fn("unsigned int", "em_lane_id", "", body))
+        return self.use(name, lambda: self.d.f16_helper(self, name, what))

@@ -222,7 +222,7 @@ def _compile(cap, arg_types, backend, options, captures, target, checks) -> Spec
     t3 = time.perf_counter()
     if backend.dialect == "cuda":
         dump("ptx", cap.name, lambda: ptx_of(source, target.arch or "sm_90", name, options))
-    abi = abi_mod.kernel_abi(program.kernel, backend.dialect)
+    abi = abi_mod.kernel_abi(program.kernel, dialects.get(target.dialect))
     function = backend.load_module(binary).function(name, abi_mod.backend_params(abi))
     t4 = time.perf_counter()
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)

@@ -1,0 +1,127 @@
+"""What a C dialect is: the spellings the one emitter asks for, and the few methods where a
+spelling is not enough.
+
+The emitter (:mod:`ember.codegen.emitter`) is written once.  Everything that differs between
+CUDA C++, OpenCL C (and any other C-like target) is here: qualifiers, address spaces, type
+names, literal suffixes, thread indices, the barrier, math function names, float16 loads and
+stores, shuffles - as *class attributes* of a :class:`Dialect` subclass - and, as *methods*,
+the pieces of code that differ in more than a word: the body of an atomic helper, the float16
+conversion helpers, a thread index that needs a helper function.
+
+A new dialect is a subclass in its own module of this package that sets every attribute
+below without a default and implements the abstract methods, plus one line in
+:data:`ember.codegen.dialects.REGISTRY`.  Nothing outside its module names it: code that
+needs to know what a dialect can do reads an attribute (``separate_offsets``,
+``address_spaces``...), never its :attr:`~Dialect.name`.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:  # the helpers module imports this one
+    from ember.codegen.helpers import Helpers
+    from ember.dtypes import DType
+
+# The unit of the "index" templates: ``{axis}`` is 0/1/2, ``{xyz}`` is x/y/z.
+INDEX_NAMES = (
+    "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size",
+    "warp_size", "lane_id",
+)  # fmt: skip
+
+
+class Dialect(abc.ABC):
+    """The spelling of one C dialect (class attributes) and its code snippets (methods).
+
+    Instances are stateless; :func:`ember.codegen.dialects.get` hands out one per name.
+    """
+
+    # ---------------------------------------------------------------- identity
+    name: ClassVar[str]  # registry key, cache entries, the header comment
+    source_suffix: ClassVar[str] = ".c"  # file name suffix of the source (cache, bundles)
+    preamble: ClassVar[str] = ""  # lines every program starts with (includes, typedefs)
+
+    # ---------------------------------------------------------------- declarations
+    kernel: ClassVar[str]  # prefix of a kernel definition
+    device: ClassVar[str]  # prefix of a device function definition
+    global_space: ClassVar[str] = ""  # address-space qualifier of device-memory pointers
+    shared_space: ClassVar[str] = ""  # ... of pointers to per-block memory
+    shared_decl: ClassVar[str]  # declaration prefix of a static per-block array
+    # Pointers carry their address space in their type, so a helper taking a pointer is
+    # made once per space (``em_atomic_add_i32_global`` / ``..._shared``).
+    address_spaces: ClassVar[bool] = False
+    # A kernel cannot receive a pointer into the middle of a buffer: an array view passes
+    # its element offset as a separate ``<name>_start`` parameter (codegen/abi.py).
+    separate_offsets: ClassVar[bool] = False
+    pragmas: ClassVar[dict[str, str]] = {}  # feature -> line enabling it
+
+    # ---------------------------------------------------------------- types and literals
+    types: ClassVar[dict[str, str]]  # dtype name -> C type of a value
+    storage: ClassVar[dict[str, str]] = {}  # dtype name -> C type of an element, where it differs
+    suffix: ClassVar[dict[str, str]]  # "int64" / "uint64" / "uint32" / "float32" -> suffix
+    unsigned: ClassVar[dict[int, str]]  # width in bytes -> unsigned C type (wrapping arithmetic)
+    inf: ClassVar[dict[str, str]]  # "float32"/"float64" -> +infinity expression
+    nan: ClassVar[dict[str, str]]
+
+    # ---------------------------------------------------------------- threads
+    index: ClassVar[dict[str, str]]  # INDEX_NAMES -> template with {axis} / {xyz}
+    barrier: ClassVar[str]
+    lanes: ClassVar[str] = "warpSize"  # an int expression: the sub-group size, in loops
+
+    # ---------------------------------------------------------------- math
+    float_suffix_names: ClassVar[bool] = False  # float32 math has an 'f' suffix (sqrtf)
+    math_names: ClassVar[dict[str, str]] = {}  # renames (before the suffix)
+    predicate: ClassVar[str]  # how isnan(x) & co. are wrapped to give a bool
+
+    # ---------------------------------------------------------------- sub-groups
+    shuffle: ClassVar[dict[str, str]]  # shfl, shfl_up, shfl_down, shfl_xor -> {v} {k}
+    shuffle_types: ClassVar[frozenset[str]]  # dtypes shuffled directly (others via int)
+    subgroup_reduce: ClassVar[dict[str, str]] = {}  # warp_sum/min/max -> built-in, if any
+
+    # ---------------------------------------------------------------- float16 in memory
+    f16_load: ClassVar[str]  # template {ptr} {i}: a float from half storage
+    f16_store: ClassVar[str]  # template {ptr} {i} {v}: a statement
+    f16_helpers: ClassVar[tuple[str, ...]] = ()  # Helpers.f16 names the two templates call
+
+    # ---------------------------------------------------------------- atomics
+    atomic_volatile: ClassVar[str] = ""  # qualifier of the pointer an atomic helper takes
+    # itemsize -> (bits type, to bits, from bits, compare-and-swap): float CAS loops
+    cas_bits: ClassVar[dict[int, tuple[str, str, str, str]]]
+
+    # ---------------------------------------------------------------- run-time checks
+    # codegen/checks.py and print: pointer types of the error claim word and record
+    # ("claim", "record"), the claim's compare-and-swap ("claim_cas", template {p}), the
+    # fence before the record is marked complete ("fence"), float bit patterns
+    # ("f32_bits", "f64_bits", template {x}), printf conversions and casts ("int_fmt",
+    # "uint_fmt", "int_cast", "uint_cast", "float_cast") and the no-inline qualifier ("cold")
+    checks: ClassVar[dict[str, str]]
+
+    # ================================================================ methods
+    def space(self, space: str) -> str:
+        """The qualifier of a pointer into ``space`` memory (``"global"`` or ``"shared"``)."""
+        return self.shared_space if space == "shared" else self.global_space
+
+    def atomic_pointer(self, ctype: str, space: str) -> str:
+        """The type of the pointer an atomic helper on ``ctype`` elements takes."""
+        return f"{self.atomic_volatile}{self.space(space)}{ctype}*"
+
+    def index_expr(self, h: Helpers, name: str, axis: int) -> str:
+        """A thread-index intrinsic (``thread_idx``, ``lane_id``...) along ``axis``."""
+        return self.index[name].format(axis=axis, xyz="xyz"[axis])
+
+    @abc.abstractmethod
+    def atomic_body(self, h: Helpers, op: str, dt: DType, t: str, space: str) -> str:
+        """The body of helper ``em_atomic_<op>``: atomically apply ``op`` to ``*p`` (a
+        pointer of :meth:`atomic_pointer`, ``dt`` elements of C type ``t``) with ``v`` (and
+        ``expected`` for ``cas``), returning the previous value.  Where the dialect has no
+        instruction, :func:`ember.codegen.atomics.cas_loop` writes a compare-and-swap loop."""
+
+    @abc.abstractmethod
+    def f16_helper(self, h: Helpers, name: str, what: str) -> str:
+        """The definition of float16 helper ``name``: ``what`` is ``"round"`` (float ->
+        nearest half, as a float), ``"round_d"`` (the same from double), or one of
+        :attr:`f16_helpers` that the load/store templates call."""
+
+    def __repr__(self) -> str:
+        return f"<ember dialect {self.name}>"
