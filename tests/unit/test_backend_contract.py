@@ -65,12 +65,14 @@ def test_import_touches_no_driver():
 def test_auto_selection_error_names_the_extras(monkeypatch):
     code = (
         "import ember.runtime.backend as r\n"
-        "r.REGISTRY = {'cuda': ('no_such_module_x', 'B'), 'opencl': ('no_such_module_y', 'B')}\n"
+        "r.REGISTRY = {'cuda': ('no_such_module_x', 'B'), 'opencl': ('no_such_module_y', 'B'),\n"
+        "              'cpu': ('no_such_module_z', 'B')}\n"
         "try:\n    r.get()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "BackendUnavailableError" in out.stdout
     assert "ember[cuda]" in out.stdout and "ember[cpu]" in out.stdout
+    assert "ember[opencl]" in out.stdout
 
 
 def test_env_selects_backend():

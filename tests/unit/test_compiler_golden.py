@@ -1,5 +1,6 @@
-"""Golden tests of generated source, both dialects; every CUDA source is compiled by NVRTC
-for sm_90 and every OpenCL source built by an OpenCL device when one is here.
+"""Golden tests of generated source, every dialect; every CUDA source is compiled by NVRTC
+for sm_90, every OpenCL source built by an OpenCL device when one is here, and every cpu
+source compiled by zig's clang when the ziglang wheel is installed.
 
 Update the files after an intended change with ``EMBER_UPDATE_GOLDEN=1 pytest <this file>``
 and review the diff.
@@ -26,7 +27,7 @@ CASES = {
     "mixed": (gk.mixed, (np.zeros(8, np.int32), np.zeros(8, np.float16), np.zeros(8, np.int64))),
     "warp_total": (gk.warp_total, (F32, F32)),
 }
-DIALECT_EXT = {"cuda": "cu", "opencl": "cl"}
+DIALECT_EXT = {"cuda": "cu", "opencl": "cl", "cpu": "c"}
 SKIP = {("warp_total", "opencl")}  # no sub-groups on the default OpenCL target
 
 
@@ -78,6 +79,18 @@ def _opencl_backend():
 def test_opencl_source_builds(name):
     be = _opencl_backend()
     assert be.compile(generated(name, "opencl"), name)
+
+
+@pytest.mark.parametrize("name", [n for n, d in PARAMS if d == "cpu"])
+def test_cpu_source_compiles(name):
+    try:
+        from ember.backends.cpu import toolchain
+
+        toolchain.zig_path()
+    except ember.BackendUnavailableError as exc:
+        pytest.skip(f"no C compiler: {exc}")
+    binary, seconds = toolchain.compile_shared(generated(name, "cpu"), name)
+    assert binary[:4] == b"\x7fELF" or binary[:2] == b"MZ" or len(binary) > 1000
 
 
 def test_shuffles_refused_without_subgroups():

@@ -113,8 +113,16 @@ EM_INLINE uint16_t em_f16_store_d(double x) {
     if (e == 0) return (uint16_t)sign;  // double subnormals round to zero in half
     return em_f16_pack(sign, m | 0x10000000000000ull, (int)e - 1075);
 }
-EM_INLINE float em_f16_round(float x) { return em_f16_load(em_f16_store(x)); }
-EM_INLINE float em_f16_round_d(double x) { return em_f16_load(em_f16_store_d(x)); }
+
+// ---- compare-and-swap returning the old value (float atomics loop on it)
+EM_INLINE uint32_t em_cas_u32(uint32_t* p, uint32_t expected, uint32_t v) {
+    __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return expected;
+}
+EM_INLINE uint64_t em_cas_u64(uint64_t* p, uint64_t expected, uint64_t v) {
+    __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return expected;
+}
 
 // ---- the error claim (codegen/checks.py): first failing work-item wins
 EM_INLINE uint32_t em_claim_cas(uint32_t* p) {
@@ -193,7 +201,8 @@ def entry(name: str, params: list[tuple[str, str, str]], call: str) -> str:
         "    for (;;) {",
         "        const int64_t em_g0 = __atomic_fetch_add(em_next, em_chunk, __ATOMIC_RELAXED);",
         "        if (em_g0 >= em_groups) return 0;",
-        "        const int64_t em_g1 = em_groups - em_g0 < em_chunk ? em_groups : em_g0 + em_chunk;",
+        "        const int64_t em_g1 = "
+        "em_groups - em_g0 < em_chunk ? em_groups : em_g0 + em_chunk;",
         "        for (int64_t em_g = em_g0; em_g < em_g1; em_g++) {",
         "            const int64_t em_gx = em_g % em_d.n[0];",
         "            const int64_t em_gy = (em_g / em_d.n[0]) % em_d.n[1];",

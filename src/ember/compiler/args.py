@@ -23,6 +23,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.array.ndarray import ndarray
+from ember.codegen import dialects
 from ember.codegen.abi import AbiParam
 from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, Tuple, Type, scalar
 from ember.runtime.allocator import note_uses
@@ -251,7 +252,7 @@ def make_packer(
     """A function ``pack(*args) -> tuple`` of native values for one specialization.
 
     ``hidden``: the values of a failing kernel's hidden arguments (``_em_claim``...)."""
-    cuda = backend.dialect == "cuda"
+    cuda = not dialects.get(backend.dialect).separate_offsets  # address + offset
     values = "".join(f"        {_native(p, foreign_args, cuda)},\n" for p in abi)
     params = ", ".join(f"a{i}" for i in range(nargs))
     source = f"def pack({params}):\n    return (\n{values}    )\n"
@@ -274,7 +275,7 @@ def make_runner(
     A kernel that can fail (``hidden`` given) also reports an earlier launch's failure
     before launching and books the launch for the error check after it
     (:mod:`ember.diagnostics.errors`)."""
-    cuda = backend.dialect == "cuda"
+    cuda = not dialects.get(backend.dialect).separate_offsets  # address + offset
     namespace: dict[str, Any] = {
         "_nd": ndarray,
         "_be": backend,

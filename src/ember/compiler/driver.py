@@ -74,10 +74,12 @@ def target_of(backend) -> Target:
 
 
 def default_target(dialect: str) -> Target:
-    """A target for generating source without a device (CUDA: sm_90; OpenCL: like PoCL)."""
+    """A target for generating source without a device (CUDA: sm_90; others: what the
+    dialect says to assume, e.g. OpenCL like PoCL)."""
     if dialect == "cuda":
         return Target("cuda", "sm_90", 32, CUDA_FEATURES)
-    return Target("opencl", None, 1, frozenset({"fp64", "int64_atomics"}))
+    d = dialects.get(dialect)
+    return Target(dialect, None, d.offline_warp_size, d.offline_features)
 
 
 # ------------------------------------------------------------------------- stages

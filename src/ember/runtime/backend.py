@@ -2,8 +2,9 @@
 
 A backend is *device + memory + module loader + compiler driver*.  Ember ships three:
 ``cuda`` (NVIDIA driver API through ``cuda-bindings``, NVRTC), ``opencl`` (``pyopencl``: GPUs
-and the PoCL CPU device) and ``cpu`` (C compiled by the ``ziglang`` wheel, run with ctypes).  Everything above this layer (arrays, the kernel
-compiler, the CLI) talks only to the classes below.
+and the PoCL CPU device) and ``cpu`` (C compiled by the ``ziglang`` wheel, run with ctypes).
+Everything above this layer (arrays, the kernel compiler, the CLI) talks only to the classes
+below.
 
 What a backend MUST implement is marked *abstract*: a backend class missing one of them is
 refused when it is loaded (:func:`validate`), naming what is missing.  What it SHOULD
@@ -12,7 +13,8 @@ checked with ``hasattr`` by the callers.
 
 Selection: ``EMBER_BACKEND=auto|cuda|opencl|cpu`` or :func:`use`.  ``auto`` picks CUDA when
 a CUDA device answers, else an OpenCL GPU, else the cpu backend, else an OpenCL CPU device
-(PoCL), else raises :class:`BackendUnavailableError` naming the extra to install.  Backends are imported lazily: ``import ember`` touches no driver.
+(PoCL), else raises :class:`BackendUnavailableError` naming the extra to install.  Backends
+are imported lazily: ``import ember`` touches no driver.
 """
 
 from __future__ import annotations

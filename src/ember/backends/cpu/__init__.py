@@ -139,12 +139,7 @@ class CPUBackend(Backend):
     def _copy(self, to: int, keep: np.ndarray, frm: int, nbytes: int, stream) -> None:
         """A host copy: finished on return without a stream, else a job (``keep`` alive)."""
         if stream is None:
-            s = self._default_stream
-            number = s.run_inline(partial(_memory.copy, to, frm, nbytes))
-            if not number:
-                number = s.submit(partial(_copy_keeping, to, frm, nbytes, keep))
-                s.run_until(number)
-                s.raise_error()
+            self._default_stream.run_now(partial(_copy_keeping, to, frm, nbytes, keep))
             return
         self._submit(partial(_copy_keeping, to, frm, nbytes, keep), stream, nbytes)
 
@@ -197,11 +192,14 @@ class CPUBackend(Backend):
         return self._build(source, name, tuple(options), ("native", toolchain.baseline()))
 
     def _build(self, source: str, name: str, options, targets) -> bytes:
-        text = _raw.wrap(source, name) if _raw.is_raw(source, name) else source
+        raw = _raw.is_raw(source, name)
+        text = _raw.wrap(source, name) if raw else source
         prints = "printf(" in text.split("// ---- end of the runtime ----", 1)[-1]
         builds = []
         for target in targets:
-            blob, seconds = toolchain.compile_shared(text, name, target, options)
+            blob, seconds = toolchain.compile_shared(
+                text, name, target, options, shown=source if raw else None
+            )
             native = target == "native"
             meta = {
                 "march": target,

@@ -9,8 +9,8 @@ Binaries
 
 Loading
     Each library is loaded with ``dlopen`` (``RTLD_NOW``: a missing symbol fails at load,
-    never in a kernel) from an in-memory file where the OS has them (Linux ``memfd``),
-    else from a temporary file.  Math symbols resolve against ``libm``, which is made global
+    never in a kernel) from a private temporary file (in ``/dev/shm`` where there is one),
+    removed once loaded.  Math symbols resolve against ``libm``, which is made global
     once (:func:`_math_library`).
 
 Launch (:class:`CPUFunction`)
@@ -25,6 +25,8 @@ Launch (:class:`CPUFunction`)
 from __future__ import annotations
 
 import ctypes
+import functools
+import itertools
 import json
 import os
 import struct
@@ -39,7 +41,7 @@ import numpy as np
 
 from ember.backends.cpu import toolchain
 from ember.backends.cpu.printing import PrintBuffer
-from ember.backends.cpu.stream import INLINE_S, CPUStream
+from ember.backends.cpu.stream import INLINE_S
 from ember.codegen.cpu_runtime import PRINT_SYMBOL
 from ember.dtypes import dtype as as_dtype
 from ember.errors import DriverError, LaunchError
@@ -123,25 +125,39 @@ def _math_library() -> None:
 
 
 def load_library(blob: bytes) -> tuple[ctypes.CDLL, str | None]:
-    """``dlopen`` a shared library from bytes; returns it and the file to remove later."""
+    """``dlopen`` a shared library from bytes; returns it and the file to remove later
+    (None where the file is gone already: POSIX keeps the mapping of an unlinked file).
+
+    Every load gets a new file name: ``dlopen`` returns an already loaded library when the
+    name matches (which rules out reusing ``/proc/self/fd/N`` of a ``memfd``)."""
     _math_library()
     mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_LOCAL", 0)
-    if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("ember-cpu-kernel")
-        try:
-            os.write(fd, blob)
-            return ctypes.CDLL(f"/proc/self/fd/{fd}", mode=mode), None
-        except OSError as exc:
-            raise DriverError(f"cannot load a cpu kernel library: {exc}", call="dlopen") from exc
-        finally:
-            os.close(fd)
-    fd, path = tempfile.mkstemp(prefix="ember-cpu-", suffix=".so")
-    with os.fdopen(fd, "wb") as f:
+    path = os.path.join(_load_dir(), f"k{next(_loads)}.so")
+    with open(path, "wb") as f:
         f.write(blob)
     try:
-        return ctypes.CDLL(path, mode=mode), path
+        library = ctypes.CDLL(path, mode=mode)
     except OSError as exc:
         raise DriverError(f"cannot load a cpu kernel library: {exc}", call="dlopen") from exc
+    if os.name == "nt":  # a loaded DLL cannot be removed
+        return library, path
+    os.remove(path)
+    return library, None
+
+
+_loads = itertools.count()
+
+
+@functools.cache
+def _load_dir() -> str:
+    """A private directory for library files, in memory where possible (``/dev/shm``)."""
+    import atexit
+    import shutil
+
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    path = tempfile.mkdtemp(prefix="ember-cpu-", dir=base)
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 # --------------------------------------------------------------------------- modules
@@ -345,4 +361,3 @@ def _pointer(kernel: str, index: int, value: Any) -> int:
         f"parameter (backend.native_pointer(buffer)), got {type(value).__name__} "
         f"{_shown(value)}"
     )
-

@@ -107,12 +107,20 @@ def wrap(source: str, name: str) -> str:
 
 
 def _with_item_parameter(source: str, name: str) -> str:
-    """``source`` with ``const em_item_t* em_it`` first in kernel ``name``'s parameters."""
+    """``source`` with ``const em_item_t* em_it`` first in the parameters of kernel
+    ``name`` and of every other ``EMBER_KERNEL`` function."""
     found = re.search(rf"\b{re.escape(name)}\s*\(([^)]*)\)\s*\{{", source)
     if found is None:  # parse_params found it: cannot happen
         raise CompileError(f"no kernel named {name!r} found in the source", source=source)
-    inside = found.group(1).strip()
-    hidden = "const em_item_t* em_it" + ("" if inside in ("", "void") else ", ")
-    start = found.start(1)
-    end = found.end(1) if inside in ("", "void") else start
-    return source[:start] + hidden + source[end:]
+    starts = {found.start(1)}
+    for other in re.finditer(r"\bEMBER_KERNEL\s+void\s+\w+\s*\(([^)]*)\)", source):
+        starts.add(other.start(1))
+    out, last = [], 0
+    for start in sorted(starts):
+        end = source.index(")", start)
+        inside = source[start:end].strip()
+        out.append(source[last:start])
+        out.append("const em_item_t* em_it" + ("" if inside in ("", "void") else ", "))
+        last = end if inside in ("", "void") else start
+    out.append(source[last:])
+    return "".join(out)

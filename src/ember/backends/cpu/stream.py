@@ -68,6 +68,10 @@ class CPUStream(Waitable, Stream):
 
         ``counts``: the job is work the sync layer counts (launches, copies), not a
         marker."""
+        return self._queue(job, counts)[0]
+
+    def _queue(self, job: Callable[[], None], counts: bool) -> tuple[int, int]:
+        """Queue ``job``: its number, and ``submitted`` once it is counted."""
         with self._lock:
             if not self.alive:
                 raise ValueError("cannot submit work to a closed stream; create a new one")
@@ -76,25 +80,41 @@ class CPUStream(Waitable, Stream):
             number = self.queued
             if counts:
                 self.submitted += 1
+            counted = self.submitted
             wake = not self._scheduled
             self._scheduled = True
         if wake:
             workers.submit(self._drain)
-        return number
+        return number, counted
 
     def run_inline(self, job: Callable[[], None], counts: bool = True) -> int:
         """Run ``job`` now on this thread if the stream is idle and return its number;
         0 (nothing run) if the stream is busy."""
+        return self._inline(job, counts)[0]
+
+    def _inline(self, job: Callable[[], None], counts: bool) -> tuple[int, int]:
         with self._lock:
             if self._running or self._pending or not self.alive:
-                return 0
+                return 0, 0
             self._running = True
             self.queued += 1
             number = self.queued
             if counts:
                 self.submitted += 1
+            counted = self.submitted
         self._run(job)
-        return number
+        return number, counted
+
+    def run_now(self, job: Callable[[], None]) -> None:
+        """Run ``job`` after the work queued before it and return when it is done: a
+        blocking copy.  Like a finished wait, it marks the stream complete up to it (so
+        a kernel's error is raised here, as on every backend)."""
+        number, counted = self._inline(job, True)
+        if not number:
+            number, counted = self._queue(job, True)
+            self.run_until(number)
+        self.raise_error()
+        self._mark(counted)
 
     # ------------------------------------------------------------------ running
     def _run(self, job: Callable[[], None]) -> None:

@@ -164,9 +164,16 @@ def _run(cmd: list[str], timeout: float, cwd: str | None = None) -> subprocess.C
 
 
 def compile_shared(
-    source: str, name: str, target: str = "native", options: tuple[str, ...] = ()
+    source: str,
+    name: str,
+    target: str = "native",
+    options: tuple[str, ...] = (),
+    shown: str | None = None,
 ) -> tuple[bytes, float]:
     """C ``source`` -> a shared library's bytes, and the seconds the compiler took.
+
+    ``shown``: the source an error message numbers (a raw kernel's own text, whose line
+    numbers the compiler reports thanks to a ``#line`` directive).
 
     Raises
     ------
@@ -183,15 +190,17 @@ def compile_shared(
         try:
             done = _run(cmd, TIMEOUT_S, cwd=folder)
         except (OSError, subprocess.SubprocessError) as exc:
-            raise CompileError(f"cannot run the C compiler ({cmd[0]}): {exc}", source=source)
+            raise CompileError(
+                f"cannot run the C compiler ({cmd[0]}): {exc}", source=source
+            ) from exc
         seconds = time.perf_counter() - t0
         if done.returncode != 0 or not os.path.exists(out):
             log = (done.stderr + done.stdout).strip()
             raise CompileError(
                 f"C compile of kernel {name!r} for the cpu backend failed (zig cc, "
-                f"-march={target}):\n{log}\n\nSource:\n{numbered(source)}",
+                f"-march={target}):\n{log}\n\nSource:\n{numbered(shown or source)}",
                 log=log,
-                source=source,
+                source=shown or source,
             )
         with open(out, "rb") as f:
             return f.read(), seconds

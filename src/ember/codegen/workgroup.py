@@ -1,0 +1,479 @@
+"""Work-groups on a CPU: the kernel split at barriers into loops over work-items.
+
+A GPU runs a work-group's work-items at the same time; a CPU thread runs them one after
+another.  Where there is no barrier that is just a loop around the kernel body.  A barrier
+needs every work-item to reach it before any goes on, so the kernel is *split* there
+(loop fission, the "region" approach of PoCL and Intel's CPU OpenCL, done here on Ember's
+structured IR instead of LLVM's CFG)::
+
+    a = x[i]                         for each work-item:  a[wi] = x[i[wi]]; s[t[wi]] = a[wi]
+    s[t] = a                   ->    for each work-item:  y[i[wi]] = s[B - 1 - t[wi]]
+    barrier()
+    y[i] = s[B - 1 - t]
+
+A *region* is a maximal run of statements between barriers; it becomes an
+:class:`ItemLoop`.  A branch or loop containing a barrier stays outside the item loops,
+executed once for the whole group: its condition must be *uniform*
+(:mod:`ember.codegen.uniformity`), else the kernel is refused with a
+:class:`~ember.errors.KernelSyntaxError` (on a GPU such a barrier deadlocks or is
+undefined).  Values used across regions live in per-work-item arrays
+(:mod:`ember.codegen.regions`).
+
+Sub-group operations (``shfl*``, ``warp_sum/min/max``) split a region the same way: the
+operand is stored in a scratch array, the region ends, and the next one reads the lanes it
+needs (shuffles) or combines its sub-group's :data:`LANES` entries (reductions).  A
+sub-group is :data:`LANES` consecutive work-items, like a CUDA warp.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+
+from ember import dtypes
+from ember.codegen import regions
+from ember.codegen.uniformity import SUBGROUP_OPS, Uniformity
+from ember.errors import KernelSyntaxError
+from ember.frontend import diagnostics, ir, passes
+from ember.frontend.types import WEAK_INT, Array, Scalar, scalar
+
+LANES = 32  # the sub-group size of the cpu backend (DeviceInfo.warp_size)
+_BOOL = scalar(dtypes.bool_)
+
+
+# ------------------------------------------------------------------------- lowered IR
+
+
+@dataclass(eq=False)
+class ItemLoop(ir.Stmt):
+    """Run ``body`` for every work-item of the group, in order (a region).
+
+    ``stop``: a uniform bound on ``thread_idx.x`` that replaced the region's guard
+    (``if i < n``: work-items past it have nothing to do); ``item``: keep the work-item
+    struct that device functions read up to date; ``done``: skip work-items that returned;
+    ``failed``: the error flag of a kernel that can fail is ``"reset"`` for each work-item
+    or kept per work-item (``"kept"``, when a failed work-item runs on past barriers)."""
+
+    body: list[ir.Stmt]
+    label: int
+    stop: ir.Expr | None = None
+    item: bool = False
+    done: bool = False
+    failed: str = ""
+
+
+@dataclass(eq=False)
+class ItemExit(ir.Stmt):
+    """``return`` of one work-item inside an :class:`ItemLoop` (``done``: remember it)."""
+
+    done: bool = False
+
+
+@dataclass(eq=False)
+class ItemArray(ir.Stmt):
+    """Declare ``var.name`` as an array of one ``var.type`` per work-item (``zero``: 0s)."""
+
+    var: ir.Variable
+    zero: bool = False
+
+
+@dataclass(eq=False)
+class LeadUpdate(ir.Stmt):
+    """After a region where work-items may return: the first one still running becomes the
+    one uniform code reads values from; the group ends when none is left."""
+
+
+# ------------------------------------------------------------------------- entry point
+
+
+def lower(program: ir.Program) -> ir.Program:
+    """A copy of ``program`` whose kernel runs one work-group with loops over its work-items.
+
+    Device functions are shared with ``program``, which is left unchanged.
+
+    Raises
+    ------
+    KernelSyntaxError
+        A barrier or sub-group operation under a condition that differs between the
+        work-items of a group, or in a device function.
+    """
+    for fn in program.functions:
+        _refuse_sync_in_device_function(fn)
+    kernel = copy_function(program.kernel, locals=list(program.kernel.locals))
+    kernel.body = _copy_assigned_params(_hoist_subgroup_operands(kernel.body, kernel), kernel)
+    lowering = Lowering(kernel, program)
+    lowered = lowering.run()
+    return dataclasses.replace(program, kernel=lowered)
+
+
+def copy_function(fn: ir.Function, **changes) -> ir.Function:
+    """``fn`` with ``changes``, keeping the attributes the typer adds (``param_sources``)."""
+    new = dataclasses.replace(fn, **changes)
+    for name, value in vars(fn).items():
+        if name not in vars(new):
+            setattr(new, name, value)
+    return new
+
+
+def _refuse_sync_in_device_function(fn: ir.Function) -> None:
+    for s, e in passes.walk(fn.body):
+        if isinstance(e, ir.Intrinsic) and (e.name == "barrier" or e.name in SUBGROUP_OPS):
+            what = "ember.barrier()" if e.name == "barrier" else f"ember.{e.name}()"
+            raise diagnostics.error(
+                KernelSyntaxError,
+                f"{what} in device function '{fn.pyname}': the cpu backend runs a work-group's "
+                "work-items one after another and splits only the kernel itself at barriers "
+                "and sub-group operations",
+                s.loc,
+                diagnostics.STAGE_TARGET,
+                "call it in the kernel (pass the values the device function needs)",
+            )
+
+
+def synchronizes(e: ir.Expr) -> bool:
+    """A barrier or sub-group operation anywhere in ``e``."""
+    return any(
+        isinstance(x, ir.Intrinsic) and (x.name == "barrier" or x.name in SUBGROUP_OPS)
+        for x in passes.subexprs(e)
+    )
+
+
+def _own_sync(s: ir.Stmt) -> bool:
+    return any(synchronizes(e) for e in passes.own_exprs(s))
+
+
+# ------------------------------------------------------------------------- hoisting
+
+
+def _copy_assigned_params(body: list[ir.Stmt], kernel: ir.Function) -> list[ir.Stmt]:
+    """Parameters the kernel assigns become locals set from them at the start: a
+    parameter is otherwise one value for the whole group."""
+    written: set[ir.Variable] = set()
+    for s, _ in passes.walk(body):
+        written |= set(regions.writes_of(s))
+    params = [p for p in kernel.params if p in written]
+    if not params:
+        return body
+    copies = {p: ir.Variable(f"{p.name}_v", p.type, p.pyname) for p in params}
+    kernel.locals.extend(copies.values())
+
+    def rename(s: ir.Stmt) -> ir.Stmt:
+        s = regions.map_stmt_exprs(s, lambda e: regions.rename(e, lambda v: copies.get(v, v)))
+        if isinstance(s, ir.Assign) and s.target in copies:
+            s = dataclasses.replace(s, target=copies[s.target])
+        if isinstance(s, ir.ForRange) and s.var in copies:
+            s = dataclasses.replace(s, var=copies[s.var])
+        return s
+
+    start = [ir.Assign(kernel.loc, copy, ir.Ref(p.type, p)) for p, copy in copies.items()]
+    return start + regions.map_block(body, rename)
+
+
+def _hoist_subgroup_operands(body: list[ir.Stmt], kernel: ir.Function) -> list[ir.Stmt]:
+    """Sub-group operations out of ``if`` conditions and ``range()`` bounds, into
+    variables assigned just before: the split then happens between simple statements."""
+    out: list[ir.Stmt] = []
+    for s in body:
+        if isinstance(s, ir.While) and synchronizes(s.cond):
+            raise diagnostics.error(
+                KernelSyntaxError,
+                "a sub-group operation in a while condition is not supported on the cpu backend",
+                s.loc,
+                diagnostics.STAGE_TARGET,
+                "compute it into a variable before the loop and at the end of its body",
+            )
+        changes: dict = {}
+        for name in ("cond", "start", "stop", "step"):
+            e = getattr(s, name, None)
+            if isinstance(e, ir.Expr) and not isinstance(s, ir.While) and synchronizes(e):
+                temp = ir.Variable(f"em_h{len(kernel.locals)}", e.type, "em_h")
+                kernel.locals.append(temp)
+                out.append(ir.Assign(s.loc, temp, e))
+                changes[name] = ir.Ref(e.type, temp)
+        for name in ("body", "orelse"):
+            inner = getattr(s, name, None)
+            if isinstance(inner, list):
+                changes[name] = _hoist_subgroup_operands(inner, kernel)
+        out.append(dataclasses.replace(s, **changes) if changes else s)
+    return out
+
+
+# ------------------------------------------------------------------------- lowering
+
+
+class Lowering:
+    """Splits one kernel into regions (see the module docstring)."""
+
+    def __init__(self, kernel: ir.Function, program: ir.Program):
+        self.kernel = kernel
+        self.program = program
+        self.uniformity = Uniformity(kernel)
+        self.sync: set[int] = set()  # id() of statements that run at group level
+        self.labels = itertools.count()
+        self.temps = itertools.count()
+        self.scratch: dict[str, ir.Variable] = {}  # dtype name -> scratch array
+        self.counters: set[ir.Variable] = set()  # the group-level loops' own variables
+        self.predicates: list[ir.Expr] = []  # conditions of the branches being lowered
+        self.regions: list[ItemLoop] = []
+        self.uniform_exprs: list[ir.Expr] = []  # evaluated once per group
+        self._mark(kernel.body)
+
+    def run(self) -> ir.Function:
+        shared = [s for s in self.kernel.body if isinstance(s, ir.SharedDecl)]
+        rest = [s for s in self.kernel.body if not isinstance(s, ir.SharedDecl)]
+        body = self.block(rest)
+        decls = [ItemArray(self.kernel.loc, v) for v in self.scratch.values()]
+        lowered = copy_function(self.kernel, body=[*shared, *decls, *body])
+        return regions.finish(lowered, self)
+
+    # ------------------------------------------------------------------ marking
+    def _mark(self, body: list[ir.Stmt]) -> bool:
+        """Mark the statements that must run at group level; True if ``body`` has one.
+
+        A statement runs at group level when it holds a barrier or a sub-group operation,
+        or a ``break``/``continue`` of a loop that runs at group level."""
+        found = False
+        for s in body:
+            own = _own_sync(s)
+            if isinstance(s, ir.While | ir.ForRange):
+                inner = self._mark(s.body)
+                if inner:
+                    self._mark_exits(s.body)
+                own = own or inner
+            elif isinstance(s, ir.If):
+                own = self._mark(s.body) | self._mark(s.orelse) or own
+            if own:
+                self.sync.add(id(s))
+                found = True
+        return found
+
+    def _mark_exits(self, body: list[ir.Stmt]) -> bool:
+        """In a group-level loop: the ``if``\\s around its own ``break``/``continue``
+        run at group level too.  True if ``body`` has such an exit."""
+        found = False
+        for s in body:
+            if isinstance(s, ir.Break | ir.Continue):
+                self.sync.add(id(s))
+                found = True
+            elif isinstance(s, ir.If) and (self._mark_exits(s.body) | self._mark_exits(s.orelse)):
+                self.sync.add(id(s))
+                found = True
+        return found
+
+    # ------------------------------------------------------------------ building
+    def block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """``body`` at group level: regions of plain statements, group-level statements."""
+        out: list[ir.Stmt] = []
+        region: list[ir.Stmt] = []
+        for s in body:
+            if id(s) not in self.sync:
+                region.append(s)
+                continue
+            if (
+                isinstance(s, ir.Eval)
+                and isinstance(s.expr, ir.Intrinsic)
+                and (s.expr.name == "barrier")
+            ):
+                self._flush(region, out)
+                region = []
+            elif isinstance(s, ir.If) and self._predicated(s):
+                pred = self.temp(_BOOL, "em_p")
+                region.append(ir.Assign(s.loc, pred, s.cond))
+                self._flush(region, out)
+                region = []
+                self.predicates.append(ir.Ref(_BOOL, pred))
+                out.extend(self.block(s.body))
+                self.predicates[-1] = ir.Unary(_BOOL, "not", ir.Ref(_BOOL, pred))
+                out.extend(self.block(s.orelse))
+                self.predicates.pop()
+            elif isinstance(s, ir.If | ir.While | ir.ForRange):
+                self._flush(region, out)
+                region = []
+                out.append(self._group_level(s))
+            elif isinstance(s, ir.Break | ir.Continue):
+                self._flush(region, out)
+                region = []
+                out.append(s)
+            else:  # a plain statement with sub-group operations
+                region = self._split_subgroups(s, region, out)
+        self._flush(region, out)
+        return out
+
+    def _predicated(self, s: ir.If) -> bool:
+        """A branch on a varying condition whose body has sub-group operations but no
+        barrier (``if warp == 0: v = warp_sum(v)``): its regions run under a per-work-item
+        predicate instead of refusing it.  (The work-items of a sub-group must agree, as on
+        a GPU: a shuffle from a lane that did not take the branch reads a stale value.)"""
+        if not self.uniformity.is_varying(s.cond):
+            return False
+        for _, e in passes.walk([s]):
+            if isinstance(e, ir.Intrinsic) and e.name == "barrier":
+                return False
+        return not self._mark_exits([s])
+
+    def _flush(self, region: list[ir.Stmt], out: list[ir.Stmt]) -> None:
+        if region and self.predicates:
+            cond = self.predicates[0]
+            for p in self.predicates[1:]:
+                cond = ir.Logical(_BOOL, "and", cond, p)
+            region = [ir.If(region[0].loc, cond, region, [])]
+        if region:
+            loop = ItemLoop(region[0].loc, region, next(self.labels))
+            self.regions.append(loop)
+            out.append(loop)
+
+    def _group_level(self, s: ir.Stmt) -> ir.Stmt:
+        """A branch or loop with a barrier inside: uniform header, lowered bodies."""
+        if isinstance(s, ir.If):
+            self._uniform(s.cond, s, "if")
+            return dataclasses.replace(s, body=self.block(s.body), orelse=self.block(s.orelse))
+        if isinstance(s, ir.While):
+            self._uniform(s.cond, s, "while")
+            return dataclasses.replace(s, body=self.block(s.body))
+        for e in (s.start, s.stop, s.step):
+            self._uniform(e, s, "for")
+        # The group counts with its own variable; each work-item's copy of the loop
+        # variable is set from it at the start of the body (the body may change it).
+        counter = self.temp(s.var.type, "em_u")
+        self.counters.add(counter)
+        start = [ir.Assign(s.loc, s.var, ir.Ref(s.var.type, counter))]
+        return dataclasses.replace(s, var=counter, body=self.block([*start, *s.body]))
+
+    def _uniform(self, e: ir.Expr, s: ir.Stmt, what: str) -> None:
+        """``e`` decides a group-level branch or loop: refuse it unless uniform and pure."""
+        if self.uniformity.is_varying(e) or (
+            isinstance(s, ir.While | ir.ForRange) and self.uniformity.loop_is_varying(s)
+        ):
+            raise diagnostics.error(
+                KernelSyntaxError,
+                f"this {what} contains {self._sync_what(s)}, but its condition differs "
+                "between the work-items of a block: every work-item of a block must reach "
+                "the same barriers and sub-group operations (on a GPU this deadlocks or "
+                "gives undefined results; the cpu backend refuses it)",
+                s.loc,
+                diagnostics.STAGE_TARGET,
+                "make the condition depend only on values equal across the block (arguments, "
+                "block_idx, block_dim, values loaded at a uniform index), or move the barrier "
+                "out of the branch",
+            )
+        if not passes.is_pure(e):
+            raise diagnostics.error(
+                KernelSyntaxError,
+                f"this {what} contains a barrier, and its condition calls a function or does "
+                "an atomic: the cpu backend evaluates it once for the whole block",
+                s.loc,
+                diagnostics.STAGE_TARGET,
+                "assign the condition's value to a variable first",
+            )
+        self.uniform_exprs.append(e)
+
+    def _sync_what(self, s: ir.Stmt) -> str:
+        for _, e in passes.walk([s]):
+            if isinstance(e, ir.Intrinsic) and e.name == "barrier":
+                return f"ember.barrier() (line {_line_of(s, e)})"
+            if isinstance(e, ir.Intrinsic) and e.name in SUBGROUP_OPS:
+                return f"ember.{e.name}() (line {_line_of(s, e)})"
+        return "a break or continue of a loop with a barrier"
+
+    # ------------------------------------------------------------------ sub-groups
+    def temp(self, t, prefix: str) -> ir.Variable:
+        var = ir.Variable(f"{prefix}{next(self.temps)}", t, prefix)
+        self.kernel.locals.append(var)
+        return var
+
+    def _scratch(self, t: Scalar) -> ir.Variable:
+        key = t.dtype.name
+        if key not in self.scratch:
+            arr = Array(t.dtype, 1, "C", "shared", (LANES,))
+            self.scratch[key] = ir.Variable(f"em_lanes_{key}", arr, "em_lanes")
+        return self.scratch[key]
+
+    def _split_subgroups(self, s: ir.Stmt, region: list, out: list) -> list[ir.Stmt]:
+        """Split ``region`` at each sub-group operation of ``s`` (innermost first); return
+        the region that ends with ``s`` rewritten to read the results."""
+        state = {"region": region}
+
+        def visit(e: ir.Expr) -> ir.Expr:
+            if not (isinstance(e, ir.Intrinsic) and e.name in SUBGROUP_OPS):
+                return e
+            value = e.args[0]
+            scratch = self._scratch(e.type)
+            wi = regions.WI
+            state["region"].append(
+                ir.Store(s.loc, ir.Ref(scratch.type, scratch), [wi], value, flat=True)
+            )
+            self._flush(state["region"], out)
+            state["region"] = after = []
+            result = self.temp(e.type, "em_sg")
+            if e.name.startswith("warp_"):
+                after.extend(_reduce(s.loc, e.name, scratch, result, self))
+            else:
+                after.append(ir.Assign(s.loc, result, _shuffled(e, scratch)))
+            return ir.Ref(e.type, result)
+
+        rewritten = regions.map_stmt_exprs(s, visit)
+        state["region"].append(rewritten)
+        return state["region"]
+
+
+def _line_of(s: ir.Stmt, e: ir.Expr) -> int:
+    return s.loc.line
+
+
+# ------------------------------------------------------------------------- sub-group code
+
+
+def _i(value: int) -> ir.Const:
+    return ir.Const(WEAK_INT, value)
+
+
+def _op(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    return ir.Binary(WEAK_INT, op, a, b)
+
+
+def lane() -> ir.Expr:
+    """This work-item's lane in its sub-group."""
+    return _op("bitand", regions.WI, _i(LANES - 1))
+
+
+def lane_base() -> ir.Expr:
+    """The work-item index of lane 0 of this work-item's sub-group."""
+    return _op("sub", regions.WI, lane())
+
+
+def lane_count() -> ir.Expr:
+    """Lanes in this sub-group (the last one of a block may be partial)."""
+    return _op("min", _i(LANES), _op("sub", regions.WG, lane_base()))
+
+
+def _shuffled(e: ir.Intrinsic, scratch: ir.Variable) -> ir.Expr:
+    """The value a shuffle reads: its source lane's entry, or its own when the source lane
+    does not exist (CUDA's rule for ``shfl_up``/``shfl_down`` at the edges)."""
+    k = ir.Cast(WEAK_INT, e.args[1])
+    src = {
+        "shfl": _op("bitand", k, _i(LANES - 1)),
+        "shfl_up": _op("sub", lane(), k),
+        "shfl_down": _op("add", lane(), k),
+        "shfl_xor": _op("bitxor", lane(), k),
+    }[e.name]
+    ok = ir.Logical(
+        _BOOL, "and", ir.Compare(_BOOL, ">=", src, _i(0)), ir.Compare(_BOOL, "<", src, lane_count())
+    )
+    ref = ir.Ref(scratch.type, scratch)
+    theirs = ir.Load(e.type, ref, [_op("add", lane_base(), src)], flat=True)
+    mine = ir.Load(e.type, ref, [regions.WI], flat=True)
+    return ir.Select(e.type, ok, theirs, mine)
+
+
+def _reduce(loc, name: str, scratch: ir.Variable, result: ir.Variable, low: Lowering):
+    """Statements setting ``result`` to the sum/min/max of this sub-group's entries."""
+    op = {"warp_sum": "add", "warp_min": "min", "warp_max": "max"}[name]
+    t = result.type
+    ref = ir.Ref(scratch.type, scratch)
+    j = low.temp(WEAK_INT, "em_lane")
+    first = ir.Assign(loc, result, ir.Load(t, ref, [lane_base()], flat=True))
+    item = ir.Load(t, ref, [_op("add", lane_base(), ir.Ref(WEAK_INT, j))], flat=True)
+    step = ir.Assign(loc, result, ir.Binary(t, op, ir.Ref(t, result), item))
+    loop = ir.ForRange(loc, j, _i(1), lane_count(), _i(1), 1, [step])
+    return [first, loop]
