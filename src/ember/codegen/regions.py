@@ -167,43 +167,22 @@ def finish(kernel: ir.Function, low) -> ir.Function:
     from ember.codegen import workgroup as wg
 
     loops = low.regions
-    places: dict[ir.Variable, set] = {}
-    for loop in loops:
-        for v in _all_vars(loop.body):
-            places.setdefault(v, set()).add(loop.label)
-    for e in low.uniform_exprs:
-        for sub in passes.subexprs(e):
-            if isinstance(sub, ir.Ref):
-                places.setdefault(sub.var, set()).add("group")
-    own = set(kernel.locals) - {s.var for s in kernel.body if isinstance(s, ir.SharedDecl)}
-    counters = low.counters
     params = set(kernel.params)
-    shared: set[ir.Variable] = set()
-    for loop in loops:
-        shared |= {v for v in live_in(loop.body) if v in own and v not in counters}
-    items = {
-        v for v, where in places.items()
-        if v in own and v not in counters and (len(where) > 1 or v in shared)
-    }  # fmt: skip
+    items = _item_variables(kernel, low)
+    remat = _recomputable(loops, items, params)
+    items -= set(remat)
     exits = any(isinstance(s, ir.Return) for loop in loops for s, _ in passes.walk(loop.body))
     nested = len(loops) > 1 or not any(s is loops[0] for s in kernel.body) if loops else False
     done = exits and nested
-    lead = "em_lead" if done else "0"
-    names = _Names(items, lead)
-    extra: list[ir.Stmt] = [wg.ItemArray(kernel.loc, names.array(v)) for v in sorted(
-        items, key=lambda v: v.name)]  # fmt: skip
-    if done:
-        extra.append(wg.ItemArray(kernel.loc, ir.Variable("em_done", _bool(), "em_done"), True))
+    names = _Names(items, "em_lead" if done else "0")
+    extra = _declarations(kernel, low, items, names, done)
     failed = ""
     if kernel.can_fail:
         failed = "kept" if (low.program.no_return and len(loops) > 1) else "reset"
-        if failed == "kept":
-            flag = ir.Variable("em_failed_w", _int32(), "em_failed")
-            extra.append(wg.ItemArray(kernel.loc, flag, True))
     item = bool(low.program.functions) or kernel.can_fail
 
     def region(loop: wg.ItemLoop) -> list[ir.Stmt]:
-        body = _bound(loop, items, params)
+        body = _bound(loop, _with_recomputed(loop.body, remat), items, params)
         body = map_block(body, lambda s: _in_region(s, names, done))
         new = dataclasses.replace(loop, body=body, item=item, done=done, failed=failed)
         if new.stop is not None:
@@ -211,18 +190,125 @@ def finish(kernel: ir.Function, low) -> ir.Function:
         has_exit = any(isinstance(s, wg.ItemExit) for s, _ in passes.walk(body))
         return [new, wg.LeadUpdate(loop.loc)] if done and has_exit else [new]
 
+    def uniform(e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Ref) and e.var in remat:
+            e = remat[e.var]
+        return _indices(_rename(e, names.at_lead))
+
     def group(s: ir.Stmt) -> ir.Stmt | list:
         if isinstance(s, wg.ItemLoop):
             return region(s)
         if isinstance(s, ir.If | ir.While | ir.ForRange):
-            return map_stmt_exprs(s, lambda e: _indices(names.uniform(e)))
+            return map_stmt_exprs(s, uniform)
         return s
 
     body = _map_group(kernel.body, group)
     shared_decls = [s for s in body if isinstance(s, ir.SharedDecl)]
     rest = [s for s in body if not isinstance(s, ir.SharedDecl)]
     locals_ = [v for v in kernel.locals if v not in items]
+    if failed == "kept":
+        flag = ir.Variable("em_failed_w", _int32(), "em_failed")
+        extra.append(wg.ItemArray(kernel.loc, flag, True))
     return wg.copy_function(kernel, body=[*shared_decls, *extra, *rest], locals=locals_)
+
+
+def _item_variables(kernel: ir.Function, low) -> set[ir.Variable]:
+    """The locals that need one value per work-item: used in several regions or at group
+    level, or read by a region before it sets them."""
+    places: dict[ir.Variable, set] = {}
+    for loop in low.regions:
+        for v in _all_vars(loop.body):
+            places.setdefault(v, set()).add(loop.label)
+    for e in low.uniform_exprs:
+        for sub in passes.subexprs(e):
+            if isinstance(sub, ir.Ref):
+                places.setdefault(sub.var, set()).add("group")
+    own = set(kernel.locals) - {s.var for s in kernel.body if isinstance(s, ir.SharedDecl)}
+    own -= low.counters
+    live: set[ir.Variable] = set()
+    for loop in low.regions:
+        live |= live_in(loop.body)
+    return {v for v, where in places.items() if v in own and (len(where) > 1 or v in live)}
+
+
+def _declarations(kernel, low, items, names, done: bool) -> list[ir.Stmt]:
+    from ember.codegen import workgroup as wg
+
+    ordered = sorted(items, key=lambda v: v.name)
+    out: list[ir.Stmt] = [wg.ItemArray(kernel.loc, names.array(v)) for v in ordered]
+    if done:
+        out.append(wg.ItemArray(kernel.loc, ir.Variable("em_done", _bool(), "em_done"), True))
+    return out
+
+
+# ------------------------------------------------------------------------- recomputing
+
+
+def _recomputable(loops, items: set[ir.Variable], params: set) -> dict[ir.Variable, ir.Expr]:
+    """Per-work-item variables set once, at the top of a region, from indices, parameters
+    and constants only (``row = block_idx.y * T + thread_idx.y``): each region that reads
+    one computes it again instead of keeping an array.  Variable -> its value, written
+    with indices and parameters only."""
+    counts: dict[ir.Variable, int] = {}
+    for loop in loops:
+        for s, e in passes.walk(loop.body):
+            for v in writes_of(s) if e is None else ():  # each statement once
+                counts[v] = counts.get(v, 0) + 1
+    defs = {
+        s.target: s.value
+        for loop in loops
+        for s in loop.body
+        if isinstance(s, ir.Assign) and s.target in items and counts.get(s.target) == 1
+    }
+    out: dict[ir.Variable, ir.Expr] = {}
+
+    def closed(v: ir.Variable, seen: frozenset) -> ir.Expr | None:
+        if v in out:
+            return out[v]
+        if v not in defs or v in seen:
+            return None
+        bad = []
+
+        def visit(x: ir.Expr) -> ir.Expr:
+            if isinstance(x, ir.Ref) and x.var not in params:
+                inner = closed(x.var, seen | {v})
+                if inner is None:
+                    bad.append(x)
+                return inner if inner is not None else x
+            if isinstance(x, ir.Load | ir.Atomic | ir.Call):
+                bad.append(x)
+            if (
+                isinstance(x, ir.Intrinsic)
+                and x.name in ("barrier",)
+                or (isinstance(x, ir.Intrinsic) and x.name.startswith(("shfl", "warp_")))
+            ):
+                bad.append(x)
+            return x
+
+        value = map_expr(defs[v], visit)
+        if bad:
+            return None
+        out[v] = value
+        return value
+
+    for v in list(defs):
+        closed(v, frozenset())
+    return out
+
+
+def _with_recomputed(body: list[ir.Stmt], remat: dict) -> list[ir.Stmt]:
+    """``body`` starting with the recomputation of the variables it reads but does not set."""
+    if not remat:
+        return body
+    read: set[ir.Variable] = set()
+    written: set[ir.Variable] = set()
+    for s, _ in passes.walk(body):
+        r, w = _reads_writes(s)
+        read |= set(r)
+        written |= set(w)
+    needed = sorted((v for v in read - written if v in remat), key=lambda v: v.name)
+    loc = body[0].loc
+    return [ir.Assign(loc, v, remat[v]) for v in needed] + body
 
 
 def _map_group(body: list[ir.Stmt], fs) -> list[ir.Stmt]:
@@ -356,10 +442,9 @@ def _in_region(s: ir.Stmt, names: _Names, done: bool) -> ir.Stmt:
 # ------------------------------------------------------------------------- guards
 
 
-def _bound(loop, items: set[ir.Variable], params: set[ir.Variable]) -> list[ir.Stmt]:
-    """The body of ``loop`` with a leading guard on ``global_id(0)`` turned into
+def _bound(loop, body: list[ir.Stmt], items: set, params: set) -> list[ir.Stmt]:
+    """``body`` (of ``loop``) with a leading guard on ``global_id(0)`` turned into
     ``loop.stop`` (set here); the body unchanged when there is none."""
-    body = loop.body
     prefix: list[ir.Stmt] = []
     values: dict[ir.Variable, ir.Expr] = {}
     for s in body:

@@ -342,29 +342,34 @@ class Lowering:
 
     def _uniform(self, e: ir.Expr, s: ir.Stmt, what: str) -> None:
         """``e`` decides a group-level branch or loop: refuse it unless uniform and pure."""
-        if self.uniformity.is_varying(e) or (
-            isinstance(s, ir.While | ir.ForRange) and self.uniformity.loop_is_varying(s)
-        ):
+        if not passes.is_pure(e):
             raise diagnostics.error(
                 KernelSyntaxError,
-                f"this {what} contains {self._sync_what(s)}, but its condition differs "
-                "between the work-items of a block: every work-item of a block must reach "
-                "the same barriers and sub-group operations (on a GPU this deadlocks or "
-                "gives undefined results; the cpu backend refuses it)",
+                f"this {what} contains {self._sync_what(s)}, and its condition calls a "
+                "function or does an atomic: the cpu backend evaluates it once for the whole "
+                "block",
+                s.loc,
+                diagnostics.STAGE_TARGET,
+                "assign the condition's value to a variable first",
+            )
+        early = isinstance(s, ir.While | ir.ForRange) and self.uniformity.loop_is_varying(s)
+        if self.uniformity.is_varying(e) or early:
+            why = (
+                "its condition differs between the work-items of a block"
+                if self.uniformity.is_varying(e)
+                else "some work-items leave it early (a break or continue under a condition "
+                "that differs between them)"
+            )
+            raise diagnostics.error(
+                KernelSyntaxError,
+                f"this {what} contains {self._sync_what(s)}, but {why}: every work-item of "
+                "a block must reach the same barriers and sub-group operations (on a GPU this "
+                "deadlocks or gives undefined results; the cpu backend refuses it)",
                 s.loc,
                 diagnostics.STAGE_TARGET,
                 "make the condition depend only on values equal across the block (arguments, "
                 "block_idx, block_dim, values loaded at a uniform index), or move the barrier "
                 "out of the branch",
-            )
-        if not passes.is_pure(e):
-            raise diagnostics.error(
-                KernelSyntaxError,
-                f"this {what} contains a barrier, and its condition calls a function or does "
-                "an atomic: the cpu backend evaluates it once for the whole block",
-                s.loc,
-                diagnostics.STAGE_TARGET,
-                "assign the condition's value to a variable first",
             )
         self.uniform_exprs.append(e)
 

@@ -176,27 +176,27 @@ static inline __attribute__((always_inline)) void matmul(float* a_data, int64_t 
     em_f32_2d a = {a_data, {a_shape0, a_shape1}};
     em_f32_2d b = {b_data, {b_shape0, b_shape1}};
     em_f32_2d c = {c_data, {c_shape0, c_shape1}};
+    int64_t tx;
+    int64_t ty;
+    int64_t row;
+    int64_t col;
     int64_t t;
     int64_t k;
     int64_t em_u0;
     // golden_kernels.py:31  def matmul(a, b, c):
     float acc_w[em_wg];  // one per work-item
-    int64_t col_w[em_wg];  // one per work-item
-    int64_t row_w[em_wg];  // one per work-item
-    int64_t tx_w[em_wg];  // one per work-item
-    int64_t ty_w[em_wg];  // one per work-item
     // golden_kernels.py:34  tx, ty = ember.thread_idx.x, ember.thread_idx.y
     #define EM_EXIT goto em_next_0
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-            tx_w[em_wi] = em_lx;
-            ty_w[em_wi] = em_ly;
+            tx = em_lx;
+            ty = em_ly;
             // golden_kernels.py:35  row = ember.block_idx.y * TILE + ty
-            row_w[em_wi] = em_gy * 8 + ty_w[em_wi];
+            row = em_gy * 8 + ty;
             // golden_kernels.py:36  col = ember.block_idx.x * TILE + tx
-            col_w[em_wi] = em_gx * 8 + tx_w[em_wi];
+            col = em_gx * 8 + tx;
             // golden_kernels.py:37  acc = 0.0
             acc_w[em_wi] = 0.0f;
             em_next_0: ;
@@ -210,11 +210,15 @@ static inline __attribute__((always_inline)) void matmul(float* a_data, int64_t 
         for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
             for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
                 const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+                col = em_gx * 8 + em_lx;
+                row = em_gy * 8 + em_ly;
+                tx = em_lx;
+                ty = em_ly;
                 t = em_u0;
                 // golden_kernels.py:39  ta[ty, tx] = a[row, t * TILE + tx]
-                ta[ty_w[em_wi] * 8 + tx_w[em_wi]] = a.data[row_w[em_wi] * a.shape[1] + (t * 8 + tx_w[em_wi])];
+                ta[ty * 8 + tx] = a.data[row * a.shape[1] + (t * 8 + tx)];
                 // golden_kernels.py:40  tb[ty, tx] = b[t * TILE + ty, col]
-                tb[ty_w[em_wi] * 8 + tx_w[em_wi]] = b.data[(t * 8 + ty_w[em_wi]) * b.shape[1] + col_w[em_wi]];
+                tb[ty * 8 + tx] = b.data[(t * 8 + ty) * b.shape[1] + col];
                 em_next_1: ;
             }
         }}
@@ -225,9 +229,11 @@ static inline __attribute__((always_inline)) void matmul(float* a_data, int64_t 
         for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
             for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
                 const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+                tx = em_lx;
+                ty = em_ly;
                 for (k = 0; k < 8; k++) {
                     // golden_kernels.py:43  acc += ta[ty, k] * tb[k, tx]
-                    acc_w[em_wi] += ta[ty_w[em_wi] * 8 + k] * tb[k * 8 + tx_w[em_wi]];
+                    acc_w[em_wi] += ta[ty * 8 + k] * tb[k * 8 + tx];
                 }
                 em_next_2: ;
             }
@@ -240,7 +246,9 @@ static inline __attribute__((always_inline)) void matmul(float* a_data, int64_t 
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-            c.data[row_w[em_wi] * c.shape[1] + col_w[em_wi]] = acc_w[em_wi];
+            col = em_gx * 8 + em_lx;
+            row = em_gy * 8 + em_ly;
+            c.data[row * c.shape[1] + col] = acc_w[em_wi];
             em_next_3: ;
         }
     }}

@@ -177,12 +177,12 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
     const em_item_t* const em_it = &em_item;
     em_f32_1d x = {x_data, {x_shape0}};
     em_f32_1d out = {out_data, {out_shape0}};
+    int64_t i;
     float em_sg0;
     int64_t em_lane1;
+    bool em_p2;
     float em_sg3;
     // golden_kernels.py:85  def warp_total(x, out):
-    bool em_p2_w[em_wg];  // one per work-item
-    int64_t i_w[em_wg];  // one per work-item
     float s_w[em_wg];  // one per work-item
     float em_lanes_float32[em_wg];  // one per work-item
     // golden_kernels.py:86  i = ember.global_id()
@@ -191,9 +191,9 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-            i_w[em_wi] = em_gx * em_bx + em_lx;
+            i = em_gx * em_bx + em_lx;
             // golden_kernels.py:87  s = ember.warp_sum(x[i])
-            em_lanes_float32[em_wi] = x.data[i_w[em_wi]];
+            em_lanes_float32[em_wi] = x.data[i];
             em_next_0: ;
         }
     }}
@@ -210,7 +210,7 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
             }
             s_w[em_wi] = em_sg0;
             // golden_kernels.py:88  if ember.lane_id() == 0:
-            em_p2_w[em_wi] = (em_wi & 31) == 0;
+            em_p2 = (em_wi & 31) == 0;
             em_next_1: ;
         }
     }}
@@ -221,7 +221,8 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-            if (em_p2_w[em_wi]) {
+            em_p2 = (em_wi & 31) == 0;
+            if (em_p2) {
                 em_lanes_float32[em_wi] = s_w[em_wi];
             }
             em_next_2: ;
@@ -234,9 +235,11 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-            if (em_p2_w[em_wi]) {
+            em_p2 = (em_wi & 31) == 0;
+            i = em_gx * em_bx + em_lx;
+            if (em_p2) {
                 em_sg3 = (em_wi & 31) + (int64_t)1 >= 0 && (em_wi & 31) + (int64_t)1 < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))) ? em_lanes_float32[em_wi - (em_wi & 31) + ((em_wi & 31) + (int64_t)1)] : em_lanes_float32[em_wi];
-                out.data[em_floordiv_i64(i_w[em_wi], 32)] = em_sg3 + s_w[em_wi];
+                out.data[em_floordiv_i64(i, 32)] = em_sg3 + s_w[em_wi];
             }
             em_next_3: ;
         }
