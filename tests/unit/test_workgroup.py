@@ -230,16 +230,18 @@ def test_early_return_becomes_the_bound():
 
 def test_barriers_split_the_kernel_and_uniform_loops_run_once_per_group():
     text = c_source(reduce_block, F32, F32)
-    assert regions(text) == 5  # before the loop, step = ..., if t < step, step //= 2, after
-    assert "while (step__w[0] > 0) {" in text  # evaluated once per group, lead work-item 0
-    assert "t = em_lx;" in text and "if (t < step__w[em_wi])" in text  # t: recomputed
+    assert regions(text) == 3  # before the loop, if t < step, after it
+    # step is the same for every work-item and set only between regions: one scalar
+    assert "    step_ = 32;\n    // test_workgroup.py:54  while step > 0:\n" in text
+    assert "while (step_ > 0) {" in text and "step_ = em_floordiv_i64(step_, 2);" in text
+    assert "int64_t em_x1 = step_;  // the guard, as a bound" in text  # if t < step
+    assert "buf[t] = buf[t] + buf[t + step_];" in text
     assert "barrier" not in text.replace("// barrier", "")
 
 
-def test_a_group_level_for_loop_counts_with_its_own_variable():
+def test_a_group_level_for_loop_runs_once_per_group():
     text = c_source(tiles, F32, F32, 3)
-    assert "for (em_u0 = 0; em_u0 < k; em_u0++) {" in text
-    assert "j_w[em_wi] = em_u0;" in text or "j = em_u0;" in text
+    assert "for (j = 0; j < k; j++) {" in text and "buf[t] = x.data[j * 64 + t];" in text
     assert "float acc_w[em_wg];" in text  # carried across the barriers
 
 
@@ -264,15 +266,14 @@ def test_a_value_carried_round_a_group_loop_gets_one_slot_per_work_item():
 def test_return_before_a_barrier_keeps_the_work_item_out_of_later_regions():
     text = c_source(returns_first, F32, F32, 10)
     assert "bool em_done[em_wg];" in text
-    assert "em_done[em_wi] = 1; EM_EXIT;" in text
+    assert "em_done[em_wi] = 1; EM_EXIT;" in text  # not a bound: the region after must know
     assert "if (em_done[em_wi]) continue;  // it returned" in text
     assert "while (em_lead < em_wg && em_done[em_lead]) em_lead++;" in text
 
 
 def test_uniform_break_of_a_group_loop_is_a_group_level_break():
     text = c_source(uniform_break, F32, 3)
-    assert "if (j_w[0] == limit) {" in text or "if (j == limit)" not in text
-    assert "break;" in text
+    assert "        if (j == limit) {\n            // test_workgroup.py:154  break\n" in text
 
 
 def test_assigned_parameters_become_per_work_item_copies():

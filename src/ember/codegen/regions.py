@@ -111,6 +111,11 @@ def map_block(body: list[ir.Stmt], fs: Callable[[ir.Stmt], ir.Stmt | list]) -> l
 # ------------------------------------------------------------------------- variables
 
 
+def reads_of(s: ir.Stmt) -> list[ir.Variable]:
+    """The variables statement ``s`` itself reads."""
+    return _reads_writes(s)[0]
+
+
 def writes_of(s: ir.Stmt) -> list[ir.Variable]:
     """The variables statement ``s`` itself sets."""
     return _reads_writes(s)[1]
@@ -181,8 +186,10 @@ def finish(kernel: ir.Function, low) -> ir.Function:
         failed = "kept" if (low.program.no_return and len(loops) > 1) else "reset"
     item = bool(low.program.functions) or kernel.can_fail
 
+    fixed = params | low.scalars | low.counters  # constant within a region
+
     def region(loop: wg.ItemLoop) -> list[ir.Stmt]:
-        body = _bound(loop, _with_recomputed(loop.body, remat), items, params)
+        body = _bound(loop, _with_recomputed(loop.body, remat), items, fixed, done)
         body = map_block(body, lambda s: _in_region(s, names, done))
         new = dataclasses.replace(loop, body=body, item=item, done=done, failed=failed)
         if new.stop is not None:
@@ -198,7 +205,7 @@ def finish(kernel: ir.Function, low) -> ir.Function:
     def group(s: ir.Stmt) -> ir.Stmt | list:
         if isinstance(s, wg.ItemLoop):
             return region(s)
-        if isinstance(s, ir.If | ir.While | ir.ForRange):
+        if isinstance(s, ir.If | ir.While | ir.ForRange | ir.Assign):
             return map_stmt_exprs(s, uniform)
         return s
 
@@ -224,7 +231,7 @@ def _item_variables(kernel: ir.Function, low) -> set[ir.Variable]:
             if isinstance(sub, ir.Ref):
                 places.setdefault(sub.var, set()).add("group")
     own = set(kernel.locals) - {s.var for s in kernel.body if isinstance(s, ir.SharedDecl)}
-    own -= low.counters
+    own -= low.counters | low.scalars
     live: set[ir.Variable] = set()
     for loop in low.regions:
         live |= live_in(loop.body)
@@ -442,9 +449,11 @@ def _in_region(s: ir.Stmt, names: _Names, done: bool) -> ir.Stmt:
 # ------------------------------------------------------------------------- guards
 
 
-def _bound(loop, body: list[ir.Stmt], items: set, params: set) -> list[ir.Stmt]:
-    """``body`` (of ``loop``) with a leading guard on ``global_id(0)`` turned into
-    ``loop.stop`` (set here); the body unchanged when there is none."""
+def _bound(loop, body: list[ir.Stmt], items: set, params: set, done: bool) -> list[ir.Stmt]:
+    """``body`` (of ``loop``) with a leading guard on ``global_id(0)`` or ``thread_idx.x``
+    turned into ``loop.stop`` (set here); the body unchanged when there is none.  An early
+    ``return`` becomes a bound only when no later region runs (``done`` False): past the
+    bound, work-items would else miss being marked as returned."""
     prefix: list[ir.Stmt] = []
     values: dict[ir.Variable, ir.Expr] = {}
     for s in body:
@@ -465,7 +474,8 @@ def _bound(loop, body: list[ir.Stmt], items: set, params: set) -> list[ir.Stmt]:
         loop.stop = stop
         return [*prefix, *inner]
     if (
-        isinstance(s, ir.If)
+        not done
+        and isinstance(s, ir.If)
         and not s.orelse
         and len(s.body) == 1
         and isinstance(s.body[0], ir.Return)
@@ -493,30 +503,37 @@ def _split_guard(cond: ir.Expr, values, prefix, params) -> tuple[ir.Expr, ir.Exp
     op, left, right = cond.op, cond.left, cond.right
     if op in (">", ">="):
         op, left, right = {">": "<", ">=": "<="}[op], right, left
-    if not _is_gid(left, values, prefix) or left.type != WEAK_INT:
+    which = _index_of(left, values, prefix)
+    if which is None or left.type != WEAK_INT:
         return None
     bound = _uniform_value(right, values, params)
     if bound is None or bound.type != WEAK_INT:
         return None
     if op == "<=":
         bound = ir.Binary(WEAK_INT, "add", bound, ir.Const(WEAK_INT, 1))
-    base = ir.Binary(WEAK_INT, "mul", ir.Intrinsic(WEAK_INT, "block_idx", [ir.Const(WEAK_INT, 0)]),
-                     ir.Intrinsic(WEAK_INT, "block_dim", [ir.Const(WEAK_INT, 0)]))  # fmt: skip
+    if which == "thread_idx":
+        return bound, rest
+    x = [ir.Const(WEAK_INT, 0)]
+    base = ir.Binary(WEAK_INT, "mul", ir.Intrinsic(WEAK_INT, "block_idx", x),
+                     ir.Intrinsic(WEAK_INT, "block_dim", x))  # fmt: skip
     return ir.Binary(WEAK_INT, "sub", bound, base), rest
 
 
-def _is_gid(e: ir.Expr, values, prefix) -> bool:
-    """``e`` is ``global_id(0)``, or a variable the region's prefix set to it (once)."""
+def _index_of(e: ir.Expr, values, prefix) -> str | None:
+    """``"global_id"`` / ``"thread_idx"`` when ``e`` is that index along x (or a variable
+    the region's prefix set to it, once), else None."""
     if isinstance(e, ir.Ref) and e.var in values:
         if sum(1 for s in prefix if s.target is e.var) != 1:
-            return False
+            return None
         e = values[e.var]
-    return (
+    if (
         isinstance(e, ir.Intrinsic)
-        and e.name == "global_id"
+        and e.name in ("global_id", "thread_idx")
         and isinstance(e.args[0], ir.Const)
         and e.args[0].value == 0
-    )
+    ):
+        return e.name
+    return None
 
 
 _UNIFORM_INDEX = frozenset({"block_idx", "block_dim", "grid_dim", "global_size", "warp_size"})

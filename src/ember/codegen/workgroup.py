@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from ember import dtypes
 from ember.codegen import regions
 from ember.codegen.uniformity import SUBGROUP_OPS, Uniformity
+from ember.codegen.uniformity import VARYING_INTRINSICS as VARYING
 from ember.errors import KernelSyntaxError
 from ember.frontend import diagnostics, ir, passes
 from ember.frontend.types import WEAK_INT, Array, Scalar, scalar
@@ -218,6 +219,7 @@ class Lowering:
         self.regions: list[ItemLoop] = []
         self.uniform_exprs: list[ir.Expr] = []  # evaluated once per group
         self._mark(kernel.body)
+        self.scalars = self._group_scalars()
 
     def run(self) -> ir.Function:
         shared = [s for s in self.kernel.body if isinstance(s, ir.SharedDecl)]
@@ -261,12 +263,62 @@ class Lowering:
                 found = True
         return found
 
+    # ------------------------------------------------------------------ group scalars
+    def _group_scalars(self) -> set[ir.Variable]:
+        """Uniform variables set only by assignments at group level (outside any region's
+        control flow) from parameters, constants, group indices and other such variables:
+        ``step = B // 2`` ... ``step //= 2`` in a tree reduction.  They are plain scalars
+        set once per group, between regions, instead of once per work-item."""
+        writes: dict[ir.Variable, list[ir.Expr | None]] = {}
+        elsewhere: set[ir.Variable] = set()
+
+        def visit(body: list[ir.Stmt]) -> None:
+            for s in body:
+                sync = id(s) in self.sync
+                if sync and isinstance(s, ir.If) and not self._predicated(s):
+                    visit(s.body)
+                    visit(s.orelse)
+                elif sync and isinstance(s, ir.While | ir.ForRange):
+                    if isinstance(s, ir.ForRange):
+                        writes.setdefault(s.var, []).append(None)  # the loop sets it
+                    visit(s.body)
+                elif not sync and isinstance(s, ir.Assign):
+                    writes.setdefault(s.target, []).append(s.value)
+                else:
+                    for st, e in passes.walk([s]):
+                        if e is None:
+                            elsewhere.update(regions.writes_of(st))
+
+        visit(self.kernel.body)
+        params = set(self.kernel.params)
+        found = {
+            v for v in writes
+            if v not in elsewhere and v not in self.uniformity.varying and v not in params
+        }  # fmt: skip
+        changed = True
+        while changed:  # drop those computed from something else (fixed point)
+            keep = {v for v in found if all(_from(e, found | params) for e in writes[v])}
+            changed, found = keep != found, keep
+        return found
+
     # ------------------------------------------------------------------ building
     def block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
         """``body`` at group level: regions of plain statements, group-level statements."""
         out: list[ir.Stmt] = []
         region: list[ir.Stmt] = []
         for s in body:
+            if isinstance(s, ir.Assign) and s.target in self.scalars:
+                # Set once for the group, before the region being built: its value reads
+                # nothing the region changes.  Unless the region already read the old value:
+                # then the region ends here.
+                if any(
+                    s.target in regions.reads_of(r) for r, e in passes.walk(region) if e is None
+                ):
+                    self._flush(region, out)
+                    region = []
+                out.append(s)
+                self.uniform_exprs.append(s.value)
+                continue
             if id(s) not in self.sync:
                 region.append(s)
                 continue
@@ -333,7 +385,9 @@ class Lowering:
             return dataclasses.replace(s, body=self.block(s.body))
         for e in (s.start, s.stop, s.step):
             self._uniform(e, s, "for")
-        # The group counts with its own variable; each work-item's copy of the loop
+        if s.var in self.scalars:  # a group scalar: the loop counts with it
+            return dataclasses.replace(s, body=self.block(s.body))
+        # Else the group counts with its own variable; each work-item's copy of the loop
         # variable is set from it at the start of the body (the body may change it).
         counter = self.temp(s.var.type, "em_u")
         self.counters.add(counter)
@@ -420,6 +474,21 @@ class Lowering:
         rewritten = regions.map_stmt_exprs(s, visit)
         state["region"].append(rewritten)
         return state["region"]
+
+
+def _from(e: ir.Expr | None, allowed: set[ir.Variable]) -> bool:
+    """``e`` (None: a loop's own counting) computed from ``allowed`` variables, constants
+    and group indices only: no memory, no calls, nothing that differs between work-items."""
+    if e is None:
+        return True
+    for x in passes.subexprs(e):
+        if isinstance(x, ir.Ref) and x.var not in allowed:
+            return False
+        if isinstance(x, ir.Load | ir.Atomic | ir.Call):
+            return False
+        if isinstance(x, ir.Intrinsic) and (x.name in VARYING or x.name in SUBGROUP_OPS):
+            return False
+    return True
 
 
 def _line_of(s: ir.Stmt, e: ir.Expr) -> int:

@@ -182,7 +182,6 @@ static inline __attribute__((always_inline)) void matmul(float* a_data, int64_t 
     int64_t col;
     int64_t t;
     int64_t k;
-    int64_t em_u0;
     // golden_kernels.py:31  def matmul(a, b, c):
     float acc_w[em_wg];  // one per work-item
     // golden_kernels.py:34  tx, ty = ember.thread_idx.x, ember.thread_idx.y
@@ -204,7 +203,8 @@ static inline __attribute__((always_inline)) void matmul(float* a_data, int64_t 
     }}
     #undef EM_EXIT
     // golden_kernels.py:38  for t in range(a.shape[1] // TILE):
-    for (em_u0 = 0; em_u0 < em_floordiv_i64(a.shape[1], 8); em_u0++) {
+    for (t = 0; t < em_floordiv_i64(a.shape[1], 8); t++) {
+        // golden_kernels.py:39  ta[ty, tx] = a[row, t * TILE + tx]
         #define EM_EXIT goto em_next_1
         for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
         for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
@@ -214,8 +214,6 @@ static inline __attribute__((always_inline)) void matmul(float* a_data, int64_t 
                 row = em_gy * 8 + em_ly;
                 tx = em_lx;
                 ty = em_ly;
-                t = em_u0;
-                // golden_kernels.py:39  ta[ty, tx] = a[row, t * TILE + tx]
                 ta[ty * 8 + tx] = a.data[row * a.shape[1] + (t * 8 + tx)];
                 // golden_kernels.py:40  tb[ty, tx] = b[t * TILE + ty, col]
                 tb[ty * 8 + tx] = b.data[(t * 8 + ty) * b.shape[1] + col];

@@ -175,6 +175,9 @@ static inline __attribute__((always_inline)) void stencil(double* u_data, int64_
     int64_t j;
     int64_t n;
     int64_t m;
+    // golden_kernels.py:25  n, m = u.shape
+    n = u.shape[0];
+    m = u.shape[1];
     // golden_kernels.py:24  i, j = ember.grid(2)
     #define EM_EXIT goto em_next_0
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
@@ -183,9 +186,6 @@ static inline __attribute__((always_inline)) void stencil(double* u_data, int64_
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
             i = em_gx * em_bx + em_lx;
             j = em_gy * em_by + em_ly;
-            // golden_kernels.py:25  n, m = u.shape
-            n = u.shape[0];
-            m = u.shape[1];
             // golden_kernels.py:26  if 0 < i < n - 1 and 0 < j < m - 1:
             if (0 < i && i < n - 1 && (0 < j && j < m - 1)) {
                 // golden_kernels.py:27  out[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
