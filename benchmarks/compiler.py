@@ -5,6 +5,8 @@
   arguments (what the compiler adds is the difference), CuPy's RawKernel and numba-cuda.
 * ``kernel_args_{1,3,8,16}``: launch cost against the number of array arguments - Ember's
   must stay flat (Numba adds ~4 us per array); raw is a kernel with as many pointers.
+* ``kernel_stale_check``: what the notebook stale-code check adds to a launch that hits the
+  inline cache (``overhead_us``: target <= 0.05 us) and to the first launch after a cell.
 * ``compile_cold``: one new specialization of a small kernel, split into typing, C
   generation, NVRTC and module load.
 """
@@ -210,6 +212,49 @@ def _register_args_case(n: int) -> None:
 
 for _n in KERNELS:
     _register_args_case(_n)
+
+
+@case("kernel_stale_check", "us", "us/launch")
+def kernel_stale_check(ctx: Context):
+    """The notebook stale-code check (ember/compiler/freshness.py) on the launch path: the
+    3-argument axpy hitting the inline cache with cell re-checks off ('ember') and on
+    ('ember-notebook'); 'overhead_us' is the difference (target <= 0.05 us: the launch code
+    is the same), 'recheck_us' the extra cost of the first launch after a new cell."""
+    from ember.compiler import freshness
+
+    sync = ctx.backend.default_stream.synchronize
+    iters = ctx.iterations(20000)
+    x, y = ember.zeros(N, ember.float32), ember.zeros(N, ember.float32)
+    ctx.cache.setdefault("keep", []).extend([x, y])
+    plain, watched = ember.kernel(axpy.py_func), ember.kernel(axpy.py_func)
+    was = freshness._watching
+    try:
+        plain_launch, watched_launch = plain[1, N], watched[1, N]
+        plain_launch(2.0, x, y)  # compiled while nothing is watched
+        freshness.new_cell()  # from here on, as in IPython
+        watched_launch(2.0, x, y)  # compiled and tracked
+        times: dict[str, list[float]] = {"ember": [], "ember-notebook": []}
+        for _ in range(ctx.repeats):  # interleaved: drift hits both alike
+            times["ember"].append(per_call_us(lambda: plain_launch(2.0, x, y), iters, 1, sync))
+            times["ember-notebook"].append(
+                per_call_us(lambda: watched_launch(2.0, x, y), iters, 1, sync)
+            )
+
+        def new_cell_and_launch():
+            freshness.new_cell()
+            watched_launch(2.0, x, y)
+
+        recheck = per_call_us(new_cell_and_launch, max(iters // 100, 20), ctx.repeats, sync)
+    finally:
+        freshness._watching = was
+        freshness._kernels.discard(watched)
+    base, watched_us = (float(np.median(times[k])) for k in ("ember", "ember-notebook"))
+    return {
+        "ember": {"us": base},
+        "ember-notebook": {
+            "us": watched_us, "overhead_us": watched_us - base, "recheck_us": recheck - base,
+        },
+    }  # fmt: skip
 
 
 @case("compile_cold", "ms", "ms/specialization")

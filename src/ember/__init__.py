@@ -39,6 +39,7 @@ from ember.errors import (
     KernelTypeError,
     LaunchError,
     OutOfMemoryError,
+    RecompileWarning,
     SlowPathError,
     UnsupportedFeatureError,
 )
@@ -47,8 +48,8 @@ from ember.runtime import warmup as _warmup
 # kernel-side functions (ember.lang): thread indices, barrier, shared memory, atomics, math
 _LANG = (
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
-    "lane_id", "warp_size", "barrier", "shared", "atomic_add", "atomic_sub", "atomic_min",
-    "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas",
+    "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
+    "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas",
     "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
     "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
@@ -109,7 +110,21 @@ _ARRAY = {
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
         "vectorize", "real", "imag",
     ),
+    "ember.array.reductions": (
+        "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
+        "any", "all", "count_nonzero", "nansum", "nanprod", "nanmax", "nanmin", "nanargmax",
+        "nanargmin", "nanmean", "nanvar", "nanstd", "var_mean", "std_mean",
+    ),
+    "ember.array.mapreduce": ("reduce", "mapreduce", "neutral_element", "register_neutral_element"),
+    "ember.array.matmul": (
+        "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
+    ),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
+    "ember.array.scan": (
+        "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",
+    ),
+    "ember.array.search": ("nonzero", "flatnonzero", "argwhere", "searchsorted"),
+    "ember.array.gather": ("take", "take_along_axis", "put"),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
@@ -118,7 +133,12 @@ _ARRAY = {
 }  # fmt: skip
 _LAZY.update({name: module for module, names in _ARRAY.items() for name in names})
 # public submodules, imported on first access
-_MODULES = {"memory": "ember.runtime.memory", "cache": "ember.cache"}
+_MODULES = {
+    "memory": "ember.runtime.memory",
+    "cache": "ember.cache",
+    "random": "ember.array.random",
+    "linalg": "ember.array.linalg",
+}
 
 
 def __getattr__(name: str):
@@ -151,5 +171,6 @@ __all__ = [
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
+    "RecompileWarning",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

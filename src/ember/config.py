@@ -147,6 +147,23 @@ SETTINGS: dict[str, Setting] = {
             "once per process, 'allow' silently, or 'error' (see ember.allowscalar).",
         ),
         Setting(
+            "EMBER_IMPLICIT_HOST_COPY",
+            "error",
+            _choice("error", "warn", "allow"),
+            "NumPy reaching for an ember array's data: numpy.asarray(x) and NumPy functions "
+            "Ember has no version of (numpy.X(x) runs ember.X on the device when it exists).  "
+            "'error': a TypeError naming the explicit copy (x.to_numpy()); 'warn': copy to "
+            "the host, warning once per function; 'allow': copy silently (NumPy results).",
+        ),
+        Setting(
+            "EMBER_TRACEBACK",
+            "filtered",
+            _choice("filtered", "full"),
+            "'filtered': tracebacks of user errors (KernelTypeError, ArgumentError...) show "
+            "only your frames, not Ember's; 'full': every frame.  Internal errors always "
+            "show every frame.",
+        ),
+        Setting(
             "EMBER_DUMP",
             frozenset(),
             _parse_list,
@@ -180,6 +197,20 @@ SETTINGS: dict[str, Setting] = {
             _parse_warmup,
             "Background warmup at import (driver init, context, NVRTC, cached modules): "
             "'1' when a CUDA driver is detected, 'force' always, '0' never.",
+        ),
+        Setting(
+            "EMBER_BLAS",
+            "auto",
+            _choice("auto", "ember"),
+            "Matrix products: 'auto' uses the device's vendor library (cuBLAS on CUDA) for "
+            "float16/32/64 where it is installed, 'ember' always Ember's own tiled kernel.",
+        ),
+        Setting(
+            "EMBER_MATMUL_TF32",
+            False,
+            _parse_bool,
+            "Let float32 matrix products on the vendor library use TF32 tensor cores "
+            "(faster, ~1e-3 relative error); off: IEEE float32, as NumPy.",
         ),
     )
 }

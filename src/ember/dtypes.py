@@ -6,23 +6,31 @@ Anything NumPy accepts as a dtype is accepted wherever Ember takes one: see :fun
 
 Calling a dtype converts a value like NumPy's scalar types (``ember.float32(2)`` is
 ``numpy.float32(2.0)``); inside a kernel it is a cast.
+
+Dtypes compare like NumPy's: ``ember.float32 == numpy.float32``, ``== numpy.dtype("f4")``
+and ``== "float32"`` are all true, ``numpy.dtype(ember.float32)`` works, and an Ember dtype
+hashes like its NumPy dtype, so either finds the other in a dict or set.  Two Ember dtypes
+are equal only when they are the same object (the Array API's rule); anything that names no
+dtype (``None``, numbers, arrays) compares unequal, never raises.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
 class DType:
     """A scalar type: ``name``, ``itemsize`` in bytes and ``kind`` ('b', 'i', 'u', 'f')."""
 
-    __slots__ = ("name", "itemsize", "kind", "_numpy")
+    __slots__ = ("name", "itemsize", "kind", "_numpy", "_hash")
 
     def __init__(self, name: str, itemsize: int, kind: str):
         self.name = name
         self.itemsize = itemsize
         self.kind = kind
         self._numpy = None
+        self._hash: int | None = None
 
     @property
     def numpy(self):
@@ -32,6 +40,12 @@ class DType:
 
             self._numpy = np.dtype(self.name)
         return self._numpy
+
+    @property
+    def dtype(self):
+        """The NumPy dtype: lets ``numpy.dtype(ember.float32)`` (and every NumPy function
+        taking ``dtype=``) accept an Ember dtype."""
+        return self.numpy
 
     @property
     def bits(self) -> int:
@@ -61,6 +75,24 @@ class DType:
     def __reduce__(self):
         return (dtype, (self.name,))
 
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, DType):
+            return self is other
+        found = _named(other)
+        return NotImplemented if found is None else self is found
+
+    def __ne__(self, other: Any) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        # the NumPy dtype's hash (equal objects hash alike); NumPy is imported by the first
+        # hash, which `import ember` never does
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self.numpy)
+        return h
+
 
 bool_ = DType("bool", 1, "b")
 int8 = DType("int8", 1, "i")
@@ -88,6 +120,25 @@ _ALIASES = {
 _PYTHON_TYPES = {bool: bool_, int: int64, float: float64}
 
 
+def _named(other: Any) -> DType | None:
+    """The dtype ``other`` names for ``==`` (a name, a scalar type, a NumPy dtype), or None.
+
+    Only names, types and NumPy dtypes are tried, so ``x.dtype == None`` or ``== 3`` is
+    simply False (NumPy reads None as float64)."""
+    if isinstance(other, str):
+        found = BY_NAME.get(other) or _ALIASES.get(other)
+        if found is not None or "numpy" not in sys.modules:  # no NumPy: only Ember's names
+            return found
+    elif not isinstance(other, type):
+        np = sys.modules.get("numpy")  # a NumPy dtype means NumPy is imported already
+        if np is None or not isinstance(other, np.dtype):
+            return None
+    try:
+        return dtype(other)
+    except (TypeError, ValueError):
+        return None
+
+
 def dtype(spec: Any) -> DType:
     """Return the Ember :class:`DType` for ``spec``.
 
@@ -108,15 +159,22 @@ def dtype(spec: Any) -> DType:
         if found is not None:
             return found
         name = spec
+    elif getattr(spec, "isnative", True) is False:  # a NumPy dtype of the other byte order
+        raise TypeError(f"Ember supports native byte order only, got dtype {spec.str!r}")
     else:
         name = getattr(spec, "name", None) or getattr(spec, "__name__", None)
-        if name is None or name not in BY_NAME:
-            import numpy as np
+    if name is None or name not in BY_NAME:  # NumPy knows more spellings ('<f4', 'd')
+        import numpy as np
 
-            try:
-                name = np.dtype(spec).name
-            except TypeError:
-                name = repr(spec)
+        try:
+            as_numpy = np.dtype(spec)
+        except TypeError:
+            as_numpy = None
+        if as_numpy is not None and not as_numpy.isnative:
+            raise TypeError(f"Ember supports native byte order only, got dtype {as_numpy.str!r}")
+        name = (
+            as_numpy.name if as_numpy is not None else spec if isinstance(spec, str) else repr(spec)
+        )
     if name in BY_NAME:
         return BY_NAME[name]
     supported = ", ".join(t.name for t in ALL)

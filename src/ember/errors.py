@@ -112,6 +112,12 @@ class EmberPerformanceWarning(UserWarning):
     Issued once per kernel specialization; ``kernel.report(*args)`` gives the items."""
 
 
+class RecompileWarning(UserWarning):
+    """A kernel recompiles because a function it calls was redefined, or a module-level
+    value it reads was rebound, since it was compiled (checked at each new notebook cell;
+    :mod:`ember.compiler.freshness`).  The message names what changed."""
+
+
 class InternalError(EmberError):
     """A bug in Ember: the message asks to report it, with versions."""
 

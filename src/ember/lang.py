@@ -90,6 +90,12 @@ barrier = Intrinsic(
     "barrier(): wait for every thread of the block; shared and "
     "global memory writes before it are visible after it.",
 )
+threadfence = Intrinsic(
+    "threadfence",
+    "threadfence(): this thread's global memory writes before it are seen by every thread "
+    "of the device before its writes after it (CUDA __threadfence); with an atomic flag, "
+    "the way blocks of one launch hand values to each other (decoupled look-back).",
+)
 shared = Intrinsic(
     "shared",
     "shared(shape, dtype): a static per-block array (the shape and "
@@ -172,8 +178,9 @@ globals().update(_math)
 
 __all__ = [
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
-    "lane_id", "warp_size", "barrier", "shared", "atomic_add", "atomic_sub", "atomic_min",
-    "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas",
+    "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
+    "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor",
+    "atomic_cas",
     "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
     "unsafe_trunc", *_math,
 ]  # fmt: skip

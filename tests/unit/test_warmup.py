@@ -287,3 +287,63 @@ def test_a_forked_child_using_an_array_of_the_parent_gets_an_error_not_a_hang():
         EMBER_BACKEND="cuda",
     )
     assert got["status"] == 0 and got["child"][0] != "ok"
+
+
+# A fork while a warmup step runs, with `logging` imported after Ember: Python runs the fork
+# hooks of later imports first, so logging's hook held its lock while Ember's waited for
+# the step, whose import (pyopencl, asyncio) waited for that lock - parent and child hung
+# (issue 18).  The fork now waits at its audit event, before any fork hook.
+FORK_DURING_STEP = """
+import json, os, subprocess, sys, time
+import ember
+import logging  # after ember: its fork hook is newer than Ember's
+w = ember._warmup.status()[{backend!r}]
+while "pyopencl" not in sys.modules and not w.done():
+    time.sleep(0.001)
+during = [1]
+{fork}
+print(json.dumps({{"during": during, "child": child}}))
+"""
+
+FORK_AND_USE = """
+r, wfd = os.pipe()
+pid = os.fork()
+if pid == 0:
+    try:
+        ember.zeros(3, ember.float32)
+        result = "ok"
+    except ember.EmberError as exc:
+        result = type(exc).__name__
+    os.write(wfd, result.encode())
+    os._exit(0)
+os.close(wfd)
+child = os.read(r, 1000).decode()
+os.waitpid(pid, 0)
+"""
+
+# subprocess with preexec_fn forks through the fork hooks only (no os.fork audit event)
+FORK_BY_SUBPROCESS = """
+child = subprocess.run(["true"], preexec_fn=lambda: None).returncode
+"""
+
+
+@pytest.mark.parametrize(
+    "backend, module, fork",
+    [  # module: one whose import needs logging's lock
+        pytest.param("opencl", "pyopencl", FORK_AND_USE, marks=needs_opencl, id="opencl-fork"),
+        pytest.param("cuda", "asyncio", FORK_AND_USE, id="cuda-fork"),
+        pytest.param(
+            "opencl", "pyopencl", FORK_BY_SUBPROCESS, marks=needs_opencl, id="opencl-preexec"
+        ),
+    ],
+)
+def test_a_fork_while_a_warmup_step_runs_finishes(backend, module, fork):
+    code = FORK_DURING_STEP.format(backend=backend, module=module, fork=fork)
+    got = run(code, timeout=60, EMBER_WARMUP="force", EMBER_BACKEND=backend)  # a hang: Timeout
+    assert got["during"], "the fork was meant to happen during a warmup step"
+    if fork is FORK_BY_SUBPROCESS:
+        assert got["child"] == 0
+    elif backend == "opencl":
+        assert got["child"] in ("ok", "BackendUnavailableError")  # fresh, or the parent's
+    else:
+        assert got["child"] == "BackendUnavailableError"  # no GPU here, or the parent's CUDA

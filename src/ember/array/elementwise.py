@@ -27,6 +27,7 @@ from ember.array import broadcast, ops, rules
 from ember.array.ndarray import ndarray, not_on_device
 from ember.frontend.types import scalar
 from ember.runtime.memory import allocate
+from ember.tracebacks import hide_internal_frames
 
 # Launch shape of the 1-d kernels.  GPUs: blocks of 128 threads and one tile per thread (no
 # grid-stride loop) measured fastest on an H200 (benchmarks/tune_elementwise.py, results in
@@ -67,7 +68,11 @@ class Ufunc:
     def __call__(self, *args, out: ndarray | None = None):
         if len(args) != self.nin:
             raise TypeError(f"ember.{self.__name__} takes {self.nin} operand(s), got {len(args)}")
-        return apply(self, args, out)
+        try:  # costs nothing until it catches
+            return apply(self, args, out)
+        except Exception as exc:
+            hide_internal_frames(exc)  # a user error shows the user's frames only
+            raise
 
     def __repr__(self) -> str:
         return f"<ember ufunc {self.__name__}>"
@@ -226,6 +231,14 @@ def flat(x: ndarray, n: int) -> ndarray:
 # --------------------------------------------------------------------- the general path
 def apply(uf: Ufunc, args: tuple, out: ndarray | None) -> Any:
     """Run ``uf`` on ``args`` with broadcasting, any layouts and optional ``out``."""
+    try:  # the boundary of operators (x + y): their slow path comes here
+        return _apply(uf, args, out)
+    except Exception as exc:
+        hide_internal_frames(exc)
+        raise
+
+
+def _apply(uf: Ufunc, args: tuple, out: ndarray | None) -> Any:
     be = _backend_of(uf, args, out)
     if be is None:
         if uf.host is None:
@@ -238,7 +251,7 @@ def apply(uf: Ufunc, args: tuple, out: ndarray | None) -> Any:
     except OverflowError:
         if not isinstance(uf.rule, rules.Compare):
             raise
-        return apply(uf, tuple(_widen(x) for x in args), out)  # u8 < 300: exact (NumPy 2)
+        return _apply(uf, tuple(_widen(x) for x in args), out)  # u8 < 300: exact (NumPy 2)
     return execute(e, values, out, be)
 
 

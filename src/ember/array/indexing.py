@@ -86,21 +86,26 @@ def scalar_access(what: str) -> None:
         )
 
 
+# --------------------------------------------------------------------- index kinds
+def _is_array_item(item: Any) -> bool:
+    return isinstance(item, ndarray | list) or (
+        type(item).__module__ == "numpy" and getattr(item, "ndim", 0) > 0
+    )
+
+
+def is_advanced(key: Any) -> bool:
+    """Whether ``key`` holds an array index (an ember array, a list, a NumPy array)."""
+    if isinstance(key, tuple):
+        return any(_is_array_item(i) for i in key)
+    return _is_array_item(key)
+
+
 # --------------------------------------------------------------------- views
 def _expand(key: Any, ndim: int) -> tuple[list, bool]:
     """The key as a list with one entry per axis (``...`` expanded) and whether it held an
     ``...`` or ``None`` (those make a 0-d result a view rather than a scalar)."""
     items = list(key) if isinstance(key, tuple) else [key]
     for item in items:
-        if (
-            isinstance(item, ndarray | list)
-            or type(item).__module__ == "numpy"
-            and getattr(item, "ndim", 0) > 0
-        ):
-            raise IndexError(
-                "only integers, slices (`:`), ellipsis (`...`) and None are valid indices "
-                "for ember arrays (array and boolean-mask indexing are not supported yet)"
-            )
         if isinstance(item, bool):
             raise IndexError("boolean scalar indices are not supported for ember arrays")
     ellipses = sum(1 for i in items if i is Ellipsis)
@@ -158,7 +163,12 @@ def view(x: ndarray, key: Any) -> tuple[ndarray, bool]:
 
 
 def getitem(x: ndarray, key: Any) -> Any:
-    """``x[key]``: a view, or a NumPy scalar for one element selected by integers."""
+    """``x[key]``: a view, or a NumPy scalar for one element selected by integers; with
+    array indices (advanced indexing) a new array."""
+    if is_advanced(key):
+        from ember.array import advanced
+
+        return advanced.getitem(x, key)
     v, one = view(x, key)
     if one:
         scalar_access(f"reading x[{_show(key)}]")
@@ -201,6 +211,10 @@ def _show(key: Any) -> str:
 def setitem(x: ndarray, key: Any, value: Any) -> None:
     """``x[key] = value``: ``value`` (an ember array or a scalar) broadcast into the view,
     cast to ``x.dtype`` as NumPy's assignment does (unsafe casting)."""
+    if is_advanced(key):
+        from ember.array import advanced
+
+        return advanced.setitem(x, key, value)
     v, one = view(x, key)
     if one:
         scalar_access(f"writing x[{_show(key)}]")

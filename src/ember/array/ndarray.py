@@ -8,9 +8,10 @@ Operators and methods follow NumPy 2 (NEP 50 promotion: Python scalars are weak)
 an Ember kernel (:mod:`ember.array.elementwise`).  Nothing is copied to the host implicitly
 except to display an array (``repr``/``str``), to convert a one-element array to a Python
 number (``float(x)``, ``bool(x)``, ``x.item()``), and for scalar indexing (``x[3]``; see
-:func:`ember.allowscalar`).  ``x.to_numpy()``, ``ember.asnumpy(x)`` and ``numpy.asarray(x)``
-copy explicitly.  Iterating over an array yields views along its first axis (1-d arrays
-are copied to the host once and yield NumPy scalars).
+:func:`ember.allowscalar`).  ``x.to_numpy()`` and ``ember.asnumpy(x)`` copy explicitly;
+NumPy functions run on the device or refuse (:mod:`ember.array.protocols`).  Iterating
+over an array yields views along its first axis (1-d arrays are copied to the host once and
+yield NumPy scalars: element reads, under the scalar-indexing policy).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from ember.dtypes import DType
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import Backend, Buffer
+from ember.tracebacks import api
 
 
 def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
@@ -57,7 +59,6 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     """
 
     __slots__ = ("shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "__weakref__")
-    __array_ufunc__ = None  # NumPy ufuncs refuse ember arrays instead of copying them
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, like NumPy's
 
     def __init__(
@@ -147,6 +148,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         if not self.shape:
             raise TypeError("iteration over a 0-d ember.ndarray")
         if len(self.shape) == 1:  # one copy, not one bus round trip per element
+            indexing.scalar_access("iterating over a 1-d array")  # element reads: the policy
             return iter(list(self.to_numpy()))
         return (self[i] for i in range(self.shape[0]))
 
@@ -154,7 +156,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         if self.size != 1:
             raise ValueError(
                 f"the truth value of an array with {self.size} elements is ambiguous; "
-                "use ember.any(x) or ember.all(x)"
+                "use x.any() or x.all() (ember.any, ember.all)"
                 if self.size
                 else "the truth value of an empty array is ambiguous"
             )
@@ -200,6 +202,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         high = sum(s * (n - 1) for n, s in zip(self.shape, self.strides, strict=True) if s > 0)
         return low, high + self.dtype.itemsize
 
+    @api  # a KernelError found while reading shows the user's frames only
     def to_numpy(self, stream=None):
         """Copy the array to a new NumPy array (waits for the copy unless ``stream`` is given)."""
         import numpy as np
@@ -221,13 +224,25 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         )
         return np.ascontiguousarray(view)
 
+    # NumPy's protocols (NEP 13, NEP 18): NumPy functions run Ember's, or refuse
     def __array__(self, dtype=None, copy=None):
-        if copy is False:
-            raise ValueError(
-                "an ember.ndarray lives in device memory: converting it to NumPy always copies"
-            )
-        out = self.to_numpy()
-        return out if dtype is None else out.astype(dtype, copy=False)
+        return protocols.to_host(self, dtype, copy)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return protocols.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return protocols.array_function(func, types, args, kwargs)
+
+    # pickle through the host; copy.copy / copy.deepcopy copy on the device
+    def __reduce__(self):
+        return protocols.reduce(self)
+
+    def __copy__(self) -> ndarray:
+        return self.copy()
+
+    def __deepcopy__(self, memo) -> ndarray:
+        return self.copy()
 
     def __repr__(self) -> str:
         return display.array_repr(self)
@@ -285,6 +300,59 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         axes = list(range(self.ndim))
         axes[a], axes[b] = axes[b], axes[a]
         return manipulation.permute_dims(self, tuple(axes))
+
+    # ------------------------------------------------------------------ reductions
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+        """Sum over ``axis``: :func:`ember.sum`."""
+        return reductions.sum(self, axis, dtype, out, keepdims, initial)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+        """Product over ``axis``: :func:`ember.prod`."""
+        return reductions.prod(self, axis, dtype, out, keepdims, initial)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=None):
+        """Largest element over ``axis``: :func:`ember.max`."""
+        return reductions.max(self, axis, out, keepdims, initial)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=None):
+        """Smallest element over ``axis``: :func:`ember.min`."""
+        return reductions.min(self, axis, out, keepdims, initial)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """Index of the largest element: :func:`ember.argmax`."""
+        return reductions.argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """Index of the smallest element: :func:`ember.argmin`."""
+        return reductions.argmin(self, axis, out, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Mean over ``axis``: :func:`ember.mean`."""
+        return reductions.mean(self, axis, dtype, out, keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        """Variance over ``axis``: :func:`ember.var`."""
+        return reductions.var(self, axis, dtype, out, ddof, keepdims, correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        """Standard deviation over ``axis``: :func:`ember.std`."""
+        return reductions.std(self, axis, dtype, out, ddof, keepdims, correction=correction)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        """Whether any element is true: :func:`ember.any`."""
+        return reductions.any(self, axis, out, keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        """Whether every element is true: :func:`ember.all`."""
+        return reductions.all(self, axis, out, keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
+        """The cumulative sum (:func:`ember.cumsum`)."""
+        return scan.cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
+        """The cumulative product (:func:`ember.cumprod`)."""
+        return scan.cumprod(self, axis, dtype, out)
 
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
@@ -360,6 +428,16 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     def __rpow__(self, other):
         return binary(ufuncs.pow, other, self)
+
+    def __matmul__(self, other):
+        return _matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _matmul(other, self)
+
+    def __imatmul__(self, other):
+        self[...] = _matmul(self, other)
+        return self
 
     def __and__(self, other):
         return binary(ufuncs.bitwise_and, self, other)
@@ -477,5 +555,15 @@ def not_on_device(value: Any, where: str) -> TypeError:
 
 
 # The operations are defined on top of the class (they create arrays): imported last.
-from ember.array import display, indexing, interop, manipulation, ufuncs  # noqa: E402
+from ember.array import (  # noqa: E402
+    display,
+    indexing,
+    interop,
+    manipulation,
+    protocols,
+    reductions,
+    scan,
+    ufuncs,
+)
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
+from ember.array.matmul import matmul as _matmul  # noqa: E402

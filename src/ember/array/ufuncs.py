@@ -171,9 +171,19 @@ _where = Ufunc("where", 3, r.Where("where"), _np("where"))
 _clip = Ufunc("clip", 3, r.Clip("clip"), _np("clip"))
 
 
-def where(condition, x1, x2, /, *, out=None):
+_NO = object()
+
+
+def where(condition, x1=_NO, x2=_NO, /, *, out=None):
     """Elements of ``x1`` where ``condition`` is true, else of ``x2`` (broadcast together;
-    the result dtype promotes ``x1`` and ``x2``, Python scalars weakly)."""
+    the result dtype promotes ``x1`` and ``x2``, Python scalars weakly).  With only
+    ``condition``: NumPy's one-argument form, :func:`ember.nonzero`."""
+    if x1 is _NO and x2 is _NO:
+        from ember.array.search import nonzero
+
+        return nonzero(condition)
+    if x1 is _NO or x2 is _NO:
+        raise TypeError("ember.where takes one argument (nonzero) or three, not two")
     return _where(condition, x1, x2, out=out)
 
 

@@ -284,6 +284,8 @@ class ExpressionEmitter:
             return self._index(e), UNARY
         if name == "barrier":
             return self.d.barrier, PRIMARY
+        if name == "threadfence":
+            return self.d.fence, PRIMARY
         if name.startswith("shfl"):
             return self._shuffle(e), PRIMARY
         if name.startswith("warp_"):

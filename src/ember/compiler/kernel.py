@@ -21,17 +21,20 @@ compiled kernel up in a dict and go straight to the backend's launch.  See
 from __future__ import annotations
 
 import functools
+import importlib
+import pickle
 import threading
 from typing import Any
 
 from ember.compiler import args as argmod
-from ember.compiler import driver
+from ember.compiler import driver, freshness
 from ember.diagnostics import errors as errmod
 from ember.errors import ArgumentError, EmberError, LaunchError
 from ember.frontend import diagnostics, ir
 from ember.frontend.capture import Captured, capture
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
+from ember.tracebacks import api, hide_internal_frames
 
 STAGES = ("ir", "source", "ptx", "cubin-info", "sass", "resources")
 
@@ -76,6 +79,8 @@ class Kernel:
         self._configs: dict = {}
         self._lock = threading.Lock()
         self._last = _NO_SPECIALIZATION  # the inline cache: most recently launched
+        self._deps: list | None = None  # what the compiled code read (notebooks only)
+        self._recheck = False  # a new notebook cell started: re-read _deps at next launch
 
     # ------------------------------------------------------------------ launching
     def __getitem__(self, config):
@@ -84,6 +89,13 @@ class Kernel:
             return self._configs[config]
         except (KeyError, TypeError):
             pass
+        try:
+            return self._configure(config)
+        except Exception as exc:
+            hide_internal_frames(exc)
+            raise
+
+    def _configure(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise LaunchError(
                 f"launch a kernel as {self.__name__}[grid, block](...); got "
@@ -103,8 +115,13 @@ class Kernel:
     def launch(self, n, block=None) -> NDRangeLauncher:
         """``kernel.launch(n)(*args)``: at least ``n`` threads (an int or a 1-3 tuple), in
         blocks of ``block`` threads (default: chosen for the device)."""
-        return NDRangeLauncher(self, n, block)
+        try:
+            return NDRangeLauncher(self, n, block)
+        except Exception as exc:
+            hide_internal_frames(exc)
+            raise
 
+    @api
     def __call__(self, *args, **kwargs):
         raise LaunchError(
             f"a kernel is launched with a grid: {self.__name__}[blocks, threads](...) or "
@@ -114,6 +131,8 @@ class Kernel:
 
     def dispatch(self, args: tuple) -> driver.Specialization:
         """The specialization for ``args`` (compiled on first use)."""
+        if self._recheck:
+            self._revalidate()
         try:
             return self.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):
@@ -121,6 +140,8 @@ class Kernel:
 
     def _launch_slow(self, grid, block, shared_mem, stream, args: tuple) -> None:
         """A launch whose arguments miss the inline cache: look up (or compile), launch."""
+        if self._recheck:
+            self._revalidate()
         try:
             spec = self.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):
@@ -156,12 +177,37 @@ class Kernel:
         spec = driver.compile_specialization(
             self.captured, types, backend, self.options, self._captures, self.checks
         )
+        if self._deps is None and not self.py_func.__module__.startswith("ember."):
+            freshness.watch_ipython()  # user kernels in notebooks notice redefinitions
+            if freshness.watching():
+                self._deps = freshness.baseline(self.captured, self._captures)
+                freshness.track(self)
         hidden = errmod.attach(spec)  # a kernel that can fail: its error-record arguments
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend, hidden)
         spec.run = argmod.make_runner(
             spec.abi, types, foreign, backend, spec.function.launch, hidden
         )
         return spec
+
+    # ------------------------------------------------------------------ stale code
+    def _stale_check(self) -> None:
+        """A new notebook cell: check the dependencies at the next launch (which misses the
+        inline cache, so launches until then cost nothing more)."""
+        self._recheck = True
+        self._last = _NO_SPECIALIZATION
+
+    def _revalidate(self) -> None:
+        """Recompile (dropping every specialization) when what the code read has changed."""
+        self._recheck = False
+        old = self._deps
+        new = freshness.current(self.py_func) if old is not None else None
+        if new is None or new == old:
+            return
+        freshness.note(self.__name__, freshness.changes(old, new))
+        with self._lock:
+            self._cap, self._captures, self._deps = None, {}, None
+            self.specializations = {}
+            self._last = _NO_SPECIALIZATION
 
     @property
     def checks(self) -> bool:
@@ -230,10 +276,12 @@ class Kernel:
         return diagnostics.error(ArgumentError, message, loc, diagnostics.STAGE_LAUNCH, hint)
 
     # ------------------------------------------------------------------ inspection
+    @api
     def specialize(self, *args) -> driver.Specialization:
         """Compile (without launching) for arguments like ``args``; return the result."""
         return self.dispatch(tuple(args))
 
+    @api
     def inspect(self, *args, stage: str = "source", dialect: str | None = None) -> Any:
         """The output of one compiler stage for arguments like ``args``.
 
@@ -247,6 +295,8 @@ class Kernel:
         """
         if stage not in STAGES:
             raise ValueError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}")
+        if self._recheck:
+            self._revalidate()
         types, target, backend = self._inspect_types(args, dialect)
         if stage == "cubin-info":
             return self._cubin_info(args, types, target, backend)
@@ -295,6 +345,7 @@ class Kernel:
         out = compile_program(source, target.arch or "sm_90", program.kernel.name, self.options)
         return {"bytes": len(out.binary), "arch": target.arch, "log": out.log}
 
+    @api
     def report(self, *args, dialect: str | None = None, block=None) -> list:
         """The slow paths this kernel pulls in for arguments like ``args``, as data: a list
         of :class:`~ember.diagnostics.report.SlowPath` (the items of the performance
@@ -307,6 +358,50 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<ember.kernel {self.__name__} ({len(self.specializations)} specializations)>"
+
+    # ------------------------------------------------------------------ pickle and copy
+    def __reduce__(self):
+        """Pickled by reference, like a function: the module and qualified name of the
+        decorated function, looked up again where it is loaded (multiprocessing, Dask
+        workers import the module; compiled code comes from that process's caches)."""
+        module, qualname = self.py_func.__module__, self.py_func.__qualname__
+        if _lookup(module, qualname) is not self:
+            raise pickle.PicklingError(
+                f"cannot pickle kernel {qualname!r}: a kernel is pickled by reference to "
+                f"its module-level name, and {module}.{qualname} is not this kernel; "
+                "define it with @ember.kernel at the top level of a module"
+            )
+        return load_kernel, (module, qualname)
+
+    def __copy__(self) -> Kernel:
+        return self  # like functions: a kernel has no state to copy but its caches
+
+    def __deepcopy__(self, memo) -> Kernel:
+        return self
+
+
+def load_kernel(module: str, qualname: str) -> Kernel:
+    """An unpickled kernel: ``module.qualname`` (the module is imported if needed)."""
+    found = _lookup(module, qualname)
+    if not isinstance(found, Kernel):
+        raise pickle.UnpicklingError(
+            f"cannot load kernel {module}.{qualname}: there is no such kernel in this "
+            "process (is the module importable here, and unchanged?)"
+        )
+    return found
+
+
+def _lookup(module: str, qualname: str) -> Any:
+    """The object named ``qualname`` in ``module`` (imported if needed), or None."""
+    if "<locals>" in qualname:
+        return None
+    try:
+        found: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        return None
+    return found
 
 
 def _host_example(a, np):
@@ -332,8 +427,12 @@ def make_launcher(kernel: Kernel, grid, block, stream0, shared0):
     which is measurably cheaper than attributes (see docs/design/compiler.md)."""
 
     def launch(*args, stream=stream0, shared_mem=shared0) -> None:
-        if not kernel._last.run(grid, block, shared_mem, stream, args):
-            kernel._launch_slow(grid, block, shared_mem, stream, args)
+        try:  # costs nothing until it catches (tracebacks.py)
+            if not kernel._last.run(grid, block, shared_mem, stream, args):
+                kernel._launch_slow(grid, block, shared_mem, stream, args)
+        except Exception as exc:
+            hide_internal_frames(exc)
+            raise
 
     launch.__qualname__ = launch.__name__ = f"{kernel.__name__}[{grid}, {block}]"
     launch.__doc__ = f"Launch {kernel.__name__} on a grid of {grid} blocks of {block} threads."
@@ -357,10 +456,21 @@ class NDRangeLauncher:
             return  # nothing to do for zero threads
         k = self.kernel
         spec = k._last
-        if spec.backend is not None:
-            grid, block = self._config(spec.backend)
-            if spec.run(grid, block, shared_mem, stream, args):
-                return
+        try:  # costs nothing until it catches (tracebacks.py)
+            if spec.backend is not None:
+                grid, block = self._config(spec.backend)
+                if spec.run(grid, block, shared_mem, stream, args):
+                    return
+            self._launch_slow(args, stream, shared_mem)
+        except Exception as exc:
+            hide_internal_frames(exc)
+            raise
+
+    def _launch_slow(self, args: tuple, stream, shared_mem) -> None:
+        """A launch whose arguments miss the inline cache: look up (or compile), launch."""
+        k = self.kernel
+        if k._recheck:
+            k._revalidate()
         try:
             spec = k.specializations[argmod.signature(args)]
         except (KeyError, argmod.Slow):

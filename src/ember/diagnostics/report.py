@@ -21,7 +21,8 @@ kind                  what
 The items that come from the code (the first seven) are found when the kernel is compiled
 (:func:`program_items`) and stored with it (so a kernel loaded from the cache reports them
 too); resource items come from the driver and the launch item from the first launch's block
-size.  :func:`announce` runs at the first launch of each specialization and follows
+size.  :func:`announce` runs at the first launch of each specialization (leaving out the
+checks ``boundscheck=True`` asked for: :data:`REQUESTED`) and follows
 ``EMBER_DIAGNOSTICS``: ``warn`` (an :class:`~ember.errors.EmberPerformanceWarning`, once),
 ``error`` (a :class:`~ember.errors.SlowPathError` instead of the launch) or ``off``.
 """
@@ -47,6 +48,12 @@ CHECK_FIX = (
     "check the inputs on the host before launching, or keep debugging checks under a "
     "compile-time constant (with DEBUG = False, `if DEBUG: ...` compiles to nothing)"
 )
+
+
+# Run-time checks compiled in only because the user asked (boundscheck=True or
+# EMBER_BOUNDSCHECK=1): a cost they chose, so the first-launch report leaves them out
+# (kernel.report(*args) still lists them).
+REQUESTED = frozenset({"bounds-check", "checked-conversion"})
 
 
 @dataclass(frozen=True)
@@ -338,7 +345,7 @@ def announce(spec, block) -> None:
     if policy == "off" or (loc is not None and _is_ember(loc.filename)):
         spec.announced = True
         return
-    items = spec_items(spec, block)
+    items = [i for i in spec_items(spec, block) if i.kind not in REQUESTED]
     if items:
         text = format_report(spec, items)
         if policy == "error":

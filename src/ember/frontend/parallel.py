@@ -87,6 +87,10 @@ class ParallelTyper:
         self.args_of(node, (), 0)
         return ir.Intrinsic(VOID, "barrier", [])
 
+    def _k_threadfence(self, node: ast.Call) -> Value:
+        self.args_of(node, (), 0)
+        return ir.Intrinsic(VOID, "threadfence", [])
+
     # ------------------------------------------------------------------ shared memory
     def _k_shared(self, node: ast.Call) -> Value:
         shape_v, dtype_v = self.args_of(node, ("shape", "dtype"), 2)

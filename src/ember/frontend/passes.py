@@ -20,7 +20,17 @@ from ember.frontend.types import WEAK_INT, Array
 
 # Intrinsics with effects beyond their value (ordering, synchronization).
 EFFECTFUL = frozenset(
-    {"barrier", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max"}
+    {
+        "barrier",
+        "threadfence",
+        "shfl",
+        "shfl_up",
+        "shfl_down",
+        "shfl_xor",
+        "warp_sum",
+        "warp_min",
+        "warp_max",
+    }
 )
 
 

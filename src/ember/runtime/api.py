@@ -6,6 +6,7 @@ from ember.runtime import backend as _backend
 from ember.runtime.backend import Backend, DeviceInfo
 from ember.runtime.backend import Event as _Event
 from ember.runtime.backend import Stream as _Stream
+from ember.tracebacks import hide_internal_frames
 
 
 def get_backend(name: str | None = None) -> Backend:
@@ -36,7 +37,11 @@ def synchronize(blocking: bool | None = None, spin: bool | None = None) -> None:
     spin : bool, optional
         Query the device briefly before blocking.  Default: on, unless ``EMBER_SYNC=plain``.
     """
-    _backend.current().synchronize(blocking, spin)
+    try:  # costs nothing until it catches: a KernelError shows the user's frames only
+        _backend.current().synchronize(blocking, spin)
+    except Exception as exc:
+        hide_internal_frames(exc)
+        raise
 
 
 async def synchronize_async() -> None:

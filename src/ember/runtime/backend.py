@@ -196,6 +196,12 @@ class Backend(abc.ABC):
     name: ClassVar[str]
     dialect: ClassVar[str]
     binary_kind: ClassVar[str]
+    # MAY: True when every block of a launch that has started keeps running while other
+    # blocks spin on flags it will publish (atomics + ember.threadfence() order them
+    # device-wide).  The single-pass scan and radix sort (decoupled look-back, Merrill &
+    # Garland 2016) need it.  False, the safe default, selects multi-pass designs: OpenCL
+    # gives no such guarantee between work-groups.
+    forward_progress: ClassVar[bool] = False
 
     # ---------------------------------------------------------------- MUST: devices
     @abc.abstractmethod
@@ -320,6 +326,13 @@ class Backend(abc.ABC):
     # record's first int64 read in place, or None where that needs a copy), ``read()`` (the
     # record as an int64 NumPy array) and ``clear()``.  Needed by kernels that can fail
     # (raise, assert, boundscheck=True); see ember/diagnostics/errors.py.
+    #
+    # blas() -> an object with ``gemm(dtype, opa, opb, m, n, k, a, lda, sa, b, ldb, sb, c,
+    # ldc, sc, batch, stream, tf32)`` (column-major strided batched product on device
+    # addresses; see ember/backends/cuda/blas.py), or None when the vendor library is not
+    # installed.  solver() -> the dense factorizations of ember/backends/cuda/solver.py, or
+    # None.  Without them, matrix products run Ember's own kernel and factorizations run
+    # on the host (with an EmberPerformanceWarning).
 
 
 # ------------------------------------------------------------------------- registry

@@ -20,6 +20,7 @@ from ember.errors import LaunchError
 from ember.runtime import backend as _backend
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import PTR, Backend, Buffer, Function, dim3
+from ember.tracebacks import api, hide_internal_frames
 
 # C spellings (both dialects) -> Ember dtype.  `long` is 64-bit in OpenCL and on LP64 hosts.
 _C_TYPES = {
@@ -153,6 +154,7 @@ class RawKernel:
         ``"cuda"`` or ``"opencl"``; default: the current backend.
     """
 
+    @api
     def __init__(self, source: str, name: str, options: Sequence[str] = (), backend=None):
         self.source = source
         self.name = name
@@ -170,10 +172,12 @@ class RawKernel:
         self._loaded = (be, fn, convert)
         return self._loaded
 
+    @api
     def __call__(self, grid, block, args: Sequence[Any], *, shared_mem: int = 0, stream=None):
         """Launch ``grid`` blocks of ``block`` threads with ``args``."""
         self._launcher(grid, block)(*args, shared_mem=shared_mem, stream=stream)
 
+    @api
     def __getitem__(self, config) -> Callable[..., None]:
         """``kernel[grid, block](*args, shared_mem=0, stream=None)``."""
         try:
@@ -190,13 +194,17 @@ class RawKernel:
         b = dim3(block, "block")
 
         def launch(*args, shared_mem: int = 0, stream=None) -> None:
-            fn, convert = (self._loaded or self._load())[1:]
-            if len(args) != len(convert):
-                _backend.check_arg_count(fn, args)
-            values = [c(a) for c, a in zip(convert, args, strict=False)]  # lengths: checked
-            fn.launch(g, b, values, shared_mem, stream)
-            if stream is not None:  # arrays used on another stream than their own
-                note_uses(args, stream)
+            try:  # costs nothing until it catches (ember/tracebacks.py)
+                fn, convert = (self._loaded or self._load())[1:]
+                if len(args) != len(convert):
+                    _backend.check_arg_count(fn, args)
+                values = [c(a) for c, a in zip(convert, args, strict=False)]  # lengths: checked
+                fn.launch(g, b, values, shared_mem, stream)
+                if stream is not None:  # arrays used on another stream than their own
+                    note_uses(args, stream)
+            except Exception as exc:
+                hide_internal_frames(exc)
+                raise
 
         try:
             if len(self._configs) < 64:
@@ -207,3 +215,8 @@ class RawKernel:
 
     def __repr__(self) -> str:
         return f"RawKernel({self.name!r}, params=({', '.join(map(str, self.params))}))"
+
+    def __reduce__(self):
+        """Pickled by value (its source): compiled again, or found in the cache, where it
+        is loaded."""
+        return RawKernel, (self.source, self.name, self.options, self._backend_name)

@@ -29,15 +29,25 @@ Rules
       ordinary way and raises the ordinary error (or the registry's record of it);
       ``ember.warmup(blocking=True)`` raises it too.
     * ``os.fork()``: the fork waits for the step in progress (so the child inherits no
-      half-taken import or registry lock); in the child the warmup counts as finished, and a
-      backend the parent initialized (CUDA, also by the warmup, or OpenCL) raises a clear
-      :class:`~ember.errors.BackendUnavailableError` on use - CUDA cannot be used after a
-      fork.  Use the ``spawn`` start method of :mod:`multiprocessing`.
+      half-done import or half-made backend); in the child the warmup counts as finished,
+      and a backend the parent initialized (CUDA, also by the warmup, or OpenCL) raises a
+      clear :class:`~ember.errors.BackendUnavailableError` on use - CUDA cannot be used
+      after a fork.  Use the ``spawn`` start method of :mod:`multiprocessing`.
+
+Why the fork waits in an *audit hook* (``sys.addaudithook``, event ``os.fork``) and not in
+an ``os.register_at_fork`` hook: Python runs the ``before`` fork hooks newest first, so the
+hooks of modules imported after Ember (``logging``, which the warmup's own imports pull in)
+run before Ember's and hold their locks while Ember's hook waits - and the warmup's step,
+importing ``pyopencl`` or ``asyncio``, waits for ``logging``'s lock: both hung (issue 18).
+The audit event comes before any fork hook, when the forking thread holds no library lock.
+A fork that raises no audit event (``subprocess`` with ``preexec_fn``) waits in the fork
+hook, at most :data:`FORK_HOOK_WAIT_S`; every wait is bounded, so a fork never hangs.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import os
 import sys
@@ -46,6 +56,9 @@ import time
 from typing import Any
 
 PRELOAD_LIMIT = 64  # modules preloaded at most
+FORK_WAIT_S = 10.0  # longest wait of a fork (audit event) for the warmup's step in progress
+FORK_HOOK_WAIT_S = 1.0  # the same in the fork hook, where other hooks may hold locks
+_FORK_EVENTS = frozenset({"os.fork", "os.forkpty"})
 
 # Imports per backend, in order, each one step (big packages split so pauses can fall
 # between them).  cuda.bindings.nvrtc comes last: its library load is the NVRTC step.
@@ -91,9 +104,10 @@ class Warmup:
         self._cpu = 0.0  # CPU time of the steps so far
         self.waited = 0.0  # seconds spent waiting for the main thread to leave the GIL
         self._start = time.perf_counter()
-        self._step_locks = (threading.RLock(), threading.RLock())  # held during each step
+        self._gate = _Gate()  # steps run inside it; a fork waits for them (see fork)
         self._threads: list[threading.Thread] = []
         self._context: tuple[Any, Any] | None = None  # (libcuda, CUdevice) retained here
+        self._forked_during: list[str] = []  # steps a fork did not wait for (see fork)
 
     # ------------------------------------------------------------------ public
     def done(self) -> bool:
@@ -132,12 +146,13 @@ class Warmup:
         """cuInit, device 0 and its primary context through ctypes (GIL released)."""
         global _cuda_initialized
         try:
-            with self._step_locks[0]:
+            with self._gate.step("driver"):
                 t = time.perf_counter()
+                _cuda_initialized = True  # from its first call on: a fork child must not use it
                 self._context = _retain_primary_context()
-                _cuda_initialized = True
                 self.timings["driver"] = time.perf_counter() - t
         except BaseException as exc:  # recorded; the backend reports the real error
+            _cuda_initialized = False
             self._driver_error = exc
         finally:
             self._driver_done.set()
@@ -163,13 +178,13 @@ class Warmup:
             self.finished.set()
 
     def _step(self, name: str, fn, *args):
-        """Run one step under this thread's step lock (see fork), when the GIL is free."""
+        """Run one step inside the gate (see fork), when the GIL is free."""
         self._wait_for_quiet()
         if self._stopping:
             raise _Stopped("the interpreter is exiting")
         w, c = time.perf_counter(), time.thread_time()
         try:
-            with self._step_locks[1]:
+            with self._gate.step(name):
                 return fn(*args)
         finally:
             self.timings[name] = time.perf_counter() - w
@@ -206,6 +221,48 @@ class Warmup:
 
 class _Stopped(Exception):
     """The warmup stopped early because the interpreter is exiting."""
+
+
+class _Gate:
+    """Where the warmup's steps run: a fork closes it and waits for the steps inside.
+
+    A condition variable, not a lock held across each step: the forking thread then never
+    holds anything a step needs while it waits.  A gate closed by a fork that did not
+    happen (an audit hook after Ember's refused it) lets steps in again after
+    :data:`FORK_WAIT_S`."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self.inside: list[str] = []  # the steps running now
+        self.closed_at = 0.0  # when a fork closed it (time.monotonic()); 0: open
+
+    @contextlib.contextmanager
+    def step(self, name: str):
+        with self._cond:
+            while self.closed_at and time.monotonic() - self.closed_at < FORK_WAIT_S:
+                self._cond.wait(0.05)
+            self.inside.append(name)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.inside.remove(name)
+                self._cond.notify_all()
+
+    def close(self, timeout: float) -> list[str]:
+        """Let no new step in; wait up to ``timeout`` s for those inside; return the steps
+        still running (the fork goes on regardless: it must never hang)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            self.closed_at = time.monotonic()
+            while self.inside and deadline > time.monotonic():
+                self._cond.wait(deadline - time.monotonic())
+            return list(self.inside)
+
+    def open(self) -> None:
+        with self._cond:
+            self.closed_at = 0.0
+            self._cond.notify_all()
 
 
 # ------------------------------------------------------------------------- steps
@@ -278,6 +335,7 @@ def start(backend: str) -> Warmup:
             if registry is not None and backend in registry._instances:
                 found.finished.set()  # already in use: nothing to warm
             else:
+                _install_audit_hook()
                 found.start()
         return found
 
@@ -363,6 +421,7 @@ def _at_exit() -> None:
 
 
 _hooks_installed = False
+_audit_installed = False
 
 
 def _install_fork_hooks() -> None:
@@ -376,16 +435,42 @@ def _install_fork_hooks() -> None:
         )
 
 
-def _before_fork() -> None:
+def _install_audit_hook() -> None:
+    """Once a warmup runs: wait for its step at ``os.fork``'s audit event (module docstring).
+
+    Audit hooks cannot be removed; after the warmup this one costs a set lookup per audited
+    event, and nothing Ember does per launch raises one."""
+    global _audit_installed
+    if not _audit_installed and hasattr(os, "register_at_fork"):
+        _audit_installed = True
+        sys.addaudithook(_audit)
+
+
+def _audit(event: str, _args) -> None:
+    if event in _FORK_EVENTS and _warmups:
+        try:
+            _quiesce(FORK_WAIT_S)
+        except BaseException:  # an audit hook that raises would refuse the fork itself
+            pass
+
+
+def _quiesce(timeout: float) -> None:
+    """Close every warmup's gate and wait for the steps in progress (at most ``timeout``)."""
+    if getattr(threading.current_thread(), "_ember_warmup", False):
+        return  # a step that forks would wait for itself
     for w in list(_warmups.values()):
-        for lock in w._step_locks:
-            lock.acquire()
+        if not w._gate.closed_at:
+            w._forked_during = w._gate.close(timeout)
+
+
+def _before_fork() -> None:
+    _quiesce(FORK_HOOK_WAIT_S)  # a fork without the audit event (gates still open)
 
 
 def _after_fork_parent() -> None:
     for w in list(_warmups.values()):
-        for lock in w._step_locks:
-            lock.release()
+        w._forked_during = []
+        w._gate.open()
 
 
 def _after_fork_child() -> None:
@@ -393,21 +478,32 @@ def _after_fork_child() -> None:
 
     Every lock and event of a warmup is replaced: a thread that no longer exists may have
     held one at the moment of the fork."""
+    interrupted = False
     for w in list(_warmups.values()):
         unfinished = not w.finished.is_set()
-        w._step_locks = (threading.RLock(), threading.RLock())
+        w._gate = _Gate()
         w._threads, w._context = [], None
         w.ready, w.finished, w.hurry = threading.Event(), threading.Event(), threading.Event()
         w._driver_done = threading.Event()
         w.ready.set()
         w.finished.set()
-        if unfinished:
+        if w._forked_during:
+            interrupted = True
+            w.error = RuntimeError(
+                f"the process forked while the warmup was running {', '.join(w._forked_during)}"
+                f" (still running after {FORK_WAIT_S:g} s)"
+            )
+        elif unfinished:
             w.error = RuntimeError("the process forked while the warmup was running")
-    _poison_parent_backends()
+        w._forked_during = []
+    _poison_parent_backends(interrupted)
 
 
-def _poison_parent_backends() -> None:
+def _poison_parent_backends(interrupted: bool = False) -> None:
     from ember.runtime import backend as registry
+
+    if interrupted:  # a step may have held the registry's lock in a thread that is gone
+        registry._lock = threading.RLock()
 
     names = set(registry._instances)
     device = sys.modules.get("ember.backends.cuda.device")

@@ -51,6 +51,7 @@ class CudaBackend(Backend):
     name = "cuda"
     dialect = "cuda"
     binary_kind = "cubin"
+    forward_progress = True  # resident blocks are scheduled independently of waiting ones
 
     def __init__(self, device: int = 0):
         self._index = device
@@ -183,6 +184,30 @@ class CudaBackend(Backend):
         from ember.backends.cuda.record import CudaErrorMemory
 
         return CudaErrorMemory(self._context, nbytes)
+
+    # ------------------------------------------------------------------ vendor libraries
+    def blas(self):
+        """cuBLAS on this device (:class:`ember.backends.cuda.blas.Blas`), made on first
+        use; None when libcublas is not installed (the reason: :attr:`vendor_missing`)."""
+        return self._vendor("blas", "ember.backends.cuda.blas", "Blas")
+
+    def solver(self):
+        """cuSOLVER on this device (:class:`ember.backends.cuda.solver.Solver`), or None."""
+        return self._vendor("solver", "ember.backends.cuda.solver", "Solver")
+
+    def _vendor(self, what: str, module: str, cls: str):
+        libs = self.__dict__.setdefault("_libs", {})
+        if what not in libs:
+            import importlib
+
+            from ember.backends.cuda.vendor import VendorUnavailable
+
+            try:
+                libs[what] = getattr(importlib.import_module(module), cls)(self)
+            except VendorUnavailable as exc:
+                libs[what] = None
+                self.__dict__.setdefault("vendor_missing", {})[what] = str(exc)
+        return libs[what]
 
     # ------------------------------------------------------------------ streams & events
     def create_stream(self, priority: int = 0) -> CudaStream:

@@ -67,6 +67,7 @@ class Dialect(abc.ABC):
     # ---------------------------------------------------------------- threads
     index: ClassVar[dict[str, str]]  # INDEX_NAMES -> template with {axis} / {xyz}
     barrier: ClassVar[str]
+    fence: ClassVar[str] = ""  # ember.threadfence(): order this thread's global writes, device-wide
     lanes: ClassVar[str] = "warpSize"  # an int expression: the sub-group size, in loops
 
     # ---------------------------------------------------------------- math

@@ -65,6 +65,7 @@ class CudaDialect(Dialect):
         "lane_id": "(long long)em_lane_id()",
     }
     barrier = "__syncthreads()"
+    fence = "__threadfence()"
     lanes = "warpSize"
     float_suffix_names = True
     predicate = "{f}({x})"

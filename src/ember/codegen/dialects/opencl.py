@@ -58,6 +58,7 @@ class OpenCLDialect(Dialect):
         "lane_id": "(long)get_sub_group_local_id()",
     }
     barrier = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"
+    fence = "mem_fence(CLK_GLOBAL_MEM_FENCE)"
     lanes = "get_sub_group_size()"
     predicate = "(bool){f}({x})"
     shuffle = {

@@ -1,0 +1,58 @@
+"""Stream compaction: the elements (or the indices) of a 1-d view where flags are nonzero,
+in order - the engine of ``nonzero``, ``x[mask]`` and ``unique``.
+
+Two kernels and a small scan: :func:`~ember.array.scan_kernels.tile_reduce` counts the
+flags of each tile, :func:`~ember.array.scan.inclusive_scan` turns the counts into each
+tile's end position (its last element, the total, is read by the host to size the result:
+the one synchronization, as in every array library), and
+:func:`~ember.array.scan_kernels.select` scans each tile's flags again and writes the
+selected elements to their positions.  The flags are read twice and the values once.
+"""
+
+from __future__ import annotations
+
+from ember import dtypes
+from ember.array import launch, ops
+from ember.array import scan_kernels as sk
+from ember.array.ndarray import ndarray
+from ember.array.scan import geometry, inclusive_scan
+
+
+def positions(flags: ndarray) -> tuple[ndarray, int]:
+    """``(ends, total)``: ``ends[t]`` = the flags set in tiles ``0..t`` of the 1-d view
+    ``flags`` (int64, one per tile of :func:`geometry`'s int32 tiles), and their total."""
+    be = flags.backend
+    g = geometry(be, dtypes.int32)
+    n = flags.shape[0]
+    tiles = max(1, -(-n // g.tile))
+    f, fbase, (fstep,) = launch.flat(flags)
+    counts = launch.new(be, (1, tiles), dtypes.int32)
+    if n:
+        k = sk.tile_reduce(ops.add, dtypes.int32, g, sk.flag)
+        args = (1, n, tiles, f, fbase, 0, fstep, launch.flat1(counts))
+        launch.run(k, min(tiles, launch.max_grid(be)), g.block, args)
+    else:
+        counts.fill(0)
+    ends = launch.new(be, (1, tiles), dtypes.int64)
+    inclusive_scan(counts, ends, ops.add, dtypes.int64)
+    return ends, int(launch.read(ends, (0, tiles - 1)))
+
+
+def compact(flags: ndarray, values: ndarray | None = None, dtype=None) -> ndarray:
+    """The elements of the 1-d view ``values`` (or, if None, the int64 indices) where the
+    1-d view ``flags`` (any dtype) is nonzero, as a new 1-d array (cast to ``dtype``)."""
+    be = flags.backend
+    ends, total = positions(flags)
+    what = sk.index_of if values is None else sk.value_at
+    dt = dtypes.int64 if values is None else values.dtype
+    out = launch.new(be, (total,), dtypes.dtype(dtype) if dtype is not None else dt)
+    if total == 0:
+        return out
+    g = geometry(be, dtypes.int32)
+    n = flags.shape[0]
+    tiles = ends.shape[1]
+    f, fbase, (fstep,) = launch.flat(flags)
+    v, vbase, (vstep,) = launch.flat(values) if values is not None else (f, 0, (0,))
+    args = (n, tiles, f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
+    launch.run(sk.select(g, what), min(tiles, launch.max_grid(be)), g.block, args)
+    return out

@@ -1,0 +1,80 @@
+"""Host-side helpers of the array kernels that are not elementwise (scans, sorts, searches,
+gathers): new arrays on an array's device, operands as flat views plus element strides,
+launch geometry chosen from what the device reports, and one launch call.
+
+Kernels take an N-d view as a 1-d contiguous view of the span it touches plus a base and
+strides in elements (the convention of the strided elementwise kernels), so one compiled
+specialization serves every layout, negative strides included.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from ember.array import broadcast
+from ember.array.ndarray import ndarray
+from ember.dtypes import DType
+from ember.runtime.memory import allocate
+
+
+def new(be, shape: tuple[int, ...], dtype: DType) -> ndarray:
+    """An uninitialized C-contiguous array on backend ``be``."""
+    return ndarray(tuple(shape), dtype, allocate(be, math.prod(shape) * dtype.itemsize), be)
+
+
+def zeroed(be, shape: tuple[int, ...], dtype: DType) -> ndarray:
+    """A zero-filled C-contiguous array on ``be`` (a device memset)."""
+    out = new(be, shape, dtype)
+    if out.nbytes:
+        be.fill_zero(out.buffer, out.offset, out.nbytes)
+    return out
+
+
+def flat(x: ndarray) -> tuple[ndarray, int, tuple[int, ...]]:
+    """``(view, base, strides)``: element ``idx`` of ``x`` is ``view[base + sum(idx *
+    strides)]``, where ``view`` is a 1-d contiguous view of exactly the span ``x`` touches
+    and ``strides`` are in elements."""
+    isz = x.dtype.itemsize
+    strides = tuple(s // isz for s in x.strides)
+    if x.size == 0:
+        low, extent = 0, 0
+    else:
+        low, high = broadcast.span(x.shape, strides)
+        extent = high - low + 1
+    view = ndarray((extent,), x.dtype, x.buffer, x.backend, (isz,), x.offset + low * isz)
+    view._c = True
+    return view, -low, strides
+
+
+def flat1(x: ndarray) -> ndarray:
+    """A C-contiguous ``x`` as a 1-d view of its elements."""
+    v = ndarray((x.size,), x.dtype, x.buffer, x.backend, (x.dtype.itemsize,), x.offset)
+    v._c = True
+    return v
+
+
+def is_cpu(be) -> bool:
+    """Whether ``be``'s device is a CPU (work-groups on a thread pool: few, large ones)."""
+    return be.device.extra.get("device_type") == "CPU"
+
+
+@functools.cache
+def max_grid(be) -> int:
+    """The most blocks worth launching for a grid-stride loop on ``be``'s device."""
+    if is_cpu(be):
+        return max(1, be.device.multiprocessors) * 8
+    return (1 << 31) - 1
+
+
+def run(kernel, grid: int, block: int, args: tuple) -> None:
+    """Launch ``kernel`` on ``grid`` x ``block`` threads (1-d) with ``args``."""
+    kernel.dispatch(args).launch(args, (max(1, grid), 1, 1), (block, 1, 1))
+
+
+def read(x: ndarray, index: tuple[int, ...]):
+    """One element of ``x`` as a NumPy scalar: a copy to the host that Ember's own
+    operations make on purpose (a result's size), outside the scalar-indexing policy."""
+    from ember.array.indexing import view
+
+    return view(x, index)[0].to_numpy()[()]

@@ -1,0 +1,332 @@
+"""The matrix-multiply family: ``matmul`` (``@``), ``tensordot``, ``vecdot``, ``outer``,
+``dot``, ``inner`` and ``einsum``.
+
+Every product ends in :func:`gemm`: a batch of ``(M, K) @ (K, N)`` products whose operands
+are strided views (transposes and broadcast batch axes cost no copy).  It runs the device's
+vendor BLAS where the backend offers one (``backend.blas()``: cuBLAS on CUDA, see
+:mod:`ember.backends.cuda.blas`) for float16/32/64, and Ember's own tiled kernel
+(:mod:`ember.array.gemm`) otherwise - other dtypes, other devices, or
+``EMBER_BLAS=ember``.  float32 products on the vendor path are IEEE float32 unless
+``EMBER_MATMUL_TF32=1`` allows TF32 tensor cores (about 10 bits of mantissa: faster,
+less accurate than NumPy).
+
+Result dtypes follow NumPy (``int8 @ int8`` is int8 and wraps; ``bool @ bool`` is a
+logical or of ands); integers are accumulated in 64 bits and wrapped to the result type,
+which gives NumPy's results exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ember import dtypes
+from ember.array import broadcast
+from ember.array.ndarray import ndarray, not_on_device
+from ember.runtime.memory import allocate
+
+VENDOR_DTYPES = ("float16", "float32", "float64")
+
+
+# --------------------------------------------------------------------- matmul
+def matmul(x1: ndarray, x2: ndarray, /) -> ndarray:
+    """The matrix product with NumPy's (and the Array API's) rules: a 1-d first operand
+    is a row, a 1-d second operand a column (their axis is removed from the result), the
+    last two axes multiply and the others broadcast as a batch.
+
+    Raises
+    ------
+    ValueError
+        For 0-d operands or when the contracted axes differ in length.
+    """
+    _check(x1, x2, "matmul")
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ValueError("matmul: operands must have at least 1 dimension (use * for scalars)")
+    a = x1.reshape(1, x1.shape[0]) if x1.ndim == 1 else x1
+    b = x2.reshape(x2.shape[0], 1) if x2.ndim == 1 else x2
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"matmul: input operand 1 has a mismatch in its core dimension 0, with gufunc "
+            f"signature (n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from "
+            f"{a.shape[-1]}); shapes {x1.shape} and {x2.shape}"
+        )
+    batch = broadcast.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    out = gemm(a, b, batch)
+    shape = (
+        batch + ((a.shape[-2],) if x1.ndim > 1 else ()) + ((b.shape[-1],) if x2.ndim > 1 else ())
+    )
+    return out if out.shape == shape else out.reshape(shape)
+
+
+def _check(x1, x2, what: str) -> None:
+    for x in (x1, x2):
+        if not isinstance(x, ndarray):
+            raise not_on_device(x, f"ember.{what}")
+    if x1.backend is not x2.backend:
+        raise ValueError(f"ember.{what}: the operands live on different devices")
+
+
+def result_dtype(a: ndarray, b: ndarray) -> dtypes.DType:
+    from ember.frontend.types import promote_strong
+
+    return promote_strong(a.dtype, b.dtype)
+
+
+def gemm(a: ndarray, b: ndarray, batch: tuple[int, ...]) -> ndarray:
+    """``a @ b`` for ``a`` of shape ``(..., M, K)`` and ``b`` of ``(..., K, N)`` whose
+    batch axes broadcast to ``batch``: a new C-contiguous ``batch + (M, N)`` array."""
+    dt = result_dtype(a, b)
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    be = a.backend
+    shape = batch + (m, n)
+    out = ndarray(shape, dt, allocate(be, math.prod(shape) * dt.itemsize), be)
+    if out.size == 0:
+        return out
+    if k == 0:
+        out.backend.fill_zero(out.buffer, out.offset, out.nbytes)
+        return out
+    if a.dtype is not dt:  # NumPy casts to the common type first (and one kernel per dtype)
+        a = a.astype(dt)
+    if b.dtype is not dt:
+        b = b.astype(dt)
+    blas = vendor(be, dt)
+    if blas is not None:
+        from ember.array import blas_call
+
+        if blas_call.run(blas, a, b, out, batch):
+            return out
+    _ember_gemm(a, b, out, batch)
+    return out
+
+
+def vendor(be, dt: dtypes.DType):
+    """The backend's vendor BLAS when it should compute a ``dt`` product, else None."""
+    from ember.config import settings
+
+    if dt.name not in VENDOR_DTYPES or settings.blas == "ember":
+        return None
+    get = getattr(be, "blas", None)
+    lib = get() if get is not None else None
+    if lib is None and get is not None:
+        _warn_missing(be, "blas")
+    return lib
+
+
+_warned: set = set()
+
+
+def _warn_missing(be, what: str) -> None:
+    """Once per backend: the vendor library is absent, Ember's own code runs instead."""
+    reason = getattr(be, "vendor_missing", {}).get(what)
+    if reason and (id(be), what) not in _warned:
+        import warnings
+
+        from ember.errors import EmberPerformanceWarning
+
+        _warned.add((id(be), what))
+        warnings.warn(
+            f"{reason}; matrix products run Ember's own (slower) kernel meanwhile",
+            EmberPerformanceWarning,
+            stacklevel=4,
+        )
+
+
+# --------------------------------------------------------------------- the Ember kernel
+def compute_dtype(dt: dtypes.DType) -> dtypes.DType:
+    """What the kernel accumulates in: float32 for float16, int64 for integers and bools."""
+    if dt.is_float:
+        return dtypes.float32 if dt is dtypes.float16 else dt
+    return dtypes.int64
+
+
+def _elements(x: ndarray, shape) -> tuple[int, ...]:
+    return tuple(s // x.dtype.itemsize for s in broadcast.stretch(x.shape, x.strides, shape))
+
+
+def _flat(x: ndarray) -> ndarray:
+    """A 1-d view from ``x``'s first element to its last (non-negative strides)."""
+    _, high = x._extent()
+    n = max(1, high // x.dtype.itemsize)
+    v = ndarray((n,), x.dtype, x.buffer, x.backend, (x.dtype.itemsize,), x.offset)
+    v._c = True
+    return v
+
+
+def batch_strides(a: ndarray, b: ndarray, batch) -> tuple[tuple, tuple, tuple] | None:
+    """The batch coalesced to at most two axes: ``(dims, a strides, b strides)`` in
+    elements, or None when more than two axes remain."""
+    full_a = _elements(a, batch + a.shape[-2:])[: len(batch)]
+    full_b = _elements(b, batch + b.shape[-2:])[: len(batch)]
+    c_strides = []
+    step = a.shape[-2] * b.shape[-1]
+    for n in reversed(batch):
+        c_strides.append(step)
+        step *= n
+    dims, (sa, sb, _) = broadcast.coalesce(
+        batch or (1,), [full_a or (0,), full_b or (0,), tuple(reversed(c_strides)) or (0,)]
+    )
+    if len(dims) > 2:
+        return None
+    if len(dims) == 1:
+        return (1, dims[0]), (0, sa[0]), (0, sb[0])
+    return dims, sa, sb
+
+
+def _ember_gemm(a: ndarray, b: ndarray, out: ndarray, batch) -> None:
+    from ember.array import gemm as g
+    from ember.array.manipulation import astype, broadcast_to
+
+    gpu = _is_gpu(a.backend)
+    a, b = _usable(a, gpu, "a"), _usable(b, gpu, "b")
+    layout = batch_strides(a, b, batch)
+    if layout is None:  # three or more batch axes that do not coalesce: materialize
+        a = astype(broadcast_to(a, batch + a.shape[-2:]), a.dtype)
+        b = astype(broadcast_to(b, batch + b.shape[-2:]), b.dtype)
+        layout = batch_strides(a, b, batch)
+    (nb0, nb1), (sa0, sa1), (sb0, sb1) = layout
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    sam, sak = (s // a.dtype.itemsize for s in a.strides[-2:])
+    sbk, sbn = (s // b.dtype.itemsize for s in b.strides[-2:])
+    kernel = g.gemm_kernel(compute_dtype(out.dtype), gpu, _fast(a, -1), _fast(b, -1))
+    ts, _, tile, _ = g.geometry(gpu)
+    nz = nb0 * nb1
+    grid = (-(-n // tile), -(-m // tile), min(nz, 65535))
+    args = (_flat(out), _flat(a), _flat(b), m, n, k, sam, sak, sbk, sbn, nz, nb1, sa0, sa1,
+            sb0, sb1)  # fmt: skip
+    kernel[grid, (ts, ts, 1)](*args)
+
+
+def _fast(x: ndarray, axis: int) -> bool:
+    """Whether ``axis`` of the matrix ``x`` is the one to walk fastest when loading."""
+    return x.strides[axis] == x.dtype.itemsize or x.shape[axis] == 1
+
+
+def _usable(x: ndarray, gpu: bool, which: str) -> ndarray:
+    """``x`` as the kernel can read it: non-negative strides (it indexes from the first
+    element) and, on CPU devices, rows contiguous (one kernel layout there: fewer
+    compiles; a copy costs little next to the product)."""
+    if any(s < 0 for s in x.strides) or (not gpu and not _fast(x, -1)):
+        return x.copy()
+    return x
+
+
+def _is_gpu(be) -> bool:
+    return be.dialect == "cuda" or be.device.extra.get("device_type") == "GPU"
+
+
+# --------------------------------------------------------------------- the family
+def _axes(axes, ndim: int, what: str) -> list[int]:
+    out = []
+    for ax in axes:
+        k = int(ax.__index__())
+        if not -ndim <= k < ndim:
+            raise ValueError(f"{what}: axis {k} is out of bounds for an array of {ndim} dimensions")
+        out.append(k % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: repeated axis in {tuple(axes)}")
+    return out
+
+
+def tensordot(x1: ndarray, x2: ndarray, /, *, axes=2) -> ndarray:
+    """Sum of products over the last ``axes`` axes of ``x1`` and the first ``axes`` of
+    ``x2`` (an int), or over the axes pairs ``axes = (axes1, axes2)``."""
+    from ember.array.manipulation import permute_dims
+
+    _check(x1, x2, "tensordot")
+    if isinstance(axes, int) or hasattr(axes, "__index__"):
+        n = int(axes.__index__()) if not isinstance(axes, int) else axes
+        if n < 0 or n > min(x1.ndim, x2.ndim):
+            raise ValueError(f"tensordot: axes={n} must be in [0, {min(x1.ndim, x2.ndim)}]")
+        ax1, ax2 = list(range(x1.ndim - n, x1.ndim)), list(range(n))
+    else:
+        first, second = axes
+        first = [first] if isinstance(first, int) else list(first)
+        second = [second] if isinstance(second, int) else list(second)
+        if len(first) != len(second):
+            raise ValueError("tensordot: the two sequences of axes must have the same length")
+        ax1, ax2 = _axes(first, x1.ndim, "tensordot"), _axes(second, x2.ndim, "tensordot")
+    for i, j in zip(ax1, ax2, strict=True):
+        if x1.shape[i] != x2.shape[j]:
+            raise ValueError(
+                f"tensordot: shape mismatch for sum: axis {i} of x1 has {x1.shape[i]} "
+                f"elements, axis {j} of x2 has {x2.shape[j]}"
+            )
+    free1 = [k for k in range(x1.ndim) if k not in ax1]
+    free2 = [k for k in range(x2.ndim) if k not in ax2]
+    kdim = math.prod(x1.shape[k] for k in ax1)
+    a = permute_dims(x1, free1 + ax1).reshape(-1, kdim)
+    b = permute_dims(x2, ax2 + free2).reshape(kdim, -1)
+    out = gemm(a, b, ())
+    return out.reshape(tuple(x1.shape[k] for k in free1) + tuple(x2.shape[k] for k in free2))
+
+
+def vecdot(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
+    """The dot product of vectors along ``axis`` (the other axes broadcast).  A negative
+    ``axis`` counts from the end of both operands (the Array API's rule).  For complex
+    operands the first is conjugated (Ember's dtypes are real today)."""
+    from ember.array.manipulation import moveaxis
+
+    _check(x1, x2, "vecdot")
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ValueError("vecdot: operands must have at least 1 dimension")
+    k1 = _axes((axis,), x1.ndim, "vecdot")[0]
+    k2 = _axes((axis,), x2.ndim, "vecdot")[0]
+    if x1.shape[k1] != x2.shape[k2]:
+        raise ValueError(
+            f"vecdot: the vectors differ in length along axis {axis}: "
+            f"{x1.shape[k1]} and {x2.shape[k2]} (shapes {x1.shape} and {x2.shape})"
+        )
+    a, b = moveaxis(x1, k1, -1), moveaxis(x2, k2, -1)
+    batch = broadcast.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    return gemm(_row(a), _col(b), batch).reshape(batch)
+
+
+def _row(x: ndarray) -> ndarray:
+    """``x`` of shape ``(..., K)`` viewed as ``(..., 1, K)``."""
+    from ember.array.manipulation import expand_dims
+
+    return expand_dims(x, -2)
+
+
+def _col(x: ndarray) -> ndarray:
+    """``x`` of shape ``(..., K)`` viewed as ``(..., K, 1)``."""
+    from ember.array.manipulation import expand_dims
+
+    return expand_dims(x, -1)
+
+
+def outer(x1: ndarray, x2: ndarray, /) -> ndarray:
+    """The outer product of two 1-d arrays (NumPy flattens other shapes first)."""
+    from ember.array import ufuncs
+
+    _check(x1, x2, "outer")
+    return ufuncs.multiply(x1.reshape(-1, 1), x2.reshape(1, -1))
+
+
+def dot(a: ndarray, b: ndarray, /) -> ndarray:
+    """NumPy's ``dot``: inner product of vectors, matrix product of matrices, and for N-d
+    arrays the sum over the last axis of ``a`` and the second-to-last of ``b``."""
+    from ember.array import ufuncs
+
+    _check(a, b, "dot")
+    if a.ndim == 0 or b.ndim == 0:
+        return ufuncs.multiply(a, b)
+    if b.ndim == 1:
+        return tensordot(a, b, axes=([-1], [0]))
+    return tensordot(a, b, axes=([-1], [-2]))
+
+
+def inner(a: ndarray, b: ndarray, /) -> ndarray:
+    """NumPy's ``inner``: the sum of products over the last axes of ``a`` and ``b``."""
+    from ember.array import ufuncs
+
+    _check(a, b, "inner")
+    if a.ndim == 0 or b.ndim == 0:
+        return ufuncs.multiply(a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def einsum(subscripts: str, /, *operands: ndarray) -> ndarray:
+    """Einstein summation (see :mod:`ember.array.einsum`)."""
+    from ember.array.einsum import einsum as run
+
+    return run(subscripts, *operands)

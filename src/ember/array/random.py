@@ -1,0 +1,539 @@
+"""``ember.random``: random numbers on the device from one counter-based stream.
+
+::
+
+    rng = ember.random.default_rng(42)
+    x = rng.standard_normal((1000, 1000), dtype=ember.float32)
+    i = rng.integers(0, 10, size=5)
+    p = rng.permutation(100)
+
+The generator is Philox4x32-10 (:mod:`ember.array.philox`), written as Ember kernels: the
+same seed gives the same numbers on every backend and for any launch shape, and a user
+kernel can draw the same numbers with the device functions re-exported here
+(:func:`philox`, :func:`uniform4`, :func:`normal4`, :func:`uniform2_f64`,
+:func:`normal2_f64`).
+
+The stream
+----------
+A generator is a key ``(k0, k1)`` and a 64-bit block counter ``c`` (``rng.key``,
+``rng.counter``).  An integer seed ``s`` in ``[0, 2**64)`` gives ``k0 = s mod 2**32``,
+``k1 = s >> 32`` and ``c = 0``; other seeds (``None``, sequences) go through NumPy's
+``SeedSequence`` to two words.  A draw of ``n`` values uses the Philox blocks
+``c, c + 1, ...`` (block ``b`` is the counter ``(b mod 2**32, b >> 32, 0, 0)``) and then
+advances ``c`` past them.  Value ``i`` of the draw (C order) comes from block
+``c + i // P``, with ``P`` values per block:
+
+=============================================  ===  =====================================
+draw                                            P    value ``j`` of a block
+=============================================  ===  =====================================
+``random``/``uniform``, float32                 4    word ``j`` (:func:`uniform4`)
+``random``/``uniform``, float64                 2    words ``2j, 2j+1`` (:func:`uniform2_f64`)
+``standard_normal``/``normal``, float32         4    :func:`normal4`
+``standard_normal``/``normal``, float64         2    :func:`normal2_f64`
+``exponential``                                 4/2  ``-log1p(-u)`` of the uniform above
+``integers``, range ``r <= 2**32``              2    ``floor(x * r / 2**64)``, ``x`` = words
+                                                     ``2j, 2j+1`` (big-endian)
+``integers``, wider range                       1    ``floor(x * r / 2**128)``, ``x`` = the
+                                                     four words (big-endian)
+=============================================  ===  =====================================
+
+so ``rng.standard_normal(n, dtype=float32)[i]`` is ``normal4(rng.key, (c + i // 4,
+0, 0, 0))[i % 4]`` (for ``c + i // 4 < 2**32``).  Integers use no rejection: the bias is
+at most ``r / 2**64`` (resp. ``2**-64``).  Uniform and integer draws are bit-identical on
+every backend; normal and exponential draws up to the device math library's rounding of
+``log``, ``sqrt``, ``sin`` and ``cos`` (a few ulp).
+
+``permutation``, ``shuffle`` and ``choice(replace=False)`` use a keyed bijection of
+``[0, 2**k)`` (a 4-round Feistel network whose round function is Philox) walked until it
+lands in ``[0, n)`` ("cycle walking"; Black & Rogaway 2002), so a permutation costs O(n)
+work, no sort and no scan (the bijective-shuffle idea of Mitchell et al., "Bandwidth-
+optimal random shuffling for GPUs", 2022).  NumPy's streams are not reproduced: the same
+seed gives different numbers in NumPy and Ember.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from typing import Any
+
+import ember
+from ember import dtypes
+from ember.array import philox as ph
+from ember.array.ndarray import ndarray, normalize_shape
+from ember.array.philox import normal2_f64, normal4, philox, uniform2_f64, uniform4
+from ember.compiler.kernel import Kernel
+
+BLOCK = 256
+MAX_BLOCKS = 65535
+U64 = (1 << 64) - 1
+FEISTEL_ROUNDS = 4
+
+
+# --------------------------------------------------------------------- distributions
+# Each maps one Philox block (four words) and two parameters to up to four values.
+def d_uniform32(w0, w1, w2, w3, lo, span):
+    return (lo + span * ph.to_float32(w0), lo + span * ph.to_float32(w1),
+            lo + span * ph.to_float32(w2), lo + span * ph.to_float32(w3))  # fmt: skip
+
+
+def d_uniform64(w0, w1, w2, w3, lo, span):
+    return lo + span * ph.to_float64(w0, w1), lo + span * ph.to_float64(w2, w3), lo, lo
+
+
+def d_normal32(w0, w1, w2, w3, loc, scale):
+    z0, z1 = ph.box_muller32(w0, w1)
+    z2, z3 = ph.box_muller32(w2, w3)
+    return loc + scale * z0, loc + scale * z1, loc + scale * z2, loc + scale * z3
+
+
+def d_normal64(w0, w1, w2, w3, loc, scale):
+    z0, z1 = ph.box_muller64(w0, w1, w2, w3)
+    return loc + scale * z0, loc + scale * z1, loc, loc
+
+
+def exp32(w, scale):
+    return -scale * ember.log1p(-ph.to_float32(w))
+
+
+def d_exponential32(w0, w1, w2, w3, scale, unused):
+    return exp32(w0, scale), exp32(w1, scale), exp32(w2, scale), exp32(w3, scale)
+
+
+def d_exponential64(w0, w1, w2, w3, scale, unused):
+    a = -scale * ember.log1p(-ph.to_float64(w0, w1))
+    b = -scale * ember.log1p(-ph.to_float64(w2, w3))
+    return a, b, a, b
+
+
+def scale64(hi, lo, r):
+    """``floor((hi * 2**32 + lo) * r / 2**64)`` for ``r <= 2**32``, exactly."""
+    return (ember.uint64(hi) * r + ((ember.uint64(lo) * r) >> 32)) >> 32
+
+
+def d_int_narrow(w0, w1, w2, w3, low, r):
+    a = ember.uint64(low) + scale64(w0, w1, r)
+    b = ember.uint64(low) + scale64(w2, w3, r)
+    return a, b, a, b
+
+
+def mac(a, b, acc, carry):
+    """``a * b + acc + carry`` (all below 2**32) as ``(low word, high word)``."""
+    t = ember.uint64(a) * ember.uint64(b) + ember.uint64(acc) + ember.uint64(carry)
+    return t & 0xFFFFFFFF, t >> 32
+
+
+def mulhi128(a3, a2, a1, a0, r):
+    """``floor(x * r / 2**128)`` for ``x = a3 a2 a1 a0`` (32-bit limbs, a3 the highest)
+    and a 64-bit ``r``: schoolbook multiplication of the limbs, keeping the top two."""
+    b0 = r & 0xFFFFFFFF
+    b1 = r >> 32
+    _, c = mac(a0, b0, 0, 0)
+    p1, p2 = mac(a0, b1, 0, c)
+    _, c = mac(a1, b0, p1, 0)
+    p2, p3 = mac(a1, b1, p2, c)
+    _, c = mac(a2, b0, p2, 0)
+    p3, p4 = mac(a2, b1, p3, c)
+    _, c = mac(a3, b0, p3, 0)
+    p4, p5 = mac(a3, b1, p4, c)
+    return (p5 << 32) | p4
+
+
+def d_int_wide(w0, w1, w2, w3, low, r):
+    x = (ember.uint64(w0) << 32) | ember.uint64(w1)  # r == 0 stands for 2**64
+    if r != 0:
+        x = mulhi128(w0, w1, w2, w3, r)
+    a = ember.uint64(low) + x
+    return a, a, a, a
+
+
+# name -> (device function per dtype kind/size, values per block)
+_DISTS = {
+    ("uniform", 4): (d_uniform32, 4),
+    ("uniform", 8): (d_uniform64, 2),
+    ("normal", 4): (d_normal32, 4),
+    ("normal", 8): (d_normal64, 2),
+    ("exponential", 4): (d_exponential32, 4),
+    ("exponential", 8): (d_exponential64, 2),
+    ("int_narrow", 0): (d_int_narrow, 2),
+    ("int_wide", 0): (d_int_wide, 1),
+}
+
+
+@functools.cache
+def fill_kernel(dist: str, size: int) -> tuple[Kernel, int]:
+    """The kernel writing draws of ``dist`` (and its values per block)."""
+    fn, per = _DISTS[(dist, size)]
+    k = _fill(fn, per)
+    k.__name__ = k.__qualname__ = f"rng_{dist}{size * 8 or ''}"
+    return Kernel(k), per
+
+
+def _fill(DIST, PER):
+    def fill(out, n, k0, k1, base_lo, base_hi, p0, p1):
+        blocks = (n + PER - 1) // PER
+        b = ember.global_id()
+        while b < blocks:
+            c0, c1, c2, c3 = ph.block_counter(base_lo, base_hi, b)
+            w0, w1, w2, w3 = ph.philox((k0, k1), (c0, c1, c2, c3))
+            v0, v1, v2, v3 = DIST(w0, w1, w2, w3, p0, p1)
+            i = b * PER
+            out[i] = out.dtype(v0)
+            if PER > 1:
+                if i + 1 < n:
+                    out[i + 1] = out.dtype(v1)
+            if PER > 2:
+                if i + 2 < n:
+                    out[i + 2] = out.dtype(v2)
+                if i + 3 < n:
+                    out[i + 3] = out.dtype(v3)
+            b += ember.global_size()
+
+    return fill
+
+
+# --------------------------------------------------------------------- permutations
+def feistel(x, half, mask, k0, k1, salt):
+    """One pass of a ``FEISTEL_ROUNDS``-round balanced Feistel network on ``2 * half``
+    bits: a bijection of ``[0, 2**(2 half))`` keyed by ``(k0, k1, salt)``."""
+    left = ember.uint32(x >> half)
+    right = ember.uint32(x & mask)
+    for r in range(FEISTEL_ROUNDS):
+        f, _, _, _ = ph.philox((k0, k1), (right, r, salt, 0x5EED))
+        left, right = right, ember.uint32((left ^ f) & mask)
+    return (ember.uint64(left) << half) | ember.uint64(right)
+
+
+def _permute():
+    def permute(out, n, half, mask, k0, k1, salt):
+        i = ember.global_id()
+        while i < n:
+            x = feistel(ember.uint64(i), half, mask, k0, k1, salt)
+            while x >= ember.uint64(n):  # cycle walking: stays a bijection of [0, n)
+                x = feistel(x, half, mask, k0, k1, salt)
+            out[i] = out.dtype(x)
+            i += ember.global_size()
+
+    return permute
+
+
+def _gather():
+    def gather_rows(out, x, index, m):
+        """``out[i, :] = x[index[i], :]`` on flat C-ordered rows of ``m`` elements."""
+        j = ember.global_id()
+        total = out.shape[0]
+        while j < total:
+            row = j // m
+            out[j] = x[index[row] * m + (j - row * m)]
+            j += ember.global_size()
+
+    return gather_rows
+
+
+permute_kernel = Kernel(_permute())
+gather_kernel = Kernel(_gather())
+
+
+def _grid(work: int) -> tuple[int, int]:
+    return max(1, min(-(-work // BLOCK), MAX_BLOCKS)), BLOCK
+
+
+# --------------------------------------------------------------------- the generator
+class Generator:
+    """NumPy's ``Generator`` surface on the device; see the module docstring for the
+    stream.  Make one with :func:`default_rng`.
+
+    Attributes
+    ----------
+    key : tuple of int
+        The Philox key ``(k0, k1)`` (two 32-bit words).
+    counter : int
+        The next unused Philox block (64 bits).
+    """
+
+    def __init__(self, key: tuple[int, int], counter: int = 0):
+        self.key = (int(key[0]) & 0xFFFFFFFF, int(key[1]) & 0xFFFFFFFF)
+        self.counter = int(counter) & U64
+        self._salt = 0
+
+    def __repr__(self) -> str:
+        return f"Generator(Philox4x32-10, key=({self.key[0]:#x}, {self.key[1]:#x}), " \
+               f"counter={self.counter})"  # fmt: skip
+
+    # ----------------------------------------------------------------- plumbing
+    def _take(self, blocks: int) -> tuple[int, int]:
+        base = self.counter
+        self.counter = (base + blocks) & U64
+        return base & 0xFFFFFFFF, base >> 32
+
+    def _draw(self, dist: str, size, dt: dtypes.DType, p0, p1) -> ndarray:
+        from ember.array.creation import empty
+
+        kernel, per = fill_kernel(dist, dt.itemsize if dt.is_float else 0)
+        shape = () if size is None else normalize_shape(size)
+        out = empty(shape, dt)
+        n = out.size
+        blocks = -(-n // per)
+        lo, hi = self._take(blocks)
+        if n:
+            flat = out.reshape(-1)
+            grid, block = _grid(blocks)
+            kernel[grid, block](flat, n, self.key[0], self.key[1], lo, hi, p0, p1)
+        return out
+
+    @staticmethod
+    def _float(dtype, what: str) -> dtypes.DType:
+        dt = dtypes.dtype(dtype)
+        if dt.name not in ("float32", "float64"):
+            raise TypeError(f"{what}: dtype must be float32 or float64 (NumPy's rule), got {dt}")
+        return dt
+
+    # ----------------------------------------------------------------- floats
+    def random(self, size=None, dtype=dtypes.float64, out: ndarray | None = None) -> ndarray:
+        """Uniform floats in [0, 1) (``size`` values; a 0-d array for ``size=None``)."""
+        return self._with_out(out, lambda s, d: self.uniform(0.0, 1.0, s, dtype=d), size, dtype)
+
+    def uniform(self, low=0.0, high=1.0, size=None, *, dtype=dtypes.float64) -> ndarray:
+        """Uniform floats in [low, high) (``low + (high - low) * u``); scalar bounds."""
+        dt = self._float(dtype, "uniform")
+        lo, hi = _number(low, "low"), _number(high, "high")
+        return self._draw("uniform", size, dt, dt(lo), dt(hi - lo))
+
+    def standard_normal(self, size=None, dtype=dtypes.float64, out=None) -> ndarray:
+        """Standard normal floats (Box-Muller on Philox uniforms)."""
+        return self._with_out(out, lambda s, d: self.normal(0.0, 1.0, s, dtype=d), size, dtype)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, *, dtype=dtypes.float64) -> ndarray:
+        """Normal floats of mean ``loc`` and standard deviation ``scale`` (scalars)."""
+        dt = self._float(dtype, "normal")
+        loc, scale = _number(loc, "loc"), _number(scale, "scale")
+        if scale < 0:
+            raise ValueError("normal: scale < 0")
+        return self._draw("normal", size, dt, dt(loc), dt(scale))
+
+    def exponential(self, scale=1.0, size=None, *, dtype=dtypes.float64) -> ndarray:
+        """Exponential floats of mean ``scale`` (``-scale * log1p(-u)``)."""
+        dt = self._float(dtype, "exponential")
+        scale = _number(scale, "scale")
+        if scale < 0:
+            raise ValueError("exponential: scale < 0")
+        return self._draw("exponential", size, dt, dt(scale), dt(0))
+
+    def standard_exponential(self, size=None, dtype=dtypes.float64) -> ndarray:
+        """Exponential floats of mean 1."""
+        return self.exponential(1.0, size, dtype=dtype)
+
+    def _with_out(self, out, make, size, dtype):
+        if out is None:
+            return make(size, dtype)
+        if size is not None and normalize_shape(size) != out.shape:
+            raise ValueError(f"size {size} does not match out's shape {out.shape}")
+        out[...] = make(out.shape, out.dtype)
+        return out
+
+    # ----------------------------------------------------------------- integers
+    def integers(self, low, high=None, size=None, dtype=dtypes.int64, endpoint=False):
+        """Integers in ``[low, high)`` (``[low, high]`` with ``endpoint=True``; ``[0, low)``
+        when ``high`` is None) of an integer or bool ``dtype``; scalar bounds."""
+        dt = dtypes.dtype(dtype)
+        if dt.kind not in "iub":
+            raise TypeError(f"integers: dtype must be an integer or bool dtype, got {dt}")
+        if high is None:
+            low, high = 0, low
+        low, high = _integer(low, "low"), _integer(high, "high")
+        if endpoint:
+            high += 1
+        lo_ok, hi_ok = _bounds(dt)
+        if low < lo_ok:
+            raise ValueError(f"integers: low {low} is out of bounds for {dt}")
+        if high - 1 > hi_ok:
+            raise ValueError(f"integers: high {high} is out of bounds for {dt}")
+        if high <= low:
+            raise ValueError("integers: low >= high" if not endpoint else "low > high")
+        span = high - low
+        dist = "int_narrow" if span <= 1 << 32 else "int_wide"
+        import numpy as np
+
+        return self._draw(dist, size, dt, np.uint64(low & U64), np.uint64(span & U64))
+
+    # ----------------------------------------------------------------- permutations
+    def permutation(self, x, axis: int = 0) -> ndarray:
+        """A random permutation of ``range(x)`` (an int), or a shuffled copy of the array
+        ``x`` along ``axis``."""
+        if isinstance(x, int) or (not isinstance(x, ndarray) and hasattr(x, "__index__")):
+            return self._perm(int(x))
+        if not isinstance(x, ndarray):
+            raise TypeError("permutation takes an int or an ember array (ember.asarray(x))")
+        if x.ndim == 0:
+            raise ValueError("permutation: x must be an int or an array of at least 1 dimension")
+        return _take_rows(x, self._perm(x.shape[_axis(axis, x.ndim)]), axis)
+
+    def shuffle(self, x: ndarray, axis: int = 0) -> None:
+        """Shuffle the array ``x`` in place along ``axis``."""
+        if not isinstance(x, ndarray):
+            raise TypeError("shuffle takes an ember array (ember.asarray(x)) and works in place")
+        if x.ndim == 0:
+            raise ValueError("shuffle: x must be an array of at least 1 dimension")
+        x[...] = self.permutation(x, axis)
+
+    def choice(self, a, size=None, replace: bool = True, p=None, axis: int = 0,
+               shuffle: bool = True) -> ndarray:  # fmt: skip
+        """Random samples of ``range(a)`` (an int) or of the array ``a`` along ``axis``:
+        uniform with replacement, without replacement (the start of a permutation), or
+        with probabilities ``p`` (with replacement: inverse-CDF sampling)."""
+        n = int(a) if not isinstance(a, ndarray) else a.shape[_axis(axis, a.ndim)]
+        shape = () if size is None else normalize_shape(size)
+        count = math.prod(shape)
+        if n == 0 and count:
+            raise ValueError("choice: a cannot be empty unless no samples are taken")
+        if p is not None:
+            index = self._weighted(n, shape, p, replace)
+        elif replace:
+            index = self.integers(0, max(n, 1), shape)
+        else:
+            if count > n:
+                raise ValueError("choice: cannot take a larger sample than the population "
+                                 "when replace=False")  # fmt: skip
+            index = self._perm(n)[:count].reshape(shape)
+        if not isinstance(a, ndarray):
+            return index
+        taken = _take_rows(a, index.reshape(-1), axis)
+        k = _axis(axis, a.ndim)
+        return taken.reshape(a.shape[:k] + shape + a.shape[k + 1 :])
+
+    def _perm(self, n: int) -> ndarray:
+        from ember.array.creation import empty
+
+        if n < 0:
+            raise ValueError("permutation: n must be non-negative")
+        out = empty(n, dtypes.int64)
+        half = (max(2, (max(n - 1, 1)).bit_length()) + 1) // 2
+        lo, _ = self._take(1)  # a fresh block of the stream keys each permutation
+        if n:
+            grid, block = _grid(n)
+            permute_kernel[grid, block](out, n, half, (1 << half) - 1, self.key[0], self.key[1], lo)
+        return out
+
+    def _weighted(self, n: int, shape, p, replace: bool) -> ndarray:
+        import numpy as np
+
+        from ember.array.creation import asarray, empty
+
+        if not replace:
+            raise NotImplementedError(
+                "choice(replace=False, p=...) is not supported yet; use replace=True, or "
+                "sample a permutation of the indices"
+            )
+        # the CDF of p is small (one value per population element) and computed on the host
+        probs = np.asarray(p.to_numpy() if isinstance(p, ndarray) else p, np.float64)
+        if probs.shape != (n,):
+            raise ValueError(f"choice: p must have {n} entries, got shape {probs.shape}")
+        if (probs < 0).any() or not np.isclose(probs.sum(), 1.0, atol=1e-8):
+            raise ValueError("choice: probabilities must be non-negative and sum to 1")
+        cdf = asarray(np.cumsum(probs) / probs.sum())
+        u = self.random(shape)
+        out = empty(shape, dtypes.int64)
+        if out.size:
+            grid, block = _grid(out.size)
+            search_kernel[grid, block](out.reshape(-1), u.reshape(-1), cdf)
+        return out
+
+    def spawn(self, n_children: int) -> list[Generator]:
+        """``n_children`` independent generators (keys derived from this one's)."""
+        import numpy as np
+
+        seq = np.random.SeedSequence([*self.key, self.counter, self._salt])
+        self._salt += 1
+        words = seq.generate_state(2 * n_children, np.uint32)
+        return [Generator((int(words[2 * i]), int(words[2 * i + 1]))) for i in range(n_children)]
+
+
+def _search():
+    def search(out, u, cdf):
+        """``out[i]``: the first index whose CDF exceeds ``u[i]`` (binary search)."""
+        i = ember.global_id()
+        while i < out.shape[0]:
+            lo = 0
+            hi = cdf.shape[0] - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if cdf[mid] > u[i]:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            out[i] = lo
+            i += ember.global_size()
+
+    return search
+
+
+search_kernel = Kernel(_search())
+
+
+def _take_rows(x: ndarray, index: ndarray, axis: int) -> ndarray:
+    """``x`` with its slices along ``axis`` picked by the int64 ``index`` (a new array)."""
+    from ember.array.creation import empty
+    from ember.array.manipulation import ascontiguousarray, moveaxis
+
+    k = _axis(axis, x.ndim)
+    src = ascontiguousarray(moveaxis(x, k, 0))
+    m = math.prod(src.shape[1:])
+    out = empty((index.shape[0], *src.shape[1:]), x.dtype)
+    if out.size:
+        grid, block = _grid(out.size)
+        gather_kernel[grid, block](out.reshape(-1), src.reshape(-1), index, m)
+    return moveaxis(out, 0, k)
+
+
+def _axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for an array of {ndim} dimensions")
+    return axis % ndim
+
+
+def _number(v: Any, what: str) -> float:
+    if isinstance(v, ndarray) or (hasattr(v, "shape") and getattr(v, "shape", ()) != ()):
+        raise TypeError(f"{what} must be a Python or NumPy scalar (array parameters are not "
+                        "supported: draw standard values and scale them)")  # fmt: skip
+    return float(v)
+
+
+def _integer(v: Any, what: str) -> int:
+    if isinstance(v, ndarray) or isinstance(v, float) or not hasattr(v, "__index__"):
+        raise TypeError(f"integers: {what} must be a Python or NumPy integer, got {v!r}")
+    return int(v.__index__())
+
+
+def _bounds(dt: dtypes.DType) -> tuple[int, int]:
+    if dt.kind == "b":
+        return 0, 1
+    if dt.kind == "u":
+        return 0, (1 << dt.bits) - 1
+    return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+
+
+def default_rng(seed=None) -> Generator:
+    """A :class:`Generator` seeded with ``seed``: an int in ``[0, 2**64)`` is the Philox key
+    itself (``k0 = seed mod 2**32``, ``k1 = seed >> 32``); ``None`` takes OS entropy; larger
+    ints and sequences of non-negative ints go through ``numpy.random.SeedSequence``; a
+    :class:`Generator` is returned as is.  Negative seeds are refused, as NumPy does."""
+    if isinstance(seed, Generator):
+        return seed
+    if seed is None:
+        word = int.from_bytes(os.urandom(8), "little")
+        return Generator((word & 0xFFFFFFFF, word >> 32))
+    if not isinstance(seed, bool) and hasattr(seed, "__index__") and int(seed) <= U64:
+        s = int(seed)
+        if s < 0:
+            raise ValueError(f"default_rng: the seed must be non-negative, got {s}")
+        return Generator((s & 0xFFFFFFFF, s >> 32))
+    import numpy as np
+
+    words = np.random.SeedSequence(seed).generate_state(2, np.uint32)
+    return Generator((int(words[0]), int(words[1])))
+
+
+__all__ = [
+    "Generator", "default_rng", "philox", "uniform4", "normal4", "uniform2_f64", "normal2_f64",
+]  # fmt: skip

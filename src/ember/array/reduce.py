@@ -1,0 +1,280 @@
+"""Reductions: from any layout and axis set to passes of the generic reduction kernels.
+
+GPUArrays.jl's ``mapreduce.jl`` is the model: one design for every reduction, parametrized
+by a :class:`~ember.array.reducers.Reducer`.  A call goes:
+
+1. **Normalize** - the axes become a sorted tuple; length-1 axes are dropped; the kept
+   axes are coalesced in their order (the output is written in it), the reduced axes are
+   coalesced too - after sorting them by stride and flipping negative strides, except for
+   ``argmin``/``argmax``, whose index is the position in the logical order.  A 2-d
+   C-contiguous ``x.sum(axis=0)`` is then one kept axis of stride 1 and one reduced axis of
+   stride ``n``: the canonical (outer, reduced, inner) shapes.
+2. **Plan** (cached per reducer, shape, strides and axes) - pass after pass, the reduced
+   axis of smallest stride is reduced: by ``reduce_rows`` when it is the fastest axis,
+   else by ``reduce_cols``.  A pass with too few items to fill the device splits the axis
+   into chunks (each thread still reads at least ``MIN_PER_THREAD`` elements) and writes
+   states; so does a pass that leaves other reduced axes; the next pass reduces those.
+   A full reduction of a large array is two passes: one block per chunk, then one block.
+   Layouts with more than four item axes are copied to a C-contiguous array first.
+3. **Launch** - each pass keeps its compiled specialization's ``run`` (the launch fast
+   path), so a repeated reduction is two dict lookups, allocations and one call per pass.
+
+Launch shapes come from the device: blocks of ``BLOCK_GPU`` threads on GPUs (at most the
+device's limit), and enough chunks to give every multiprocessor
+``max_threads_per_multiprocessor`` threads ``OVERSUBSCRIBE`` times.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+
+from ember.array.ndarray import ndarray
+from ember.array.reducers import Reducer
+from ember.runtime.memory import allocate
+
+BLOCK_GPU = 512  # threads per block on GPUs
+BLOCK_CPU = 256  # work-group size on CPU devices (PoCL builds one function per size)
+MIN_PER_THREAD = 16  # elements per thread below which splitting an axis does not pay
+OVERSUBSCRIBE = 2  # chunks for this many device-fulls of threads (a smaller last wave)
+COLUMN_TILE = 32  # items (outputs) per thread row in reduce_cols: one 128-byte line of f32
+MAX_ITEM_AXES = 4  # axes of the item decomposition (geo)
+CPU_WAVES = 32  # CPU devices: at most this many blocks per compute unit
+PLAN_CACHE = 4096
+
+
+@dataclass(frozen=True)
+class Device:
+    """What the planner needs of a device (read once per backend)."""
+
+    block: int  # threads per block (also the kernels' shared array length)
+    threads: int  # threads the device runs at once
+    max_grid: int
+    shuffle: bool  # sub-group shuffles for the trees
+
+
+_devices: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def device_of(backend) -> Device:
+    found = _devices.get(backend)
+    if found is None:
+        found = _devices[backend] = _make_device(backend)
+    return found
+
+
+def _make_device(backend) -> Device:
+    from ember.compiler.driver import target_of
+
+    dev = backend.device
+    extra = dev.extra or {}
+    gpu = extra.get("device_type", "GPU") != "CPU"
+    block = _pow2_floor(min(BLOCK_GPU if gpu else BLOCK_CPU, dev.max_threads_per_block))
+    per_sm = extra.get("max_threads_per_multiprocessor") or 4 * block
+    sms = max(1, dev.multiprocessors)
+    target = target_of(backend)
+    # the shuffle tree needs whole warps inside a block
+    shuffle = target.has("subgroup_shuffle") and block % max(target.warp_size, 1) == 0
+    max_grid = (1 << 31) - 1 if gpu else sms * CPU_WAVES
+    return Device(block, sms * per_sm, max_grid, shuffle)
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(n, 1).bit_length() - 1)
+
+
+def _pow2_ceil(n: int) -> int:
+    return 1 << (max(n, 1) - 1).bit_length()
+
+
+# --------------------------------------------------------------------- plans
+@dataclass
+class Pass:
+    """One launch: the kernel, its shape and its scalar arguments."""
+
+    kernel: object
+    grid: tuple
+    block: tuple
+    head: tuple  # (W, C, L, nr, geo, rs)
+    lanes: int  # g (rows) or bx (cols)
+    source: int  # -1: the elements of x; else an index into Plan.states
+    sink: int  # -1: the outputs; else an index into Plan.states
+    po: int
+    pc: int
+    run: object = None  # the specialization's fast launch, once known
+
+
+@dataclass
+class Plan:
+    passes: list
+    states: list  # item count of each intermediate state set
+    low: int  # x's lowest element touched, relative to its offset (elements)
+    extent: int  # elements of x between its lowest and highest touched
+    fallback: bool = False  # the layout needs a C-contiguous copy first
+
+
+_plans: dict = {}
+
+
+def plan_for(R: Reducer, x: ndarray, axes: tuple, ordered: bool, dev: Device) -> Plan:
+    """The cached plan reducing ``axes`` of ``x`` with ``R`` (``ordered``: argmin/argmax)."""
+    key = (R, x.shape, x.strides, x.dtype, axes, ordered, dev)
+    found = _plans.get(key)
+    if found is None:
+        if len(_plans) >= PLAN_CACHE:
+            _plans.clear()
+        isz = x.dtype.itemsize
+        strides = tuple(s // isz for s in x.strides)
+        found = _plans[key] = make_plan(R, x.shape, strides, axes, ordered, dev)
+    return found
+
+
+def make_plan(R: Reducer, shape, strides, axes, ordered: bool, dev: Device) -> Plan:
+    """Normalize the layout (module doc, step 1) and plan its passes (step 2)."""
+    low = sum(s * (n - 1) for n, s in zip(shape, strides, strict=True) if s < 0)
+    high = sum(s * (n - 1) for n, s in zip(shape, strides, strict=True) if s > 0)
+    base = -low
+    kept = [(n, s) for k, (n, s) in enumerate(zip(shape, strides, strict=True)) if k not in axes]
+    red = [(n, s) for k, (n, s) in enumerate(zip(shape, strides, strict=True)) if k in axes]
+    if 0 in shape:
+        kept = [(n, 0) for n, _ in kept]
+        red = [(math.prod(n for n, _ in red), 0)]
+    if not ordered:
+        for k, (n, s) in enumerate(red):
+            if s < 0:  # walk the axis forwards: the order does not matter
+                base += s * (n - 1)
+                red[k] = (n, -s)
+        red.sort(key=lambda d: -d[1])
+    kept, red = _coalesce(kept), _coalesce(red) or [(1, 0)]
+    extent = high - low + 1 if 0 not in shape else 1
+    if (ordered and len(red) > 1) or len(kept) + len(red) - 1 > MAX_ITEM_AXES:
+        return Plan([], [], low, extent, fallback=True)
+    plan = Plan([], [], low, extent)
+    _add_passes(plan, R, kept, red, base, dev)
+    return plan
+
+
+def _coalesce(dims):
+    """Drop length-1 axes and merge neighbours that walk memory as one."""
+    out: list = []
+    for n, s in dims:
+        if n == 1:
+            continue
+        if out and out[-1][1] == s * n:
+            out[-1] = (out[-1][0] * n, s)
+        else:
+            out.append((n, s))
+    return out
+
+
+def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> None:
+    source = -1
+    while True:
+        j = min(range(len(red)), key=lambda k: abs(red[k][1]))
+        nr, rs = red[j]
+        rest = red[:j] + red[j + 1 :]
+        items = kept + rest
+        k = math.prod(n for n, _ in items)
+        fastest = min((abs(s) for _, s in items), default=None)
+        rows = fastest is None or abs(rs) <= fastest
+        lanes, chunks = (_rows_shape if rows else _cols_shape)(k, nr, dev)
+        length = -(-nr // chunks) if nr else 0
+        chunks = -(-nr // length) if nr else 1
+        final = not rest and chunks == 1
+        po, pc = (chunks, 1) if rows else (1, k)
+        sink = -1 if final else len(plan.states)
+        if not final:
+            plan.states.append(k * chunks)
+        work = k * chunks
+        per_block = dev.block // lanes if rows else lanes
+        grid = (min(-(-work // per_block), dev.max_grid), 1, 1)
+        head = (work, chunks, length, nr, _geo(base, items), rs)
+        kernel = _kernel(R, rows, source >= 0, final, dev)
+        plan.passes.append(Pass(kernel, grid, (dev.block, 1, 1), head, lanes, source, sink, po, pc))
+        if final:
+            return
+        strides = _c_strides([n for n, _ in items], po)
+        kept = [(n, s) for (n, _), s in zip(kept, strides, strict=False)]
+        red = [(n, s) for (n, _), s in zip(rest, strides[len(kept) :], strict=True)]
+        if chunks > 1:
+            red.append((chunks, pc))
+        base, source = 0, sink
+
+
+def _kernel(R, rows: bool, states: bool, final: bool, dev: Device):
+    from ember.array import reduce_kernels as rk
+
+    if rows:
+        return rk.rows(R, states, final, dev.shuffle, dev.block)
+    return rk.cols(R, states, final, dev.block)
+
+
+def _rows_shape(k: int, nr: int, dev: Device) -> tuple[int, int]:
+    """``(g, chunks)``: threads per item, and the split of the axis."""
+    g = _pow2_floor(min(dev.block, max(1, nr // MIN_PER_THREAD)))
+    most = max(1, nr // (g * MIN_PER_THREAD))
+    wanted = -(-dev.threads * OVERSUBSCRIBE // (k * g))
+    return g, max(1, min(most, wanted))
+
+
+def _cols_shape(k: int, nr: int, dev: Device) -> tuple[int, int]:
+    """``(bx, chunks)``: items per block, and the split of the axis."""
+    bx = min(_pow2_ceil(k), COLUMN_TILE, dev.block)
+    by = dev.block // bx
+    most = max(1, nr // (by * MIN_PER_THREAD))
+    wanted = -(-dev.threads * OVERSUBSCRIBE // (-(-k // bx) * dev.block))
+    return bx, max(1, min(most, wanted))
+
+
+def _geo(base: int, items) -> tuple:
+    dims = [(1, 0)] * (MAX_ITEM_AXES - len(items)) + list(items)
+    return (base, *(n for n, _ in dims[1:]), *(s for _, s in dims))
+
+
+def _c_strides(sizes, unit: int) -> list[int]:
+    out, step = [], unit
+    for n in reversed(sizes):
+        out.append(step)
+        step *= n
+    return out[::-1]
+
+
+# --------------------------------------------------------------------- execution
+def execute(R: Reducer, plan: Plan, x: ndarray, outs, n: int, p1, p2) -> None:
+    """Run ``plan`` on ``x`` into the flat outputs ``outs`` (``(out, aux)``)."""
+    be = x.backend
+    isz = x.dtype.itemsize
+    view = ndarray((plan.extent,), x.dtype, x.buffer, be, (isz,), x.offset + plan.low * isz)
+    view._c = True
+    states = [_state_arrays(R, count, be) for count in plan.states]
+    d0, d1 = outs
+    for p in plan.passes:
+        src = (view, view, view) if p.source < 0 else states[p.source]
+        dst = (d0, d1, d0) if p.sink < 0 else states[p.sink]
+        args = (*p.head, *src, *dst, (p.po, p.pc, n, p1, p2), p.lanes)
+        if p.run is None or not p.run(p.grid, p.block, 0, None, args):
+            spec = p.kernel.dispatch(args)
+            spec.launch(args, p.grid, p.block)
+            p.run = spec.run
+
+
+def _state_arrays(R: Reducer, count: int, be) -> tuple:
+    arrays = [_flat(allocate(be, max(count, 1) * dt.itemsize), dt, count, be) for dt in R.state]
+    while len(arrays) < 3:
+        arrays.append(arrays[0])
+    return tuple(arrays)
+
+
+def _flat(buffer, dt, count: int, be) -> ndarray:
+    a = ndarray((count,), dt, buffer, be, (dt.itemsize,))
+    a._c = True
+    return a
+
+
+def flat_out(out: ndarray) -> ndarray:
+    """A 1-d view of the C-contiguous ``out``."""
+    v = ndarray((max(out.size, 1),), out.dtype, out.buffer, out.backend, (out.dtype.itemsize,),
+                out.offset)  # fmt: skip
+    v._c = True
+    return v

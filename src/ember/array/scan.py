@@ -1,0 +1,272 @@
+"""Scans: ``cumulative_sum``, ``cumulative_prod`` (Array API 2024.12, ``include_initial``),
+NumPy's ``cumsum``/``cumprod``, and :func:`accumulate` for any associative operator,
+along any axis.
+
+The primitive is :func:`inclusive_scan` of the rows of a 2-d view, run by the kernels of
+:mod:`ember.array.scan_kernels`: on devices whose blocks make progress while others wait
+(``Backend.forward_progress``: CUDA) a single pass with decoupled look-back (Merrill &
+Garland 2016), which reads and writes each element once; elsewhere (OpenCL, the CPU)
+reduce-then-scan: tile totals, a recursive scan of those, then the tiles again from their
+carries.  Short rows are scanned one thread per row.  Stream compaction (``nonzero``,
+``x[mask]``), ``unique`` and the radix sort build on it.
+
+A scan along an axis moves that axis last: when the rows are then not unit-stride the
+input is copied first (a tiled transpose for 2-d arrays), and the result is copied back
+to C order.  Accumulation dtypes follow NumPy and the Array API: ``cumsum``/``cumprod`` of
+bool and of integers narrower than 64 bits give int64 (uint64 for unsigned), floats keep
+their dtype; float16 values are carried in float32 and rounded when stored.  Floats are
+combined in a tree order, not NumPy's left-to-right loop, so float results can differ
+from NumPy's in the last bits (they are usually closer to the exact sums).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from ember import dtypes
+from ember.array import launch, manipulation
+from ember.array import scan_kernels as sk
+from ember.array.ndarray import ndarray, not_on_device
+from ember.dtypes import DType
+
+SERIAL_ROWS = 16  # rows this short (or shorter than a 16th of a tile) get a thread each
+
+
+@functools.cache
+def geometry(be, ct: DType) -> sk.Geometry:
+    """Tile shape for ``be``'s device: GPUs 256 threads x 16 items (8 for 8-byte values),
+    capped so that a tile uses at most a quarter of a block's shared memory; CPU devices
+    64 x 8 (PoCL runs a work-group's threads as loops: smaller tiles, less idle work)."""
+    from ember.compiler.driver import target_of
+
+    dev = be.device
+    if launch.is_cpu(be):
+        block, items = min(64, dev.max_threads_per_block), 8
+    else:
+        block = min(256, dev.max_threads_per_block)
+        items = 16 if ct.itemsize <= 4 else 8
+        size = sk.storage(ct).itemsize
+        while items > 1 and block * items * size * 33 // 32 > dev.shared_memory_per_block // 4:
+            items //= 2
+    target = target_of(be)
+    shuffles = target.has("subgroup_shuffle") and target.warp_size == 32 and block % 32 == 0
+    return sk.Geometry(block, items, 32 if shuffles else 0)
+
+
+# --------------------------------------------------------------------- the primitive
+def inclusive_scan(src: ndarray, dst: ndarray, op, ct: DType) -> None:
+    """``dst[r, i] = op(...op(src[r, 0], src[r, 1])..., src[r, i])`` for 2-d views of one
+    shape, computing in ``ct``.  ``dst`` must have unit stride along its rows (any row
+    stride) and may be ``src`` itself; ``src`` may have any strides."""
+    rows, n = src.shape
+    if rows == 0 or n == 0:
+        return
+    be = src.backend
+    x, xbase, (xrow, xstep) = launch.flat(src)
+    out, obase, (orow, ostep) = launch.flat(dst)
+    if ostep != 1 and n > 1:
+        raise ValueError("inclusive_scan: dst must have unit stride along its rows")
+    g = geometry(be, ct)
+    args = (x, xbase, xrow, xstep, out, obase, orow)
+    if n <= max(SERIAL_ROWS, g.tile // 16):
+        k = sk.rows_serial(op, ct)
+        launch.run(k, min(-(-rows // g.block), launch.max_grid(be)), g.block, (rows, n, *args))
+        return
+    tiles = -(-n // g.tile)
+    head = (rows, n, tiles, *args)
+    if be.forward_progress and tiles > 1:
+        state = launch.zeroed(be, (rows * tiles + 1,), dtypes.int32)
+        at = sk.atomic_storage(ct)
+        aggs, incls = launch.new(be, (rows * tiles,), at), launch.new(be, (rows * tiles,), at)
+        launch.run(sk.scan_lookback(op, ct, g), rows * tiles, g.block, (*head, state, aggs, incls))
+        return
+    grid = min(rows * tiles, launch.max_grid(be))
+    if tiles == 1:
+        carry = launch.new(be, (1,), sk.storage(ct))
+    else:
+        carry = launch.new(be, (rows, tiles), sk.storage(ct))
+        launch.run(
+            sk.tile_reduce(op, ct, g),
+            grid,
+            g.block,
+            (rows, n, tiles, x, xbase, xrow, xstep, launch.flat1(carry)),
+        )
+        inclusive_scan(carry, carry, op, ct)
+    launch.run(sk.scan_carry(op, ct, g), grid, g.block, (*head, launch.flat1(carry)))
+
+
+def scan_axis(x: ndarray, axis: int, op, ct: DType, out_dtype: DType, initial=None) -> ndarray:
+    """The inclusive scan of ``x`` along ``axis`` into a new C-contiguous array of
+    ``out_dtype``; with ``initial`` (a number), a first element ``initial`` is added along
+    the axis (``include_initial``)."""
+    k = manipulation._axis(axis, x.ndim)
+    moved = manipulation.moveaxis(x, k, -1)
+    n = moved.shape[-1]
+    lead = moved.shape[:-1]
+    rows = math.prod(lead)
+    src = manipulation.reshape(moved, (rows, n))
+    if n > 1 and abs(src.strides[1]) != src.dtype.itemsize:
+        src = manipulation.astype(src, src.dtype)  # unit-stride rows: coalesced loads
+    extra = 0 if initial is None else 1
+    out = launch.new(x.backend, (rows, n + extra), out_dtype)
+    if extra and rows:
+        out[:, 0] = initial
+    inclusive_scan(src, out[:, extra:], op, ct)
+    result = manipulation.reshape(out, (*lead, n + extra))
+    if k == x.ndim - 1:
+        return result
+    return manipulation.ascontiguousarray(manipulation.moveaxis(result, -1, k))
+
+
+# --------------------------------------------------------------------- public functions
+def _accumulation_dtype(dt: DType) -> DType:
+    """NumPy's and the Array API's dtype for sums and products: default-width integers."""
+    if dt.kind == "b" or dt.kind == "i" and dt.itemsize < 8:
+        return dtypes.int64
+    if dt.kind == "u" and dt.itemsize < 8:
+        return dtypes.uint64
+    return dt
+
+
+def _resolve(uf, dt: DType):
+    """``(op, ct, out)`` of ufunc ``uf`` on two ``dt`` operands (bool + is or)."""
+    from ember.frontend.types import scalar
+
+    res = uf.rule((scalar(dt), scalar(dt)))
+    return res.op, res.ct, res.out
+
+
+def _check(x, what: str) -> ndarray:
+    if not isinstance(x, ndarray):
+        raise not_on_device(x, f"ember.{what}")
+    return x
+
+
+def _cumulative(uf, what: str, x, axis, dtype, include_initial: bool, initial: int):
+    x = _check(x, what)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(
+                f"ember.{what}: for arrays of more than one dimension the axis argument is "
+                "required (or use ember.cumsum/cumprod, which flatten)"
+            )
+        x = manipulation.reshape(x, (-1,))
+        axis = 0
+    dt = _accumulation_dtype(x.dtype) if dtype is None else dtypes.dtype(dtype)
+    op, ct, out = _resolve(uf, dt)
+    return scan_axis(x, axis, op, ct, out, initial if include_initial else None)
+
+
+def cumulative_sum(x, /, *, axis: int | None = None, dtype=None, include_initial=False):
+    """Cumulative sum along ``axis`` (Array API 2024.12).
+
+    Parameters
+    ----------
+    x : ndarray
+        Input; ``axis`` may be omitted for 1-d (and 0-d) arrays only.
+    axis : int, optional
+        The axis to scan.
+    dtype : dtype, optional
+        Accumulation and result dtype; default: int64 for bool and signed integers
+        narrower than 64 bits, uint64 for such unsigned integers, else ``x.dtype``.
+    include_initial : bool
+        Start each scan with the sum of no elements (0): the axis grows by one.
+
+    Returns
+    -------
+    ndarray
+        A new C-contiguous array.
+    """
+    from ember.array import ufuncs
+
+    return _cumulative(ufuncs.add, "cumulative_sum", x, axis, dtype, include_initial, 0)
+
+
+def cumulative_prod(x, /, *, axis: int | None = None, dtype=None, include_initial=False):
+    """Cumulative product along ``axis`` (Array API 2024.12); as :func:`cumulative_sum`,
+    with 1 as the initial element."""
+    from ember.array import ufuncs
+
+    return _cumulative(ufuncs.multiply, "cumulative_prod", x, axis, dtype, include_initial, 1)
+
+
+def _numpy_cumulative(uf, what: str, a, axis, dtype, out):
+    a = _check(a, what)
+    if axis is None:
+        a, axis = manipulation.reshape(a, (-1,)), 0
+    elif a.ndim == 0:
+        a = manipulation.reshape(a, (1,))
+    result = _cumulative(uf, what, a, axis, dtype, False, 0)
+    if out is None:
+        return result
+    if not isinstance(out, ndarray) or out.shape != result.shape:
+        raise ValueError(f"ember.{what}: out= must be an ember array of shape {result.shape}")
+    manipulation.copy_into(out, result)
+    return out
+
+
+def cumsum(a, axis: int | None = None, dtype=None, out=None):
+    """NumPy's ``cumsum``: the cumulative sum along ``axis`` (of the flattened array by
+    default); see :func:`cumulative_sum` for the dtype."""
+    from ember.array import ufuncs
+
+    return _numpy_cumulative(ufuncs.add, "cumsum", a, axis, dtype, out)
+
+
+def cumprod(a, axis: int | None = None, dtype=None, out=None):
+    """NumPy's ``cumprod``: the cumulative product along ``axis`` (flattened by default)."""
+    from ember.array import ufuncs
+
+    return _numpy_cumulative(ufuncs.multiply, "cumprod", a, axis, dtype, out)
+
+
+def accumulate(op, x, /, axis: int = 0, *, dtype=None) -> ndarray:
+    """The inclusive scan of ``x`` along ``axis`` with the associative operator ``op``:
+    ``out[..., i] = op(...op(x[..., 0], x[..., 1])..., x[..., i])``.
+
+    Parameters
+    ----------
+    op : ember ufunc of two operands, or a Python function of two values
+        ``ember.add``, ``ember.maximum``... (typed like NumPy's ``ufunc.accumulate``:
+        ``add``/``multiply`` of small integers in int64, ``maximum`` of int8 in int8),
+        or a plain function compiled as a device function, e.g.
+        ``def op(a, b): return a if abs(a) > abs(b) else b``.  It must be associative
+        (the scan combines in a tree order); no identity element is needed.
+    x : ndarray
+    axis : int
+        Default 0, like ``numpy.ufunc.accumulate``.
+    dtype : dtype, optional
+        The dtype values are computed in and returned as (default: ``x.dtype`` for plain
+        functions, the ufunc's result dtype for ufuncs).
+
+    Returns
+    -------
+    ndarray
+    """
+    from ember.array import ufuncs
+    from ember.array.elementwise import Ufunc
+
+    x = _check(x, "accumulate")
+    if x.ndim == 0:
+        raise ValueError("ember.accumulate: cannot accumulate a 0-d array")
+    dt = x.dtype if dtype is None else dtypes.dtype(dtype)
+    if dtype is None and (op is ufuncs.add or op is ufuncs.multiply):
+        dt = _accumulation_dtype(dt)  # NumPy's add/multiply.accumulate: int8 sums in int64
+    if isinstance(op, Ufunc):
+        if op.nin != 2:
+            raise TypeError(f"ember.accumulate needs an operator of two operands, not {op!r}")
+        fn, ct, out = _resolve(op, dt)
+        if dtype is not None:
+            ct = out = dt
+    elif callable(op) and hasattr(op, "__code__"):
+        fn, ct, out = op, dt, dt
+    else:
+        raise TypeError(
+            f"ember.accumulate takes an ember ufunc (ember.add...) or a Python function of "
+            f"two values, got {op!r}"
+        )
+    return scan_axis(x, axis, fn, ct, out)
+
+
+__all__ = ["cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate"]

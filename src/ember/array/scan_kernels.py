@@ -1,0 +1,479 @@
+"""The scan kernels, written in Ember's kernel language (the host side is :mod:`.scan`).
+
+An inclusive scan of ``rows`` independent rows of ``n`` elements with any associative
+operator ``OP`` computing in ``CT``.  A row is cut into *tiles* of ``TILE = BLOCK * ITEMS``
+elements; one block scans one tile:
+
+1. the tile is loaded into shared memory, coalesced (element ``j * BLOCK + t`` by thread
+   ``t``), cast to ``CT``;
+2. each thread reduces its ``ITEMS`` consecutive elements serially;
+3. the block scans the per-thread totals (warp shuffles where the device has 32-lane warps
+   with shuffles, else a Hillis-Steele scan in shared memory), giving each thread the
+   combination of the threads before it and the block the tile's total;
+4. the tile's *prefix* (the combination of every earlier tile of its row) is found, by one
+   of two designs;
+5. each thread rescans its elements from its prefix, in shared memory, and the tile is
+   stored, coalesced.
+
+Shared-memory slots are padded by one per 32 (``pad``) so that the strided serial reads of
+step 2 and 5 hit distinct banks.  No identity element is needed: out-of-range slots of the
+last tile are never combined, and threads without a prefix start from their first element.
+
+The prefix, step 4:
+
+``scan_carry`` (reduce-then-scan, every device)
+    A first kernel (``tile_reduce``) writes each tile's total; the host scans those totals
+    (the same kernels, recursively: a row of ``T`` tiles becomes a row of ``T`` numbers);
+    ``scan_carry`` reads the inclusive total of the tile before.  Moves ~3n elements.
+``scan_lookback`` (single pass: decoupled look-back, Merrill & Garland 2016)
+    Tiles are taken in launch order from an atomic counter (so every earlier tile belongs
+    to a block that has started).  A block publishes its tile's total (flag 1, the
+    *aggregate*) as soon as it has it, then looks back over the 32 tiles before it at a
+    time: each waits until that tile has published something, and the combination runs
+    from the newest backwards until a tile that published its *inclusive prefix* (flag 2).
+    The block then publishes its own inclusive prefix.  Values are written before their
+    flag with :func:`ember.threadfence` between, and read with atomics after the flag
+    (no stale cached copy).  Moves ~2n elements, but needs blocks that make progress while
+    others wait on them: only on backends with ``forward_progress``.
+
+``rows_serial`` scans short rows, one thread per row.
+
+The factories are memoized per ``(OP, CT, BLOCK, ITEMS, WARP)``; ``OP`` is a plain Python
+function compiled as a device function (an operator of :mod:`ember.array.ops`, or the
+user's function given to :func:`ember.accumulate`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import ember
+from ember import dtypes
+from ember.compiler.kernel import Kernel
+from ember.dtypes import DType
+
+WINDOW = 32  # tiles inspected per step of the look-back
+AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published yet)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Launch shape of the tile kernels: ``block`` threads, ``items`` elements each, and
+    ``warp`` (32: block scans with warp shuffles; 0: in shared memory)."""
+
+    block: int
+    items: int
+    warp: int
+
+    @property
+    def tile(self) -> int:
+        return self.block * self.items
+
+
+def storage(ct: DType) -> DType:
+    """The dtype a ``ct`` value is kept in, in shared memory: float16 as float32 (OpenCL
+    has no ``__local half`` without ``cl_khr_fp16``), bool as uint8."""
+    return {"float16": dtypes.float32, "bool": dtypes.uint8}.get(ct.name, ct)
+
+
+def atomic_storage(ct: DType) -> DType:
+    """The dtype a ``ct`` value is published in for the look-back: one with atomics."""
+    if ct.is_float:
+        return dtypes.float64 if ct.itemsize == 8 else dtypes.float32
+    if ct.itemsize == 8:
+        return ct
+    return dtypes.uint32 if ct.kind == "u" else dtypes.int32
+
+
+def _named(fn, name: str) -> Kernel:
+    fn.__name__ = fn.__qualname__ = name
+    return Kernel(fn)
+
+
+def _name(prefix: str, op, ct: DType, g: Geometry) -> str:
+    opname = op.__name__.removeprefix("ew_")
+    return f"{prefix}_{opname}_{ct.name}_{g.block}x{g.items}" + ("w" if g.warp else "")
+
+
+def _pre_name(pre) -> str:
+    return "" if pre is same else f"_{pre.__name__}"
+
+
+def pad(k):
+    """Shared-memory slot of tile element ``k``: one spare slot per 32."""
+    return k + (k >> 5)
+
+
+# --------------------------------------------------------------------- device functions
+def same(v):
+    """The default ``pre``: elements are scanned as they are (cast to ``CT``)."""
+    return v
+
+
+def flag(v):
+    """``pre`` of stream compaction: 1 where the element is nonzero (NaN counts)."""
+    return v != 0
+
+
+def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same) -> SimpleNamespace:
+    """The per-tile steps shared by the kernels (see the module docstring); ``PRE`` maps
+    each loaded element before it is cast to ``CT``."""
+    NWARPS = BLOCK // WARP if WARP else 0
+    LOG_BLOCK = BLOCK.bit_length() - 1
+
+    def combine(a, b):
+        return CT(OP(CT(a), CT(b)))
+
+    def load(s, x, start, step, count, tid):
+        for j in range(ITEMS):
+            e = j * BLOCK + tid
+            if e < count:
+                s[pad(e)] = ST(CT(PRE(x[start + e * step])))
+            else:
+                s[pad(e)] = ST(0)
+
+    def store(out, s, start, count, tid):
+        for j in range(ITEMS):
+            e = j * BLOCK + tid
+            if e < count:
+                out[start + e] = out.dtype(CT(s[pad(e)]))
+
+    def thread_reduce(s, tid, m):
+        base = tid * ITEMS
+        acc = CT(s[pad(base)])
+        for j in range(1, ITEMS):
+            if j < m:
+                acc = combine(acc, s[pad(base + j)])
+        return acc
+
+    def rescan(s, tid, m, excl, prefix, has_prefix):
+        """Thread ``tid``'s elements from its start: ``prefix`` (the tile's, if any)
+        combined with ``excl`` (the threads' before it, for ``tid > 0``)."""
+        base = tid * ITEMS
+        run = CT(s[pad(base)])
+        if tid > 0:
+            if has_prefix:
+                excl = combine(prefix, excl)
+            run = combine(excl, run)
+        elif has_prefix:
+            run = combine(prefix, run)
+        s[pad(base)] = ST(run)
+        for j in range(1, ITEMS):
+            if j < m:
+                run = combine(run, s[pad(base + j)])
+                s[pad(base + j)] = ST(run)
+
+    def block_scan_shared(buf, v, tid):
+        """(exclusive value for tid > 0, block total): Hillis-Steele, double-buffered."""
+        buf[tid] = ST(v)
+        ember.barrier()
+        src = 0
+        for k in range(LOG_BLOCK):
+            d = 1 << k
+            if tid >= d:
+                v = combine(buf[src + tid - d], v)
+            dst = BLOCK - src
+            buf[dst + tid] = ST(v)
+            ember.barrier()
+            src = dst
+        total = CT(buf[src + BLOCK - 1])
+        excl = CT(buf[src + tid - 1]) if tid > 0 else v
+        return excl, total
+
+    def block_scan_warp(buf, v, tid):
+        """The same with 32-lane warp shuffles and one pass over the warp totals."""
+        lane = tid % WARP
+        w = tid // WARP
+        for k in range(5):
+            d = 1 << k
+            o = CT(ember.shfl(v, lane - d if lane >= d else 0))
+            if lane >= d:
+                v = combine(o, v)
+        up = CT(ember.shfl(v, lane - 1 if lane > 0 else 0))
+        if lane == WARP - 1:
+            buf[w] = ST(v)
+        ember.barrier()
+        total = CT(buf[0])
+        wprefix = total
+        for k in range(1, NWARPS):
+            if k == w:
+                wprefix = total
+            total = combine(total, buf[k])
+        excl = up
+        if w > 0:
+            excl = combine(wprefix, up) if lane > 0 else wprefix
+        return excl, total
+
+    block_scan = block_scan_warp if WARP else block_scan_shared
+
+    def scan_tile(s, buf, tid, count, prefix, has_prefix):
+        """Steps 2, 3 and 5 without the store: the tile in ``s`` becomes its inclusive
+        scan from ``prefix``; returns the tile's total."""
+        m = min(max(count - tid * ITEMS, 0), ITEMS)
+        acc = thread_reduce(s, tid, m)
+        excl, total = block_scan(buf, acc, tid)
+        rescan(s, tid, m, excl, prefix, has_prefix)
+        return total
+
+    return SimpleNamespace(
+        combine=combine, load=load, store=store, thread_reduce=thread_reduce,
+        rescan=rescan, block_scan=block_scan, scan_tile=scan_tile,
+    )  # fmt: skip
+
+
+def _functions(op, ct: DType, g: Geometry, pre=same) -> SimpleNamespace:
+    return _tile_functions(op, ct, storage(ct), g.block, g.items, g.warp, pre)
+
+
+# --------------------------------------------------------------------- kernels
+def _sizes(g: Geometry):
+    tile = g.tile
+    slots = tile + (tile >> 5)
+    buf = 2 * g.block if not g.warp else max(g.block // g.warp, 1)
+    return tile, slots, buf
+
+
+@functools.cache
+def tile_reduce(op, ct: DType, g: Geometry, pre=same) -> Kernel:
+    """``partial[r * T + t]`` = the combination of tile ``t`` of row ``r`` (of ``pre``
+    of its elements)."""
+    f = _functions(op, ct, g, pre)
+    load, thread_reduce, block_scan = f.load, f.thread_reduce, f.block_scan
+    TILE, SLOTS, BUF = _sizes(g)
+    ST, ITEMS = storage(ct), g.items
+
+    def tile_reduce(rows, n, tiles, x, xbase, xrow, xstep, partial):
+        s = ember.shared((SLOTS,), ST)
+        buf = ember.shared((BUF,), ST)
+        tid = ember.thread_idx.x
+        t = ember.block_idx.x
+        while t < rows * tiles:
+            r = t // tiles
+            e0 = (t - r * tiles) * TILE
+            count = min(n - e0, TILE)
+            load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, tid)
+            ember.barrier()
+            m = min(max(count - tid * ITEMS, 0), ITEMS)
+            _, total = block_scan(buf, thread_reduce(s, tid, m), tid)
+            if tid == 0:
+                partial[t] = partial.dtype(total)
+            ember.barrier()
+            t += ember.grid_dim.x
+
+    return _named(tile_reduce, _name("scan_reduce", op, ct, g) + _pre_name(pre))
+
+
+@functools.cache
+def scan_carry(op, ct: DType, g: Geometry) -> Kernel:
+    """Scan every tile, starting from the inclusive total of the tile before it in its
+    row (``carry[r * T + t - 1]``, scanned by the host beforehand)."""
+    f = _functions(op, ct, g)
+    load, store, scan_tile = f.load, f.store, f.scan_tile
+    TILE, SLOTS, BUF = _sizes(g)
+    CT, ST = ct, storage(ct)
+
+    def scan_carry(rows, n, tiles, x, xbase, xrow, xstep, out, obase, orow, carry):
+        s = ember.shared((SLOTS,), ST)
+        buf = ember.shared((BUF,), ST)
+        tid = ember.thread_idx.x
+        t = ember.block_idx.x
+        while t < rows * tiles:
+            r = t // tiles
+            k = t - r * tiles
+            e0 = k * TILE
+            count = min(n - e0, TILE)
+            load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, tid)
+            ember.barrier()
+            scan_tile(s, buf, tid, count, CT(carry[t - 1 if k > 0 else 0]), k > 0)
+            ember.barrier()
+            store(out, s, obase + r * orow + e0, count, tid)
+            ember.barrier()
+            t += ember.grid_dim.x
+
+    return _named(scan_carry, _name("scan_carry", op, ct, g))
+
+
+@functools.cache
+def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
+    """The single-pass scan (decoupled look-back); see the module docstring.
+
+    ``state[0]`` is the tile counter and ``state[1 + t]`` tile ``t``'s flag (all zero
+    at launch); ``aggs``/``incls`` hold the published values; one block per tile."""
+    f = _functions(op, ct, g)
+    load, store, thread_reduce, block_scan = f.load, f.store, f.thread_reduce, f.block_scan
+    rescan = f.rescan
+    AT = atomic_storage(ct)
+    lookback = _lookback(f.combine, ct, AT)
+    TILE, SLOTS, BUF = _sizes(g)
+    ST, ITEMS = storage(ct), g.items
+
+    def scan_lookback(rows, n, tiles, x, xbase, xrow, xstep, out, obase, orow, state, aggs,
+                      incls):  # fmt: skip
+        s = ember.shared((SLOTS,), ST)
+        buf = ember.shared((BUF,), ST)
+        wflag = ember.shared((WINDOW,), ember.int32)
+        wval = ember.shared((WINDOW,), AT)
+        ctl = ember.shared((2,), ember.int32)
+        cval = ember.shared((1,), AT)
+        tid = ember.thread_idx.x
+        if tid == 0:
+            ctl[0] = ember.atomic_add(state, 0, 1)  # this block's tile, in start order
+        ember.barrier()
+        t = ctl[0]
+        r = t // tiles
+        k = t - r * tiles
+        e0 = k * TILE
+        count = min(n - e0, TILE)
+        load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, tid)
+        ember.barrier()
+        m = min(max(count - tid * ITEMS, 0), ITEMS)
+        excl, total = block_scan(buf, thread_reduce(s, tid, m), tid)
+        prefix = total
+        if k > 0:
+            prefix = lookback(state, aggs, incls, wflag, wval, ctl, cval, t, t - k, tid, total)
+        elif tid == 0:
+            incls[t] = AT(total)
+            ember.threadfence()
+            ember.atomic_exchange(state, t + 1, PREFIX)
+        rescan(s, tid, m, excl, prefix, k > 0)
+        ember.barrier()
+        store(out, s, obase + r * orow + e0, count, tid)
+
+    return _named(scan_lookback, _name("scan_lookback", op, ct, g))
+
+
+def _lookback(combine, CT, AT):
+    """The look-back of tile ``t``, which is not the first of its row (``first`` is).
+    Returns the tile's prefix to every thread, after publishing its inclusive prefix.
+    ``wflag``/``wval`` hold one window's flags and values, ``ctl[1]`` says the look-back
+    is done, ``cval[0]`` is the running prefix (shared memory)."""
+
+    def read(values, j):  # an atomic read: never a stale cached copy
+        return ember.atomic_cas(values, j, AT(0), AT(0))
+
+    def fold(wflag, wval, ctl, cval, first_window):
+        """Thread 0: combine one window, newest tile first, into the running prefix."""
+        got = False
+        stop = False
+        acc = CT(wval[0])
+        for lane in range(WINDOW):
+            if not stop:
+                f = wflag[lane]
+                if f == BEFORE_ROW:
+                    stop = True
+                else:
+                    acc = combine(wval[lane], acc) if got else CT(wval[lane])
+                    got = True
+                    stop = f == PREFIX
+        if got:
+            cval[0] = AT(acc if first_window else combine(acc, cval[0]))
+        if stop:
+            ctl[1] = 1
+
+    def lookback(state, aggs, incls, wflag, wval, ctl, cval, t, first, tid, total):
+        if tid == 0:
+            aggs[t] = AT(total)
+            ember.threadfence()
+            ember.atomic_exchange(state, t + 1, AGGREGATE)
+            ctl[1] = 0
+        newest = t - 1
+        ember.barrier()
+        while ctl[1] == 0:
+            if tid < WINDOW:
+                j = newest - tid
+                f = BEFORE_ROW
+                v = AT(0)
+                if j >= first:
+                    f = ember.atomic_or(state, j + 1, 0)
+                    while f == 0:  # that tile's block has started: it will publish
+                        f = ember.atomic_or(state, j + 1, 0)
+                    ember.threadfence()
+                    v = read(aggs, j) if f == AGGREGATE else read(incls, j)
+                wflag[tid] = f
+                wval[tid] = v
+            ember.barrier()
+            if tid == 0:
+                fold(wflag, wval, ctl, cval, newest == t - 1)
+            ember.barrier()
+            newest -= WINDOW
+        prefix = CT(cval[0])
+        if tid == 0:
+            incls[t] = AT(combine(prefix, total))
+            ember.threadfence()
+            ember.atomic_exchange(state, t + 1, PREFIX)
+        return prefix
+
+    return lookback
+
+
+@functools.cache
+def rows_serial(op, ct: DType) -> Kernel:
+    """Short rows: one thread scans one row."""
+
+    def rows_serial(rows, n, x, xbase, xrow, xstep, out, obase, orow):
+        r = ember.global_id()
+        while r < rows:
+            xi = xbase + r * xrow
+            oi = obase + r * orow
+            acc = CT(x[xi])
+            out[oi] = out.dtype(acc)
+            for e in range(1, n):
+                acc = CT(OP(acc, CT(x[xi + e * xstep])))
+                out[oi + e] = out.dtype(acc)
+            r += ember.global_size()
+
+    OP, CT = op, ct
+    opname = op.__name__.removeprefix("ew_")
+    return _named(rows_serial, f"scan_rows_{opname}_{ct.name}")
+
+
+# --------------------------------------------------------------------- stream compaction
+def value_at(v, vbase, vstep, i):
+    """What :func:`select` writes for element ``i``: the value..."""
+    return v[vbase + i * vstep]
+
+
+def index_of(v, vbase, vstep, i):
+    """... or its index."""
+    return i
+
+
+@functools.cache
+def select(g: Geometry, what) -> Kernel:
+    """Stream compaction: ``out[k] = what(v, ..., i)`` for the ``k``-th ``i`` whose
+    ``flags[i]`` is nonzero.  ``carry[t]`` is the number of flags set in tiles ``0..t``
+    (a scan of :func:`tile_reduce`'s counts); within a tile the positions come from the
+    tile's scan of its flags."""
+    from ember.array import ops
+
+    f = _functions(ops.add, dtypes.int32, g, flag)
+    load, scan_tile = f.load, f.scan_tile
+    TILE, SLOTS, BUF = _sizes(g)
+    BLOCK, ITEMS, WHAT = g.block, g.items, what
+
+    def select(n, tiles, flags, fbase, fstep, v, vbase, vstep, carry, out):
+        s = ember.shared((SLOTS,), ember.int32)
+        buf = ember.shared((BUF,), ember.int32)
+        tid = ember.thread_idx.x
+        t = ember.block_idx.x
+        while t < tiles:
+            e0 = t * TILE
+            count = min(n - e0, TILE)
+            load(s, flags, fbase + e0 * fstep, fstep, count, tid)
+            ember.barrier()
+            scan_tile(s, buf, tid, count, ember.int32(0), False)
+            ember.barrier()
+            base = carry[t - 1] if t > 0 else ember.int64(0)
+            for j in range(ITEMS):
+                e = j * BLOCK + tid
+                if e < count:
+                    c = s[pad(e)]
+                    if c != (s[pad(e - 1)] if e > 0 else 0):
+                        out[base + c - 1] = out.dtype(WHAT(v, vbase, vstep, e0 + e))
+            ember.barrier()
+            t += ember.grid_dim.x
+
+    name = "select_" + ("indices" if what is index_of else "values")
+    return _named(select, f"{name}_{g.block}x{g.items}" + ("w" if g.warp else ""))

@@ -1,0 +1,147 @@
+"""cuBLAS for Ember's matrix products: one handle per device, stream-ordered on Ember's
+streams, workspace from Ember's allocator.
+
+:class:`Blas` is what :meth:`CudaBackend.blas` returns: ``gemm`` runs a (strided, batched)
+column-major product ``C = op(A) @ op(B)`` through ``cublasGemmStridedBatchedEx`` (or
+``cublasGemmEx`` for one product) in float16 (accumulated in float32, tensor cores),
+float32 (IEEE float32, or TF32 tensor cores when asked) or float64.  bfloat16 is a cuBLAS
+type too, but Ember has no bfloat16 dtype yet.  Statuses become :class:`DriverError`
+here, and only here.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from ember.backends.cuda.vendor import I64, INT, VP, bind, library
+from ember.errors import DriverError
+
+# cudaDataType_t and cublasComputeType_t (library_types.h, cublas_api.h)
+R_32F, R_64F, R_16F = 0, 1, 2
+COMPUTE_32F, COMPUTE_64F, COMPUTE_32F_FAST_TF32 = 68, 70, 77
+GEMM_DEFAULT = -1
+OP = {"N": 0, "T": 1}
+WORKSPACE = 32 << 20  # bytes; cuBLAS's recommendation for Hopper
+STATUS = {
+    1: "CUBLAS_STATUS_NOT_INITIALIZED", 3: "CUBLAS_STATUS_ALLOC_FAILED",
+    7: "CUBLAS_STATUS_INVALID_VALUE", 8: "CUBLAS_STATUS_ARCH_MISMATCH",
+    11: "CUBLAS_STATUS_MAPPING_ERROR", 13: "CUBLAS_STATUS_EXECUTION_FAILED",
+    14: "CUBLAS_STATUS_INTERNAL_ERROR", 15: "CUBLAS_STATUS_NOT_SUPPORTED",
+    16: "CUBLAS_STATUS_LICENSE_ERROR",
+}  # fmt: skip
+
+
+def check(status: int, call: str) -> None:
+    """Raise :class:`DriverError` for a failed cuBLAS status."""
+    if status:
+        name = STATUS.get(status, f"cuBLAS status {status}")
+        raise DriverError(
+            f"{call} failed: {name}; check the shapes and strides of the operands "
+            "(this may be a bug in Ember: please report it with `ember info`)",
+            code=status,
+            code_name=name,
+            call=call,
+        )
+
+
+class _Api:
+    """The cuBLAS entry points Ember uses, with their ctypes signatures."""
+
+    def __init__(self):
+        lib = library("cublas")
+        self.create = bind(lib, "cublasCreate_v2", ctypes.POINTER(VP))
+        self.destroy = bind(lib, "cublasDestroy_v2", VP)
+        self.set_stream = bind(lib, "cublasSetStream_v2", VP, VP)
+        self.set_workspace = bind(lib, "cublasSetWorkspace_v2", VP, VP, ctypes.c_size_t)
+        self.version = bind(lib, "cublasGetVersion_v2", VP, ctypes.POINTER(INT))
+        self.gemm_ex = bind(
+            lib, "cublasGemmEx", VP, INT, INT, INT, INT, INT, VP, VP, INT, INT, VP, INT, INT,
+            VP, VP, INT, INT, INT, INT,
+        )  # fmt: skip
+        self.gemm_batched = bind(
+            lib, "cublasGemmStridedBatchedEx", VP, INT, INT, INT, INT, INT, VP, VP, INT, INT,
+            I64, VP, INT, INT, I64, VP, VP, INT, INT, I64, INT, INT, INT,
+        )  # fmt: skip
+
+
+class Blas:
+    """cuBLAS on one device of Ember's CUDA backend.
+
+    Parameters
+    ----------
+    backend : CudaBackend
+        The backend whose context, streams and allocator it uses.
+
+    Raises
+    ------
+    VendorUnavailable
+        When libcublas cannot be found (install ``ember[cuda]``).
+    """
+
+    def __init__(self, backend):
+        from ember.runtime.memory import allocate
+
+        self.api = _Api()
+        self.backend = backend
+        backend.context.ensure_current()
+        handle = VP()
+        check(self.api.create(ctypes.byref(handle)), "cublasCreate")
+        self.handle = handle.value
+        self._stream = None
+        self.workspace = allocate(backend, WORKSPACE)  # kept for the handle's life
+        check(
+            self.api.set_workspace(self.handle, backend.native_pointer(self.workspace), WORKSPACE),
+            "cublasSetWorkspace",
+        )
+        # alpha = 1, beta = 0 as host scalars of the compute type (pointer mode host)
+        self._scalars = {t: (t(1), t(0)) for t in (ctypes.c_float, ctypes.c_double)}
+        self._ptrs = {
+            t: (ctypes.addressof(one), ctypes.addressof(zero))
+            for t, (one, zero) in self._scalars.items()
+        }
+
+    def version(self) -> str:
+        v = INT()
+        check(self.api.version(self.handle, ctypes.byref(v)), "cublasGetVersion")
+        major, rest = divmod(v.value, 10000)
+        return f"{major}.{rest // 100}.{rest % 100}"
+
+    def gemm(self, dtype: str, opa: str, opb: str, m: int, n: int, k: int, a: int, lda: int,
+             sa: int, b: int, ldb: int, sb: int, c: int, ldc: int, sc: int, batch: int,
+             stream, tf32: bool = False) -> None:  # fmt: skip
+        """Column-major ``C[i] = op(A[i]) @ op(B[i])`` for ``i < batch`` on ``stream``
+        (``a``, ``b``, ``c`` device addresses; ``s*`` element strides between products;
+        ``op`` ``"N"`` or ``"T"``)."""
+        if dtype == "float64":
+            dt, compute, ptrs = R_64F, COMPUTE_64F, self._ptrs[ctypes.c_double]
+        else:
+            dt = R_16F if dtype == "float16" else R_32F
+            fast = tf32 and dtype == "float32"
+            compute = COMPUTE_32F_FAST_TF32 if fast else COMPUTE_32F
+            ptrs = self._ptrs[ctypes.c_float]
+        self._use(stream)
+        api = self.api
+        if batch == 1:
+            status = api.gemm_ex(
+                self.handle, OP[opa], OP[opb], m, n, k, ptrs[0], a, dt, lda, b, dt, ldb,
+                ptrs[1], c, dt, ldc, compute, GEMM_DEFAULT,
+            )  # fmt: skip
+        else:
+            status = api.gemm_batched(
+                self.handle, OP[opa], OP[opb], m, n, k, ptrs[0], a, dt, lda, sa, b, dt, ldb,
+                sb, ptrs[1], c, dt, ldc, sc, batch, compute, GEMM_DEFAULT,
+            )  # fmt: skip
+        check(status, "cublasGemmEx" if batch == 1 else "cublasGemmStridedBatchedEx")
+        stream.submitted += 1
+
+    def _use(self, stream) -> None:
+        """Bind the handle to ``stream`` (only when it changes: a driver-free fast path)."""
+        if stream is not self._stream:
+            self.backend.context.ensure_current()
+            check(self.api.set_stream(self.handle, int(stream.handle)), "cublasSetStream")
+            self._stream = stream
+
+    def close(self) -> None:
+        handle, self.handle = self.handle, None
+        if handle and self.backend.context.alive:
+            self.api.destroy(handle)

@@ -1,0 +1,216 @@
+"""Advanced indexing against NumPy: integer arrays and lists, boolean masks, mixed with
+slices, integers, ``...`` and ``None`` (NumPy's result-shape rules), assignment, take,
+take_along_axis, put, and out-of-range indices reported as IndexError at the next sync."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from array_common import DTYPES, check, sample
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ember
+from ember.array import scan
+
+X = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+
+
+def _dev(key):
+    """The key with NumPy arrays as ember arrays (lists stay lists)."""
+    if isinstance(key, tuple):
+        return tuple(_dev(k) for k in key)
+    return ember.asarray(key) if isinstance(key, np.ndarray) else key
+
+
+KEYS = [
+    np.array([1, 0]),
+    ([0, 1], slice(None), [1, 2]),
+    (slice(None), [0, 2], [1, 3]),
+    (0, slice(None), [1, 2]),  # an integer and an array, separated: B first
+    (slice(None), 1, [0, 3]),  # adjacent: B in place
+    (Ellipsis, [4, -1]),
+    (None, [1], Ellipsis, None),
+    (np.array([[0, 1], [1, 0]]), slice(1, None), np.array([[2], [3]])),
+    ([], slice(None)),
+    (slice(None), np.array([], np.int64)),
+    (slice(None, None, -1), [2, 0], slice(None, None, 2)),
+    (np.array([-1, -2], np.int8), np.array([2], np.uint8)),
+    (X[:, :, 0, 0] > 5,),
+    (0, X[0, :, :, 0] > 20),
+    (slice(None), X[0, :, 0, 0] != 13),
+    X > 50,
+    (X[:, 0, 0, 0] > 0, slice(1, 3), [0, 3]),
+]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=range(len(KEYS)))
+def test_getitem_matches_numpy(backend, key):
+    d = ember.asarray(X)
+    check(d[_dev(key)], X[key])
+
+
+@pytest.mark.parametrize("key", KEYS, ids=range(len(KEYS)))
+def test_setitem_matches_numpy(backend, key):
+    expected = X.copy()
+    shape = X[key].shape
+    values = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) + 1000
+    expected[key] = values
+    d = ember.asarray(X)
+    d[_dev(key)] = ember.asarray(values)
+    check(d, expected)  # (no key repeats an index: repeated ones pick an unspecified value)
+    e2 = X.copy()
+    e2[key] = -7
+    d2 = ember.asarray(X)
+    d2[_dev(key)] = -7.0
+    check(d2, e2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mask_selection_of_every_dtype(backend, dtype):
+    x = sample(dtype, (5, 7))
+    m = sample("bool", (5, 7), seed=3)
+    d, dm = ember.asarray(x), ember.asarray(m)
+    check(d[dm], x[m])
+    check(d[ember.asarray(m[:, 0])], x[m[:, 0]])
+    y = x.copy()
+    y[m] = x[0, 0]
+    dd = ember.asarray(x)
+    dd[dm] = x[0, 0]
+    check(dd, y)
+    idx = np.array([4, -1, 0, 2])
+    check(d[ember.asarray(idx)], x[idx])
+    check(d[:, [6, 0]], x[:, [6, 0]])
+
+
+def test_mask_selection_across_tiles_and_views(backend):
+    tile = scan.geometry(backend, ember.int32).tile
+    x = sample("float32", (3 * tile + 11,))
+    d = ember.asarray(x)
+    check(d[d > 0.5], x[x > 0.5])
+    check(d[::-3][d[::-3] < 0], x[::-3][x[::-3] < 0])
+    m = sample("float32", (40, 30))
+    dm = ember.asarray(m)
+    check(dm.T[dm.T > 0], m.T[m.T > 0])
+    none = ember.asarray(np.zeros(5, bool))
+    check(ember.asarray(np.arange(5.0))[none], np.zeros(0))
+
+
+def test_assignment_casts_and_broadcasts(backend):
+    x = np.zeros((4, 6), np.int32)
+    d = ember.asarray(x)
+    d[[0, 2]] = ember.asarray(np.array([1.7, 2.2, 3.9, 4.0, 5.0, 6.0]))  # row broadcast, cast
+    x[[0, 2]] = np.array([1.7, 2.2, 3.9, 4.0, 5.0, 6.0])
+    check(d, x)
+    d[d > 3] = 2.5
+    x[x > 3] = 2.5
+    check(d, x)
+    d[:, ember.asarray(np.array([True, False] * 3))] = [7, 8, 9]
+    x[:, np.array([True, False] * 3)] = [7, 8, 9]
+    check(d, x)
+
+
+def test_out_of_range_indices_raise_at_the_next_sync(backend):
+    d = ember.asarray(np.arange(10.0))
+    with pytest.raises(IndexError, match="out of bounds"):
+        d[ember.asarray(np.array([3, 10]))].to_numpy()
+    with pytest.raises(IndexError, match="out of bounds"):
+        d[[-11]].to_numpy()
+    with pytest.raises(ember.KernelError):
+        ember.take(d, ember.asarray(np.array([2**40], np.uint64))).to_numpy()
+    check(d[[-10, 9]], np.array([0.0, 9.0]))  # the device stays usable
+    with pytest.raises(IndexError, match="out of bounds"):
+        d[[1, 12]] = 0.0
+        ember.synchronize()
+
+
+def test_index_errors_on_the_host(backend):
+    d = ember.asarray(X)
+    with pytest.raises(IndexError, match="integer"):
+        d[ember.asarray(np.array([0.5]))]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        d[ember.asarray(np.ones(3, bool))]
+    with pytest.raises(IndexError, match="shape mismatch"):
+        d[[0, 1], [0, 1, 2]]
+    with pytest.raises(IndexError, match="too many indices"):
+        d[0, 0, 0, [0], 0]
+    with pytest.raises(TypeError, match=r"ember\.asarray"):
+        d[np.array([0, 1])]
+    with pytest.raises(ValueError, match="shape mismatch"):
+        d[[0, 1]] = ember.asarray(np.ones(7, np.float32))
+
+
+def test_take(backend):
+    x = sample("int16", (4, 5, 6))
+    d = ember.asarray(x)
+    idx = np.array([[0, -1], [2, 3]])
+    check(ember.take(d, ember.asarray(idx)), np.take(x, idx))
+    for axis in (0, 1, 2, -1):
+        check(ember.take(d, ember.asarray(idx), axis=axis), np.take(x, idx, axis=axis))
+    check(ember.take(d, [1, 3], axis=1), np.take(x, [1, 3], axis=1))
+
+
+def test_take_along_axis(backend):
+    x = sample("float32", (4, 5, 6))
+    d = ember.asarray(x)
+    for axis in (0, 1, 2):
+        idx = np.argsort(x, axis=axis)
+        check(ember.take_along_axis(d, ember.asarray(idx), axis=axis),
+              np.take_along_axis(x, idx, axis=axis))  # fmt: skip
+    small = np.array([[[0]], [[-1]], [[2]], [[1]]])  # broadcasts along the other axes
+    check(ember.take_along_axis(d, ember.asarray(small), axis=1),
+          np.take_along_axis(x, small, axis=1))  # fmt: skip
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        ember.take_along_axis(d, ember.asarray(np.zeros(3, np.int64)), axis=0)
+
+
+def test_put(backend):
+    a = np.arange(12.0).reshape(3, 4)
+    d = ember.asarray(a)
+    ember.put(d, ember.asarray(np.array([0, -1, 5])), ember.asarray(np.array([7.0, 8.0])))
+    np.put(a, [0, -1, 5], [7.0, 8.0])
+    check(d, a)
+    t = ember.asarray(np.arange(12.0).reshape(3, 4))
+    view = t.T
+    ember.put(view, [1, 2], [-1.0, -2.0])
+    b = np.arange(12.0).reshape(3, 4)
+    np.put(b.T, [1, 2], [-1.0, -2.0])
+    check(t, b)
+
+
+SETTINGS = settings(
+    max_examples=30, derandomize=True, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)  # fmt: skip
+
+
+@st.composite
+def mixed_keys(draw):
+    """A key over a (3, 4, 5) array: per axis a slice, an integer or an index array (at
+    least one), plus maybe None and a trailing ellipsis."""
+    shape = (3, 4, 5)
+    items: list = []
+    arrays = 0
+    for n in shape:
+        kind = draw(st.sampled_from(["slice", "int", "array", "array"]))
+        if kind == "slice":
+            items.append(slice(draw(st.integers(0, 1)), None, draw(st.sampled_from([1, -1, 2]))))
+        elif kind == "int":
+            items.append(draw(st.integers(-n, n - 1)))
+        else:
+            arrays += 1
+            dims = draw(st.sampled_from([(2,), (1, 2), (2, 1)]))
+            items.append(np.array(draw(st.lists(st.integers(-n, n - 1), min_size=2,
+                                                max_size=2))).reshape(dims))  # fmt: skip
+    if arrays == 0:
+        items[0] = np.array([0, 2])
+    if draw(st.booleans()):
+        items.insert(draw(st.integers(0, len(items))), None)
+    return tuple(items)
+
+
+@SETTINGS
+@given(mixed_keys())
+def test_result_shapes_follow_numpy(backend, key):
+    x = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
+    check(ember.asarray(x)[_dev(key)], x[key])

@@ -1,0 +1,176 @@
+"""ember.linalg against NumPy on every backend: factorization residuals (||A - QR||,
+||A - L L^T||, ||A V - V diag(w)||, ||A - U S Vh||, ||A X - B||), orthogonality, the
+compositions (norms, trace, cross, diagonal, matrix_power, pinv, matrix_rank).
+
+Tolerances: residuals relative to ||A||, float64 1e-10, float32 1e-4.  On a device
+without a solver library the factorizations run on the host (EmberPerformanceWarning);
+on CUDA with cuSOLVER they run on the device: the same tests cover both."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember.errors import EmberPerformanceWarning
+
+pytestmark = pytest.mark.filterwarnings("ignore::ember.EmberPerformanceWarning")
+RES = {"float32": 1e-4, "float64": 1e-10}
+needs_reductions = pytest.mark.skipif(
+    importlib.util.find_spec("ember.array.reduce") is None,
+    reason="needs the reductions of ember.array.reduce",
+)
+
+
+def rand(shape, dtype="float64", seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def spd(n, batch=(), dtype="float64"):
+    a = rand((*batch, n, n), dtype)
+    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
+
+
+def residual(x, y, ref):
+    scale = max(1.0, float(np.abs(ref).max()))
+    return float(np.abs(np.asarray(x) - np.asarray(y)).max()) / scale
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cholesky(backend, dtype):
+    a = spd(6, (2,), dtype)
+    L = ember.linalg.cholesky(ember.asarray(a))
+    assert L.dtype is ember.dtype(dtype) and L.shape == a.shape
+    h = L.to_numpy()
+    assert np.allclose(np.triu(h, 1), 0)
+    assert residual(h @ np.swapaxes(h, -1, -2), a, a) < RES[dtype]
+    U = ember.linalg.cholesky(ember.asarray(a), upper=True).to_numpy()
+    assert (
+        np.allclose(np.tril(U, -1), 0) and residual(np.swapaxes(U, -1, -2) @ U, a, a) < RES[dtype]
+    )
+    with pytest.raises(ember.linalg.LinAlgError, match="positive definite"):
+        ember.linalg.cholesky(ember.asarray(-np.eye(3, dtype=dtype)))
+
+
+@pytest.mark.parametrize("shape", [(7, 4), (4, 7), (2, 5, 5)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr(backend, shape, mode):
+    a = rand(shape)
+    q, r = ember.linalg.qr(ember.asarray(a), mode=mode)
+    eq, er = np.linalg.qr(a, mode=mode)
+    assert q.shape == eq.shape and r.shape == er.shape
+    hq, hr = q.to_numpy(), r.to_numpy()
+    assert residual(hq @ hr, a, a) < 1e-10
+    assert np.allclose(np.swapaxes(hq, -1, -2) @ hq, np.eye(hq.shape[-1]), atol=1e-10)
+    assert np.allclose(np.tril(hr, -1), 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eigh_and_eigvalsh(backend, dtype):
+    a = spd(5, (3,), dtype)
+    w, v = ember.linalg.eigh(ember.asarray(a))
+    hw, hv = w.to_numpy(), v.to_numpy()
+    np.testing.assert_allclose(hw, np.linalg.eigvalsh(a), rtol=RES[dtype] * 10)
+    assert residual(a @ hv, hv * hw[..., None, :], a) < RES[dtype]
+    np.testing.assert_allclose(ember.linalg.eigvalsh(ember.asarray(a)).to_numpy(), hw,
+                               rtol=RES[dtype] * 10)  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 3, 3)])
+@pytest.mark.parametrize("full", [True, False])
+def test_svd_and_svdvals(backend, shape, full):
+    a = rand(shape)
+    u, s, vh = ember.linalg.svd(ember.asarray(a), full_matrices=full)
+    eu, es, evh = np.linalg.svd(a, full_matrices=full)
+    assert (u.shape, s.shape, vh.shape) == (eu.shape, es.shape, evh.shape)
+    hu, hs, hvh = u.to_numpy(), s.to_numpy(), vh.to_numpy()
+    np.testing.assert_allclose(hs, es, rtol=1e-10)
+    k = hs.shape[-1]
+    assert residual((hu[..., :, :k] * hs[..., None, :]) @ hvh[..., :k, :], a, a) < 1e-10
+    np.testing.assert_allclose(ember.linalg.svdvals(ember.asarray(a)).to_numpy(), es, rtol=1e-10)
+
+
+def test_solve_inv_det_slogdet(backend):
+    a = spd(4, (3,)) + rand((3, 4, 4), seed=1)  # not symmetric
+    b = rand((3, 4, 2), seed=2)
+    x = ember.linalg.solve(ember.asarray(a), ember.asarray(b))
+    assert x.shape == (3, 4, 2) and residual(a @ x.to_numpy(), b, b) < 1e-10
+    v = rand(4, seed=3)
+    xv = ember.linalg.solve(ember.asarray(a[0]), ember.asarray(v))
+    assert xv.shape == (4,) and residual(a[0] @ xv.to_numpy(), v, v) < 1e-10
+    xb = ember.linalg.solve(ember.asarray(a), ember.asarray(b[0]))  # b broadcast over a's batch
+    np.testing.assert_allclose(xb.to_numpy(), np.linalg.solve(a, b[0]), rtol=1e-9, atol=1e-12)
+    inv = ember.linalg.inv(ember.asarray(a)).to_numpy()
+    assert residual(a @ inv, np.broadcast_to(np.eye(4), a.shape), a) < 1e-10
+    np.testing.assert_allclose(ember.linalg.det(ember.asarray(a)).to_numpy(), np.linalg.det(a),
+                               rtol=1e-10)  # fmt: skip
+    sign, logabs = ember.linalg.slogdet(ember.asarray(a))
+    es, el = np.linalg.slogdet(a)
+    np.testing.assert_array_equal(sign.to_numpy(), es)
+    np.testing.assert_allclose(logabs.to_numpy(), el, rtol=1e-10)
+    with pytest.raises(ember.linalg.LinAlgError):
+        ember.linalg.solve(ember.zeros((3, 3)), ember.ones(3))
+    assert ember.linalg.det(ember.zeros((2, 2))).to_numpy() == 0
+
+
+def test_products_views_and_errors(backend):
+    a, b = rand((2, 3, 4)), rand((2, 4, 5), seed=1)
+    np.testing.assert_allclose(ember.linalg.matmul(ember.asarray(a), ember.asarray(b))
+                               .to_numpy(), a @ b, rtol=1e-12)  # fmt: skip
+    assert ember.linalg.matrix_transpose(ember.asarray(a)).shape == (2, 4, 3)
+    np.testing.assert_array_equal(
+        ember.linalg.diagonal(ember.asarray(a), offset=-1).to_numpy(),
+        np.diagonal(a, -1, -2, -1),
+    )
+    x, y = rand((4, 3)), rand((1, 3), seed=1)
+    np.testing.assert_allclose(ember.linalg.cross(ember.asarray(x), ember.asarray(y))
+                               .to_numpy(), np.cross(x, y), rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(ember.linalg.cross(ember.asarray(x.T), ember.asarray(y.T), axis=0)
+                               .to_numpy(), np.cross(x.T, y.T, axis=0), rtol=1e-12)  # fmt: skip
+    m = rand((3, 3), seed=4)
+    for n in (0, 1, 2, 5, -1, -3):
+        np.testing.assert_allclose(ember.linalg.matrix_power(ember.asarray(m), n).to_numpy(),
+                                   np.linalg.matrix_power(m, n), rtol=1e-9, atol=1e-12)  # fmt: skip
+    with pytest.raises(ember.linalg.LinAlgError, match="square"):
+        ember.linalg.inv(ember.ones((2, 3)))
+    with pytest.raises(TypeError, match="float16"):
+        ember.linalg.inv(ember.ones((2, 2), ember.float16))
+    with pytest.raises(ValueError, match="1-d"):
+        ember.linalg.outer(ember.ones((2, 2)), ember.ones(2))
+    assert ember.linalg.inv(ember.asarray(np.eye(2, dtype=np.int32))).dtype is ember.float64
+
+
+def test_host_fallback_warns(backend):
+    if getattr(backend, "solver", lambda: None)() is not None:
+        pytest.skip("this device factors on the device")
+    from ember.array import linalg
+
+    linalg._warned.discard("eigvalsh")
+    with pytest.warns(EmberPerformanceWarning, match="runs on the host"):
+        ember.linalg.eigvalsh(ember.asarray(spd(3)))
+
+
+@needs_reductions
+def test_norms_trace_pinv_rank(backend):
+    a = rand((2, 4, 5))
+    da = ember.asarray(a)
+    for ord in (2, 1, math.inf, -math.inf, 0, 3.5):
+        np.testing.assert_allclose(ember.linalg.vector_norm(da, ord=ord).to_numpy(),
+                                   np.linalg.vector_norm(a, ord=ord), rtol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(
+        ember.linalg.vector_norm(da, axis=(0, 2), keepdims=True).to_numpy(),
+        np.linalg.vector_norm(a, axis=(0, 2), keepdims=True),
+        rtol=1e-10,
+    )
+    for ord in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        np.testing.assert_allclose(ember.linalg.matrix_norm(da, ord=ord).to_numpy(),
+                                   np.linalg.matrix_norm(a, ord=ord), rtol=1e-10)  # fmt: skip
+    i = np.arange(12, dtype=np.int32).reshape(3, 4)
+    t = ember.linalg.trace(ember.asarray(i), offset=1)
+    assert t.dtype is ember.int64 and t.to_numpy() == np.trace(i, offset=1)
+    np.testing.assert_allclose(ember.linalg.pinv(da).to_numpy(), np.linalg.pinv(a), atol=1e-10)
+    low = rand((5, 2), seed=1) @ rand((2, 5), seed=2)
+    assert int(ember.linalg.matrix_rank(ember.asarray(low)).to_numpy()) == 2

@@ -1,0 +1,134 @@
+"""The matmul family against NumPy: matmul/@ (1-d rules, batches, broadcasting, transposed
+and reversed views, empty shapes), tensordot, vecdot, outer, dot, inner, einsum.
+
+Tolerances (relative to the size of the result, K = 33): float64 1e-12, float32 1e-5,
+float16 1e-2 (the product is accumulated in float32 and rounded once); integers and bools
+exact (NumPy's wrapping)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from ember.array import gemm
+
+TOL = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-12}
+
+
+def data(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-50, 50, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def close(actual, expected):
+    expected = np.asarray(expected)
+    assert isinstance(actual, ember.ndarray)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert actual.dtype is ember.dtype(expected.dtype), (actual.dtype, expected.dtype)
+    got = actual.to_numpy()
+    if expected.dtype.kind == "f":
+        tol = TOL[expected.dtype.name]
+        scale = max(1.0, float(np.abs(expected).max(initial=0)))
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol * scale)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+SHAPES = [
+    ((5, 7), (7, 3)),
+    ((130, 33), (33, 70)),  # crosses a 128/64 tile edge in both directions
+    ((7,), (7, 3)),
+    ((5, 7), (7,)),
+    ((33,), (33,)),
+    ((2, 3, 5, 7), (7, 4)),
+    ((3, 1, 5, 7), (4, 7, 2)),  # batch broadcast on both sides
+    ((2, 1, 3, 1, 4, 5), (1, 2, 1, 3, 5, 6)),  # batch axes that do not coalesce
+    ((0, 3), (3, 4)),
+    ((4, 0), (0, 5)),  # K = 0: zeros
+]
+
+
+@pytest.mark.parametrize("s1, s2", SHAPES)
+def test_matmul_shapes(backend, s1, s2):
+    a, b = data(s1, "float32"), data(s2, "float32", 1)
+    close(ember.asarray(a) @ ember.asarray(b), a @ b)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int32", "uint8", "bool"])
+def test_matmul_dtypes(backend, dtype):
+    a, b = data((9, 33), dtype), data((33, 10), dtype, 1)
+    close(ember.matmul(ember.asarray(a), ember.asarray(b)), a @ b)
+
+
+def test_matmul_mixed_dtypes_promote(backend):
+    a, b = data((4, 6), "int8"), data((6, 3), "float32")
+    close(ember.asarray(a) @ ember.asarray(b), a @ b)
+
+
+def test_matmul_views(backend):
+    a, b = data((40, 33), "float32"), data((50, 40), "float32", 1)
+    da, db = ember.asarray(a), ember.asarray(b)
+    close(da.T @ db.T, a.T @ b.T)  # transposed operands (no copy on GPUs)
+    close(da[::-1, ::2] @ db[:17, ::-3], a[::-1, ::2] @ b[:17, ::-3])
+    x = ember.asarray(b[:33])
+    x @= ember.asarray(b[:40, :40])  # in place: the product keeps x's shape
+    close(x, b[:33] @ b[:40, :40])
+    with pytest.raises(ValueError):
+        x @= da  # (33, 40) @ (40, 33) does not fit x: NumPy refuses too
+
+
+def test_matmul_errors(backend):
+    a = ember.ones((3, 4), ember.float32)
+    with pytest.raises(ValueError, match="mismatch in its core dimension"):
+        a @ a
+    with pytest.raises(ValueError, match="at least 1 dimension"):
+        ember.matmul(ember.asarray(np.float32(2)), a)
+    with pytest.raises(TypeError, match="ember.asarray"):
+        ember.matmul(a, np.ones((4, 2)))
+
+
+def test_tensordot_vecdot_outer_dot_inner(backend):
+    a, b = data((3, 4, 5), "float64"), data((4, 5, 6), "float64", 1)
+    da, db = ember.asarray(a), ember.asarray(b)
+    close(ember.tensordot(da, db), np.tensordot(a, b))
+    close(ember.tensordot(da, db, axes=([1], [0])), np.tensordot(a, b, axes=([1], [0])))
+    close(ember.tensordot(da, db, axes=0), np.tensordot(a, b, axes=0))
+    u, v = data((2, 3, 5), "float64"), data((3, 5), "float64", 1)
+    close(ember.vecdot(ember.asarray(u), ember.asarray(v)), np.vecdot(u, v))
+    close(ember.vecdot(ember.asarray(u), ember.asarray(v), axis=-2),
+          np.vecdot(u, v, axis=-2))  # fmt: skip
+    x, y = data(5, "float64"), data(4, "float64", 1)
+    close(ember.outer(ember.asarray(x), ember.asarray(y)), np.outer(x, y))
+    close(ember.dot(ember.asarray(x), ember.asarray(x)), np.dot(x, x))
+    close(ember.dot(da, ember.asarray(x)), np.dot(a, x))
+    close(ember.dot(da, db), np.dot(a, b))
+    close(ember.inner(da, ember.asarray(x)), np.inner(a, x))
+    with pytest.raises(ValueError, match="differ in length"):
+        ember.vecdot(ember.asarray(u), ember.asarray(y))
+
+
+@pytest.mark.parametrize(
+    "spec, shapes",
+    [("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]),
+     ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+     ("ij->ji", [(3, 4)]), ("ii->i", [(4, 4)]), ("ii", [(4, 4)]), ("ij->", [(3, 4)]),
+     ("ij->j", [(3, 4)]), ("i,i->", [(5,), (5,)]), ("i,j->ij", [(3,), (4,)]),
+     ("ijk,ikl->jl", [(2, 3, 4), (2, 4, 5)]), ("ij,ij->i", [(3, 4), (3, 4)]),
+     ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]), ("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+     ("bi,bi->b", [(6, 7), (6, 7)])],
+)  # fmt: skip
+def test_einsum(backend, spec, shapes):
+    ops = [data(s, "float64", k) for k, s in enumerate(shapes)]
+    close(ember.einsum(spec, *map(ember.asarray, ops)), np.einsum(spec, *ops))
+
+
+def test_kernel_geometry_invariant():
+    # each thread stages exactly 4 elements of A and of B per step (the kernel's loads)
+    for gpu in (True, False):
+        ts, tt, tile, bk = gemm.geometry(gpu)
+        assert tile * bk == 4 * ts * ts and tile == ts * tt

@@ -1,0 +1,208 @@
+"""NumPy's protocols (NEP 13, NEP 18, ``__array__``) on ember arrays, compared with NumPy."""
+
+from __future__ import annotations
+
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from ember.array import protocols
+from ember.array.ndarray import ndarray
+
+
+@pytest.fixture
+def xy(backend):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    b = np.linspace(1, 2, 6, dtype=np.float32).reshape(2, 3)
+    return a, b, ember.asarray(a), ember.asarray(b)
+
+
+def _close(got, want):
+    assert isinstance(got, ndarray), type(got)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6)
+
+
+def test_ufuncs_run_on_the_device(xy):
+    a, b, x, y = xy
+    _close(np.sin(x), np.sin(a))
+    _close(np.add(x, y), a + b)
+    _close(np.float32(2) * x, np.float32(2) * a)  # a NumPy scalar on the left
+    _close(np.add(x, 1.5, dtype=np.float64), np.add(a, 1.5, dtype=np.float64))
+
+
+def test_ufunc_out_and_where(xy):
+    a, b, x, y = xy
+    out = ember.zeros((2, 3), ember.float32)
+    assert np.add(x, y, out=out) is out
+    _close(out, a + b)
+    mask = a > 0
+    got = np.add(x, y, out=out, where=ember.asarray(mask))
+    want = a + b
+    np.add(a, b, out=want, where=mask)  # the masked-out elements keep out's value
+    _close(got, want)
+
+
+def test_ufunc_methods_outer_and_divmod(xy):
+    a, b, x, y = xy
+    _close(np.add.outer(x[0], y[1]), np.add.outer(a[0], b[1]))
+    q, r = np.divmod(x, 2.0)
+    _close(q, np.floor_divide(a, 2.0))
+    _close(r, np.remainder(a, 2.0))
+
+
+def test_functions_run_on_the_device(xy):
+    a, b, x, y = xy
+    _close(np.concatenate([x, y]), np.concatenate([a, b]))
+    _close(np.where(x > 0, x, y), np.where(a > 0, a, b))
+    _close(np.transpose(x), a.T)
+    _close(np.copy(x), a)  # no ember.copy: the array's method
+    assert np.shape(x) == (2, 3) and np.ndim(x) == 2 and np.size(x, 1) == 3
+
+
+def test_routing_looks_names_up_at_call_time(xy, monkeypatch):
+    _, _, x, _ = xy
+    seen = []
+
+    def fake_reduction(x, axis=None, **kwargs):
+        seen.append((x, axis, kwargs))
+        return "device result"
+
+    monkeypatch.setattr(ember, "sum", fake_reduction, raising=False)
+    assert np.sum(x, axis=0) == "device result"
+    assert np.add.reduce(x, keepdims=True) == "device result"  # ufunc method -> ember.sum
+    assert [(s[1], s[2]) for s in seen] == [(0, {}), (0, {"keepdims": True})]
+    linalg = types.ModuleType("ember.linalg")
+    linalg.norm = lambda x, ord=None: ("norm", ord)
+    monkeypatch.setattr(ember, "linalg", linalg, raising=False)
+    assert np.linalg.norm(x, ord=2) == ("norm", 2)
+
+
+def _a_function_ember_lacks():
+    for name in ("i0", "sinc", "unwrap", "trim_zeros"):
+        if protocols.ember_function("numpy", name) is None:
+            return name
+    pytest.skip("Ember has all the candidate functions")
+
+
+def test_missing_function_names_it_and_the_way_out(xy):
+    _, _, x, _ = xy
+    name = _a_function_ember_lacks()
+    with pytest.raises(TypeError, match=rf"numpy\.{name} .*ember\.asnumpy\(x\).*to_numpy"):
+        getattr(np, name)(x)
+
+
+def test_missing_ufunc_method_and_unknown_ufunc(xy):
+    _, _, x, _ = xy
+    with pytest.raises(TypeError, match=r"numpy\.add\.at .*ember\.asnumpy"):
+        np.add.at(x, [0], 1)
+    with pytest.raises(TypeError, match=r"numpy\.ldexp .*ember\.asnumpy"):
+        np.ldexp(x, 2)
+
+
+def test_arguments_ember_does_not_take_are_named(xy):
+    _, _, x, _ = xy
+    with pytest.raises(TypeError, match=r"numpy\.reshape runs ember\.reshape .*'order'"):
+        np.reshape(x, (3, 2), order="F")
+    with pytest.raises(TypeError, match="casting='unsafe' is not supported"):
+        np.add(x, x, casting="unsafe")
+
+
+def test_implicit_host_copy_refused_by_default(xy):
+    _, _, x, _ = xy
+    for convert in (np.asarray, np.array, np.ascontiguousarray):
+        with pytest.raises(TypeError, match=r"x\.to_numpy\(\).*EMBER_IMPLICIT_HOST_COPY"):
+            convert(x)
+
+
+def test_the_switch_lets_numpy_copy(xy):
+    a, _, x, _ = xy
+    name = _a_function_ember_lacks()
+    with ember.config.override(implicit_host_copy="allow"):
+        np.testing.assert_array_equal(np.asarray(x), a)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # 'allow' is silent
+            got = getattr(np, name)(x)
+        assert isinstance(got, np.ndarray | np.generic)
+        # writing into a host copy would lose the result: refused even so
+        with pytest.raises(TypeError, match="not available"):
+            np.add.at(x, [0], 1)
+        with pytest.raises(TypeError, match="not available"):
+            np.ldexp(x, 2, out=x)
+        with pytest.raises(TypeError, match="not available"):
+            np.copyto(x, a)
+    protocols._warned.discard("numpy.asarray")
+    with ember.config.override(implicit_host_copy="warn"):
+        with pytest.warns(ember.EmberPerformanceWarning, match="numpy.asarray copied"):
+            np.asarray(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # once per function
+            np.asarray(x)
+
+
+# ------------------------------------------------------------------------- the walk
+
+# Public NumPy callables not called in the walk: they write files, print, or change
+# NumPy's global state whatever their argument.
+_SIDE_EFFECTS = {
+    "save", "savez", "savez_compressed", "savetxt", "load", "loadtxt", "genfromtxt",
+    "fromfile", "fromregex", "set_printoptions", "printoptions", "seterr", "seterrcall",
+    "setbufsize", "info", "show_config", "show_runtime", "test", "add_newdoc",
+    "add_docstring", "get_include", "set_string_function",
+}  # fmt: skip
+
+
+def _public(module) -> list[tuple[str, object]]:
+    out = []
+    for name in sorted(dir(module)):
+        f = getattr(module, name, None)
+        if name.startswith("_") or name in _SIDE_EFFECTS or isinstance(f, type):
+            continue
+        if callable(f) and not isinstance(f, types.ModuleType):
+            out.append((f"{module.__name__}.{name}", f))
+    return out
+
+
+def _holds_numpy(value, depth=0) -> bool:
+    if isinstance(value, np.ndarray | np.generic):
+        return True
+    if isinstance(value, list | tuple | dict) and depth < 3:
+        items = value.values() if isinstance(value, dict) else value
+        return any(_holds_numpy(v, depth + 1) for v in items)
+    return False
+
+
+def test_no_numpy_function_silently_returns_numpy_data(backend, monkeypatch):
+    """Every public NumPy function and ufunc method, called with ember arrays in a few
+    ways, either runs Ember's function or raises: none hands back NumPy data.  Ember's
+    functions are stubbed (the routing is what is under test, and no kernel compiles)."""
+    routed = object()
+    monkeypatch.setattr(protocols, "call", lambda *a: routed)
+    # iterating over a 1-d array reads its elements (NumPy's dispatchers iterate over
+    # sequences): the scalar-indexing policy's business, an error here
+    monkeypatch.setattr(ember.config.settings, "values", {**ember.config.settings.values})
+    ember.config.settings.values["allow_scalar"] = "error"
+    x = ember.asarray(np.arange(4, dtype=np.float32))
+    calls = [(x,), (x, x), (x, 1), ([x, x],), (x, x, x)]
+    leaks, routes = [], 0
+    functions = _public(np) + _public(np.linalg) + _public(np.fft)
+    for label, f in functions:
+        methods = [f]
+        if isinstance(f, np.ufunc):
+            methods += [getattr(f, m) for m in ("reduce", "accumulate", "outer", "at")]
+        for g in methods:
+            for args in calls:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        result = g(*args)
+                except Exception:
+                    continue  # refusing is fine
+                routes += result is routed
+                if _holds_numpy(result):
+                    leaks.append(f"{label}{'' if g is f else '.' + g.__name__}: {type(result)}")
+    assert not leaks, "NumPy results for ember inputs:\n" + "\n".join(sorted(set(leaks)))
+    assert len(functions) > 400 and routes > 100  # the walk really reached the functions

@@ -1,0 +1,202 @@
+"""Scans against NumPy: cumulative_sum/prod, cumsum/cumprod, ember.accumulate; every dtype,
+every axis, views, empty and 0-d arrays, and sizes across tile boundaries, through both
+the reduce-then-scan and the single-pass (decoupled look-back) kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from array_common import DTYPES, check, sample
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ember
+from ember.array import scan
+
+
+def _exact_cumsum(x, axis=None, dtype=None):
+    """NumPy's cumsum, floats summed in float64 (the device combines in another order)."""
+    if x.dtype.kind == "f" and dtype is None:
+        return np.cumsum(x.astype(np.float64), axis=axis).astype(x.dtype)
+    return np.cumsum(x, axis=axis, dtype=dtype)
+
+
+def _close(actual, expected, rtol=None):
+    """Float scans: close relative to the largest partial sum of the row."""
+    expected = np.asarray(expected)
+    if expected.dtype.kind != "f":
+        check(actual, expected)
+        return
+    a = actual.to_numpy()
+    assert a.dtype == expected.dtype and a.shape == expected.shape
+    scale = max(float(np.nanmax(np.abs(expected), initial=1.0)), 1.0)
+    tol = rtol or {"float16": 4e-3, "float32": 1e-5, "float64": 1e-12}[expected.dtype.name]
+    np.testing.assert_allclose(a, expected, rtol=tol, atol=tol * scale, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cumsum_and_cumulative_sum_of_every_dtype(backend, dtype):
+    x = sample(dtype, (13,), low=-3, high=3)
+    d = ember.asarray(x)
+    _close(ember.cumsum(d), _exact_cumsum(x))
+    _close(ember.cumulative_sum(d), _exact_cumsum(x))
+    expected = np.cumulative_sum(x, include_initial=True)
+    _close(ember.cumulative_sum(d, include_initial=True), expected)
+    check(d.cumsum(), np.cumsum(x), exact=dtype != "float16")
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "float64"])
+def test_cumprod_and_cumulative_prod(backend, dtype):
+    x = sample(dtype, (11,), low=-2, high=2, nonzero=True)
+    d = ember.asarray(x)
+    check(ember.cumprod(d), np.cumprod(x))
+    check(ember.cumulative_prod(d, include_initial=True),
+          np.cumulative_prod(x, include_initial=True))  # fmt: skip
+
+
+def _tile(backend, ct) -> int:
+    return scan.geometry(backend, ember.dtype(ct)).tile
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_scan_across_tile_boundaries(backend, dtype):
+    tile = _tile(backend, "int64" if dtype == "int32" else dtype)
+    for n in (tile - 1, tile, tile + 1, 3 * tile + 5, 40 * tile + 1):
+        x = sample(dtype, (n,), seed=n, low=-100, high=100)
+        _close(ember.cumsum(ember.asarray(x)), _exact_cumsum(x))
+
+
+def test_three_levels_of_reduce_then_scan(backend):
+    tile = _tile(backend, "int64")
+    n = tile * tile + 7  # the tile totals themselves need more than one tile
+    if n > 1 << 22:
+        pytest.skip("tiles too large for a quick three-level test on this device")
+    x = sample("int32", (n,), low=-50, high=50)
+    check(ember.cumsum(ember.asarray(x)), np.cumsum(x))
+
+
+@pytest.fixture
+def single_pass(backend, monkeypatch):
+    """The single-pass kernel, also where the backend does not choose it (the PoCL CPU
+    device runs work-groups on threads, so a waiting work-group cannot block the others
+    forever: the look-back is exercised for correctness, not speed)."""
+    monkeypatch.setattr(type(backend), "forward_progress", True)
+    return backend
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+def test_single_pass_scan(single_pass, dtype):
+    tile = _tile(single_pass, "int64" if dtype == "int32" else dtype)
+    for n in (2 * tile - 1, 37 * tile + 3):  # one window, then several
+        x = sample(dtype, (n,), seed=n, low=-100, high=100)
+        _close(ember.cumsum(ember.asarray(x)), _exact_cumsum(x))
+    rows = sample(dtype, (3, 3 * tile + 1), low=-9, high=9)  # look-back stops at row starts
+    _close(ember.cumsum(ember.asarray(rows), axis=1), _exact_cumsum(rows, axis=1))
+
+
+def test_single_pass_with_a_user_operator(single_pass):
+    tile = _tile(single_pass, "int32")
+    x = sample("int32", (5 * tile + 3,), low=-1000, high=1000)
+    check(ember.accumulate(ember.maximum, ember.asarray(x)), np.maximum.accumulate(x))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_every_axis_of_a_3d_array(backend, axis):
+    x = sample("int32", (4, 5, 6), low=-50, high=50)
+    check(ember.cumsum(ember.asarray(x), axis=axis), np.cumsum(x, axis=axis))
+    check(ember.cumulative_sum(ember.asarray(x), axis=axis, include_initial=True),
+          np.cumulative_sum(x, axis=axis, include_initial=True))  # fmt: skip
+
+
+def test_views_transposes_and_negative_strides(backend):
+    base = sample("int32", (9, 40), low=-50, high=50)
+    d = ember.asarray(base)
+    for index in [(slice(None), slice(None, None, -1)), (slice(None, None, 2), slice(3, 30, 3)),
+                  (slice(None, None, -1), slice(None))]:  # fmt: skip
+        for axis in (0, 1):
+            check(ember.cumsum(d[index], axis=axis), np.cumsum(base[index], axis=axis))
+    check(ember.cumsum(d.T, axis=1), np.cumsum(base.T, axis=1))
+    check(ember.cumsum(d.T), np.cumsum(base.T))  # flattened in C order of the view
+
+
+def test_long_rows_along_a_slow_axis(backend):
+    tile = _tile(backend, "int64")
+    x = sample("int16", (2 * tile + 3, 3), low=-9, high=9)
+    check(ember.cumsum(ember.asarray(x), axis=0), np.cumsum(x, axis=0))
+
+
+def test_empty_zero_d_and_single_element(backend):
+    for shape, axis in [((0,), 0), ((3, 0), 1), ((0, 4), 1), ((0, 4), 0), ((1,), 0)]:
+        x = sample("float32", shape)
+        check(ember.cumsum(ember.asarray(x), axis=axis), np.cumsum(x, axis=axis))
+        check(ember.cumulative_prod(ember.asarray(x), axis=axis, include_initial=True),
+              np.cumulative_prod(x, axis=axis, include_initial=True))  # fmt: skip
+    z = np.float32(2.5)
+    check(ember.cumsum(ember.asarray(z)), np.cumsum(z))
+    check(ember.cumulative_sum(ember.asarray(z)), np.cumulative_sum(z))
+
+
+def test_dtype_argument_and_out(backend):
+    x = sample("int32", (3, 20), low=0, high=100)
+    d = ember.asarray(x)
+    check(ember.cumsum(d, axis=1, dtype=ember.int8), np.cumsum(x, axis=1, dtype=np.int8))
+    check(ember.cumsum(d, dtype="float32"), np.cumsum(x, dtype=np.float32))
+    b = sample("bool", (17,))
+    check(ember.cumsum(ember.asarray(b), dtype=bool), np.cumsum(b, dtype=bool))
+    out = ember.zeros(60, ember.int64)
+    assert ember.cumsum(d, out=out) is out
+    check(out, np.cumsum(x))
+
+
+def test_nan_propagates(backend):
+    x = np.array([1.0, np.nan, 2.0, 3.0], np.float32)
+    check(ember.cumsum(ember.asarray(x)), np.cumsum(x))
+    check(ember.accumulate(ember.maximum, ember.asarray(x)), np.maximum.accumulate(x))
+
+
+def first_nonzero(a, b):  # associative, not commutative
+    return a if a != 0 else b
+
+
+def test_accumulate_with_a_python_function(backend):
+    tile = _tile(backend, "int16")
+    x = sample("int16", (2 * tile + 9,), low=-1, high=1)
+    expected = x.copy()
+    for i in range(1, len(x)):
+        expected[i] = expected[i - 1] if expected[i - 1] != 0 else x[i]
+    check(ember.accumulate(first_nonzero, ember.asarray(x)), expected)
+    m = sample("int8", (4, 6))
+    check(ember.accumulate(ember.add, ember.asarray(m), axis=1), np.add.accumulate(m, axis=1))
+
+
+def test_errors(backend):
+    d = ember.asarray(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="axis argument is required"):
+        ember.cumulative_sum(d)
+    with pytest.raises(ValueError, match="out of bounds"):
+        ember.cumsum(d, axis=2)
+    with pytest.raises(TypeError, match=r"ember\.asarray"):
+        ember.cumsum(np.ones(3))
+    with pytest.raises(TypeError, match="ufunc"):
+        ember.accumulate("add", d)
+    with pytest.raises(ValueError, match="0-d"):
+        ember.accumulate(ember.add, ember.asarray(np.float32(1)))
+
+
+SETTINGS = settings(
+    max_examples=25, derandomize=True, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)  # fmt: skip
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(0, 6), min_size=1, max_size=4),
+    st.data(),
+)
+def test_shapes_and_axes_match_numpy(backend, shape, data):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    initial = data.draw(st.booleans())
+    x = sample("int32", tuple(shape), low=-20, high=20)
+    check(ember.cumulative_sum(ember.asarray(x), axis=axis, include_initial=initial),
+          np.cumulative_sum(x, axis=axis, include_initial=initial))  # fmt: skip
