@@ -49,9 +49,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument(
         "--backend",
         default="cuda",
-        choices=("cuda", "opencl"),
+        choices=("cuda", "opencl", "cpu"),
         help="Ember backend; 'opencl' runs only Ember's side of the cases that support it "
-        "(to check them without a GPU; no raw floor, no peers)",
+        "(to check them without a GPU; no raw floor, no peers); 'cpu' for the cpu area",
     )
     return p.parse_args(argv)
 

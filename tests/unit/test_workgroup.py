@@ -166,6 +166,18 @@ def sync_helper(x):
     return x
 
 
+def sync_early(x):
+    if x > 0:
+        return x
+    ember.barrier()
+    return -x
+
+
+@ember.kernel
+def returns_inside(x):
+    x[0] = sync_early(x[0])
+
+
 @ember.kernel
 def barrier_in_function(x):
     t = ember.thread_idx.x
@@ -332,9 +344,15 @@ def test_impure_condition_of_a_group_level_loop_is_refused():
         impure_condition.inspect(F32, I32, stage="source", dialect="cpu")
 
 
-def test_barrier_in_a_device_function_is_refused():
-    with pytest.raises(ember.KernelSyntaxError, match="in device function 'sync_helper'"):
-        barrier_in_function.inspect(F32, stage="source", dialect="cpu")
+def test_device_functions_with_barriers_are_inlined():
+    text = c_source(barrier_in_function, F32)
+    assert "float sync_helper(" not in text and regions(text) == 2  # no C function left
+    assert "x_sync_helper1_w[em_wi] = x.data[t];" in text  # the parameter, from the argument
+
+
+def test_an_inlined_function_returning_early_is_refused():
+    with pytest.raises(ember.KernelSyntaxError, match="returns before its end"):
+        returns_inside.inspect(F32, stage="source", dialect="cpu")
 
 
 def test_other_dialects_keep_barriers_in_device_functions():

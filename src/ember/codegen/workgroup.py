@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from ember import dtypes
 from ember.codegen import regions
+from ember.codegen.inline import inline_synchronizing
 from ember.codegen.uniformity import SUBGROUP_OPS, Uniformity
 from ember.codegen.uniformity import VARYING_INTRINSICS as VARYING
 from ember.errors import KernelSyntaxError
@@ -73,10 +74,13 @@ class ItemExit(ir.Stmt):
 
 @dataclass(eq=False)
 class ItemArray(ir.Stmt):
-    """Declare ``var.name`` as an array of one ``var.type`` per work-item (``zero``: 0s)."""
+    """Declare ``var.name`` as an array of one ``var.type`` value per work-item (``zero``:
+    set to 0s), or, for a ``scratch`` array (``var.type`` an Array), one element of its
+    dtype per work-item."""
 
     var: ir.Variable
     zero: bool = False
+    scratch: bool = False
 
 
 @dataclass(eq=False)
@@ -91,20 +95,22 @@ class LeadUpdate(ir.Stmt):
 def lower(program: ir.Program) -> ir.Program:
     """A copy of ``program`` whose kernel runs one work-group with loops over its work-items.
 
-    Device functions are shared with ``program``, which is left unchanged.
+    Device functions are shared with ``program``, which is left unchanged; those with a
+    barrier or a sub-group operation are inlined into the kernel (:mod:`.inline`).
 
     Raises
     ------
     KernelSyntaxError
         A barrier or sub-group operation under a condition that differs between the
-        work-items of a group, or in a device function.
+        work-items of a group, or in a device function that cannot be inlined.
     """
-    for fn in program.functions:
-        _refuse_sync_in_device_function(fn)
     kernel = copy_function(program.kernel, locals=list(program.kernel.locals))
+    functions = inline_synchronizing(program, kernel)  # barriers only in the kernel's body
+    for fn in functions:
+        _refuse_sync_in_device_function(fn)
     kernel.body = _copy_assigned_params(_hoist_subgroup_operands(kernel.body, kernel), kernel)
-    lowering = Lowering(kernel, program)
-    lowered = lowering.run()
+    program = dataclasses.replace(program, functions=functions)
+    lowered = Lowering(kernel, program).run()
     return dataclasses.replace(program, kernel=lowered)
 
 
@@ -225,7 +231,7 @@ class Lowering:
         shared = [s for s in self.kernel.body if isinstance(s, ir.SharedDecl)]
         rest = [s for s in self.kernel.body if not isinstance(s, ir.SharedDecl)]
         body = self.block(rest)
-        decls = [ItemArray(self.kernel.loc, v) for v in self.scratch.values()]
+        decls = [ItemArray(self.kernel.loc, v, scratch=True) for v in self.scratch.values()]
         lowered = copy_function(self.kernel, body=[*shared, *decls, *body])
         return regions.finish(lowered, self)
 

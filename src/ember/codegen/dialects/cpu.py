@@ -64,6 +64,7 @@ class CPUDialect(Dialect):
         "lane_id": "(em_it->wi & 31)",
     }
     barrier = "/* barrier: the kernel is split here (codegen/workgroup.py) */"
+    fence = "__atomic_thread_fence(__ATOMIC_SEQ_CST)"
     lanes = "32"
     float_suffix_names = True
     math_names = {"rsqrt": "em_rsqrt"}
@@ -232,9 +233,8 @@ def _item_loop(emitter, s, depth: int) -> None:
 
 def _item_array(emitter, s, depth: int) -> None:
     t = s.var.type
-    from ember.frontend.types import Array
 
-    ctype = emitter.storage(t.dtype) if isinstance(t, Array) else emitter.ctype(t)
+    ctype = emitter.storage(t.dtype) if s.scratch else emitter.ctype(t)
     emitter.put(depth, f"{ctype} {s.var.name}[em_wg];  // one per work-item")
     if s.zero:
         emitter.put(depth, f"for (int64_t em_k = 0; em_k < em_wg; em_k++) {s.var.name}[em_k] = 0;")
