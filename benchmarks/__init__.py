@@ -6,4 +6,7 @@ listed in :data:`AREAS`.  Every case runs Ember, the raw ``cuda.bindings`` floor
 peers (CuPy, PyTorch) that are importable, side by side in one process.
 """
 
-AREAS = ("runtime", "compiler", "sync", "memory", "startup", "diagnostics", "arrays", "cpu")
+AREAS = (
+    "runtime", "compiler", "sync", "memory", "startup", "diagnostics", "arrays", "numeric",
+    "cpu",
+)

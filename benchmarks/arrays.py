@@ -300,7 +300,7 @@ out.update(import_s=t1 - t0, first_op_s=t2 - t1, total_s=t2 - T0)
 print("RESULT " + json.dumps(out))
 """
 PRECOMPILE = (
-    "from ember.cache.precompile import precompile; "
+    "from ember.precompile import precompile; "
     "r = precompile(echo=lambda *a: None); assert not r['failed'], r['errors']"
 )
 

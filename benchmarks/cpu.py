@@ -171,7 +171,7 @@ def cpu_compile(ctx: Context):
                (matmul, (m2, m2, m2))]  # fmt: skip
     results: dict[str, dict] = {}
     for impl, be in _backends().items():
-        sources = [(k.__name__, k.inspect(*args, stage="source", dialect=be.dialect))
+        sources = [(k.__name__, k.inspect(*args, stage="source", dialect=be.dialect.name))
                    for k, args in kernels]  # fmt: skip
 
         def timed(be=be, sources=sources) -> dict:

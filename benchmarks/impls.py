@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.compiler.nvrtc import compile_cubin
+from ember.backends.cuda.nvrtc import compile_cubin
 
 
 def load_peers(names: tuple[str, ...] = ("cupy", "torch")) -> dict[str, Any]:

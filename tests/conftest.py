@@ -37,10 +37,8 @@ def backend(request):
     reason = unavailable_reason(request.param)
     if reason:
         pytest.skip(f"{request.param} backend unavailable: {reason.splitlines()[0]}")
-    previous = registry._current
-    be = registry.use(request.param)
-    yield be
-    registry._current = previous
+    with registry.use(request.param) as be:
+        yield be
 
 
 def pytest_collection_modifyitems(config, items):

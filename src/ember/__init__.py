@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from ember import config
+from ember import startup as _warmup
 from ember._version import __version__
 from ember.dtypes import (
     DType,
@@ -43,7 +44,6 @@ from ember.errors import (
     SlowPathError,
     UnsupportedFeatureError,
 )
-from ember.runtime import warmup as _warmup
 
 # kernel-side functions (ember.lang): thread indices, barrier, shared memory, atomics, math
 _LANG = (
@@ -79,7 +79,7 @@ _LAZY = {
     "uncached": "ember.runtime.alloccache",
     "kernel": "ember.compiler.kernel",
     "Kernel": "ember.compiler.kernel",
-    "warmup": "ember.runtime.warmup",
+    "warmup": "ember.startup",
     **{name: "ember.lang" for name in _LANG},
 }
 # the array library (ember.array): these override the kernel-function names above with
@@ -92,7 +92,7 @@ _ARRAY = {
     "ember.array.manipulation": (
         "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
         "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
-        "broadcast_arrays", "reshape", "concatenate", "stack", "unstack", "roll", "tile",
+        "broadcast_arrays", "reshape", "concatenate", "concat", "stack", "unstack", "roll", "tile",
         "repeat",
     ),
     "ember.array.ufuncs": (
@@ -119,6 +119,7 @@ _ARRAY = {
     "ember.array.matmul": (
         "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
     ),
+    "ember.array.extras": ("nextafter", "diff"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",
@@ -128,7 +129,7 @@ _ARRAY = {
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
-        "pi", "inf", "nan", "__array_api_version__",
+        "pi", "inf", "nan", "__array_api_version__", "__array_namespace_info__",
     ),
 }  # fmt: skip
 _LAZY.update({name: module for module, names in _ARRAY.items() for name in names})
@@ -154,7 +155,7 @@ def __getattr__(name: str):
     return value
 
 
-# Background warmup of the device (ember/runtime/warmup.py): returns at once, never raises.
+# Background warmup of the device (ember/startup.py): returns at once, never raises.
 try:
     _warmup.at_import()
 except Exception:  # noqa: S110 - a warmup problem must never break the import

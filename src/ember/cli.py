@@ -54,7 +54,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def _print_cache_and_warmup() -> None:
     from ember import cache
-    from ember.runtime import warmup
+    from ember import startup as warmup
 
     info = cache.info()
     state = "on" if info["enabled"] else "off (EMBER_CACHE=0)"
@@ -109,7 +109,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def cmd_precompile(args: argparse.Namespace) -> int:
     """Compile Ember's standard kernels (arrays, demo) for this device into the cache."""
-    from ember.cache.precompile import precompile
+    from ember.precompile import precompile
     from ember.runtime import backend as registry
 
     be = registry.get()

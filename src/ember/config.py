@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,15 @@ def _choice(*allowed: str) -> Callable[[str], str]:
         return low
 
     return parse
+
+
+def _parse_name(text: str) -> str:
+    """A backend name: checked against the registry when a backend is selected (this layer
+    is below the registry), so a backend added there needs no line here."""
+    low = text.strip().lower()
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", low):
+        raise ValueError(f"expected 'auto' or a backend name (cuda, opencl...), got {text!r}")
+    return low
 
 
 def _parse_warmup(text: str) -> str:
@@ -65,9 +75,10 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "EMBER_BACKEND",
             "auto",
-            _choice("auto", "cuda", "opencl", "cpu"),
-            "Backend to use: 'cuda', 'opencl', 'cpu', or 'auto' (CUDA when a device answers, "
-            "else an OpenCL GPU, else the native CPU backend, else an OpenCL CPU device).",
+            _parse_name,
+            "Backend to use: a registered backend's name ('cuda', 'opencl', 'cpu'...), or 'auto' "
+            "(the first that works: CUDA when a device answers, else an OpenCL GPU, else the "
+            "native CPU backend, else an OpenCL CPU device such as PoCL).",
         ),
         Setting(
             "EMBER_OPENCL_DEVICE",

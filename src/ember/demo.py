@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import ember
+from ember.runtime import registry
 
 TILE = 16
 BLOCK = 256
@@ -221,12 +222,12 @@ def _run(case: Case, backend, repeat: int) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """Run the demo; the exit status is 0 when every kernel matches NumPy."""
     parser = argparse.ArgumentParser(prog="ember demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("cuda", "opencl"), help="default: EMBER_BACKEND")
+    parser.add_argument("--backend", choices=registry.REGISTRY, help="default: EMBER_BACKEND")
     parser.add_argument(
         "--size",
         choices=("small", "medium", "large"),
         default=None,
-        help="problem size (default: large on CUDA, medium on OpenCL)",
+        help="problem size (default: large on a GPU, medium on a CPU)",
     )
     parser.add_argument("--repeat", type=int, default=None, help="launches per timing sample")
     parser.add_argument("--show-source", action="store_true", help="print each kernel's C")
@@ -235,9 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     backend = ember.use_backend(opts.backend) if opts.backend else ember.get_backend()
     started = time.perf_counter() - t_start
     dev = backend.device
-    size = opts.size or ("large" if backend.dialect == "cuda" else "medium")
+    size = opts.size or ("large" if backend.device.is_gpu else "medium")
     scale = {"small": 0, "medium": 1, "large": 2}[size]
-    repeat = opts.repeat or (100 if backend.dialect == "cuda" else 10)
+    repeat = opts.repeat or (100 if backend.device.is_gpu else 10)
     print(
         f"ember {ember.__version__} demo on {backend.name}: {dev.name} "
         f"({dev.multiprocessors} SMs/CUs{', ' + dev.arch if dev.arch else ''}); "

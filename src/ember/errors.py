@@ -135,3 +135,12 @@ def numbered(source: str) -> str:
     lines = source.splitlines()
     width = len(str(len(lines)))
     return "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(lines, 1))
+
+
+def not_on_device(value: object, where: str) -> TypeError:
+    """The error for host data passed where device memory is needed."""
+    kind = type(value).__module__.split(".")[0] + "." + type(value).__name__
+    return TypeError(
+        f"{where} needs device memory but got a {kind} (host memory); "
+        f"copy it to the device explicitly with ember.asarray(x) first"
+    )

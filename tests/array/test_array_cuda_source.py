@@ -11,7 +11,7 @@ import ember
 from ember.array import broadcast, kernels, ops
 from ember.array.standard import standard_kernels
 
-nvrtc = pytest.importorskip("ember.compiler.nvrtc")
+nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
 
 
 def _ptx(kernel, args):

@@ -28,14 +28,16 @@ def test_views_match_numpy(backend, key):
     check(v, host[key])
 
 
-def test_element_reads_return_numpy_scalars(backend):
+def test_element_reads_return_0d_arrays(backend):
     host = sample("float32", (3, 4))
     x = ember.asarray(host)
     with ember.allowscalar():
-        assert x[1, 2] == host[1, 2] and type(x[1, 2]) is np.float32
+        one = x[1, 2]  # the Array API: a 0-d array of x's dtype, a view
+        assert isinstance(one, ember.ndarray) and one.shape == () and one.dtype is ember.float32
+        assert one.buffer is x.buffer and float(one) == host[1, 2]
         assert x[-1][-1] == host[-1][-1]
         z = ember.asarray(np.array(5, np.int8))
-        assert z[()] == 5 and type(z[()]) is np.int8
+        assert z[()].shape == () and z[()].item() == 5 and z[()].dtype is ember.int8
     assert isinstance(x[1, 2, ...], ember.ndarray)  # ... makes a 0-d view, as in NumPy
     check(x[1, 2, ...], host[1, 2, ...])
 

@@ -94,7 +94,7 @@ def test_importing_a_capsule_reads_shape_strides_and_calls_the_deleter():
 def test_array_namespace(backend):
     x = ember.asarray(np.arange(4, dtype=np.float32))
     xp = x.__array_namespace__()
-    assert xp is ember and xp.__array_api_version__ == "2023.12"
+    assert xp is ember and xp.__array_api_version__ == "2024.12"
     assert x.__array_namespace__(api_version="2023.12") is ember
     with pytest.raises(ValueError, match="2023.12"):
         x.__array_namespace__(api_version="2021.12")
@@ -118,9 +118,8 @@ def test_array_namespace(backend):
 # --------------------------------------------------------------------- GPU machine
 @pytest.fixture
 def cuda():
-    previous = registry._current
-    yield registry.use("cuda")
-    registry._current = previous
+    with registry.use("cuda") as be:
+        yield be
 
 
 @pytest.mark.gpu

@@ -130,5 +130,25 @@ def test_einsum(backend, spec, shapes):
 def test_kernel_geometry_invariant():
     # each thread stages exactly 4 elements of A and of B per step (the kernel's loads)
     for gpu in (True, False):
-        ts, tt, tile, bk = gemm.geometry(gpu)
-        assert tile * bk == 4 * ts * ts and tile == ts * tt
+        for wide in (True, False):
+            ts, tt, tile, bk = gemm.geometry(gpu, wide)
+            assert tile * bk == 4 * ts * ts and tile == ts * tt and bk % 4 == 0
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_the_gpu_geometry_on_this_device(backend, monkeypatch, transposed):
+    """The GPU variant (128 x 128 tiles, 8 x 8 per thread, runs of four columns, strided
+    operands read in place) computes the same products on any device."""
+    from ember.array import matmul as mm
+
+    monkeypatch.setattr(mm, "_is_gpu", lambda be: True)
+    a, b = data((130, 33), "float32"), data((33, 140), "float32", 1)
+    if transposed:  # both operands transposed views: the t/t kernel variant
+        da, db = (
+            ember.asarray(np.ascontiguousarray(a.T)).T,
+            ember.asarray(np.ascontiguousarray(b.T)).T,
+        )
+    else:
+        da, db = ember.asarray(a), ember.asarray(b)
+    with ember.config.override(blas="ember"):
+        close(da @ db, a @ b)

@@ -122,8 +122,9 @@ def test_integers_are_the_documented_stream(backend, low, high, dtype):
     assert got.min() >= low and got.max() < high
 
 
-def test_the_stream_does_not_depend_on_the_launch_shape(backend):
-    kernel, per = rnd.fill_kernel("uniform", 4)
+@pytest.mark.parametrize("staged", [None, ember.float32])
+def test_the_stream_does_not_depend_on_the_launch_shape(backend, staged):
+    kernel, per = rnd.fill_kernel("uniform", 4, staged)  # staged: GPUs' coalesced stores
     n = 999
     outs = []
     for grid, block in [(1, 1), (3, 7), (64, 256)]:

@@ -41,7 +41,7 @@ def test_examples_are_the_kernels_the_arrays_run(backend):
 
 
 def test_a_sample_of_examples_specializes(backend):
-    from ember.cache.precompile import _device_args
+    from ember.precompile import _device_args
 
     examples = list(standard_kernels(("int32", "float32")))
     for kernel, args in examples[:: max(1, len(examples) // 12)]:
@@ -70,7 +70,7 @@ def test_fresh_process_after_precompile_compiles_nothing(backend, tmp_path):
            "EMBER_BACKEND": backend.name}  # fmt: skip
     pre = _run(
         f"""
-        from ember.cache.precompile import precompile
+        from ember.precompile import precompile
         from ember.array.standard import _signature, standard_kernels
         wanted = {sorted(FLAGSHIP)!r}
         found = precompile([e for e in standard_kernels(("float64",))

@@ -190,7 +190,7 @@ def test_precompile_fills_the_cache_for_the_next_process(project, tmp_path):
     """``ember precompile``'s engine on the demo kernels: a second process finds them all."""
     _, env = project
     code = (
-        "import json\nfrom ember.cache.precompile import precompile, demo_examples\n"
+        "import json\nfrom ember.precompile import precompile, demo_examples\n"
         f"r = precompile(demo_examples(), bundle={str(tmp_path / 'demo.ember')!r})\n"
         "print(json.dumps(r))\n"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 import pickle
 
 import numpy as np
@@ -65,7 +66,10 @@ def test_multiprocessing_ships_arrays_and_kernels(backend, monkeypatch):
     kernel, launches it on its own device, and sends the array back."""
     monkeypatch.setenv("EMBER_BACKEND", backend.name)  # the child's default backend
     host = np.arange(6, dtype=np.float32)
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        back, name = pool.apply(scale_in_child, (scale, ember.asarray(host), 3.0))
+    # an executor, not a Pool: a worker that dies raises BrokenProcessPool instead of hanging
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+        job = pool.submit(scale_in_child, scale, ember.asarray(host), 3.0)
+        back, name = job.result(timeout=300)
     assert name == backend.name and isinstance(back, ember.ndarray)
     np.testing.assert_array_equal(back.to_numpy(), 3 * host)

@@ -110,7 +110,7 @@ def test_c_string_escapes_everything_that_could_end_or_bend_it():
 
 def _nvrtc_ok() -> bool:
     try:
-        from ember.compiler import nvrtc
+        from ember.backends.cuda import nvrtc
 
         nvrtc.nvrtc_version()
     except Exception:

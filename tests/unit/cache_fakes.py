@@ -6,21 +6,21 @@ import importlib.util
 import itertools
 import sys
 
+from fake_backend import FakeBase, FakeBufferBase, FakeFunctionBase, FakeModuleBase
+
 import ember
+from ember.codegen import dialects
 from ember.runtime.backend import DeviceInfo
 
 _dirs = itertools.count()
 
 
-class FakeFunction:
-    def __init__(self, name, params, log):
-        self.name, self.params, self.log = name, tuple(params), log
-
+class FakeFunction(FakeFunctionBase):
     def launch(self, grid, block, args, shared_mem=0, stream=None):
         self.log.append((self.name, tuple(args)))
 
 
-class FakeModule:
+class FakeModule(FakeModuleBase):
     def __init__(self, backend, binary):
         self.backend, self.binary = backend, binary
 
@@ -30,7 +30,7 @@ class FakeModule:
         return FakeFunction(name, params, self.backend.launches)
 
 
-class FakeBackend:
+class FakeBackend(FakeBase):
     """The compiler's view of a backend: the "binary" is the source's bytes; ``loads``
     counts module loads and ``compiles`` compiler runs.  ``arch`` makes it a CUDA-dialect
     device of that compute capability; ``versions`` are its library versions."""
@@ -39,10 +39,10 @@ class FakeBackend:
     binary_kind = "fake-binary"
 
     def __init__(self, arch=None, versions=None, refuse_binaries=False):
-        self.dialect = "opencl" if arch is None else "cuda"
-        extra = {"fp64": True, "int64_atomics": True}
+        self.dialect = dialects.get("opencl" if arch is None else "cuda")
+        features = frozenset({"fp64", "int64_atomics"})
         self.device = DeviceInfo("fake", 0, "fake device", 1 << 30, 4, 32 if arch else 8,
-                                 1024, 65536, arch, extra=extra)  # fmt: skip
+                                 1024, 65536, arch, features=features)  # fmt: skip
         self.versions = dict(versions or {"fake-compiler": "1.0", "fake-driver": "2.0"})
         self.refuse_binaries = refuse_binaries
         self.compiles, self.loads, self.launches = 0, 0, []
@@ -64,10 +64,8 @@ class FakeBackend:
         return buffer.handle
 
 
-class FakeBuffer:
-    def __init__(self, nbytes: int):
-        self.handle = ("buffer", id(self))
-        self.nbytes = nbytes
+class FakeBuffer(FakeBufferBase):
+    pass
 
 
 def array(backend, shape, dtype=ember.float32):

@@ -6,6 +6,7 @@ import asyncio
 import threading
 
 import pytest
+from fake_backend import FakeBase
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -44,17 +45,15 @@ class FakeBuffer:
         self.backend.freed.append(self.handle)
 
 
-class FakeBackend:
+class FakeBackend(FakeBase):
     """Just what the pool uses: alloc, default_stream, events, synchronize, device."""
-
-    name = "fake"
 
     def __init__(self, capacity=64 * MiB):
         self.capacity = capacity
         self.allocated = 0
         self.freed = []
         self.syncs = 0
-        self.default_stream = FakeStream()
+        self._stream = FakeStream()
         self.device = DeviceInfo("fake", 0, "Fake GPU", capacity, 1, 32, 1024, 48 * 1024)
 
     def alloc(self, nbytes, stream=None):

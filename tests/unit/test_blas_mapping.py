@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fake_backend import FakeBase
 
 import ember
 from ember.array import blas_call, matmul
@@ -118,7 +119,7 @@ def test_products_map_onto_column_major_gemm(sa, sb, va, vb, dtype):
 
 
 def test_vendor_is_asked_only_for_its_dtypes(monkeypatch):
-    class Be:
+    class Be(FakeBase):
         calls = 0
 
         def blas(self):
@@ -129,7 +130,7 @@ def test_vendor_is_asked_only_for_its_dtypes(monkeypatch):
     assert matmul.vendor(Be(), ember.int32) is None
     with ember.config.override(blas="ember"):
         assert matmul.vendor(Be(), ember.float64) is None
-    assert matmul.vendor(object(), ember.float32) is None  # a backend without one
+    assert matmul.vendor(FakeBase(), ember.float32) is None  # a backend without one
 
 
 def test_a_missing_library_is_a_clear_error():
@@ -141,3 +142,27 @@ def test_a_missing_library_is_a_clear_error():
         assert "ember[cuda]" in str(exc) and "libcusolver" in str(exc)
     else:
         pytest.skip("libcusolver is installed here")
+
+
+def test_the_small_product_fast_path(monkeypatch):
+    """2-d C-contiguous operands go straight to one column-major call (C^T = B^T A^T)."""
+    pool = Pool()
+    blas = FakeBlas(pool)
+
+    class FastBackend(Backend):
+        def blas(self):
+            return blas
+
+    be = FastBackend()
+    monkeypatch.setattr(
+        matmul, "allocate", lambda backend, nbytes: pool.put(np.zeros(nbytes, np.uint8))
+    )
+    monkeypatch.setattr(matmul, "_FAST", {})
+    rng = np.random.default_rng(1)
+    ha, hb = rng.standard_normal((5, 3)), rng.standard_normal((3, 4))
+    a, b = device(pool, be, ha), device(pool, be, hb)
+    a._c = b._c = True
+    out = matmul.matmul(a, b)
+    assert out.shape == (5, 4) and len(blas.calls) == 1 and blas.calls[0][:5] == ("N", "N", 4, 5, 3)
+    got = pool.view(be.native_pointer(out.buffer, out.offset), np.dtype("float64"), (5, 4), (4, 1))
+    np.testing.assert_allclose(got, ha @ hb, rtol=1e-12)

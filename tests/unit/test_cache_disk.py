@@ -367,7 +367,7 @@ class NvrtcBackend(FakeBackend):
         super().__init__(arch=(9, 0), versions={"nvrtc": "test", "cuda-driver": "test"})
 
     def compile(self, source, name, options=()):
-        from ember.compiler.nvrtc import compile_cubin
+        from ember.backends.cuda.nvrtc import compile_cubin
 
         self.compiles += 1
         return compile_cubin(source, "sm_90", name, options)
@@ -375,7 +375,7 @@ class NvrtcBackend(FakeBackend):
 
 def test_cuda_dialect_cubins_round_trip(tmp_path, cache_dir):
     try:
-        from ember.compiler.nvrtc import nvrtc_version
+        from ember.backends.cuda.nvrtc import nvrtc_version
 
         nvrtc_version()
     except Exception as exc:

@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 import ember
+from ember.backends.cuda import toolkit
 from ember.codegen import abi, dialects
 from ember.compiler import driver
-from ember.diagnostics import errors, inspect, report
+from ember.diagnostics import errors, report
 from ember.runtime import sync
-from ember.runtime.backend import DeviceInfo
+from ember.runtime.backend import DeviceInfo, ErrorMemory, Function
 
 F32 = np.zeros(8, np.float32)
 F64 = np.zeros(8, np.float64)
@@ -35,7 +36,7 @@ def unchecked_by_default():
 
 
 def nvrtc_or_skip():
-    nvrtc = pytest.importorskip("ember.compiler.nvrtc")
+    nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
     try:
         nvrtc.nvrtc_version()
     except ember.EmberError as exc:
@@ -327,17 +328,18 @@ def test_report_python_float_and_float64_on_a_slow_fp64_device():
     assert kinds(strong_float, F32, dialect="cuda") == []
 
 
-def device(backend: str, **extra) -> DeviceInfo:
-    return DeviceInfo(backend, 0, "test device", 1 << 30, 4, 32, 1024, 49152, extra=extra)
+def device(backend: str, kind="GPU", fp64_ratio=None, **extra) -> DeviceInfo:
+    return DeviceInfo(backend, 0, "test device", 1 << 30, 4, 32, 1024, 49152, kind=kind,
+                      fp64_ratio=fp64_ratio, extra=extra)  # fmt: skip
 
 
 def test_float64_items_follow_the_devices_rate():
     items = report.program_items(program(weak_float, F32))
     h100, gaming = (
-        device("cuda", single_to_double_perf_ratio=2),
-        device("cuda", single_to_double_perf_ratio=64),
+        device("cuda", fp64_ratio=2),
+        device("cuda", fp64_ratio=64),
     )
-    cpu = device("opencl", device_type="CPU")
+    cpu = device("opencl", kind="CPU", fp64_ratio=1)
     assert report.for_device(items, h100) == [] and report.for_device(items, cpu) == []
     [item] = report.for_device(items, gaming)
     assert "1/64 of its float32 rate" in item.message
@@ -370,8 +372,13 @@ def test_resource_items():
     assert report.resource_items({"registers": 32, "local_bytes": 0}, h100, None) == []
 
 
-class FakeOccupancyFunction:
+class FakeOccupancyFunction(Function):
     """Blocks per SM as the driver computes them for a light kernel on an sm_90 device."""
+
+    name, params = "light", ()
+
+    def launch(self, grid, block, args, shared_mem=0, stream=None):
+        raise NotImplementedError
 
     def occupancy(self, threads, shared_mem=0):
         warps = -(-threads // 32)
@@ -466,13 +473,13 @@ def test_parse_ptxas_log():
         "ptxas         .     24 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
         "ptxas info    : Used 40 registers, 16 bytes smem, 380 bytes cmem[0]\n"
     )
-    res = inspect.parse_ptxas(log, "k")
+    res = toolkit.parse_ptxas(log, "k")
     assert res["registers"] == 40 and res["local_bytes"] == 24 and res["spill_stores"] == 8
     assert res["shared_bytes"] == 16 and res["const_bytes"] == 380
 
 
 def test_sass_needs_the_disassembler():
-    if inspect.disassembler() is None:
+    if toolkit.disassembler() is None:
         with pytest.raises(ember.EmberError, match="neither nvdisasm nor cuobjdump is on PATH"):
             guarded_copy.inspect(F32, F32, stage="sass", dialect="cuda")
         pytest.skip("nvdisasm/cuobjdump not on PATH: checked the message only")
@@ -565,7 +572,7 @@ class FakeStream:
         return True
 
 
-class FakeMemory:
+class FakeMemory(ErrorMemory):
     claim, record = "claim", "record"
 
     def __init__(self, peekable):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.codegen import dialects
 from ember.compiler import driver
 from ember.errors import CompileError, InternalError
 
@@ -499,7 +500,7 @@ def test_lambda_kernels_are_refused():
 
 # ------------------------------------------------------------------------- internal errors
 class _BrokenCompiler:
-    dialect = "opencl"
+    dialect = dialects.get("opencl")
 
     def compile(self, source, name, options):
         raise CompileError("build failed", log="error: expected ';'", source=source)

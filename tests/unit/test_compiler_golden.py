@@ -58,7 +58,7 @@ def test_sources_are_readable():
 
 @pytest.mark.parametrize("name", [n for n, d in PARAMS if d == "cuda"])
 def test_cuda_source_compiles_with_nvrtc_for_sm90(name):
-    nvrtc = pytest.importorskip("ember.compiler.nvrtc")
+    nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
     try:
         out = nvrtc.compile_program(generated(name, "cuda"), "sm_90", name)
     except ember.BackendUnavailableError as exc:

@@ -7,29 +7,27 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fake_backend import FakeBase, FakeBufferBase, FakeFunctionBase, FakeModuleBase
+
 import ember
 from ember import config
+from ember.codegen import dialects
 from ember.compiler import driver
 from ember.runtime.backend import PTR, DeviceInfo
 
 SCALE = 3  # a captured constant
 
 
-class FakeBuffer:
-    def __init__(self, nbytes: int):
-        self.handle = ("buffer", id(self))
-        self.nbytes = nbytes
+class FakeBuffer(FakeBufferBase):
+    pass
 
 
-class FakeFunction:
-    def __init__(self, name, params, log):
-        self.name, self.params, self.log = name, tuple(params), log
-
+class FakeFunction(FakeFunctionBase):
     def launch(self, grid, block, args, shared_mem=0, stream=None):
         self.log.append((self.name, grid, block, tuple(args), shared_mem, stream))
 
 
-class FakeModule:
+class FakeModule(FakeModuleBase):
     def __init__(self, backend):
         self.backend = backend
 
@@ -38,13 +36,11 @@ class FakeModule:
         return FakeFunction(name, params, self.backend.launches)
 
 
-class FakeBackend:
+class FakeBackend(FakeBase):
     """Enough of the backend contract for the compiler: an OpenCL-dialect device."""
 
-    name = "fake"
-    dialect = "opencl"
     device = DeviceInfo("fake", 0, "fake device", 1 << 30, 4, 8, 1024, 65536,
-                        extra={"fp64": True, "int64_atomics": True})  # fmt: skip
+                        features=frozenset({"fp64", "int64_atomics"}))  # fmt: skip
 
     def __init__(self):
         self.sources, self.params, self.launches = [], [], []
@@ -206,7 +202,7 @@ def test_captured_values_are_frozen_at_first_compile(fake):
 
 
 def test_float64_on_an_opencl_device_without_it(fake):
-    fake.device = DeviceInfo("fake", 1, "no fp64", 1 << 30, 4, 8, 1024, 65536, extra={})
+    fake.device = DeviceInfo("fake", 1, "no fp64", 1 << 30, 4, 8, 1024, 65536)
     x = array(fake, (4,))
     with pytest.raises(ember.UnsupportedFeatureError, match=r"uses float64.*cl_khr_fp64"):
         axpy[1, 4](2.0, x, x)  # a Python float is a float64
@@ -217,8 +213,15 @@ def test_float64_on_an_opencl_device_without_it(fake):
 class FakeCuda(FakeBackend):
     """A CUDA-dialect fake: its 'binary' is the source, but EMBER_DUMP=ptx runs NVRTC."""
 
-    dialect = "cuda"
+    dialect = dialects.get("cuda")
+    offline_stages = frozenset({"ptx"})
     device = DeviceInfo("fake", 0, "fake gpu", 1 << 30, 4, 32, 1024, 49152, (9, 0))
+
+    @classmethod
+    def inspect_offline(cls, stage, source, target, name, options=()):
+        from ember.backends.cuda.backend import CudaBackend
+
+        return CudaBackend.inspect_offline(stage, source, target, name, options)
 
 
 def test_dump_ptx_on_the_cuda_dialect(capsys):

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
 
-from ember.compiler import nvrtc  # noqa: E402
+from ember.backends.cuda import nvrtc  # noqa: E402
 from ember.errors import BackendUnavailableError, CompileError  # noqa: E402
 
 KERNEL = r"""

@@ -60,7 +60,9 @@ class Spy:
 
 sys.meta_path.insert(0, Spy())
 import ember
-heavy = ("numpy", "pyopencl", "cuda.bindings", "cuda.pathfinder", "ember.backends")
+# the backends' packages are light (their start-up hooks); their modules are not
+heavy = ("numpy", "pyopencl", "cuda.bindings", "cuda.pathfinder", "ember.backends.cuda.",
+         "ember.backends.opencl.")
 bad = [m for m in on_main if m.startswith(heavy)]
 w = ember._warmup.status().get("cuda")
 print(json.dumps({"bad": bad, "running": w is not None and not w.done(),

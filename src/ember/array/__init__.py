@@ -8,7 +8,10 @@ resolution), ``broadcast``, ``ufuncs`` (the functions), ``indexing``, ``manipula
 precompiled set).  The public names are exported from ``ember`` itself.
 """
 
-from ember.array import ndarray as _ndarray  # noqa: F401  first: the others import the class
+from ember.array import ndarray as _ndarray  # first: the others import the class
+from ember.runtime import argtypes as _argtypes
+
+_argtypes.register_array(_ndarray.ndarray)  # kernels take it (the compiler never imports it)
 
 __all__ = ["standard_kernels"]
 

@@ -47,10 +47,20 @@ def _new(shape: Any, dtype: Any, stream=None, be=None) -> ndarray:
     return ndarray(dims, dt, allocate(be, math.prod(dims) * dt.itemsize, stream), be)
 
 
-def empty(shape: Any, dtype: Any = None, *, stream=None) -> ndarray:
-    """A new array of ``shape`` and ``dtype`` (default float64, like NumPy), uninitialized."""
+def _on(device):
+    """The backend of ``device`` (None: the current one); see :mod:`ember.array.devices`."""
+    if device is None:
+        return _backend.current()
+    from ember.array.devices import backend_of
+
+    return backend_of(device)
+
+
+def empty(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray:
+    """A new array of ``shape`` and ``dtype`` (default float64, like NumPy), uninitialized,
+    on ``device`` (default: the current backend's)."""
     dt = _dtype_of(dtype)  # _new() inlined: alloc + free of an array is a hot loop
-    be = _backend.current()
+    be = _backend.current() if device is None else _on(device)
     if type(shape) is int and shape >= 0:
         buffer = allocate(be, shape * dt.itemsize, stream)
         out = ndarray((shape,), dt, buffer, be, (dt.itemsize,))
@@ -59,27 +69,27 @@ def empty(shape: Any, dtype: Any = None, *, stream=None) -> ndarray:
     return _new(shape, dt, stream, be)
 
 
-def zeros(shape: Any, dtype: Any = None, *, stream=None) -> ndarray:
+def zeros(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray:
     """A new array of ``shape`` and ``dtype`` (default float64) filled with zeros."""
-    out = _new(shape, dtype, stream)
+    out = _new(shape, dtype, stream, None if device is None else _on(device))
     out.backend.fill_zero(out.buffer, 0, out.nbytes, stream)
     return out
 
 
-def full(shape: Any, fill_value, dtype: Any = None) -> ndarray:
+def full(shape: Any, fill_value, dtype: Any = None, *, device=None) -> ndarray:
     """A new array of ``shape`` filled with ``fill_value`` (dtype: NumPy's for the value,
     e.g. ``int64`` for a Python int, unless given)."""
     if dtype is None:
         dtype = _scalar_dtype(fill_value)
-    out = _new(shape, dtype)
+    out = _new(shape, dtype, be=None if device is None else _on(device))
     if out.size:
         out.fill(fill_value)
     return out
 
 
-def ones(shape: Any, dtype: Any = None) -> ndarray:
+def ones(shape: Any, dtype: Any = None, *, device=None) -> ndarray:
     """A new array of ``shape`` and ``dtype`` (default float64) filled with ones."""
-    return full(shape, 1, float64 if dtype is None else dtype)
+    return full(shape, 1, float64 if dtype is None else dtype, device=device)
 
 
 def _scalar_dtype(value) -> DType:
@@ -99,33 +109,34 @@ def _scalar_dtype(value) -> DType:
     return to_dtype(dt)
 
 
-def empty_like(x: ndarray, dtype: Any = None) -> ndarray:
-    """An uninitialized array with the shape (and dtype, unless given) of ``x``."""
-    return _new(x.shape, x.dtype if dtype is None else dtype, be=x.backend)
+def empty_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``."""
+    be = x.backend if device is None else _on(device)
+    return _new(x.shape, x.dtype if dtype is None else dtype, be=be)
 
 
-def zeros_like(x: ndarray, dtype: Any = None) -> ndarray:
-    """Zeros with the shape (and dtype, unless given) of ``x``."""
-    out = empty_like(x, dtype)
+def zeros_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+    """Zeros with the shape (and dtype and device, unless given) of ``x``."""
+    out = empty_like(x, dtype=dtype, device=device)
     out.backend.fill_zero(out.buffer, 0, out.nbytes)
     return out
 
 
-def ones_like(x: ndarray, dtype: Any = None) -> ndarray:
-    """Ones with the shape (and dtype, unless given) of ``x``."""
-    return full_like(x, 1, dtype)
+def ones_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+    """Ones with the shape (and dtype and device, unless given) of ``x``."""
+    return full_like(x, 1, dtype=dtype, device=device)
 
 
-def full_like(x: ndarray, fill_value, dtype: Any = None) -> ndarray:
-    """``fill_value`` with the shape (and dtype, unless given) of ``x``."""
-    out = empty_like(x, dtype)
+def full_like(x: ndarray, /, fill_value, dtype: Any = None, *, device=None) -> ndarray:
+    """``fill_value`` with the shape (and dtype and device, unless given) of ``x``."""
+    out = empty_like(x, dtype=dtype, device=device)
     if out.size:
         out.fill(fill_value)
     return out
 
 
 # --------------------------------------------------------------------- ranges
-def arange(start, /, stop=None, step=1, *, dtype: Any = None) -> ndarray:
+def arange(start, /, stop=None, step=1, *, dtype: Any = None, device=None) -> ndarray:
     """Evenly spaced values in ``[start, stop)``: ``arange(5)``, ``arange(1, 2, 0.25)``.
 
     The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``.
@@ -138,19 +149,20 @@ def arange(start, /, stop=None, step=1, *, dtype: Any = None) -> ndarray:
     if dtype is None:
         ints = all(isinstance(v, int) for v in (start, stop, step))
         dtype = "int64" if ints else float64
-    out = _new(n, dtype)
+    out = _new(n, dtype, be=None if device is None else _on(device))
     _linear(out, start, step, -1, 0)
     return out
 
 
-def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, endpoint: bool = True):
+def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
+             endpoint: bool = True):  # fmt: skip
     """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
     ``endpoint=False``), computed as NumPy does: ``start + i * step``, the last one exact."""
     if num < 0:
         raise ValueError(f"number of samples, {num}, must be non-negative")
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    out = _new(num, float64 if dtype is None else dtype)
+    out = _new(num, float64 if dtype is None else dtype, be=None if device is None else _on(device))
     last = num - 1 if endpoint and num > 1 else -1
     _linear(out, float(start), float(step), last, float(stop))
     return out
@@ -158,14 +170,14 @@ def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, endpoint: bool
 
 def _linear(out: ndarray, start, step, last: int, stop) -> None:
     from ember.array import kernels
-    from ember.compiler.driver import target_of
 
     n = out.size
     if not n:
         return
     dt = out.dtype
     if dt.is_float or isinstance(start, float) or isinstance(step, float):
-        ct = to_dtype("float64") if target_of(out.backend).has("fp64") else to_dtype("float32")
+        fp64 = "fp64" in out.backend.device.features
+        ct = to_dtype("float64") if fp64 else to_dtype("float32")
         start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
     else:
         ct = to_dtype("uint64") if dt.name == "uint64" else to_dtype("int64")
@@ -174,10 +186,11 @@ def _linear(out: ndarray, start, step, last: int, stop) -> None:
     kernels.linear(ct)[grid, block](n, out, start, step, last, stop)
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None):
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+        device=None):  # fmt: skip
     """A 2-d array with ones on diagonal ``k`` and zeros elsewhere."""
     n_cols = n_rows if n_cols is None else n_cols
-    out = zeros((n_rows, n_cols), dtype)
+    out = zeros((n_rows, n_cols), dtype, device=device)
     start = (0, k) if k >= 0 else (-k, 0)
     length = max(0, min(n_rows - start[0], n_cols - start[1]))
     if length:
@@ -251,6 +264,16 @@ def asarray(
     TypeError
         For dtypes Ember does not support (complex, strings, objects).
     """
+    if device is not None:
+        be = _on(device)
+        if isinstance(obj, ndarray) and obj.backend is not be:
+            obj = obj.to_device(be)
+            copy = None if copy else copy  # (the move made a new array)
+        elif be is not _backend.current() and not isinstance(obj, ndarray):
+            from ember.array.devices import on_backend
+
+            with on_backend(be):
+                return asarray(obj, dtype, copy=copy, stream=stream)
     if isinstance(obj, ndarray):
         return _from_device(obj, dtype, copy, stream)
     foreign = _foreign(obj)

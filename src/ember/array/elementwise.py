@@ -94,7 +94,7 @@ class Entry:
         self.out = res.out
         self.isz = res.out.itemsize
         self.strides1 = (self.isz,)
-        gpu = backend.dialect == "cuda" or backend.device.extra.get("device_type") == "GPU"
+        gpu = backend.device.is_gpu
         threads = min(GPU_BLOCK if gpu else BLOCK, backend.device.max_threads_per_block)
         self.block = (threads, 1, 1)
         self.tile = threads * UNROLL
@@ -339,9 +339,7 @@ def _entry(uf: Ufunc, key: tuple, args: tuple, be) -> Entry:
 
 
 def _has_fp64(be) -> bool:
-    from ember.compiler.driver import target_of
-
-    return target_of(be).has("fp64")
+    return "fp64" in be.device.features
 
 
 def converter(ct, t: type, uf: Ufunc, index: int, fp64: bool):

@@ -15,7 +15,8 @@ CUTLASS documentation of the "thread block tile / thread tile" hierarchy):
   kernel language has tuples, not local arrays) and per ``k`` reads 8 values of A and 8 of
   B from shared memory for 64 fused multiply-adds;
 * the next slices are loaded from global memory into registers while the current ones are
-  multiplied (software pipelining), so global latency hides behind the arithmetic;
+  multiplied (software pipelining), so global latency hides behind the arithmetic, and
+  stored into the second of two shared buffers (one barrier per slice);
 * which thread loads which element depends on which axis of the operand is contiguous
   (``A_KFAST``/``B_NFAST``, compile-time), so global loads are coalesced for both
   row-major and transposed operands.
@@ -37,11 +38,12 @@ from ember.dtypes import DType
 
 
 @functools.cache
-def geometry(gpu: bool) -> tuple[int, int, int, int]:
+def geometry(gpu: bool, wide: bool = False) -> tuple[int, int, int, int]:
     """``(threads per side, results per thread per side, tile edge, k per stage)``: 8 x 8
-    results per thread on GPUs, 4 x 4 on CPU devices (a quarter of the code for the OpenCL
-    compiler to chew on; a work-group there is a loop, registers matter less)."""
-    return (16, 8, 128, 8) if gpu else (16, 4, 64, 16)
+    results per thread on GPUs; 4 x 4 for 64-bit compute types there (64 accumulators of
+    8 bytes spill past the 255-register limit) and on CPU devices (a quarter of the code
+    for the OpenCL compiler to chew on; a work-group there is a loop)."""
+    return (16, 8, 128, 8) if gpu and not wide else (16, 4, 64, 16)
 
 
 def zeros8(z):
@@ -66,7 +68,7 @@ def fma4(c, a, b):
 def gemm_kernel(ct: DType, gpu: bool, a_kfast: bool, b_nfast: bool) -> Kernel:
     """The GEMM kernel computing in ``ct`` for operands whose k (A) / n (B) axis is the
     contiguous one (or not)."""
-    ts, tt, bmn, bk = geometry(gpu)
+    ts, tt, bmn, bk = geometry(gpu, ct.itemsize > 4)
     shared = ember.float32 if ct is ember.float16 else ct
     fn = _kernel(shared, ts, tt, bmn, bk, a_kfast, b_nfast)
     name = f"gemm_{ct.name}_{'n' if a_kfast else 't'}{'n' if b_nfast else 't'}_{bmn}"
@@ -76,29 +78,32 @@ def gemm_kernel(ct: DType, gpu: bool, a_kfast: bool, b_nfast: bool) -> Kernel:
 
 def _steps(TS, TT):
     """The per-``k`` outer product of a thread's ``TT x TT`` results: rows ``r..r+TT-1`` of
-    the k-major A tile (two distinct addresses per warp: broadcasts) times columns
-    ``q + TS * j`` of the B tile (consecutive across a warp: no bank conflicts)."""
+    the k-major A tile (two distinct addresses per warp: broadcasts) times the columns
+    ``q..q+3`` (and ``q+G..q+G+3``) of the B tile, ``q = 4 tx``: runs of four contiguous
+    16-byte-aligned values, which the device compiler loads as single 128-bit loads (a warp
+    reads 256 contiguous bytes: two shared-memory wavefronts)."""
+
+    G = 4 * TS  # the thread's second group of four columns starts this far along
 
     def kstep8(ta, tb, kk, r, q, acc):
-        b = (tb[kk, q], tb[kk, q + TS], tb[kk, q + 2 * TS], tb[kk, q + 3 * TS],
-             tb[kk, q + 4 * TS], tb[kk, q + 5 * TS], tb[kk, q + 6 * TS],
-             tb[kk, q + 7 * TS])  # fmt: skip
+        b = (tb[kk, q], tb[kk, q + 1], tb[kk, q + 2], tb[kk, q + 3],
+             tb[kk, q + G], tb[kk, q + G + 1], tb[kk, q + G + 2], tb[kk, q + G + 3])  # fmt: skip
         return (fma8(acc[0], ta[kk, r], b), fma8(acc[1], ta[kk, r + 1], b),
                 fma8(acc[2], ta[kk, r + 2], b), fma8(acc[3], ta[kk, r + 3], b),
                 fma8(acc[4], ta[kk, r + 4], b), fma8(acc[5], ta[kk, r + 5], b),
                 fma8(acc[6], ta[kk, r + 6], b), fma8(acc[7], ta[kk, r + 7], b))  # fmt: skip
 
     def kstep4(ta, tb, kk, r, q, acc):
-        b = (tb[kk, q], tb[kk, q + TS], tb[kk, q + 2 * TS], tb[kk, q + 3 * TS])
+        b = (tb[kk, q], tb[kk, q + 1], tb[kk, q + 2], tb[kk, q + 3])
         return (fma4(acc[0], ta[kk, r], b), fma4(acc[1], ta[kk, r + 1], b),
                 fma4(acc[2], ta[kk, r + 2], b), fma4(acc[3], ta[kk, r + 3], b))  # fmt: skip
 
     def put_c(c, base, col, N, j, v):
-        if col + TS * j < N:
-            c[base + TS * j] = c.dtype(v)
+        if col + j < N:
+            c[base + j] = c.dtype(v)
 
     def row4(c, cbase, row, col, M, N, v):
-        """Row ``row`` of the thread's results: columns ``col + TS * j``."""
+        """Row ``row`` of the thread's results: columns ``col .. col + 3``."""
         if row < M:
             base = cbase + row * N + col
             put_c(c, base, col, N, 0, v[0])
@@ -107,16 +112,17 @@ def _steps(TS, TT):
             put_c(c, base, col, N, 3, v[3])
 
     def row8(c, cbase, row, col, M, N, v):
+        """Columns ``col .. col + 3`` and ``col + G .. col + G + 3``."""
         if row < M:
             base = cbase + row * N + col
             put_c(c, base, col, N, 0, v[0])
             put_c(c, base, col, N, 1, v[1])
             put_c(c, base, col, N, 2, v[2])
             put_c(c, base, col, N, 3, v[3])
-            put_c(c, base, col, N, 4, v[4])
-            put_c(c, base, col, N, 5, v[5])
-            put_c(c, base, col, N, 6, v[6])
-            put_c(c, base, col, N, 7, v[7])
+            put_c(c, base, col, N, G, v[4])
+            put_c(c, base, col, N, G + 1, v[5])
+            put_c(c, base, col, N, G + 2, v[6])
+            put_c(c, base, col, N, G + 3, v[7])
 
     def store4(c, cbase, row, col, M, N, acc):
         row4(c, cbase, row, col, M, N, acc[0])
@@ -177,21 +183,33 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
             v = CT(b[bbase + k * sbk + n * sbn])
         return v
 
-    def put_a(ta, idx, v):  # the staged element's place in the k-major tile
+    def put_a(ta, idx, v, buf):  # the staged element's place in the k-major tile
         if A_KFAST:
-            ta[idx % BK, idx // BK] = v
+            ta[buf + idx % BK, idx // BK] = v
         else:
-            ta[idx // BMN, idx % BMN] = v
+            ta[buf + idx // BMN, idx % BMN] = v
 
-    def put_b(tb, idx, v):
+    def put_b(tb, idx, v, buf):
         if B_NFAST:
-            tb[idx // BMN, idx % BMN] = v
+            tb[buf + idx // BMN, idx % BMN] = v
         else:
-            tb[idx % BK, idx // BK] = v
+            tb[buf + idx % BK, idx // BK] = v
+
+    def stage(ta, tb, i0, i1, i2, i3, pa0, pa1, pa2, pa3, pb0, pb1, pb2, pb3, buf):
+        put_a(ta, i0, pa0, buf)
+        put_a(ta, i1, pa1, buf)
+        put_a(ta, i2, pa2, buf)
+        put_a(ta, i3, pa3, buf)
+        put_b(tb, i0, pb0, buf)
+        put_b(tb, i1, pb1, buf)
+        put_b(tb, i2, pb2, buf)
+        put_b(tb, i3, pb3, buf)
 
     def gemm(c, a, b, M, N, K, sam, sak, sbk, sbn, nz, nb1, sa0, sa1, sb0, sb1):
-        ta = ember.shared((BK, BMN), CT)
-        tb = ember.shared((BK, BMN), CT)
+        # two k-slices of A and B: one is multiplied while the next is stored into the
+        # other (one barrier per slice instead of two)
+        ta = ember.shared((2 * BK, BMN), CT)
+        tb = ember.shared((2 * BK, BMN), CT)
         tx = ember.thread_idx.x
         ty = ember.thread_idx.y
         i0 = ty * TS + tx
@@ -201,7 +219,7 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
         m0 = ember.block_idx.y * BMN
         n0 = ember.block_idx.x * BMN
         r = ty * TT
-        q = tx
+        q = tx * 4
         z = ember.block_idx.z
         while z < nz:
             z0 = z // nb1
@@ -215,17 +233,11 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
             pb1 = load_b(b, bbase, sbk, sbn, n0, 0, N, K, i1)
             pb2 = load_b(b, bbase, sbk, sbn, n0, 0, N, K, i2)
             pb3 = load_b(b, bbase, sbk, sbn, n0, 0, N, K, i3)
+            stage(ta, tb, i0, i1, i2, i3, pa0, pa1, pa2, pa3, pb0, pb1, pb2, pb3, 0)
+            ember.barrier()
             acc = INIT(CT(0))
+            buf = 0
             for k0 in range(0, K, BK):
-                put_a(ta, i0, pa0)
-                put_a(ta, i1, pa1)
-                put_a(ta, i2, pa2)
-                put_a(ta, i3, pa3)
-                put_b(tb, i0, pb0)
-                put_b(tb, i1, pb1)
-                put_b(tb, i2, pb2)
-                put_b(tb, i3, pb3)
-                ember.barrier()
                 k1 = k0 + BK
                 if k1 < K:  # the next slices: in flight while this one is multiplied
                     pa0 = load_a(a, abase, sam, sak, m0, k1, M, K, i0)
@@ -238,11 +250,14 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
                     pb3 = load_b(b, bbase, sbk, sbn, n0, k1, N, K, i3)
                 # unrolled by hand (the kernel language has no unroll pragma): the device
                 # compiler then schedules the shared loads of one k under the previous
-                for kk in range(0, BK, 4):
+                for kk in range(buf, buf + BK, 4):
                     acc = KSTEP(ta, tb, kk, r, q, acc)
                     acc = KSTEP(ta, tb, kk + 1, r, q, acc)
                     acc = KSTEP(ta, tb, kk + 2, r, q, acc)
                     acc = KSTEP(ta, tb, kk + 3, r, q, acc)
+                buf = BK - buf
+                if k1 < K:  # the other slice was last read before the previous barrier
+                    stage(ta, tb, i0, i1, i2, i3, pa0, pa1, pa2, pa3, pb0, pb1, pb2, pb3, buf)
                 ember.barrier()
             STORE(c, z * M * N, m0 + r, n0 + q, M, N, acc)
             z += ember.grid_dim.z

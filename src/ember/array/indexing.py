@@ -3,8 +3,9 @@ and the scalar-indexing policy.
 
 Integers, slices (any step, negative too), ``...`` and ``None`` make views that share the
 array's buffer, as in NumPy.  An index that selects one element with integers only
-(``x[3]``, ``x[1, 2]``) reads that element over the bus and returns a NumPy scalar: fine
-once, a classic slow path in a loop.  The first such read in a process warns
+(``x[3]``, ``x[1, 2]``) is a 0-d view (the Array API's rule; converting it with ``float``
+or ``.item()`` reads the element over the bus): fine once, a classic slow path in a loop.
+The first such index in a process warns
 (:class:`ScalarIndexingWarning`); ``EMBER_ALLOW_SCALAR=allow|warn|error`` or the scoped
 ``with ember.allowscalar(False):`` (error) / ``ember.allowscalar(True)`` (silent) change
 that, like CUDA.jl's ``allowscalar``.  Array indices (``x[idx]``, boolean masks) are not
@@ -68,8 +69,8 @@ def scalar_access(what: str) -> None:
     if mode == "allow":
         return
     message = (
-        f"scalar indexing ({what}) copies one element over the bus: in a loop it is a slow "
-        "path; use whole-array operations, or x.to_numpy() once"
+        f"scalar indexing ({what}) works on one element (and reading it copies it over the "
+        "bus): in a loop it is a slow path; use whole-array operations, or x.to_numpy() once"
     )
     if mode == "error":
         raise ScalarIndexingError(
@@ -163,8 +164,9 @@ def view(x: ndarray, key: Any) -> tuple[ndarray, bool]:
 
 
 def getitem(x: ndarray, key: Any) -> Any:
-    """``x[key]``: a view, or a NumPy scalar for one element selected by integers; with
-    array indices (advanced indexing) a new array."""
+    """``x[key]``: a view; one element selected by integers is a 0-d view (the Array API's
+    rule; ``float(x[3])`` or ``x[3].item()`` reads it), under the scalar-indexing policy;
+    with array indices (advanced indexing) a new array."""
     if is_advanced(key):
         from ember.array import advanced
 
@@ -172,7 +174,6 @@ def getitem(x: ndarray, key: Any) -> Any:
     v, one = view(x, key)
     if one:
         scalar_access(f"reading x[{_show(key)}]")
-        return v.to_numpy()[()]
     return v
 
 

@@ -1,18 +1,20 @@
-"""Array API namespace extras: dtype inspection and promotion, constants.
+"""Array API namespace extras: dtype inspection and promotion, constants, and the
+namespace inspection object.
 
 ``result_type``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype``, ``bool`` (the dtype),
-``newaxis``, ``e``, ``pi``, ``inf``, ``nan`` and ``__array_api_version__``.
+``newaxis``, ``e``, ``pi``, ``inf``, ``nan``, ``__array_api_version__`` and
+``__array_namespace_info__`` (capabilities, devices, default and supported dtypes).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from dataclasses import dataclass
 
 from ember import dtypes
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 bool = dtypes.bool_  # noqa: A001 - the Array API's name of the dtype
 newaxis = None
 e = math.e
@@ -30,11 +32,12 @@ def result_type(*arrays_and_dtypes) -> dtypes.DType:
     """The dtype NumPy's ``result_type`` gives for the operands (NEP 50: Python scalars are
     weak).  With more than two operands NumPy promotes them together, not pairwise
     (``int8, uint8, float16 -> float16`` where pairwise gives float32); Ember's binary
-    operators are the two-operand case of the same rules."""
+    operators are the two-operand case of the same rules.  At least one operand must be
+    an array or a dtype (the Array API's rule)."""
     import numpy as np
 
     if not arrays_and_dtypes:
-        raise ValueError("at least one array or dtype is required")
+        raise ValueError("result_type: at least one array or dtype is required")
     operands = []
     for x in arrays_and_dtypes:
         if hasattr(x, "dtype") and hasattr(x, "shape") and type(x).__module__ != "numpy":
@@ -43,6 +46,8 @@ def result_type(*arrays_and_dtypes) -> dtypes.DType:
             operands.append(x)  # stays a weak Python scalar for NumPy too
         else:
             operands.append(dtypes.dtype(x).numpy)
+    if all(isinstance(x, builtins_number) for x in arrays_and_dtypes):
+        raise ValueError("result_type: at least one operand must be an array or a dtype")
     return dtypes.dtype(np.result_type(*operands))
 
 
@@ -50,27 +55,88 @@ builtins_number = (int, float)
 
 
 def can_cast(from_, to, /, casting: str = "safe") -> bool:
-    """Whether ``from_`` (a dtype or array) casts to ``to`` under NumPy's ``casting``."""
+    """Whether ``from_`` (a dtype or array) casts to ``to`` under NumPy's ``casting`` (the
+    Array API's rule is ``"safe"``).  For an array the device counts: float64 is no target
+    on a device without float64."""
     import numpy as np
 
-    src = from_.dtype if hasattr(from_, "shape") else dtypes.dtype(from_)
-    return bool(np.can_cast(src.numpy, dtypes.dtype(to).numpy, casting))
+    target = dtypes.dtype(to)
+    if hasattr(from_, "shape") and hasattr(from_, "backend"):
+        if target is dtypes.float64 and not _has_fp64(from_.backend):
+            return False
+        src = from_.dtype
+    else:
+        src = dtypes.dtype(from_)
+    return bool(np.can_cast(src.numpy, target.numpy, casting))
+
+
+def _has_fp64(backend) -> bool:
+    from ember.compiler.driver import target_of
+
+    return target_of(backend).has("fp64")
+
+
+@dataclass(frozen=True)
+class finfo_object:  # noqa: N801 - the Array API's name
+    """Machine limits of a float dtype, as Python numbers (the Array API's finfo object)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: dtypes.DType
+    resolution: float
+    tiny: float
+
+
+@dataclass(frozen=True)
+class iinfo_object:  # noqa: N801
+    """Limits of an integer dtype, as Python ints (the Array API's iinfo object)."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: dtypes.DType
+
+
+def _dtype_arg(type_) -> dtypes.DType:
+    return dtypes.dtype(type_.dtype if hasattr(type_, "shape") else type_)
 
 
 @functools.cache
-def finfo(dtype: Any):
-    """NumPy's ``finfo`` of a float dtype (or array)."""
+def _finfo(dt: dtypes.DType) -> finfo_object:
     import numpy as np
 
-    return np.finfo(dtypes.dtype(getattr(dtype, "dtype", dtype)).numpy)
+    if not dt.is_float:
+        raise ValueError(f"finfo: {dt} is not a floating-point dtype")
+    f = np.finfo(dt.numpy)
+    return finfo_object(
+        int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), dt,
+        float(f.resolution), float(f.smallest_normal),
+    )  # fmt: skip
 
 
 @functools.cache
-def iinfo(dtype: Any):
-    """NumPy's ``iinfo`` of an integer dtype (or array)."""
+def _iinfo(dt: dtypes.DType) -> iinfo_object:
     import numpy as np
 
-    return np.iinfo(dtypes.dtype(getattr(dtype, "dtype", dtype)).numpy)
+    if not dt.is_integer:
+        raise ValueError(f"iinfo: {dt} is not an integer dtype")
+    i = np.iinfo(dt.numpy)
+    return iinfo_object(int(i.bits), int(i.max), int(i.min), dt)
+
+
+def finfo(type, /) -> finfo_object:  # noqa: A002 - the Array API's parameter name
+    """Limits of a float dtype (or of an array's dtype): ``bits``, ``eps``, ``max``,
+    ``min``, ``smallest_normal`` (Python floats) and ``dtype`` (an Ember dtype)."""
+    return _finfo(_dtype_arg(type))
+
+
+def iinfo(type, /) -> iinfo_object:  # noqa: A002
+    """Limits of an integer dtype (or of an array's dtype): ``bits``, ``max``, ``min``
+    (Python ints) and ``dtype`` (an Ember dtype)."""
+    return _iinfo(_dtype_arg(type))
 
 
 def isdtype(dtype, kind) -> bool:
@@ -83,3 +149,62 @@ def isdtype(dtype, kind) -> bool:
             raise ValueError(f"unknown dtype kind {kind!r}; known: {', '.join(_KINDS)}")
         return dt.kind in _KINDS[kind] if _KINDS[kind] else False
     return dt is dtypes.dtype(kind)
+
+
+class _NamespaceInfo:
+    """What ``ember.__array_namespace_info__()`` returns (Array API 2024.12)."""
+
+    def capabilities(self) -> dict:
+        """Boolean indexing and data-dependent shapes are not complete yet (part 2 of the
+        array library); any number of dimensions."""
+        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
+
+    def default_device(self):
+        """The device of the current backend (what creation functions use by default)."""
+        from ember.runtime import backend
+
+        return backend.current().device
+
+    def devices(self) -> list:
+        """The devices arrays can be created on: one per usable backend."""
+        from ember.runtime import backend
+
+        out = []
+        for name, reason in backend.available().items():
+            if reason is None:
+                out.append(backend.get(name).device)
+        return out
+
+    def default_dtypes(self, *, device=None) -> dict:
+        """float64 (float32 on a device without float64), int64 for integers and indices;
+        complex dtypes are not in Ember yet (None)."""
+        real = dtypes.float64 if _device_fp64(device) else dtypes.float32
+        return {"real floating": real, "complex floating": None, "integral": dtypes.int64,
+                "indexing": dtypes.int64}  # fmt: skip
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        """The Array API dtypes Ember supports on ``device`` (all of ``kind``, if given);
+        float16 is an Ember extension and not listed."""
+        names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float32", "float64")  # fmt: skip
+        fp64 = _device_fp64(device)
+        out = {}
+        for name in names:
+            dt = dtypes.dtype(name)
+            if dt is dtypes.float64 and not fp64:
+                continue
+            if kind is None or isdtype(dt, kind):
+                out[name] = dt
+        return out
+
+
+def _device_fp64(device) -> bool:
+    from ember.array.devices import backend_of
+
+    return _has_fp64(backend_of(device))
+
+
+def __array_namespace_info__() -> _NamespaceInfo:  # noqa: N807 - the Array API's name
+    """The Array API inspection namespace: ``capabilities()``, ``default_device()``,
+    ``devices()``, ``default_dtypes()``, ``dtypes()``."""
+    return _NamespaceInfo()

@@ -25,10 +25,11 @@ from typing import Any
 from ember import dtypes
 from ember.array.ndarray import c_strides, ndarray
 from ember.runtime import backend as registry
-from ember.runtime.backend import Buffer
+from ember.runtime.backend import DL_CPU, DL_CUDA, DL_CUDA_MANAGED, DL_OPENCL, Buffer
 
-CPU, CUDA, OPENCL, CUDA_MANAGED = 1, 2, 4, 13
-API_VERSIONS = ("2023.12",)
+CPU, CUDA, OPENCL, CUDA_MANAGED = DL_CPU, DL_CUDA, DL_OPENCL, DL_CUDA_MANAGED
+_DEVICE_NAMES = {CPU: "host", CUDA: "CUDA device", OPENCL: "OpenCL", CUDA_MANAGED: "CUDA managed"}
+API_VERSIONS = ("2023.12", "2024.12")
 _CODES = {"b": 6, "i": 0, "u": 1, "f": 2}
 _KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
 
@@ -136,9 +137,8 @@ def make_capsule(ptr, shape, strides, dtype, device, owner, versioned: bool, cop
 
 
 def dlpack_device(x: ndarray) -> tuple[int, int]:
-    """``(device_type, device_id)``: kDLCUDA (2) or kDLOpenCL (4)."""
-    kind = CUDA if x.backend.dialect == "cuda" else OPENCL
-    return kind, x.backend.device.index
+    """``(device_type, device_id)``: the backend's DLPack device type (kDLCUDA, kDLOpenCL...)."""
+    return x.backend.dlpack_device_type, x.backend.device.index
 
 
 def dlpack(x: ndarray, stream=None, max_version=None, dl_device=None, copy=None):
@@ -149,11 +149,12 @@ def dlpack(x: ndarray, stream=None, max_version=None, dl_device=None, copy=None)
         if tuple(dl_device)[0] != CPU or copy is False:
             raise BufferError(f"cannot export an ember array on {here} to device {dl_device}")
         return _host_capsule(x, versioned)
-    if x.backend.dialect != "cuda":
+    if not x.backend.shares_memory:
         if copy is False or dl_device is None:
             raise BufferError(
-                "DLPack export needs CUDA device memory; OpenCL buffers have no address to "
-                "share (ask for a host copy with dl_device=(1, 0), or use x.to_numpy())"
+                f"DLPack export needs device memory with an address to share; "
+                f"{x.backend.label or x.backend.name} buffers have none (ask for a host copy "
+                "with dl_device=(1, 0), or use x.to_numpy())"
             )
         return _host_capsule(x, versioned)
     if copy:
@@ -178,21 +179,13 @@ def _order_for_consumer(backend, stream) -> None:
         return
     if stream == 0:
         raise ValueError("stream=0 is ambiguous for CUDA in DLPack; use 1 (legacy default)")
-    ours = backend.default_stream
-    if ours.query():
-        return  # nothing in flight: nothing to order
-    from ember.backends.cuda.driver import check, cu
-
-    event = backend.create_event()
-    event.record(ours)
-    handle = 1 if stream is None else int(stream)
-    check(cu.cuStreamWaitEvent(cu.CUstream(handle), event.handle, 0), "cuStreamWaitEvent")
+    backend.make_foreign_stream_wait(1 if stream is None else int(stream))
 
 
 # --------------------------------------------------------------------- CUDA array interface
 def cuda_array_interface(x: ndarray) -> dict:
     """``x.__cuda_array_interface__`` (version 3)."""
-    if x.backend.dialect != "cuda":
+    if not (x.backend.shares_memory and x.backend.dlpack_device_type == CUDA):
         raise AttributeError("__cuda_array_interface__ exists only for CUDA device arrays")
     ours = x.backend.default_stream
     return {
@@ -225,12 +218,14 @@ class ForeignBuffer(Buffer):
             release()
 
 
-def _cuda_backend(what: str):
+def _backend_for(kind: int, what: str):
+    """The current backend, if its kernels can use memory of DLPack device type ``kind``."""
     be = registry.current()
-    if be.dialect != "cuda":
+    if kind not in be.foreign_device_types:
         raise BufferError(
-            f"{what} is CUDA device memory, but the current Ember backend is {be.name}; "
-            "select the CUDA backend (EMBER_BACKEND=cuda)"
+            f"{what} is {_DEVICE_NAMES.get(kind, f'DLPack device type {kind}')} memory, which "
+            f"the current Ember backend ({be.label or be.name}) cannot use; select the "
+            "backend of that device (EMBER_BACKEND)"
         )
     return be
 
@@ -251,7 +246,7 @@ def from_cuda_array_interface(obj: Any) -> ndarray:
     import numpy as np
 
     cai = obj.__cuda_array_interface__
-    be = _cuda_backend(type(obj).__name__)
+    be = _backend_for(CUDA, type(obj).__name__)
     if cai.get("mask") is not None:
         raise ValueError("masked CUDA arrays are not supported")
     dt = dtypes.dtype(np.dtype(cai["typestr"]))
@@ -259,18 +254,8 @@ def from_cuda_array_interface(obj: Any) -> ndarray:
     # nothing, and their work is on the legacy default stream (PyTorch's and CuPy's default)
     stream = cai.get("stream", 1 if cai.get("version", 0) < 3 else None)
     if stream is not None:
-        _wait_for_producer(be, int(stream))
+        be.wait_for_foreign_stream(int(stream))
     return _wrap(be, int(cai["data"][0]), cai["shape"], cai.get("strides"), dt, obj)
-
-
-def _wait_for_producer(be, handle: int) -> None:
-    """Order Ember's default stream after the producer's stream ``handle`` (on the device)."""
-    from ember.backends.cuda.driver import check, cu
-
-    event = be.create_event()
-    check(cu.cuEventRecord(event.handle, cu.CUstream(handle)), "cuEventRecord")
-    event.submitted += 1
-    be.default_stream.wait_event(event)
 
 
 def from_dlpack(x: Any, /, *, device=None, copy: bool | None = None) -> ndarray:
@@ -289,9 +274,7 @@ def from_dlpack(x: Any, /, *, device=None, copy: bool | None = None) -> ndarray:
         from ember.array.creation import asarray
 
         return asarray(np.from_dlpack(x))
-    if int(kind) not in (CUDA, CUDA_MANAGED):
-        raise BufferError(f"cannot import DLPack memory of device type {int(kind)}")
-    be = _cuda_backend(type(x).__name__)
+    be = _backend_for(int(kind), type(x).__name__)
     stream = int(be.default_stream.handle)
     try:
         capsule = x.__dlpack__(stream=stream, max_version=(1, 0))
@@ -332,7 +315,7 @@ def _from_capsule(be, capsule, owner) -> ndarray:
 
 # --------------------------------------------------------------------- namespace
 def namespace(api_version: str | None = None):
-    """``x.__array_namespace__()``: the ``ember`` module (Array API 2023.12)."""
+    """``x.__array_namespace__()``: the ``ember`` module (Array API 2024.12)."""
     if api_version is not None and api_version not in API_VERSIONS:
         raise ValueError(
             f"Ember implements the Array API {', '.join(API_VERSIONS)}, not {api_version!r}"
@@ -343,10 +326,8 @@ def namespace(api_version: str | None = None):
 
 
 def to_device(x: ndarray, device, stream=None) -> ndarray:
-    """``x.to_device(device)``: ``x`` itself when ``device`` is where it lives."""
-    if device is None or device == x.device or device == x.backend or device == x.backend.name:
-        return x
-    raise ValueError(
-        f"moving arrays between devices is not supported yet ({x.device.name} -> {device!r}); "
-        "go through the host: ember.asarray(x.to_numpy())"
-    )
+    """``x.to_device(device)``: ``x`` itself when ``device`` is where it lives, else a copy
+    through the host (see :mod:`ember.array.devices`)."""
+    from ember.array.devices import to_device as move
+
+    return move(x, device, stream)

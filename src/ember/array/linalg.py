@@ -71,11 +71,10 @@ _warned: set[str] = set()
 
 def _solver(x: ndarray, what: str):
     """The device solver, or None after warning once that ``what`` runs on the host."""
-    get = getattr(x.backend, "solver", None)
-    solver = get() if get is not None else None
+    solver = x.backend.solver()
     if solver is None and what not in _warned:
         _warned.add(what)
-        reason = getattr(x.backend, "vendor_missing", {}).get("solver")
+        reason = x.backend.vendor_missing.get("solver")
         why = reason or f"the {x.backend.name} backend has no device solver library"
         warnings.warn(
             f"ember.linalg.{what} runs on the host with NumPy ({why}): the operands and "

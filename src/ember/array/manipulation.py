@@ -51,9 +51,13 @@ def copy_into(dst: ndarray, src: Any) -> None:
     _cast(dst.dtype)(src, out=dst)
 
 
-def astype(x: ndarray, dtype: Any, copy: bool = True) -> ndarray:
+def astype(x: ndarray, dtype: Any, /, *, copy: bool = True, device=None) -> ndarray:
     """``x`` converted to ``dtype`` in a new C-contiguous array (``x`` itself when
-    ``copy=False`` and nothing needs converting)."""
+    ``copy=False`` and nothing needs converting), on ``device`` when given."""
+    if device is not None:
+        moved = x.to_device(device)
+        copy = copy and moved is x
+        x = moved
     dt = dtypes.dtype(dtype)
     if not copy and dt is x.dtype:
         return x
@@ -314,6 +318,11 @@ def concatenate(arrays, /, axis: int | None = 0, *, dtype=None) -> ndarray:
     return out
 
 
+def concat(arrays, /, *, axis: int | None = 0) -> ndarray:
+    """The Array API's name of :func:`concatenate`."""
+    return concatenate(arrays, axis=axis)
+
+
 def stack(arrays, /, axis: int = 0) -> ndarray:
     """Join arrays of one shape along a new ``axis``."""
     arrays = list(arrays)
@@ -371,10 +380,15 @@ def tile(x: ndarray, repetitions, /) -> ndarray:
     return reshape(out, tuple(r * n for r, n in zip(reps, base.shape, strict=True)))
 
 
-def repeat(x: ndarray, repeats: int, /, *, axis: int | None = None) -> ndarray:
-    """Each element repeated ``repeats`` times along ``axis`` (flattened by default)."""
+def repeat(x: ndarray, repeats, /, *, axis: int | None = None) -> ndarray:
+    """Each element repeated ``repeats`` times along ``axis`` (flattened by default);
+    ``repeats`` may be an array of one count per element (read to size the result)."""
+    if isinstance(repeats, ndarray):
+        from ember.array.extras import repeat_counts
+
+        return repeat_counts(x, repeats, axis)
     if not isinstance(repeats, int):
-        raise TypeError("repeat: only an integer number of repeats is supported")
+        raise TypeError("repeat: repeats must be an int or an ember array of counts")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     k = _axis(axis, x.ndim)
@@ -396,6 +410,6 @@ def _all_device(arrays, what: str) -> None:
 __all__ = [
     "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
     "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",
-    "broadcast_arrays", "reshape", "concatenate", "stack", "copy_into", "unstack", "roll",
-    "tile", "repeat",
+    "broadcast_arrays", "reshape", "concatenate", "concat", "stack", "copy_into", "unstack",
+    "roll", "tile", "repeat",
 ]  # fmt: skip

@@ -38,6 +38,12 @@ def matmul(x1: ndarray, x2: ndarray, /) -> ndarray:
     ValueError
         For 0-d operands or when the contracted axes differ in length.
     """
+    if type(x1) is ndarray and type(x2) is ndarray and x1._c and x2._c:  # the small-op path
+        run = _FAST.get((x1.dtype, x2.dtype, x1.backend))
+        if run is None:
+            run = _fast_entry(x1, x2)
+        if run and len(x1.shape) == 2 == len(x2.shape) and x1.shape[1] == x2.shape[0] > 0:
+            return run(x1, x2)
     _check(x1, x2, "matmul")
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("matmul: operands must have at least 1 dimension (use * for scalars)")
@@ -55,6 +61,44 @@ def matmul(x1: ndarray, x2: ndarray, /) -> ndarray:
         batch + ((a.shape[-2],) if x1.ndim > 1 else ()) + ((b.shape[-1],) if x2.ndim > 1 else ())
     )
     return out if out.shape == shape else out.reshape(shape)
+
+
+_FAST: dict = {}  # (dtype, dtype, backend) -> the 2-d vendor product, or False
+
+
+def _fast_entry(a: ndarray, b: ndarray):
+    """For C-contiguous 2-d operands of one dtype on a backend with a vendor BLAS: a
+    function doing ``a @ b`` with no layout analysis (``C^T = B^T A^T``, both op N), so a
+    small product costs an allocation and one library call.  False when there is none."""
+    from ember.config import settings
+
+    be, dt = a.backend, a.dtype
+    blas = vendor(be, dt) if b.dtype is dt and b.backend is be else None
+    if blas is None:
+        _FAST[(a.dtype, b.dtype, be)] = False  # (EMBER_BLAS=ember also lands here)
+        return False
+    values, isz, name, stream = settings.values, dt.itemsize, dt.name, be.default_stream
+    pointer, gemm_call = be.native_pointer, blas.gemm
+
+    def run(a: ndarray, b: ndarray) -> ndarray:
+        if values["blas"] != "auto":
+            return _general(a, b)
+        m, k = a.shape
+        n = b.shape[1]
+        out = ndarray((m, n), dt, allocate(be, m * n * isz), be, (n * isz, isz))
+        out._c = True
+        if m and n:
+            gemm_call(name, "N", "N", n, m, k, pointer(b.buffer, b.offset), n, 0,
+                      pointer(a.buffer, a.offset), k, 0, pointer(out.buffer, out.offset), n, 0,
+                      1, stream, values["matmul_tf32"])  # fmt: skip
+        return out
+
+    _FAST[(a.dtype, b.dtype, be)] = run
+    return run
+
+
+def _general(a: ndarray, b: ndarray) -> ndarray:
+    return gemm(a, b, ())
 
 
 def _check(x1, x2, what: str) -> None:
@@ -104,9 +148,8 @@ def vendor(be, dt: dtypes.DType):
 
     if dt.name not in VENDOR_DTYPES or settings.blas == "ember":
         return None
-    get = getattr(be, "blas", None)
-    lib = get() if get is not None else None
-    if lib is None and get is not None:
+    lib = be.blas()
+    if lib is None:
         _warn_missing(be, "blas")
     return lib
 
@@ -116,7 +159,7 @@ _warned: set = set()
 
 def _warn_missing(be, what: str) -> None:
     """Once per backend: the vendor library is absent, Ember's own code runs instead."""
-    reason = getattr(be, "vendor_missing", {}).get(what)
+    reason = be.vendor_missing.get(what)
     if reason and (id(be), what) not in _warned:
         import warnings
 
@@ -186,8 +229,9 @@ def _ember_gemm(a: ndarray, b: ndarray, out: ndarray, batch) -> None:
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     sam, sak = (s // a.dtype.itemsize for s in a.strides[-2:])
     sbk, sbn = (s // b.dtype.itemsize for s in b.strides[-2:])
-    kernel = g.gemm_kernel(compute_dtype(out.dtype), gpu, _fast(a, -1), _fast(b, -1))
-    ts, _, tile, _ = g.geometry(gpu)
+    ct = compute_dtype(out.dtype)
+    kernel = g.gemm_kernel(ct, gpu, _fast(a, -1), _fast(b, -1))
+    ts, _, tile, _ = g.geometry(gpu, ct.itemsize > 4)
     nz = nb0 * nb1
     grid = (-(-n // tile), -(-m // tile), min(nz, 65535))
     args = (_flat(out), _flat(a), _flat(b), m, n, k, sam, sak, sbk, sbn, nz, nb1, sa0, sa1,
@@ -210,7 +254,7 @@ def _usable(x: ndarray, gpu: bool, which: str) -> ndarray:
 
 
 def _is_gpu(be) -> bool:
-    return be.dialect == "cuda" or be.device.extra.get("device_type") == "GPU"
+    return be.device.is_gpu
 
 
 # --------------------------------------------------------------------- the family

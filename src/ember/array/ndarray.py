@@ -20,6 +20,7 @@ import math
 from typing import Any
 
 from ember.dtypes import DType
+from ember.errors import not_on_device  # noqa: F401 - its users import it from here
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import Backend, Buffer
 from ember.tracebacks import api
@@ -258,10 +259,11 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return format(self.to_numpy()[()], spec)  # a 0-d array formats as its number
 
     # ------------------------------------------------------------------ methods
-    def astype(self, dtype, copy: bool = True) -> ndarray:
+    def astype(self, dtype, copy: bool = True, device=None) -> ndarray:
         """The array converted to ``dtype`` (a new array unless ``copy=False`` and the dtype
-        already matches).  Conversions wrap or truncate like NumPy's ``astype``."""
-        return manipulation.astype(self, dtype, copy=copy)
+        already matches), on ``device`` when given.  Conversions wrap or truncate like
+        NumPy's ``astype``."""
+        return manipulation.astype(self, dtype, copy=copy, device=device)
 
     def copy(self) -> ndarray:
         """A C-contiguous copy on the device."""
@@ -543,15 +545,6 @@ def asnumpy(x: Any):
     import numpy as np
 
     return np.asarray(x)
-
-
-def not_on_device(value: Any, where: str) -> TypeError:
-    """The error for host data passed where device memory is needed."""
-    kind = type(value).__module__.split(".")[0] + "." + type(value).__name__
-    return TypeError(
-        f"{where} needs device memory but got a {kind} (host memory); "
-        f"copy it to the device explicitly with ember.asarray(x) first"
-    )
 
 
 # The operations are defined on top of the class (they create arrays): imported last.

@@ -84,7 +84,7 @@ def reciprocal(x):
 
 
 def sign(x):
-    return 1 if x > 0 else (-1 if x < 0 else x)  # 0, -0.0 and NaN are their own sign
+    return 1 if x > 0 else (-1 if x < 0 else x - x)  # +0 for 0 and -0.0 (NumPy 2), NaN
 
 
 # --------------------------------------------------------------------- comparisons, logic
@@ -169,15 +169,15 @@ def shifts(bits: int):
 
 # --------------------------------------------------------------------- min / max
 def maximum(a, b):
-    if a < b or b != b:  # NaN in either propagates
-        return b
-    return a
+    if a > b or a != a:  # NaN in either propagates; ties (0.0, -0.0) give b, as NumPy's
+        return a
+    return b
 
 
 def minimum(a, b):
-    if b < a or b != b:
-        return b
-    return a
+    if a < b or a != a:
+        return a
+    return b
 
 
 def fmax(a, b):

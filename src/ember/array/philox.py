@@ -46,9 +46,12 @@ F64_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
 def mulhilo(m, x):
-    """The high and low 32-bit halves of the 64-bit product ``m * x``."""
-    p = ember.uint64(m) * ember.uint64(x)
-    return ember.uint32(p >> 32), ember.uint32(p & 0xFFFFFFFF)
+    """The high and low 32-bit halves of the 64-bit product ``m * x``.  Written as a high
+    half of a widened product and a separate 32-bit product: NVVM then emits
+    ``mul.wide.u32`` + ``mul.lo.u32`` (one 64-bit product taken apart kept the whole
+    round in 64-bit arithmetic: twice the instructions)."""
+    a = ember.uint32(m)
+    return ember.uint32((ember.uint64(a) * ember.uint64(x)) >> 32), a * x
 
 
 def philox(key, counter):
@@ -61,8 +64,8 @@ def philox(key, counter):
     k1 = ember.uint32(key[1])
     for r in range(ROUNDS):
         if r > 0:  # bump the key before every round but the first (Random123's order)
-            k0 = ember.uint32(ember.uint64(k0) + W0)
-            k1 = ember.uint32(ember.uint64(k1) + W1)
+            k0 = k0 + ember.uint32(W0)  # uint32 arithmetic wraps
+            k1 = k1 + ember.uint32(W1)
         h0, l0 = mulhilo(M0, c0)
         h1, l1 = mulhilo(M1, c2)
         c0, c1, c2, c3 = h1 ^ c1 ^ k0, l1, h0 ^ c3 ^ k1, l0

@@ -162,12 +162,21 @@ _DISTS = {
 
 
 @functools.cache
-def fill_kernel(dist: str, size: int) -> tuple[Kernel, int]:
-    """The kernel writing draws of ``dist`` (and its values per block)."""
+def fill_kernel(dist: str, size: int, staged=None) -> tuple[Kernel, int]:
+    """The kernel writing draws of ``dist`` (and its values per block); ``staged``: the
+    dtype of a shared-memory tile the values pass through (GPUs), or None."""
     fn, per = _DISTS[(dist, size)]
-    k = _fill(fn, per)
-    k.__name__ = k.__qualname__ = f"rng_{dist}{size * 8 or ''}"
+    k = _fill(fn, per) if staged is None else _fill_staged(fn, per, staged)
+    k.__name__ = k.__qualname__ = f"rng_{dist}{size * 8 or ''}{'_staged' if staged else ''}"
     return Kernel(k), per
+
+
+def staging(be, dt: dtypes.DType):
+    """The tile dtype for draws of ``dt`` on ``be``: GPUs stage 4- and 8-byte values through
+    shared memory so that each warp's stores are contiguous (a thread's own values are
+    ``P`` apart from its neighbours'), CPU devices write directly."""
+    gpu = be.dialect == "cuda" or be.device.extra.get("device_type") == "GPU"
+    return dt if gpu and dt.itemsize >= 4 else None
 
 
 def _fill(DIST, PER):
@@ -193,25 +202,60 @@ def _fill(DIST, PER):
     return fill
 
 
+def _fill_staged(DIST, PER, ST):
+    """As ``_fill``, but a work-group's values go through a shared tile and leave it in
+    order: value ``i`` is the same, the stores are coalesced (blocks of <= BLOCK threads)."""
+
+    def fill(out, n, k0, k1, base_lo, base_hi, p0, p1):
+        tile = ember.shared(BLOCK * PER, ST)
+        blocks = (n + PER - 1) // PER
+        t = ember.thread_idx.x
+        bd = ember.block_dim.x
+        first = ember.block_idx.x * bd
+        while first < blocks:
+            b = first + t
+            if b < blocks:
+                c0, c1, c2, c3 = ph.block_counter(base_lo, base_hi, b)
+                w0, w1, w2, w3 = ph.philox((k0, k1), (c0, c1, c2, c3))
+                v0, v1, v2, v3 = DIST(w0, w1, w2, w3, p0, p1)
+                tile[t * PER] = ST(v0)
+                if PER > 1:
+                    tile[t * PER + 1] = ST(v1)
+                if PER > 2:
+                    tile[t * PER + 2] = ST(v2)
+                    tile[t * PER + 3] = ST(v3)
+            ember.barrier()
+            start = first * PER
+            for j in range(PER):  # contiguous across the threads of a warp
+                i = start + j * bd + t
+                if i < n:
+                    out[i] = tile[j * bd + t]
+            ember.barrier()
+            first += ember.grid_dim.x * bd
+
+    return fill
+
+
 # --------------------------------------------------------------------- permutations
-def feistel(x, half, mask, k0, k1, salt):
+def feistel(x, half, mask, k0, k1, lo, hi):
     """One pass of a ``FEISTEL_ROUNDS``-round balanced Feistel network on ``2 * half``
-    bits: a bijection of ``[0, 2**(2 half))`` keyed by ``(k0, k1, salt)``."""
+    bits: a bijection of ``[0, 2**(2 half))`` keyed by ``(k0, k1)`` and the stream block
+    ``(lo, hi)`` the permutation took."""
     left = ember.uint32(x >> half)
     right = ember.uint32(x & mask)
     for r in range(FEISTEL_ROUNDS):
-        f, _, _, _ = ph.philox((k0, k1), (right, r, salt, 0x5EED))
+        f, _, _, _ = ph.philox((k0, k1), (right, r, lo, hi))
         left, right = right, ember.uint32((left ^ f) & mask)
     return (ember.uint64(left) << half) | ember.uint64(right)
 
 
 def _permute():
-    def permute(out, n, half, mask, k0, k1, salt):
+    def permute(out, n, half, mask, k0, k1, lo, hi):
         i = ember.global_id()
         while i < n:
-            x = feistel(ember.uint64(i), half, mask, k0, k1, salt)
+            x = feistel(ember.uint64(i), half, mask, k0, k1, lo, hi)
             while x >= ember.uint64(n):  # cycle walking: stays a bijection of [0, n)
-                x = feistel(x, half, mask, k0, k1, salt)
+                x = feistel(x, half, mask, k0, k1, lo, hi)
             out[i] = out.dtype(x)
             i += ember.global_size()
 
@@ -270,9 +314,10 @@ class Generator:
     def _draw(self, dist: str, size, dt: dtypes.DType, p0, p1) -> ndarray:
         from ember.array.creation import empty
 
-        kernel, per = fill_kernel(dist, dt.itemsize if dt.is_float else 0)
         shape = () if size is None else normalize_shape(size)
         out = empty(shape, dt)
+        kernel, per = fill_kernel(dist, dt.itemsize if dt.is_float else 0,
+                                  staging(out.backend, dt))  # fmt: skip
         n = out.size
         blocks = -(-n // per)
         lo, hi = self._take(blocks)
@@ -409,35 +454,37 @@ class Generator:
             raise ValueError("permutation: n must be non-negative")
         out = empty(n, dtypes.int64)
         half = (max(2, (max(n - 1, 1)).bit_length()) + 1) // 2
-        lo, _ = self._take(1)  # a fresh block of the stream keys each permutation
+        lo, hi = self._take(1)  # a fresh block of the stream keys each permutation
         if n:
             grid, block = _grid(n)
-            permute_kernel[grid, block](out, n, half, (1 << half) - 1, self.key[0], self.key[1], lo)
+            permute_kernel[grid, block](
+                out, n, half, (1 << half) - 1, self.key[0], self.key[1], lo, hi
+            )
         return out
 
     def _weighted(self, n: int, shape, p, replace: bool) -> ndarray:
-        import numpy as np
-
-        from ember.array.creation import asarray, empty
+        """Inverse-CDF sampling: the first index whose cumulative probability exceeds a
+        uniform draw (a scan and a binary search on the device)."""
+        from ember.array.creation import asarray
+        from ember.array.search import searchsorted
+        from ember.array.ufuncs import divide, less, minimum
 
         if not replace:
             raise NotImplementedError(
                 "choice(replace=False, p=...) is not supported yet; use replace=True, or "
                 "sample a permutation of the indices"
             )
-        # the CDF of p is small (one value per population element) and computed on the host
-        probs = np.asarray(p.to_numpy() if isinstance(p, ndarray) else p, np.float64)
+        probs = p if isinstance(p, ndarray) else asarray(p, dtypes.float64)
         if probs.shape != (n,):
             raise ValueError(f"choice: p must have {n} entries, got shape {probs.shape}")
-        if (probs < 0).any() or not np.isclose(probs.sum(), 1.0, atol=1e-8):
+        probs = probs.astype(dtypes.float64, copy=False)
+        total = float(ember.sum(probs))  # the checks NumPy makes read two numbers
+        if bool(ember.any(less(probs, 0))) or abs(total - 1.0) > 1e-8:
             raise ValueError("choice: probabilities must be non-negative and sum to 1")
-        cdf = asarray(np.cumsum(probs) / probs.sum())
-        u = self.random(shape)
-        out = empty(shape, dtypes.int64)
-        if out.size:
-            grid, block = _grid(out.size)
-            search_kernel[grid, block](out.reshape(-1), u.reshape(-1), cdf)
-        return out
+        cdf = divide(ember.cumulative_sum(probs), total)
+        u = self.random(shape).reshape(-1)
+        index = minimum(searchsorted(cdf, u, side="right"), n - 1)  # cdf[-1] may round < 1
+        return index.astype(dtypes.int64, copy=False).reshape(shape)
 
     def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` independent generators (keys derived from this one's)."""
@@ -447,28 +494,6 @@ class Generator:
         self._salt += 1
         words = seq.generate_state(2 * n_children, np.uint32)
         return [Generator((int(words[2 * i]), int(words[2 * i + 1]))) for i in range(n_children)]
-
-
-def _search():
-    def search(out, u, cdf):
-        """``out[i]``: the first index whose CDF exceeds ``u[i]`` (binary search)."""
-        i = ember.global_id()
-        while i < out.shape[0]:
-            lo = 0
-            hi = cdf.shape[0] - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if cdf[mid] > u[i]:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            out[i] = lo
-            i += ember.global_size()
-
-    return search
-
-
-search_kernel = Kernel(_search())
 
 
 def _take_rows(x: ndarray, index: ndarray, axis: int) -> ndarray:

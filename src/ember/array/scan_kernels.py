@@ -48,10 +48,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import ember
 from ember import dtypes
-from ember.compiler.kernel import Kernel
+from ember.compiler import kernel as compiled  # a module: ember.kernel may be importing us
+
+if TYPE_CHECKING:
+    from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
 
 WINDOW = 32  # tiles inspected per step of the look-back
@@ -89,7 +93,7 @@ def atomic_storage(ct: DType) -> DType:
 
 def _named(fn, name: str) -> Kernel:
     fn.__name__ = fn.__qualname__ = name
-    return Kernel(fn)
+    return compiled.Kernel(fn)
 
 
 def _name(prefix: str, op, ct: DType, g: Geometry) -> str:

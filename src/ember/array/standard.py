@@ -1,6 +1,6 @@
 """Ember's standard precompiled set: the array kernels common programs run first.
 
-``ember precompile`` (:mod:`ember.cache.precompile`) specializes every
+``ember precompile`` (:mod:`ember.precompile`) specializes every
 ``(kernel, example_args)`` pair :func:`standard_kernels` yields, so that
 ``import ember; x = ember.ones(n); y = x * 2 + 1`` in a fresh process compiles nothing.
 

@@ -188,7 +188,11 @@ def where(condition, x1=_NO, x2=_NO, /, *, out=None):
 
 
 def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
-    """``x`` limited to ``[min, max]`` (either may be None); NaN stays NaN."""
+    """``x`` limited to ``[min, max]`` (either may be None); NaN in ``x`` or a bound gives
+    NaN.  Python int bounds beyond an integer ``x``'s range are clamped to it (NumPy 2's
+    rule: ``clip(uint8_array, -1, 300)`` keeps uint8 and changes nothing)."""
+    if getattr(x, "dtype", None) is not None and getattr(x.dtype, "is_integer", False):
+        min, max = _in_range(min, x.dtype), _in_range(max, x.dtype)
     if min is None and max is None:
         return x.copy() if out is None else _copy_into(x, out)
     if max is None:
@@ -196,6 +200,16 @@ def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
     if min is None:
         return minimum(x, max, out=out)
     return _clip(x, min, max, out=out)
+
+
+def _in_range(bound, dt):
+    """A Python int bound clamped to the range of the integer dtype ``dt``."""
+    if type(bound) is not int:
+        return bound
+    from ember.array.info import iinfo
+
+    info = iinfo(dt)
+    return min(info.max, max(info.min, bound))
 
 
 def imag(x, /):

@@ -37,11 +37,11 @@ from typing import Any
 from ember.cache import key as keymod
 from ember.cache import memory
 from ember.cache.entry import CorruptEntry, Entry
+from ember.codegen import dialects
 from ember.errors import EmberError
 
 BUNDLE_FORMAT = "ember-bundle"
 BUNDLE_VERSION = 1
-_SOURCE_EXT = {"cuda": "cu", "opencl": "cl"}
 
 
 class BundleError(EmberError):
@@ -99,7 +99,7 @@ def write_bundle(path: str | os.PathLike, entries: Iterable[Entry]) -> str:
 
     items, files = [], {}
     for e in sorted(entries, key=lambda e: e.key):
-        ext = _SOURCE_EXT.get(e.meta.get("dialect", ""), "c")
+        ext = dialects.source_suffix(e.meta.get("dialect", ""))[1:]
         binary, source = f"binaries/{e.key}.bin", f"sources/{e.key}.{ext}"
         items.append({
             "key": e.key, "parts": e.parts, "meta": e.meta, "binary": binary,

@@ -35,10 +35,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ember.cache.entry import CorruptEntry, Entry
+from ember.codegen import dialects
 
 LAYOUT = "v1"
 SUFFIX = ".ember"
-_SOURCE_SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
 _EVICT_EVERY = 32  # a process considers evicting at its 1st, 33rd... store
 _EVICT_PERIOD_S = 600.0  # and evicts if no process did for this long
 _STALE_TMP_S = 3600.0  # temporary files older than this are debris of a crashed writer
@@ -140,7 +140,7 @@ class DiskCache:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             atomic_write(path, entry.to_bytes())
-            suffix = _SOURCE_SUFFIX.get(dialect, ".c")
+            suffix = dialects.source_suffix(dialect)
             atomic_write(path[: -len(SUFFIX)] + suffix, entry.source.encode())
         except OSError as exc:
             self._write_failed(exc)
@@ -220,7 +220,7 @@ class DiskCache:
 
     def remove(self, key: str) -> None:
         stem = self.path(key)[: -len(SUFFIX)]
-        for suffix in (SUFFIX, *_SOURCE_SUFFIX.values(), ".c"):
+        for suffix in {SUFFIX, ".c", *map(dialects.source_suffix, dialects.names())}:
             with contextlib.suppress(OSError):
                 os.remove(stem + suffix)
 

@@ -118,8 +118,8 @@ def make_meta(name: str, pyname: str, abi: list, backend) -> dict:
         "name": name,
         "pyname": pyname,
         "abi": [abi_record(p) for p in abi],
-        "dialect": backend.dialect,
-        "binary_kind": getattr(backend, "binary_kind", "?"),
+        "dialect": backend.dialect.name,
+        "binary_kind": backend.binary_kind,
         "device": backend.device.name,
         "created": round(time.time(), 3),
     }

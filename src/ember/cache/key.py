@@ -30,6 +30,7 @@ import json
 import os
 import threading
 import types
+import weakref
 from typing import Any
 
 from ember._version import __version__
@@ -77,6 +78,21 @@ def _hash_sources(package: str) -> str:
             h.update(os.path.relpath(path, package).replace(os.sep, "/").encode() + b"\0")
             h.update(f.read() + b"\0")
     return f"{__version__}+{h.hexdigest()[:16]}"
+
+
+_versions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def versions(backend) -> dict:
+    """The backend's library versions (read once per backend; {} if it cannot say)."""
+    if backend is None:
+        return {}
+    if backend not in _versions:
+        try:
+            _versions[backend] = dict(backend.library_versions())
+        except Exception:  # a backend that cannot say: the key just omits it
+            _versions[backend] = {}
+    return _versions[backend]
 
 
 def key_parts(deps: str, arg_types, target, options, versions: dict, codegen: dict) -> dict:

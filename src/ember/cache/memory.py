@@ -84,7 +84,7 @@ def lookup(key: str, backend) -> Hit | None:
 def store(entry: Entry, backend) -> None:
     """Keep a newly compiled entry: in the disk cache (when enabled) and active recorders."""
     cache = disk.current()
-    if cache is not None and cache.store(entry, backend.dialect):
+    if cache is not None and cache.store(entry, backend.dialect.name):
         stats.stores += 1
     note(entry)
 
@@ -111,9 +111,8 @@ def discard(key: str) -> None:
 def environment(backend) -> dict:
     """The parts of a key that describe this process and device (not a kernel)."""
     from ember.cache import key as keymod
-    from ember.compiler import driver
 
-    probe = keymod.key_parts("", [], driver.target_of(backend), (), driver.versions(backend), {})
+    probe = keymod.key_parts("", [], backend.target, (), keymod.versions(backend), {})
     return {k: probe[k] for k in ("format", "ember", "target", "versions")}
 
 

@@ -96,10 +96,3 @@ def kernel_abi(fn: ir.Function, dialect: Dialect) -> list[AbiParam]:
             AbiParam("em_kid", "kid", dtypes.uint32, -1, ()),
         ]
     return out
-
-
-def backend_params(abi: list[AbiParam]) -> tuple:
-    """The parameter list for :meth:`~ember.runtime.backend.Module.function`."""
-    from ember.runtime.backend import PTR
-
-    return tuple(PTR if p.dtype is None else p.dtype for p in abi)

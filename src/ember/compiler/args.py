@@ -12,8 +12,9 @@ Packing
     :func:`make_packer` writes a Python function for one specialization that turns the
     arguments into the backend's native values, following :mod:`ember.codegen.abi`.
 
-Foreign arrays: on CUDA, any object with ``__cuda_array_interface__`` (CuPy, PyTorch, Numba)
-or ``__dlpack__`` on a CUDA device is passed by its device address, without a copy.
+Foreign arrays: any object with ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) or
+``__dlpack__`` on a device is passed by its device address, without a copy, to a backend
+whose ``foreign_device_types`` holds its DLPack device type (CUDA).
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ import ctypes
 from typing import Any
 
 from ember import dtypes
-from ember.array.ndarray import ndarray
-from ember.codegen import dialects
 from ember.codegen.abi import AbiParam
 from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, Tuple, Type, scalar
+from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
+from ember.runtime.backend import DL_CPU, DL_CUDA
 
 
 class Slow(Exception):
@@ -55,7 +56,7 @@ def _scalar_types() -> dict[type, Type]:
 SCALARS = _scalar_types()
 
 
-def layout(a: ndarray) -> str:
+def layout(a) -> str:
     """``"C"`` for a C-contiguous view, ``"A"`` for other strides, ``""`` when misaligned."""
     shape, strides, step = a.shape, a.strides, a.dtype.itemsize
     if a.offset % step:
@@ -74,9 +75,10 @@ def layout(a: ndarray) -> str:
 def signature(args: tuple) -> tuple:
     """The hashable key of the argument types (raises :class:`Slow` for unusual ones)."""
     key = []
+    array = argtypes.ARRAY
     for a in args:
         t = type(a)
-        if t is ndarray:
+        if t is array:
             key.append((a.dtype, len(a.shape), layout(a), a.backend))
         elif t in SCALARS:
             key.append(t)
@@ -91,12 +93,14 @@ def signature(args: tuple) -> tuple:
 
 
 class ForeignArray:
-    """A CUDA array of another library, seen through its interface (no copy)."""
+    """A device array of another library, seen through its interface (no copy);
+    ``device_type`` is its DLPack device type (``None``: a host stand-in for inspection)."""
 
-    __slots__ = ("ptr", "shape", "strides", "dtype", "offset", "owner")
+    __slots__ = ("ptr", "shape", "strides", "dtype", "offset", "owner", "device_type")
 
-    def __init__(self, ptr: int, shape, strides, dtype, owner):
+    def __init__(self, ptr: int, shape, strides, dtype, owner, device_type=DL_CUDA):
         self.ptr = ptr
+        self.device_type = device_type
         self.shape = tuple(shape)
         item = dtype.itemsize
         if strides is None:
@@ -111,7 +115,9 @@ class ForeignArray:
 
 
 def foreign(value: Any) -> ForeignArray | None:
-    """``value`` as a :class:`ForeignArray` if it exposes CUDA memory, else None."""
+    """``value`` as a :class:`ForeignArray` if it exposes device memory (the CUDA Array
+    Interface, or DLPack on any device but the host's), else None.  Whether the kernel's
+    backend can use it is the backend's ``foreign_device_types``."""
     cai = getattr(value, "__cuda_array_interface__", None)
     if isinstance(cai, dict):
         import numpy as np
@@ -120,8 +126,8 @@ def foreign(value: Any) -> ForeignArray | None:
         return ForeignArray(int(cai["data"][0]), cai["shape"], cai.get("strides"), dt, value)
     if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
         device_type, _ = value.__dlpack_device__()
-        if int(device_type) in (2, 13):  # kDLCUDA, kDLCUDAManaged
-            return _from_dlpack(value)
+        if int(device_type) != DL_CPU:  # host memory: copied explicitly (ember.asarray)
+            return _from_dlpack(value, int(device_type))
     return None
 
 
@@ -138,7 +144,7 @@ class _DLTensor(ctypes.Structure):
 _DL_KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
 
 
-def _from_dlpack(value: Any) -> ForeignArray:
+def _from_dlpack(value: Any, device_type: int) -> ForeignArray:
     capsule = value.__dlpack__()
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
@@ -149,7 +155,8 @@ def _from_dlpack(value: Any) -> ForeignArray:
     dt = dtypes.bool_ if kind == "bool" else dtypes.dtype(f"{kind}{t.bits}")
     shape = [t.shape[k] for k in range(t.ndim)]
     strides = [t.strides[k] * dt.itemsize for k in range(t.ndim)] if t.strides else None
-    return ForeignArray((t.data or 0) + t.byte_offset, shape, strides, dt, (value, capsule))
+    ptr = (t.data or 0) + t.byte_offset
+    return ForeignArray(ptr, shape, strides, dt, (value, capsule), device_type)
 
 
 # ------------------------------------------------------------------------- typing
@@ -160,7 +167,7 @@ def arg_type(value: Any) -> Type:
     t = type(value)
     if t in SCALARS:
         return SCALARS[t]
-    if isinstance(value, ndarray | ForeignArray):
+    if isinstance(value, ForeignArray) or argtypes.is_array(value):
         kind = layout(value)  # type: ignore[arg-type]
         if not kind:
             raise ArgProblem(
@@ -190,7 +197,7 @@ def arg_type(value: Any) -> Type:
 # ------------------------------------------------------------------------- packing
 
 
-def _native(p: AbiParam, foreign_args: set[int], cuda: bool) -> str:
+def _native(p: AbiParam, foreign_args: set[int], offsets: bool) -> str:
     """The Python expression of one native argument value (see :mod:`ember.codegen.abi`)."""
     if p.kind in _HIDDEN:
         return _HIDDEN[p.kind]
@@ -200,9 +207,10 @@ def _native(p: AbiParam, foreign_args: set[int], cuda: bool) -> str:
     if p.kind == "data":
         if p.arg in foreign_args:
             return f"{v}.ptr"
-        # Buffer.handle is the device address (CUDA) / cl.Buffer (OpenCL): the value
-        # backend.native_pointer(buffer, offset) gives, without its checks on the hot path
-        return f"{v}.buffer.handle + {v}.offset" if cuda else f"{v}.buffer.handle"
+        # the value backend.native_pointer(buffer, offset) gives, without its checks on the
+        # hot path: with the offset folded in (a dialect without separate offsets runs on a
+        # backend with pointer_offsets: Buffer.handle is the address), else the buffer
+        return f"{v}.buffer.handle" if offsets else f"{v}.buffer.handle + {v}.offset"
     if p.kind == "start":
         return f"{v}.offset // {p.itemsize}"
     if p.kind == "shape":
@@ -252,8 +260,8 @@ def make_packer(
     """A function ``pack(*args) -> tuple`` of native values for one specialization.
 
     ``hidden``: the values of a failing kernel's hidden arguments (``_em_claim``...)."""
-    cuda = not dialects.get(backend.dialect).separate_offsets  # address + offset
-    values = "".join(f"        {_native(p, foreign_args, cuda)},\n" for p in abi)
+    offsets = backend.dialect.separate_offsets
+    values = "".join(f"        {_native(p, foreign_args, offsets)},\n" for p in abi)
     params = ", ".join(f"a{i}" for i in range(nargs))
     source = f"def pack({params}):\n    return (\n{values}    )\n"
     namespace: dict[str, Any] = dict(hidden or {})
@@ -275,9 +283,9 @@ def make_runner(
     A kernel that can fail (``hidden`` given) also reports an earlier launch's failure
     before launching and books the launch for the error check after it
     (:mod:`ember.diagnostics.errors`)."""
-    cuda = not dialects.get(backend.dialect).separate_offsets  # address + offset
+    offsets = backend.dialect.separate_offsets
     namespace: dict[str, Any] = {
-        "_nd": ndarray,
+        "_nd": argtypes.ARRAY,
         "_be": backend,
         "_launch": launch,
         "_note": note_uses,
@@ -288,7 +296,7 @@ def make_runner(
         guard = "False"
     else:
         guard = " and ".join(_guard(i, t, namespace) for i, t in enumerate(types)) or "True"
-    values = "".join(f"            {_native(p, foreign_args, cuda)},\n" for p in abi)
+    values = "".join(f"            {_native(p, foreign_args, offsets)},\n" for p in abi)
     names = "".join(f"a{i}, " for i in range(nargs))
     source = (
         "def run(grid, block, shared_mem, stream, args):\n"

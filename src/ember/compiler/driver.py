@@ -26,7 +26,6 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,42 +43,24 @@ from ember.errors import CompileError, InternalError, UnsupportedFeatureError
 from ember.frontend import ir, passes
 from ember.frontend.capture import Captured
 from ember.frontend.typer import TypingContext, type_program
-from ember.frontend.types import CUDA_FEATURES, Target, Type
+from ember.frontend.types import Target, Type
 from ember.runtime.allocator import note_uses
-
-_targets: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # backend -> Target
+from ember.runtime.backend import PTR
 
 
 def target_of(backend) -> Target:
-    """The :class:`Target` of a backend's device (features read once per backend)."""
-    found = _targets.get(backend)
-    if found is not None:
-        return found
-    dev = backend.device
-    if backend.dialect == "cuda":
-        target = Target("cuda", dev.arch, dev.warp_size or 32, CUDA_FEATURES)
-    else:
-        extra = dev.extra or {}
-        exts = set(extra.get("extensions", ()))
-        features = {
-            name for name in ("fp64", "fp16", "int64_atomics", "subgroups") if extra.get(name)
-        }
-        if "cl_khr_subgroup_shuffle" in exts:
-            features.add("subgroup_shuffle")
-        if "cl_khr_subgroup_shuffle_relative" in exts:
-            features.add("subgroup_shuffle_relative")
-        target = Target(backend.dialect, None, dev.warp_size or 1, frozenset(features))
-    _targets[backend] = target
-    return target
+    """The :class:`Target` of a backend's device (:attr:`Backend.target`)."""
+    return backend.target
 
 
-def default_target(dialect: str) -> Target:
-    """A target for generating source without a device (CUDA: sm_90; others: what the
-    dialect says to assume, e.g. OpenCL like PoCL)."""
-    if dialect == "cuda":
-        return Target("cuda", "sm_90", 32, CUDA_FEATURES)
-    d = dialects.get(dialect)
-    return Target(dialect, None, d.offline_warp_size, d.offline_features)
+def default_target(dialect_name: str) -> Target:
+    """A target for generating source without a device: the dialect's typical device
+    (CUDA: sm_90; OpenCL: like PoCL's CPU device)."""
+    d = dialects.get(dialect_name)
+    return Target(
+        d.name, d.offline_arch, d.offline_warp_size, d.offline_features,
+        device=f"the default {d.name} target", feature_names=d.feature_names,
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------------- stages
@@ -105,12 +86,11 @@ def source_of(program: ir.Program, target: Target) -> str:
     ``float64`` value, a Python float argument) on a device without it."""
     emitter = Emitter(program, dialects.get(target.dialect))
     source = emitter.source()
-    if target.dialect == "opencl" and "fp64" in emitter.h.features and not target.has("fp64"):
+    if "fp64" in emitter.h.features and not target.has("fp64"):
         raise UnsupportedFeatureError(
             f"kernel '{program.kernel.pyname}' uses float64 (a float64 array or value, or a "
-            "Python float argument or variable), but this OpenCL device has no double "
-            "precision (cl_khr_fp64)\n  hint: pass numpy.float32(...) for Python floats "
-            "and use float32 arrays"
+            f"Python float argument or variable), but {target.lacks('fp64', 'double precision')}"
+            "\n  hint: pass numpy.float32(...) for Python floats and use float32 arrays"
         )
     return source
 
@@ -122,7 +102,8 @@ def build(backend, source: str, name: str, options: tuple[str, ...]) -> bytes:
         return backend.compile(source, name, options)
     except CompileError as exc:
         raise InternalError(
-            f"the {backend.dialect} code Ember generated for kernel {name!r} does not compile.\n"
+            f"the {backend.dialect.name} code Ember generated for kernel {name!r} does not "
+            "compile.\n"
             f"Compiler log:\n{exc.log or exc}\n\nGenerated source:\n{_numbered(source)}"
         ) from exc
 
@@ -222,10 +203,10 @@ def _compile(cap, arg_types, backend, options, captures, target, checks) -> Spec
     name = program.kernel.name
     binary = build(backend, source, name, options)
     t3 = time.perf_counter()
-    if backend.dialect == "cuda":
-        dump("ptx", cap.name, lambda: ptx_of(source, target.arch or "sm_90", name, options))
+    if "ptx" in backend.offline_stages:
+        dump("ptx", cap.name, lambda: offline_stage(backend, "ptx", source, target, name, options))
     abi = abi_mod.kernel_abi(program.kernel, dialects.get(target.dialect))
-    function = backend.load_module(binary).function(name, abi_mod.backend_params(abi))
+    function = backend.load_module(binary).function(name, backend_params(abi))
     t4 = time.perf_counter()
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)
     spec = Specialization(name, program, source, abi, binary, function, backend, "", timings)
@@ -242,7 +223,7 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
     try:
         abi = entry.abi()
         module = hit.module if hit.module is not None else backend.load_module(entry.binary)
-        function = module.function(entry.name, abi_mod.backend_params(abi))
+        function = module.function(entry.name, backend_params(abi))
     except Exception as exc:  # a damaged or foreign binary must never be fatal
         warnings.warn(
             f"the cached binary of kernel {entry.pyname!r} (key {entry.key[:12]}, from "
@@ -263,11 +244,15 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
     return spec
 
 
-def ptx_of(source: str, arch: str, name: str, options: tuple[str, ...] = ()) -> str:
-    """The PTX NVRTC makes from ``source`` (for inspection; needs no GPU)."""
-    from ember.compiler.nvrtc import compile_program
+def backend_params(abi: list[abi_mod.AbiParam]) -> tuple:
+    """The parameter list for :meth:`~ember.runtime.backend.Module.function`."""
+    return tuple(PTR if p.dtype is None else p.dtype for p in abi)
 
-    return compile_program(source, arch, name, options, output="ptx").binary.decode()
+
+def offline_stage(toolchain, stage: str, source: str, target: Target, name: str, options=()):
+    """Stage ``stage`` of ``source`` from ``toolchain`` (a backend or backend class) without
+    a device (:meth:`~ember.runtime.backend.Backend.inspect_offline`: PTX from NVRTC...)."""
+    return toolchain.inspect_offline(stage, source, target, name, tuple(options))
 
 
 def dump(stage: str, kernel: str, text) -> None:
@@ -286,19 +271,5 @@ def cache_parts(
     computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
     deps = keymod.dependencies(cap, captures)
     codegen = {"boundscheck": bool(checks)}
-    return keymod.key_parts(deps, arg_types, target, options, versions(backend), codegen)
-
-
-_versions_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def versions(backend) -> dict:
-    """The backend's library versions (read once per backend; {} if it cannot say)."""
-    if backend is None:
-        return {}
-    if backend not in _versions_cache:
-        try:
-            _versions_cache[backend] = dict(backend.library_versions())
-        except Exception:  # a backend that cannot say: the key just omits it
-            _versions_cache[backend] = {}
-    return _versions_cache[backend]
+    versions = keymod.versions(backend)
+    return keymod.key_parts(deps, arg_types, target, options, versions, codegen)

@@ -29,9 +29,10 @@ from typing import Any
 from ember.compiler import args as argmod
 from ember.compiler import driver, freshness
 from ember.diagnostics import errors as errmod
-from ember.errors import ArgumentError, EmberError, LaunchError
+from ember.errors import ArgumentError, LaunchError
 from ember.frontend import diagnostics, ir
 from ember.frontend.capture import Captured, capture
+from ember.runtime import argtypes
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
 from ember.tracebacks import api, hide_internal_frames
@@ -166,11 +167,7 @@ class Kernel:
 
     def _foreign(self, args: tuple):
         for a in args:
-            f = (
-                None
-                if type(a) in argmod.SCALARS or isinstance(a, argmod.ndarray)
-                else argmod.foreign(a)
-            )
+            f = None if type(a) in argmod.SCALARS or argtypes.is_array(a) else argmod.foreign(a)
             yield a if f is None else f
 
     def _compile(self, types, backend, foreign) -> driver.Specialization:
@@ -249,10 +246,10 @@ class Kernel:
                 foreign.add(i)
             elif hasattr(a, "backend"):
                 backends.add(a.backend)
-        backend = self._backend(backends, foreign) if need_backend else None
+        backend = self._backend(backends, foreign, args) if need_backend else None
         return types, backend, foreign
 
-    def _backend(self, backends: set, foreign: set):
+    def _backend(self, backends: set, foreign: set, args: tuple):
         if len(backends) > 1:
             names = ", ".join(sorted(b.name for b in backends))
             raise self._arg_error(
@@ -261,12 +258,15 @@ class Kernel:
                 "put every array on one device",
             )
         backend = backends.pop() if backends else registry.get()
-        if foreign and backend.dialect != "cuda":
+        kinds = {args[i].device_type for i in foreign} - {None}  # None: NumPy stand-ins
+        alien = sorted(kinds - backend.foreign_device_types)
+        if alien:
             raise self._arg_error(
                 None,
-                "arrays of other libraries (__cuda_array_interface__ / "
-                "DLPack) can only be passed on the CUDA backend",
-                None,
+                f"arrays of other libraries (__cuda_array_interface__ / DLPack) on DLPack "
+                f"device type {', '.join(map(str, alien))} cannot be passed on the "
+                f"{backend.label or backend.name} backend",
+                "copy them into ember arrays, or select the backend of their device",
             )
         return backend
 
@@ -298,24 +298,21 @@ class Kernel:
         if self._recheck:
             self._revalidate()
         types, target, backend = self._inspect_types(args, dialect)
-        if stage == "cubin-info":
-            return self._cubin_info(args, types, target, backend)
-        if stage in ("sass", "resources"):
-            from ember.diagnostics import inspect as inspection
+        if stage in ("ir", "source"):
+            program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
+            return ir.dump(program) if stage == "ir" else driver.source_of(program, target)
+        from ember.diagnostics import inspect as inspection
 
-            return getattr(inspection, stage)(self, args, types, target, backend)
+        on_device = inspection.on_device(args, backend)
+        return inspection.stage(
+            stage, target, backend if on_device else None, lambda: self.dispatch(tuple(args)),
+            lambda: self._generate(types, target), self.options,
+        )  # fmt: skip
+
+    def _generate(self, types, target) -> tuple[str, str]:
+        """The C source for ``types`` on ``target`` and the kernel's C name."""
         program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
-        if stage == "ir":
-            return ir.dump(program)
-        source = driver.source_of(program, target)
-        if stage == "source":
-            return source
-        if target.dialect != "cuda":
-            raise EmberError(
-                f"stage 'ptx' needs the CUDA dialect; this kernel targets "
-                f"{target.dialect} (pass dialect='cuda')"
-            )
-        return driver.ptx_of(source, target.arch or "sm_90", program.kernel.name, self.options)
+        return driver.source_of(program, target), program.kernel.name
 
     def _inspect_types(self, args: tuple, dialect: str | None):
         import numpy as np
@@ -326,25 +323,6 @@ class Kernel:
             return types, driver.target_of(backend), backend
         return types, driver.default_target(dialect), None
 
-    def _cubin_info(self, args, types, target, backend) -> dict[str, Any]:
-        if target.dialect != "cuda":
-            raise EmberError("stage 'cubin-info' needs the CUDA dialect")
-        if (
-            backend is not None
-            and backend.dialect == "cuda"
-            and not any(type(a).__module__ == "numpy" for a in args)
-        ):
-            spec = self.dispatch(tuple(args))
-            info = {"bytes": len(spec.binary), "arch": target.arch, **spec.timings}
-            attributes = getattr(spec.function, "attributes", None)
-            return {**info, **(attributes() if attributes else {})}
-        from ember.compiler.nvrtc import compile_program
-
-        program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
-        source = driver.source_of(program, target)
-        out = compile_program(source, target.arch or "sm_90", program.kernel.name, self.options)
-        return {"bytes": len(out.binary), "arch": target.arch, "log": out.log}
-
     @api
     def report(self, *args, dialect: str | None = None, block=None) -> list:
         """The slow paths this kernel pulls in for arguments like ``args``, as data: a list
@@ -352,9 +330,22 @@ class Kernel:
         warning; ``[]`` when there are none).  ``block`` adds the occupancy of that block
         size; ``dialect`` (or NumPy arrays) analyses the generated code without a device
         (CUDA: sm_90, compiled by NVRTC for its resource usage)."""
-        from ember.diagnostics.report import kernel_report
+        from ember.diagnostics import inspect as inspection
+        from ember.diagnostics import report
 
-        return kernel_report(self, args, dialect, block)
+        types, target, backend = self._inspect_types(tuple(args), dialect)
+        if inspection.on_device(args, backend):
+            return report.spec_items(self.dispatch(tuple(args)), block)
+        program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
+        device = backend.device if backend is not None else None
+        items = report.for_device(report.program_items(program), device)
+        tools = registry.toolchain(target.dialect)
+        if tools is not None and "resources" in tools.offline_stages:
+            source, name = driver.source_of(program, target), program.kernel.name
+            res = tools.inspect_offline("resources", source, target, name, self.options)
+            prints = any(i.kind == "print" for i in items)
+            items += report.resource_items(res, device, program.kernel.loc, prints)
+        return items
 
     def __repr__(self) -> str:
         return f"<ember.kernel {self.__name__} ({len(self.specializations)} specializations)>"
@@ -417,7 +408,7 @@ class _NumpyExample(argmod.ForeignArray):
     def __init__(self, a):
         from ember import dtypes
 
-        super().__init__(0, a.shape, a.strides, dtypes.dtype(a.dtype), a)
+        super().__init__(0, a.shape, a.strides, dtypes.dtype(a.dtype), a, None)
 
 
 def make_launcher(kernel: Kernel, grid, block, stream0, shared0):

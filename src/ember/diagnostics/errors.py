@@ -37,7 +37,7 @@ import weakref
 from dataclasses import astuple, dataclass
 
 from ember.codegen.checks import DONE, RECORD_WORDS
-from ember.errors import EmberError, KernelError
+from ember.errors import KernelError
 from ember.frontend import diagnostics, ir
 from ember.frontend.capture import Loc
 from ember.runtime import sync
@@ -130,13 +130,7 @@ class ErrorRecord:
     """The claim word and error record of one backend, and the unchecked launches."""
 
     def __init__(self, backend):
-        if not hasattr(backend, "error_memory"):
-            raise EmberError(
-                f"the {getattr(backend, 'name', '?')} backend cannot run kernels that can fail "
-                "(raise, assert, boundscheck=True): it has no error_memory() (see "
-                "ember/runtime/backend.py)"
-            )
-        self.memory = backend.error_memory(RECORD_BYTES)
+        self.memory = backend.error_memory(RECORD_BYTES)  # refuses where there is none
         self.claim = self.memory.claim  # kernel arguments
         self.record = self.memory.record
         self.default_stream = backend.default_stream
@@ -298,11 +292,12 @@ def attach(spec) -> dict | None:
             spec.sites = site_table(spec.program)
         name = spec.program.kernel.pyname if spec.program is not None else spec.name
         spec.kernel_id = register(name, tuple(spec.sites))
+        weakref.finalize(spec, _kernels.pop, spec.kernel_id, None)  # its sites go with it
         rec = record_of(spec.backend)
         hooks.append(rec)
         hidden.update(_em_claim=rec.claim, _em_rec=rec.record, _em_kid=spec.kernel_id)
-    prints = any(i.kind == "print" for i in getattr(spec, "slow_paths", ()))
-    if prints and hasattr(spec.backend, "default_stream"):
+    prints = any(i.kind == "print" for i in spec.slow_paths)
+    if prints:
         hooks.append(flush_of(spec.backend))
     if not hooks:
         return None

@@ -224,14 +224,7 @@ def _is_weak(e: ir.Expr) -> bool:
 
 def fp64_ratio(device) -> float | None:
     """float32:float64 throughput of ``device`` (None when unknown)."""
-    if device is None:
-        return None
-    extra = device.extra or {}
-    if device.backend == "cuda":
-        return extra.get("single_to_double_perf_ratio")
-    if extra.get("device_type") == "CPU":
-        return 1  # CPUs run float64 at (about) the float32 rate
-    return None
+    return None if device is None else device.fp64_ratio
 
 
 def for_device(items: list[SlowPath], device) -> list[SlowPath]:
@@ -281,7 +274,7 @@ def _threads_per_sm(device) -> int:
 def launch_items(spec, block, loc: Loc | None) -> list[SlowPath]:
     """Occupancy of the first launch's block size (CUDA: the driver's calculator)."""
     fn = spec.function
-    if block is None or not hasattr(fn, "occupancy"):
+    if block is None or not fn.attributes():  # no occupancy calculator
         return []
     dims = tuple(block) if isinstance(block, tuple | list) else (block,)
     threads = math.prod(dims)
@@ -323,11 +316,9 @@ def spec_items(spec, block=None) -> list[SlowPath]:
     device = spec.backend.device
     items = for_device(list(getattr(spec, "slow_paths", ())), device)
     loc = getattr(spec, "kernel_loc", None)
-    if hasattr(spec.function, "attributes"):
-        from ember.diagnostics.inspect import function_resources
-
+    if spec.function.attributes():  # the driver reports registers and local memory
         prints = any(i.kind == "print" for i in items)
-        items += resource_items(function_resources(spec, spec.backend), device, loc, prints)
+        items += resource_items(spec.function.resources(), device, loc, prints)
         items += launch_items(spec, block, loc)
     return items
 
@@ -378,24 +369,6 @@ def format_report(spec, items: list[SlowPath]) -> str:
         "kernel.report(*args) returns these items)"
     )
     return f"{head}\n{body}\n{tail}"
-
-
-def kernel_report(kernel, args, dialect, block) -> list[SlowPath]:
-    """``Kernel.report``: on the arguments' device, or offline (``dialect`` / NumPy)."""
-    from ember.compiler import driver
-    from ember.diagnostics import inspect as inspection
-
-    types, target, backend = kernel._inspect_types(tuple(args), dialect)
-    if inspection.on_device(kernel, args, backend if dialect is None else None):
-        return spec_items(kernel.dispatch(tuple(args)), block)
-    program = driver.typed_ir(kernel.captured, types, target, kernel._captures, kernel.checks)
-    device = backend.device if backend is not None else None
-    items = for_device(program_items(program), device)
-    if target.dialect == "cuda":
-        res = inspection.offline_resources(kernel, types, target)
-        prints = any(i.kind == "print" for i in items)
-        items += resource_items(res, device, program.kernel.loc, prints)
-    return items
 
 
 # --------------------------------------------------------------------------- cache meta

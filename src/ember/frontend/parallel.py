@@ -158,25 +158,21 @@ class ParallelTyper:
             raise self.fail(
                 KernelTypeError, f"atomic_{op}() needs integer elements, got {dtype.name}", node
             )
-        if (
-            dtype.itemsize == 8
-            and self.target.dialect == "opencl"
-            and not self.target.has("int64_atomics")
-        ):
+        if dtype.itemsize == 8 and not self.target.has("int64_atomics"):
             raise self.unsupported(
-                f"this OpenCL device has no 64-bit atomics, needed for atomic_{op}() on "
-                f"{dtype.name}", node,
-                "use a 32-bit array (int32/uint32/float32), or a device with "
-                "cl_khr_int64_base_atomics",
+                f"{self.target.lacks('int64_atomics', '64-bit atomics')}, needed for "
+                f"atomic_{op}() on {dtype.name}", node,
+                "use a 32-bit array (int32/uint32/float32), or a device with 64-bit atomics",
             )  # fmt: skip
 
     # ------------------------------------------------------------------ warps
     def _need_subgroups(self, what: str, node: ast.AST, feature: str = "subgroups") -> None:
-        if self.target.dialect == "opencl" and not self.target.has(feature):
-            ext = "cl_khr_subgroups" if feature == "subgroups" else f"cl_khr_{feature}"
+        if not self.target.has(feature):
+            api = self.target.feature_names.get(feature)
             raise self.unsupported(
-                f"{what} needs sub-groups, which this OpenCL device does not have ({ext})",
-                node, "use a shared-memory reduction with ember.barrier(), or run on CUDA",
+                f"{what} needs sub-groups, which {self.target.device} does not have"
+                + (f" ({api})" if api else ""), node,
+                "use a shared-memory reduction with ember.barrier(), or a GPU with sub-groups",
             )  # fmt: skip
 
     def _shuffle(self, name: str, node: ast.Call) -> Value:

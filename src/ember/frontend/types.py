@@ -17,6 +17,7 @@ adds the weak rules.  Both are checked against ``numpy.result_type`` in the unit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ember import dtypes
@@ -220,13 +221,17 @@ class Target:
     """What the code is generated for: dialect, architecture and device features.
 
     ``features`` holds names such as ``"fp64"``, ``"int64_atomics"``, ``"subgroups"``,
-    ``"subgroup_shuffle"``.  Part of every cache key.
+    ``"subgroup_shuffle"`` (:data:`ember.runtime.backend.FEATURES`).  Part of every cache
+    key.  ``device`` (how messages call the device) and ``feature_names`` (feature -> the
+    device API's name for it, e.g. ``cl_khr_fp64``) only word error messages.
     """
 
     dialect: str
     arch: str | None = None
     warp_size: int = 32
     features: frozenset[str] = frozenset()
+    device: str = field(default="this device", compare=False)
+    feature_names: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def key(self) -> str:
         return (
@@ -236,5 +241,7 @@ class Target:
     def has(self, feature: str) -> bool:
         return feature in self.features
 
-
-CUDA_FEATURES = frozenset({"fp64", "int64_atomics", "subgroups", "subgroup_shuffle", "fp16"})
+    def lacks(self, feature: str, what: str) -> str:
+        """``"<device> has no <what> (<API name>)"``, for a missing ``feature``."""
+        api = self.feature_names.get(feature)
+        return f"{self.device} has no {what}" + (f" ({api})" if api else "")

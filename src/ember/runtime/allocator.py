@@ -301,7 +301,7 @@ class Pool:
             + (f"; limit (EMBER_MEMORY_LIMIT): {_fmt(self.limit)}" if self.limit else "")
             + ". Free arrays you no longer need (del x), call ember.memory.empty_cache(), "
             "use smaller batches, or raise EMBER_MEMORY_LIMIT.",
-            code_name="CUDA_ERROR_OUT_OF_MEMORY" if self.backend.name == "cuda" else "",
+            code_name=self.backend.out_of_memory_code,
         )
 
     # ------------------------------------------------------------------ public

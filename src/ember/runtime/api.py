@@ -15,7 +15,13 @@ def get_backend(name: str | None = None) -> Backend:
 
 
 def use_backend(name: str) -> Backend:
-    """Make ``name`` (``"cuda"`` or ``"opencl"``) the backend Ember uses from now on."""
+    """Make ``name`` (``"cuda"``, ``"opencl"``...) the backend Ember uses from now on, and
+    return it; in a ``with`` statement, only inside the block::
+
+        ember.use_backend("opencl")             # from now on
+        with ember.use_backend("cuda") as be:   # inside the block; then the previous one
+            ...
+    """
     return _backend.use(name)
 
 

@@ -20,15 +20,29 @@ are imported lazily: ``import ember`` touches no driver.
 from __future__ import annotations
 
 import abc
-import importlib
 import operator
-import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
+from ember.codegen.dialects import Dialect
 from ember.dtypes import DType  # noqa: F401 - named by Param and the docs
-from ember.errors import BackendUnavailableError, InternalError, LaunchError
+from ember.errors import LaunchError, UnsupportedFeatureError
+from ember.frontend.types import Target
+
+# Kernel features a device may have (DeviceInfo.features; the compiler's Target):
+FEATURES = {
+    "fp64": "double precision",
+    "fp16": "half precision arithmetic",
+    "int64_atomics": "64-bit atomics",
+    "subgroups": "sub-groups (warps): lane ids, sub-group reductions",
+    "subgroup_shuffle": "sub-group shuffles by lane",
+    "subgroup_shuffle_relative": "sub-group shuffles up and down",
+}
+
+# DLPack device types (dlpack.h): Backend.dlpack_device_type, foreign_device_types
+DL_CPU, DL_CUDA, DL_OPENCL, DL_CUDA_MANAGED = 1, 2, 4, 13
 
 # A kernel parameter: a scalar of a DType, or the string "ptr" for a device pointer.
 Param = "DType | str"
@@ -50,7 +64,17 @@ class DeviceInfo:
     max_threads_per_block: int
     shared_memory_per_block: int
     compute_capability: tuple[int, int] | None = None  # CUDA only
+    # What the device is and can do, in words code outside the backend can test:
+    kind: str = "GPU"  # "GPU", "CPU", "ACCELERATOR" or "OTHER"
+    features: frozenset[str] = frozenset()  # what kernels may use (see FEATURES)
+    fp64_ratio: float | None = None  # float32 : float64 throughput; None: unknown
+    cooperative_launch: bool = False  # grid-wide synchronization is possible
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def is_gpu(self) -> bool:
+        """Whether the device is a GPU (wide parallelism, launch sizes in the 10⁵)."""
+        return self.kind == "GPU"
 
     @property
     def arch(self) -> str | None:
@@ -177,6 +201,22 @@ class Function(abc.ABC):
         A wrong count or an unconvertible value raises :class:`LaunchError`.
         """
 
+    # ---------------------------------------------------------------- MAY
+    def resources(self) -> dict[str, int]:
+        """MAY: what the kernel uses, in :mod:`ember.diagnostics.inspect`'s names
+        (``registers``, ``shared_bytes``, ``local_bytes``, ``const_bytes``,
+        ``max_threads_per_block``).  Default: nothing known."""
+        return {}
+
+    def attributes(self) -> dict[str, int]:
+        """MAY: the driver's own attributes of the kernel (``cubin-info``).  Default: {}."""
+        return {}
+
+    def occupancy(self, block_threads: int, shared_mem: int = 0) -> int:
+        """MAY: blocks of ``block_threads`` that fit on one multiprocessor at once.
+        Default: 0, unknown (the slow-path report then says nothing about occupancy)."""
+        return 0
+
 
 class Module(Resource, abc.ABC):
     """A loaded binary."""
@@ -186,22 +226,70 @@ class Module(Resource, abc.ABC):
         """Look up kernel ``name``; raise :class:`LaunchError` if the module has none."""
 
 
-class Backend(abc.ABC):
-    """One runtime (CUDA, OpenCL) bound to one device.
+class ErrorMemory(abc.ABC):
+    """Where kernels that can fail report (:meth:`Backend.error_memory`): ``claim`` and
+    ``record`` are kernel argument values - a 4-byte claim word and the record, both zeroed
+    - and the host reads the record with :meth:`peek` and :meth:`read`."""
 
-    Class attributes: ``name`` (registry key), ``dialect`` (the codegen dialect its compiler
-    takes: ``"cuda"`` or ``"opencl"``), ``binary_kind`` (``"cubin"``, ``"opencl-binary"``...).
+    claim: Any
+    record: Any
+
+    def peek(self) -> int | None:
+        """The record's first int64 read in place, or None where that needs a copy (then
+        the record is read once the launches that may write it are known complete)."""
+        return None
+
+    @abc.abstractmethod
+    def read(self) -> Any:
+        """The record as an int64 NumPy array."""
+
+    @abc.abstractmethod
+    def clear(self) -> None:
+        """Zero the record and the claim word (after an error was reported)."""
+
+
+class Backend(abc.ABC):
+    """One runtime (CUDA, OpenCL...) bound to one device.
+
+    Class attributes a backend MUST set: ``name`` (registry key), ``dialect`` (the
+    :class:`~ember.codegen.dialects.Dialect` its compiler takes), ``binary_kind``
+    (``"cubin"``, ``"opencl-binary"``...).
+
+    The *capabilities* below have the conservative answer as default; a backend sets those
+    it has.  Code outside ``ember/backends/`` asks them (and :class:`DeviceInfo`'s ``kind``,
+    ``features``, ``fp64_ratio``), never :attr:`name`.
     """
 
     name: ClassVar[str]
-    dialect: ClassVar[str]
+    dialect: ClassVar[Dialect]
     binary_kind: ClassVar[str]
-    # MAY: True when every block of a launch that has started keeps running while other
-    # blocks spin on flags it will publish (atomics + ember.threadfence() order them
-    # device-wide).  The single-pass scan and radix sort (decoupled look-back, Merrill &
-    # Garland 2016) need it.  False, the safe default, selects multi-pass designs: OpenCL
-    # gives no such guarantee between work-groups.
+
+    # ---------------------------------------------------------------- capabilities
+    label: ClassVar[str] = ""  # in messages: "CUDA", "OpenCL" (default: name)
+    # Buffer.handle is the integer device address, and a pointer argument may point into a
+    # buffer: native_pointer(b, offset) == b.handle + offset (launch paths add it inline).
+    pointer_offsets: ClassVar[bool] = False
+    # DLPack device type of this backend's memory (DL_CUDA, DL_OPENCL, DL_CPU).
+    dlpack_device_type: ClassVar[int] = 0
+    # Buffers are exchanged with other libraries by address, without a copy: DLPack export
+    # (and __cuda_array_interface__ for DL_CUDA memory), and kernels and arrays accept
+    # other libraries' memory of these DLPack device types (wait_for_foreign_stream...).
+    shares_memory: ClassVar[bool] = False
+    foreign_device_types: ClassVar[frozenset[int]] = frozenset()
+    # kernel.inspect stages beyond "ir" and "source" for code on this backend's device
+    # ("ptx", "cubin-info", "sass", "resources"), and those it gives without a device
+    # (:meth:`inspect_offline`, e.g. ``inspect(..., dialect="cuda")``).
+    inspect_stages: ClassVar[frozenset[str]] = frozenset()
+    offline_stages: ClassVar[frozenset[str]] = frozenset()
+    out_of_memory_code: ClassVar[str] = ""  # the driver's status name for "out of memory"
+    # Every block of a launch that has started keeps running while other blocks spin on
+    # flags it will publish (atomics + ember.threadfence() order them device-wide).  The
+    # single-pass scan and radix sort (decoupled look-back, Merrill & Garland 2016) need
+    # it.  False, the safe default, selects multi-pass designs: OpenCL gives no such
+    # guarantee between work-groups.
     forward_progress: ClassVar[bool] = False
+    # why a vendor library the backend MAY use (blas(), solver()) is absent here, by name
+    vendor_missing: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     # ---------------------------------------------------------------- MUST: devices
     @abc.abstractmethod
@@ -216,6 +304,21 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def library_versions(self) -> dict[str, str]:
         """Versions of the libraries and drivers in use, for ``ember info`` and cache keys."""
+
+    @property
+    def target(self) -> Target:
+        """What code is generated for on this backend's device (the compiler's
+        :class:`~ember.frontend.types.Target`: dialect, arch, warp size, features); read
+        once.  Part of every cache key."""
+        found = self.__dict__.get("_ember_target")
+        if found is None:
+            dev, dialect = self.device, self.dialect
+            found = self.__dict__["_ember_target"] = Target(
+                dialect.name, dev.arch, dev.warp_size or 1, frozenset(dev.features),
+                device=f"this {self.label or self.name} device ({dev.name})",
+                feature_names=dialect.feature_names,
+            )  # fmt: skip
+        return found
 
     # ---------------------------------------------------------------- MUST: memory
     @abc.abstractmethod
@@ -308,12 +411,26 @@ class Backend(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
 
+    def __enter__(self) -> Backend:
+        """``with ember.use_backend(name):`` - this backend is the current one inside the
+        block, the previous choice again after it (:func:`ember.runtime.registry.enter`)."""
+        from ember.runtime import registry
+
+        registry.enter(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from ember.runtime import registry
+
+        registry.leave()
+
     # ---------------------------------------------------------------- MAY
     @classmethod
     def has_devices(cls, kind: str) -> bool:
         """MAY: whether a device of ``kind`` (``"GPU"``, ``"CPU"``) is present, found
         without creating a context or building anything.  Automatic selection asks it to
-        prefer GPUs (``AUTO_ORDER``).  Default: True."""
+        try one backend's GPUs before another backend (``registry.AUTO_ORDER``).  Default:
+        True."""
         return True
 
     def describe(self) -> dict[str, str]:
@@ -321,165 +438,52 @@ class Backend(abc.ABC):
         may be slow.  Default: nothing."""
         return {}
 
-    # error_memory(nbytes) -> an object with ``claim`` and ``record`` (kernel argument
-    # values: a 4-byte claim word and an ``nbytes`` record, both zeroed), ``peek()`` (the
-    # record's first int64 read in place, or None where that needs a copy), ``read()`` (the
-    # record as an int64 NumPy array) and ``clear()``.  Needed by kernels that can fail
-    # (raise, assert, boundscheck=True); see ember/diagnostics/errors.py.
-    #
-    # blas() -> an object with ``gemm(dtype, opa, opb, m, n, k, a, lda, sa, b, ldb, sb, c,
-    # ldc, sc, batch, stream, tf32)`` (column-major strided batched product on device
-    # addresses; see ember/backends/cuda/blas.py), or None when the vendor library is not
-    # installed.  solver() -> the dense factorizations of ember/backends/cuda/solver.py, or
-    # None.  Without them, matrix products run Ember's own kernel and factorizations run
-    # on the host (with an EmberPerformanceWarning).
-
-
-# ------------------------------------------------------------------------- registry
-
-# Explicit and lazy: name -> (module, class).  Importing happens on first use only.
-REGISTRY: dict[str, tuple[str, str]] = {
-    "cuda": ("ember.backends.cuda", "CudaBackend"),
-    "opencl": ("ember.backends.opencl", "OpenCLBackend"),
-    "cpu": ("ember.backends.cpu", "CPUBackend"),
-}
-# "name:KIND": that backend only if it has a device of that kind (Backend.has_devices).
-AUTO_ORDER = ("cuda", "opencl:GPU", "cpu", "opencl")
-INSTALL_HINT = {
-    "cuda": "pip install 'ember[cuda]' (CUDA 13 driver) or 'ember[cuda12]' (CUDA 12 driver)",
-    "opencl": "pip install 'ember[opencl]' (pyopencl + the PoCL CPU device)",
-    "cpu": "pip install 'ember[cpu]' (the ziglang wheel: zig's C compiler)",
-}
-
-_lock = threading.RLock()
-_instances: dict[str, Backend] = {}
-_failures: dict[str, str] = {}
-_current: str | None = None
-
-
-def validate(cls: type) -> type:
-    """Refuse a backend class that does not implement the contract, naming what is missing."""
-    if not (isinstance(cls, type) and issubclass(cls, Backend)):
-        raise InternalError(f"{cls!r} is not a subclass of ember.runtime.backend.Backend")
-    missing = sorted(getattr(cls, "__abstractmethods__", ()))
-    missing += [a for a in ("name", "dialect", "binary_kind") if not hasattr(cls, a)]
-    if missing:
-        raise InternalError(
-            f"backend class {cls.__module__}.{cls.__qualname__} does not implement the backend "
-            f"contract: missing {', '.join(missing)} (see ember/runtime/backend.py)"
-        )
-    return cls
-
-
-def backend_class(name: str) -> type[Backend]:
-    """Import and validate the class registered as ``name``."""
-    if name not in REGISTRY:
-        raise BackendUnavailableError(
-            f"unknown backend {name!r}; known backends: {', '.join(REGISTRY)}"
-        )
-    module_name, class_name = REGISTRY[name]
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"the {name} backend cannot be imported ({exc}); install it with: {INSTALL_HINT[name]}"
-        ) from exc
-    return validate(getattr(module, class_name))
-
-
-def _join_warmup(name: str | None) -> None:
-    """Wait for a background warmup (ember.runtime.warmup) that may be creating backend
-    ``name``, unless this thread holds the registry lock (the warmup may need it)."""
-    if not _lock._is_owned():  # type: ignore[attr-defined]
-        from ember.runtime import warmup
-
-        warmup.join(name)
-
-
-def _instantiate(name: str) -> Backend:
-    if name not in _instances:
-        _join_warmup(name)
-    with _lock:
-        if name in _instances:
-            return _instances[name]
-        if name in _failures:
-            raise BackendUnavailableError(_failures[name])
-        try:
-            inst = backend_class(name)()
-        except BackendUnavailableError as exc:
-            _failures[name] = str(exc)
-            raise
-        _instances[name] = inst
-        return inst
-
-
-def get(name: str | None = None) -> Backend:
-    """Return the backend ``name``, or the current one (chosen by ``EMBER_BACKEND``).
-
-    Raises :class:`BackendUnavailableError` saying why and what to install.
-    """
-    if name is not None:
-        return _instantiate(name)
-    inst = _instances.get(_current) if _current else None
-    if inst is not None:
-        return inst
-    return _instantiate(_select())
-
-
-def current() -> Backend:
-    """The current backend: the hot-path spelling of ``get()``."""
-    inst = _instances.get(_current)  # type: ignore[arg-type]
-    return inst if inst is not None else _instantiate(_select())
-
-
-def _select() -> str:
-    global _current
-    from ember.config import settings
-
-    if _current is None:
-        _join_warmup(None)
-    with _lock:
-        if _current is not None:
-            return _current
-        wanted = settings.backend
-        candidates = AUTO_ORDER if wanted == "auto" else (wanted,)
-        reasons = []
-        for candidate in candidates:
-            name, _, kind = candidate.partition(":")
-            try:
-                if kind and not backend_class(name).has_devices(kind):
-                    continue  # e.g. OpenCL without a GPU: tried again later in the order
-                _instantiate(name)
-            except BackendUnavailableError as exc:
-                if f"  {name}: {exc}" not in reasons:
-                    reasons.append(f"  {name}: {exc}")
-                continue
-            _current = name
-            return name
-        raise BackendUnavailableError(
-            f"no Ember backend is usable (EMBER_BACKEND={wanted}):\n" + "\n".join(reasons)
+    def error_memory(self, nbytes: int) -> ErrorMemory:
+        """MAY: the claim word and ``nbytes`` error record that kernels that can fail
+        (``raise``, ``assert``, ``boundscheck=True``) write (ember/diagnostics/errors.py).
+        Default: such kernels are refused on this backend."""
+        raise UnsupportedFeatureError(
+            f"the {self.label or self.name} backend cannot run kernels that can fail (raise, "
+            "assert, boundscheck=True): it has no error memory (Backend.error_memory)"
         )
 
+    def blas(self) -> Any:
+        """MAY: the vendor BLAS, an object with ``gemm(dtype, opa, opb, m, n, k, a, lda, sa,
+        b, ldb, sb, c, ldc, sc, batch, stream, tf32)`` (column-major strided batched product
+        on device addresses; ember/backends/cuda/blas.py).  Default None: matrix products
+        run Ember's own kernel."""
+        return None
 
-def use(name: str) -> Backend:
-    """Make ``name`` (``"cuda"`` or ``"opencl"``) the current backend and return it."""
-    global _current
-    inst = _instantiate(name)
-    with _lock:
-        _current = name
-    return inst
+    def solver(self) -> Any:
+        """MAY: the vendor dense factorizations (ember/backends/cuda/solver.py).  Default
+        None: factorizations run on the host (with an EmberPerformanceWarning)."""
+        return None
 
+    def wait_for_foreign_stream(self, handle: int) -> None:
+        """MAY (with :attr:`shares_memory`): make Ember's default stream wait, on the
+        device, for the work queued so far on another library's stream ``handle`` (a native
+        stream handle as an int; DLPack / CUDA Array Interface import)."""
+        raise UnsupportedFeatureError(f"the {self.label or self.name} backend shares no streams")
 
-def available() -> dict[str, str | None]:
-    """For each registered backend: ``None`` if usable, else the reason it is not."""
-    out: dict[str, str | None] = {}
-    for name in REGISTRY:
-        try:
-            _instantiate(name)
-            out[name] = None
-        except BackendUnavailableError as exc:
-            out[name] = str(exc)
-    return out
+    def make_foreign_stream_wait(self, handle: int) -> None:
+        """MAY (with :attr:`shares_memory`): make another library's stream ``handle`` wait,
+        on the device, for the work queued so far on Ember's default stream (DLPack
+        export; ``1`` is CUDA's legacy default stream)."""
+        raise UnsupportedFeatureError(f"the {self.label or self.name} backend shares no streams")
+
+    def disassemble(self, binary: bytes) -> str:
+        """MAY (``"sass"`` in :attr:`inspect_stages`): the machine code of a binary."""
+        raise UnsupportedFeatureError(f"the {self.label or self.name} backend cannot disassemble")
+
+    @classmethod
+    def inspect_offline(
+        cls, stage: str, source: str, target: Any, name: str, options: Sequence[str] = ()
+    ) -> Any:
+        """MAY: stage ``stage`` (one of :attr:`offline_stages`) of ``source``, generated for
+        ``target``, without a device - e.g. PTX or register counts from NVRTC."""
+        raise UnsupportedFeatureError(
+            f"stage {stage!r} needs a {cls.label or cls.name} device: pass device arrays"
+        )
 
 
 def dim3(value: Any, what: str, smallest: int = 1) -> Dim3:
@@ -507,3 +511,21 @@ def check_arg_count(function: Function, args: Sequence[Any]) -> None:
             f"kernel {function.name!r} takes {len(function.params)} argument(s) "
             f"({', '.join(str(p) for p in function.params)}), got {len(args)}"
         )
+
+
+# The registry and selection live in ember.runtime.registry (light: ``import ember`` reads it);
+# this module re-exports them, so ``from ember.runtime import backend as registry`` works.
+from ember.runtime.registry import AUTO_ORDER as AUTO_ORDER  # noqa: E402
+from ember.runtime.registry import INSTALL_HINT as INSTALL_HINT  # noqa: E402
+from ember.runtime.registry import REGISTRY as REGISTRY  # noqa: E402
+from ember.runtime.registry import available as available  # noqa: E402
+from ember.runtime.registry import backend_class as backend_class  # noqa: E402
+from ember.runtime.registry import current as current  # noqa: E402
+from ember.runtime.registry import disable as disable  # noqa: E402
+from ember.runtime.registry import get as get  # noqa: E402
+from ember.runtime.registry import instance as instance  # noqa: E402
+from ember.runtime.registry import on_create as on_create  # noqa: E402
+from ember.runtime.registry import package as package  # noqa: E402
+from ember.runtime.registry import toolchain as toolchain  # noqa: E402
+from ember.runtime.registry import use as use  # noqa: E402
+from ember.runtime.registry import validate as validate  # noqa: E402

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import LaunchError
+from ember.errors import LaunchError, not_on_device
+from ember.runtime import argtypes
 from ember.runtime import backend as _backend
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import PTR, Backend, Buffer, Function, dim3
@@ -87,10 +88,10 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
     """
     import numpy as np
 
-    from ember.array.ndarray import ndarray
+    ndarray = argtypes.ARRAY
 
     if param == PTR:
-        if be.dialect == "cuda":  # addresses are plain ints: skip the method call
+        if be.pointer_offsets:  # addresses are plain ints: skip the method call
 
             def pointer(v):
                 if type(v) is ndarray and v.backend is be:
@@ -120,9 +121,7 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
 
 
 def _pointer(v: Any, index: int, kernel: str, be: Backend) -> Any:
-    from ember.array.ndarray import ndarray, not_on_device
-
-    if isinstance(v, ndarray):
+    if argtypes.is_array(v):
         if v.backend is not be:
             raise LaunchError(
                 f"kernel {kernel!r}: argument {index} lives on the {v.backend.name} backend, "

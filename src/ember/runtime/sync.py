@@ -58,20 +58,31 @@ pending_errors: list = []
 class Waitable:
     """Bookkeeping shared by streams and events; backends implement the native hooks.
 
-    Subclasses implement ``_native_query() -> bool`` (never blocks) and
-    ``_native_block(blocking: bool)`` (waits without holding the GIL).  They may implement
-    ``_async_marker()``: an object whose ``_native_block(True)`` sleeps until the work
-    submitted so far is done (and whose ``close()``, if any, is called afterwards).
+    The rule every backend keeps: each piece of work submitted to a stream (a launch, a
+    copy, a fill, an event recorded) adds 1 to its ``submitted``, so a wait compares
+    ``completed`` with it before asking the driver.
+
+    MUST: ``_native_query() -> bool`` (never blocks) and ``_native_block(blocking)`` (waits
+    without holding the GIL).  MAY: ``_async_marker()`` and ``spin`` (below).
     """
 
     submitted = 0  # pieces of work submitted so far (class default: nothing yet)
     completed = 0  # pieces known to be finished
+    # False: never spin on the driver before blocking (the device's policy, e.g. an OpenCL
+    # CPU device, where spinning steals the core the kernel runs on); None: the default
+    spin: bool | None = None
 
     def _native_query(self) -> bool:
         raise NotImplementedError
 
     def _native_block(self, blocking: bool) -> None:
         raise NotImplementedError
+
+    def _async_marker(self) -> Waitable:
+        """MAY: what an ``await`` blocks on in a waiter thread - something whose
+        ``_native_block(True)`` sleeps until the work submitted so far is done.  A new
+        object is closed (``close()``) after the wait.  Default: this object itself."""
+        return self
 
     def query(self) -> bool:
         """True when everything submitted so far has finished.  Never blocks."""
@@ -257,7 +268,7 @@ async def wait_async(obj: Waitable, target: int | None = None) -> None:
     query = obj._native_query
     # A few queries first: short work is done before a thread hand-off would be (no spinning
     # where the stream's policy says not to, e.g. OpenCL CPU devices).
-    for _ in range(ASYNC_SPINS if getattr(obj, "spin", None) is not False else 1):
+    for _ in range(ASYNC_SPINS if obj.spin is not False else 1):
         if query():
             obj._mark(target)
             return
@@ -277,7 +288,7 @@ async def _in_waiter_thread(obj: Waitable) -> bool:
     """Wait in a waiter thread; False (nothing waited) when none is free."""
     loop = asyncio.get_running_loop()
     done = loop.create_future()
-    marker = obj._async_marker() if hasattr(obj, "_async_marker") else obj
+    marker = obj._async_marker()
 
     def block_then_wake() -> None:
         error = None
@@ -285,7 +296,7 @@ async def _in_waiter_thread(obj: Waitable) -> bool:
             marker._native_block(True)  # GIL released inside the driver
         except BaseException as exc:  # handed to the awaiting task, never lost
             error = exc
-        if marker is not obj and hasattr(marker, "close"):
+        if marker is not obj:
             try:
                 marker.close()
             except Exception:
@@ -296,7 +307,7 @@ async def _in_waiter_thread(obj: Waitable) -> bool:
             pass  # the loop was closed while we waited: nobody is waiting any more
 
     if not waiters.submit(block_then_wake):
-        if marker is not obj and hasattr(marker, "close"):
+        if marker is not obj:
             marker.close()
         return False
     await done

@@ -18,8 +18,8 @@ static __device__ inline long long em_floordiv_i64(long long a, long long b) {
 
 // matmul: golden_kernels.py:31
 extern "C" __global__ void matmul(float* a_data, long long a_shape0, long long a_shape1, float* b_data, long long b_shape0, long long b_shape1, float* c_data, long long c_shape0, long long c_shape1) {
-    __shared__ float ta[64];  // float32, 8 x 8, per block
-    __shared__ float tb[64];  // float32, 8 x 8, per block
+    __shared__ __align__(16) float ta[64];  // float32, 8 x 8, per block
+    __shared__ __align__(16) float tb[64];  // float32, 8 x 8, per block
     em_f32_2d a = {a_data, {a_shape0, a_shape1}};
     em_f32_2d b = {b_data, {b_shape0, b_shape1}};
     em_f32_2d c = {c_data, {c_shape0, c_shape1}};

@@ -18,6 +18,10 @@ import platform
 from ember.backends.cpu import toolchain
 from ember.runtime.backend import DeviceInfo
 
+FEATURES = frozenset(
+    {"fp64", "fp16", "int64_atomics", "subgroups", "subgroup_shuffle",
+     "subgroup_shuffle_relative"}
+)  # fmt: skip
 WARP = 32
 MAX_BLOCK = 1024
 SHARED_BYTES = 64 << 10
@@ -63,13 +67,8 @@ def describe(threads: int) -> DeviceInfo:
         warp_size=WARP,
         max_threads_per_block=MAX_BLOCK,
         shared_memory_per_block=SHARED_BYTES,
-        extra={
-            "device_type": "CPU",
-            "family": toolchain.family(),
-            "cores": usable_cores(),
-            "fp64": True,
-            "fp16": True,
-            "int64_atomics": True,
-            "subgroups": True,
-        },
+        kind="CPU",
+        features=FEATURES,
+        fp64_ratio=2.0,  # a SIMD register holds half as many doubles as floats
+        extra={"device_type": "CPU", "family": toolchain.family(), "cores": usable_cores()},
     )

@@ -1,314 +1,85 @@
 """The CUDA backend: NVIDIA's driver API through ``cuda-bindings``, kernels built by NVRTC.
 
-One module per driver concept: :mod:`.driver` (the bindings and the one status check),
-:mod:`.device` (init, properties, primary context), :mod:`.memory`, :mod:`.stream`,
-:mod:`.event`, :mod:`.module` and :mod:`.launch` (the hot path).  :class:`CudaBackend` ties
-them to one device and implements :class:`ember.runtime.backend.Backend`.
+This module is light on purpose: ``import ember`` reads it (through the registry in
+:mod:`ember.runtime.backend`) to decide whether to warm CUDA up, so it imports nothing of
+the driver.  :class:`CudaBackend` lives in :mod:`.backend` and is imported on first use.
 
-Every submission adds 1 to its stream's ``submitted`` counter (:mod:`ember.runtime.sync`).
-Copies with ``stream=None`` run on Ember's default stream and wait for it, so they are
-ordered after the work already queued there (the driver's synchronous ``cuMemcpy*`` use
-the legacy NULL stream, which a non-blocking stream does not wait for).
+The start-up hooks the background warmup (:mod:`ember.startup`) asks every backend package:
+
+``plausible()``
+    whether a device is probably there, at the cost of a ``stat`` (no library load);
+``WARM_AT_IMPORT``
+    whether ``import ember`` may start the warmup (the driver work releases the GIL);
+``WARMUP_IMPORTS``
+    the imports to make in the background, one step each;
+``start_driver()``
+    the GIL-free driver start-up, run beside the imports once ``DRIVER_AFTER`` is
+    imported; returns a function releasing what it holds;
+``driver_started()``
+    whether this process started the driver (a forked child then refuses the backend);
+``LABEL``
+    the backend's name in messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import sys
 from typing import Any
 
-from ember.backends.cuda import device as _device
-from ember.backends.cuda.driver import check, cu
-from ember.backends.cuda.event import CudaEvent
-from ember.backends.cuda.launch import CudaFunction
-from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, _alloc_async, allocate
-from ember.backends.cuda.module import CudaModule
-from ember.backends.cuda.stream import CudaStream
-from ember.config import settings
-from ember.runtime.backend import Backend, Buffer, DeviceInfo
-from ember.runtime.sync import StreamSet, wait_all, wait_all_async
+LABEL = "CUDA"
+WARM_AT_IMPORT = True
 
+# Imports in order, big packages split so pauses can fall between them.  The driver step
+# starts once cuda.bindings.driver is in; cuda.bindings.nvrtc comes last: its library load
+# is the NVRTC step.
+WARMUP_IMPORTS = (
+    "typing", "dataclasses", "subprocess", "cuda.pathfinder", "cuda.bindings.driver",
+    "asyncio", "ember.runtime.sync", "ember.backends.cuda.backend", "cuda.bindings.nvrtc",
+    "ember.backends.cuda.nvrtc",
+)  # fmt: skip
+DRIVER_AFTER = "cuda.bindings.driver"  # start_driver() needs this import done
+
+_LAZY = {
+    "CudaBackend": "backend", "CudaBuffer": "memory", "CudaEvent": "event",
+    "CudaFunction": "launch", "CudaModule": "module", "CudaStream": "stream",
+    "PinnedHostMemory": "memory",
+}  # fmt: skip
 __all__ = [
-    "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
-    "PinnedHostMemory",
+    "LABEL", "WARMUP_IMPORTS", "WARM_AT_IMPORT", "driver_started", "plausible", "start_driver",
+    *_LAZY,
 ]  # fmt: skip
 
 
-class CudaBackend(Backend):
-    """Ember's runtime on one CUDA device, in its primary context.
-
-    Parameters
-    ----------
-    device : int
-        Device ordinal (as ``nvidia-smi`` and ``CUDA_VISIBLE_DEVICES`` number them).
-
-    Raises
-    ------
-    BackendUnavailableError
-        cuda-bindings is missing, the driver library is missing, ``cuInit`` fails, there is
-        no device, or ``device`` is out of range.
-    """
-
-    name = "cuda"
-    dialect = "cuda"
-    binary_kind = "cubin"
-    forward_progress = True  # resident blocks are scheduled independently of waiting ones
-
-    def __init__(self, device: int = 0):
-        self._index = device
-        self._cu_device = _device.get_device(device)  # runs cuInit: the availability test
-        self._info = _device.device_info(device)
-        self._context = _device.PrimaryContext(self._cu_device, device)
-        self._use_pool = bool(self._info.extra.get("memory_pools_supported"))
-        self._streams = StreamSet()  # every stream made here, the default one included
-        self._default_stream = self.create_stream()
-
-    # ------------------------------------------------------------------ devices
-    def devices(self) -> list[DeviceInfo]:
-        """Every CUDA device, in ordinal order."""
-        return [_device.device_info(i) for i in range(_device.init())]
-
-    @property
-    def device(self) -> DeviceInfo:
-        """The device this backend works on."""
-        return self._info
-
-    @property
-    def context(self) -> _device.PrimaryContext:
-        """The retained primary context (``.handle`` is the ``CUcontext``)."""
-        return self._context
-
-    def library_versions(self) -> dict[str, str]:
-        """cuda-bindings, driver (CUDA version it supports) and NVRTC versions."""
-        import cuda.bindings
-
-        from ember.compiler.nvrtc import nvrtc_version
-
-        major, minor = _device.driver_version()
-        try:
-            nvrtc = "{}.{}".format(*nvrtc_version())
-        except Exception as exc:  # no NVRTC: loading cubins still works
-            nvrtc = f"unavailable ({type(exc).__name__})"
-        return {
-            "cuda-bindings": cuda.bindings.__version__,
-            "cuda-driver": f"{major}.{minor}",
-            "nvrtc": nvrtc,
-        }
-
-    # ------------------------------------------------------------------ memory
-    def alloc(self, nbytes: int, stream: CudaStream | None = None) -> CudaBuffer:
-        """``nbytes`` of device memory, stream-ordered on ``stream`` where pools exist."""
-        s = stream or self._default_stream
-        h = s._handle
-        if self._use_pool and nbytes > 0 and h is not None:  # the fast path: one driver call
-            err, ptr = _alloc_async(nbytes, h)
-            if not err:
-                return CudaBuffer(ptr, nbytes, self._context, s)
-        return allocate(nbytes, self._context, s, self._use_pool)
-
-    def native_pointer(self, buffer: Buffer, offset: int = 0) -> int:
-        """The device address ``buffer + offset`` as an int, for a ``PTR`` parameter."""
-        ptr = getattr(buffer, "handle", 0)
-        if not (ptr and isinstance(ptr, int) and 0 <= offset <= buffer.nbytes):
-            _span(buffer, offset, 0, "pointer")  # raises the explanatory error
-        return ptr + offset
-
-    def copy_from_host(self, dst: CudaBuffer, dst_offset: int, src: Any, stream=None) -> None:
-        """Copy the C-contiguous host array ``src`` into ``dst`` at ``dst_offset`` bytes."""
-        src = _host_array(src, writable=False)
-        address = _span(dst, dst_offset, src.nbytes, "destination")
-        self._context.ensure_current()
-        s = stream or self._default_stream
-        check(
-            cu.cuMemcpyHtoDAsync(address, src.ctypes.data, src.nbytes, s.handle),
-            "cuMemcpyHtoDAsync",
-            f"copying {src.nbytes} bytes to the device",
-        )
-        s.submitted += 1
-        if stream is None:
-            s.synchronize()
-
-    def copy_to_host(self, dst: Any, src: CudaBuffer, src_offset: int, stream=None) -> None:
-        """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``."""
-        dst = _host_array(dst, writable=True)
-        address = _span(src, src_offset, dst.nbytes, "source")
-        self._context.ensure_current()
-        s = stream or self._default_stream
-        check(
-            cu.cuMemcpyDtoHAsync(dst.ctypes.data, address, dst.nbytes, s.handle),
-            "cuMemcpyDtoHAsync",
-            f"copying {dst.nbytes} bytes to the host",
-        )
-        s.submitted += 1
-        if stream is None:
-            s.synchronize()
-
-    def copy_device(
-        self,
-        dst: CudaBuffer,
-        dst_offset: int,
-        src: CudaBuffer,
-        src_offset: int,
-        nbytes: int,
-        stream=None,
-    ) -> None:
-        """Asynchronous device-to-device copy of ``nbytes`` on ``stream`` (default stream)."""
-        to = _span(dst, dst_offset, nbytes, "destination")
-        frm = _span(src, src_offset, nbytes, "source")
-        self._context.ensure_current()
-        s = stream or self._default_stream
-        check(
-            cu.cuMemcpyDtoDAsync(to, frm, nbytes, s.handle),
-            "cuMemcpyDtoDAsync",
-            f"copying {nbytes} bytes on the device",
-        )
-        s.submitted += 1
-
-    def fill_zero(self, dst: CudaBuffer, offset: int, nbytes: int, stream=None) -> None:
-        """Asynchronously set ``nbytes`` bytes of ``dst`` to zero (``cuMemsetD8Async``)."""
-        address = _span(dst, offset, nbytes, "destination")
-        self._context.ensure_current()
-        s = stream or self._default_stream
-        check(cu.cuMemsetD8Async(address, 0, nbytes, s.handle), "cuMemsetD8Async")
-        s.submitted += 1
-
-    def alloc_host(self, nbytes: int) -> Any:
-        """A pinned ``uint8`` NumPy array of ``nbytes``, freed when it is garbage."""
-        return PinnedHostMemory(nbytes, self._context).array
-
-    def alloc_pinned(self, nbytes: int) -> PinnedHostMemory:
-        """Pinned host memory with an explicit :meth:`PinnedHostMemory.close`."""
-        return PinnedHostMemory(nbytes, self._context)
-
-    def error_memory(self, nbytes: int):
-        """The claim word and error record of failing kernels (``backends/cuda/record.py``)."""
-        from ember.backends.cuda.record import CudaErrorMemory
-
-        return CudaErrorMemory(self._context, nbytes)
-
-    # ------------------------------------------------------------------ vendor libraries
-    def blas(self):
-        """cuBLAS on this device (:class:`ember.backends.cuda.blas.Blas`), made on first
-        use; None when libcublas is not installed (the reason: :attr:`vendor_missing`)."""
-        return self._vendor("blas", "ember.backends.cuda.blas", "Blas")
-
-    def solver(self):
-        """cuSOLVER on this device (:class:`ember.backends.cuda.solver.Solver`), or None."""
-        return self._vendor("solver", "ember.backends.cuda.solver", "Solver")
-
-    def _vendor(self, what: str, module: str, cls: str):
-        libs = self.__dict__.setdefault("_libs", {})
-        if what not in libs:
-            import importlib
-
-            from ember.backends.cuda.vendor import VendorUnavailable
-
-            try:
-                libs[what] = getattr(importlib.import_module(module), cls)(self)
-            except VendorUnavailable as exc:
-                libs[what] = None
-                self.__dict__.setdefault("vendor_missing", {})[what] = str(exc)
-        return libs[what]
-
-    # ------------------------------------------------------------------ streams & events
-    def create_stream(self, priority: int = 0) -> CudaStream:
-        """A new non-blocking stream."""
-        stream = CudaStream(self._context, priority)
-        stream.registry = self._streams
-        self._streams.add(stream)
-        return stream
-
-    @property
-    def default_stream(self) -> CudaStream:
-        """Ember's default stream: a non-blocking stream, not the legacy NULL stream."""
-        return self._default_stream
-
-    def create_event(self, timing: bool = False) -> CudaEvent:
-        """A new event; ``timing=True`` enables :meth:`CudaEvent.elapsed_ms`."""
-        return CudaEvent(self._context, timing)
-
-    def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
-        """Wait for all work Ember submitted to the device.
-
-        No stream busy: no driver call.  One busy stream (or ``blocking=True``): that
-        stream's wait, with its spin → yield → block policy.  Several, a stream closed with
-        work running, or ``EMBER_SYNC=plain``: one device-wide ``cuCtxSynchronize``.
-        ``blocking`` and ``spin`` are those of :meth:`CudaStream.synchronize`.
-        """
-        streams = self._streams
-        plain = settings.sync == "plain"
-        busy = streams.busy()
-        if not (plain or streams.orphaned):
-            if not busy:
-                return
-            if len(busy) == 1 or blocking:
-                return wait_all(busy, blocking, spin)
-        streams.orphaned = False  # before the wait: an orphan made during it sets it again
-        self._device_wait()
-        for stream, target in busy:
-            stream._mark(target)
-
-    async def synchronize_async(self) -> None:
-        """:meth:`synchronize` without blocking the running event loop."""
-        if self._streams.orphaned:
-            import asyncio
-
-            await asyncio.get_running_loop().run_in_executor(None, self.synchronize)
-            return
-        await wait_all_async(self._streams.busy())
-
-    def _device_wait(self) -> None:
-        """``cuCtxSynchronize``: wait for everything queued in the context (GIL released)."""
-        self._context.ensure_current()
-        check(cu.cuCtxSynchronize(), "cuCtxSynchronize", "waiting for the device")
-
-    # ------------------------------------------------------------------ code
-    def compile(self, source: str, name: str = "kernel", options: Sequence[str] = ()) -> bytes:
-        """CUDA C++ → cubin for this device's exact ``sm_XX`` (NVRTC)."""
-        from ember.compiler.nvrtc import compile_cubin
-
-        return compile_cubin(source, self._info.arch, name, options)
-
-    def load_module(self, binary: bytes) -> CudaModule:
-        """Load a cubin made by :meth:`compile`."""
-        return CudaModule(binary, self._context, self._default_stream)
-
-    def close(self) -> None:
-        """Destroy the default stream and release the primary context.  Idempotent."""
-        if self._context.alive:
-            self._default_stream.close()
-            self._context.close()
-
-    def __repr__(self) -> str:
-        return f"<CudaBackend {self._info.summary()}>"
+def plausible() -> bool:
+    """Whether a CUDA driver is probably installed and a device visible (a stat or two)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if sys.platform.startswith("linux"):
+        return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/dxg")
+    if sys.platform == "win32":
+        root = os.environ.get("SystemRoot", r"C:\Windows")
+        return os.path.exists(os.path.join(root, "System32", "nvcuda.dll"))
+    return False
 
 
-def _span(buffer: Buffer, offset: int, nbytes: int, what: str) -> int:
-    """Address of ``buffer[offset:offset+nbytes]``; ValueError when it is out of range.
+def start_driver():
+    """``cuInit``, device 0 and its primary context (every call releases the GIL); returns
+    the function that releases the context reference taken here."""
+    from ember.backends.cuda.device import warm_start
 
-    Any :class:`Buffer` whose ``handle`` is a CUDA device address works (the caching
-    allocator's pooled buffers as well as :class:`CudaBuffer`).
-    """
-    ptr = getattr(buffer, "handle", None)
-    if not isinstance(ptr, int) or not isinstance(buffer, Buffer):
-        raise TypeError(f"the {what} must be a CUDA buffer (backend.alloc), got {buffer!r}")
-    if not ptr:
-        raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
-    if offset < 0 or nbytes < 0 or offset + nbytes > buffer.nbytes:
-        raise ValueError(
-            f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte buffer"
-        )
-    return ptr + offset
+    return warm_start()
 
 
-def _host_array(value: Any, writable: bool):
-    """``value`` as a C-contiguous NumPy array (a view, never a copy for a destination)."""
-    import numpy as np
+def driver_started() -> bool:
+    """Whether ``cuInit`` ran in this process (by the backend or the warmup)."""
+    device = sys.modules.get("ember.backends.cuda.device")
+    return bool(getattr(device, "_initialized", False))
 
-    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
-    if not arr.flags.c_contiguous:
-        raise ValueError(
-            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
-        )
-    if writable and (arr is not value or not arr.flags.writeable):
-        raise ValueError("the host destination must be a writable NumPy array")
-    return arr
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -135,9 +135,10 @@ class Blas:
         stream.submitted += 1
 
     def _use(self, stream) -> None:
-        """Bind the handle to ``stream`` (only when it changes: a driver-free fast path)."""
+        """Make the context current in this thread (a thread-local test when it is) and
+        bind the handle to ``stream`` (only when it changes)."""
+        self.backend.context.ensure_current()
         if stream is not self._stream:
-            self.backend.context.ensure_current()
             check(self.api.set_stream(self.handle, int(stream.handle)), "cublasSetStream")
             self._stream = stream
 

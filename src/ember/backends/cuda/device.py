@@ -27,7 +27,15 @@ _EXTRA_ATTRIBUTES = {
     "memory_pools_supported": "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED",
     "integrated": "CU_DEVICE_ATTRIBUTE_INTEGRATED",
     "pci_bus_id": "CU_DEVICE_ATTRIBUTE_PCI_BUS_ID",
+    "cooperative_launch": "CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH",
 }
+
+# What Ember's kernels may use on every CUDA device it supports (sm_50+): warps with
+# shuffles, 64-bit atomics, double precision (at the device's rate), half conversions.
+FEATURES = frozenset(
+    {"fp64", "fp16", "int64_atomics", "subgroups", "subgroup_shuffle",
+     "subgroup_shuffle_relative"}
+)  # fmt: skip
 
 _initialized = False
 _init_lock = threading.Lock()
@@ -128,8 +136,25 @@ def device_info(index: int) -> DeviceInfo:
             attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
             attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"),
         ),
+        kind="GPU",
+        features=FEATURES,
+        fp64_ratio=extra.get("single_to_double_perf_ratio"),
+        cooperative_launch=bool(extra.get("cooperative_launch")),
         extra=extra,
     )
+
+
+def warm_start():
+    """The GIL-free part of CUDA start-up, for the background warmup: ``cuInit``, device 0
+    and a reference to its primary context (every call releases the GIL).  Returns the
+    function that releases that reference (the backend holds its own)."""
+    device = get_device(0)
+    check(cu.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain", "device 0")
+
+    def release() -> None:
+        cu.cuDevicePrimaryCtxRelease(device)
+
+    return release
 
 
 class PrimaryContext:

@@ -199,6 +199,10 @@ class CudaFunction(Function):
             for key, attr in names.items()
         }
 
+    def resources(self) -> dict[str, int]:
+        """:meth:`attributes` in the names of :mod:`ember.diagnostics.inspect`."""
+        return {_RESOURCES[k]: int(v) for k, v in self.attributes().items() if k in _RESOURCES}
+
     def occupancy(self, block_threads: int, shared_mem: int = 0) -> int:
         """Blocks of ``block_threads`` threads (and ``shared_mem`` dynamic shared bytes)
         that can be resident on one SM at once (``cuOccupancyMaxActiveBlocksPerMultiprocessor``)."""
@@ -210,6 +214,15 @@ class CudaFunction(Function):
 
     def __repr__(self) -> str:
         return f"<CudaFunction {self.name}({', '.join(self._plan.type_names)})>"
+
+
+_RESOURCES = {
+    "num_regs": "registers",
+    "shared_size_bytes": "shared_bytes",
+    "local_size_bytes": "local_bytes",
+    "const_size_bytes": "const_bytes",
+    "max_threads_per_block": "max_threads_per_block",
+}
 
 
 def _as_address(value: Any) -> Any:

@@ -21,7 +21,7 @@ class CudaModule(Module):
     Parameters
     ----------
     binary : bytes
-        The image, as made by :func:`ember.compiler.nvrtc.compile_cubin`.
+        The image, as made by :func:`ember.backends.cuda.nvrtc.compile_cubin`.
     context : PrimaryContext
         The context to load it into.
     default_stream : CudaStream

@@ -19,12 +19,13 @@ import numpy as np
 
 from ember.backends.cuda.driver import check, cu
 from ember.backends.cuda.memory import PinnedHostMemory
+from ember.runtime.backend import ErrorMemory
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext
 
 
-class CudaErrorMemory:
+class CudaErrorMemory(ErrorMemory):
     """Claim word and record of one context.  ``claim`` and ``record`` are the kernel
     argument values (device addresses)."""
 

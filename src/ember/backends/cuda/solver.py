@@ -99,8 +99,8 @@ class Solver:
 
     def begin(self, stream):
         """Bind the handle to ``stream``; returns ``(info buffer, its address)``."""
+        self.backend.context.ensure_current()
         if stream is not self._stream:
-            self.backend.context.ensure_current()
             check(self._set_stream(self.handle, int(stream.handle)), "cusolverDnSetStream")
             self._stream = stream
         return self._scratch(4)

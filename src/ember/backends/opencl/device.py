@@ -230,5 +230,18 @@ def describe(f: Found) -> DeviceInfo:
             warp_size=result.preferred_multiple,
             max_threads_per_block=int(dev.max_work_group_size),
             shared_memory_per_block=int(dev.local_mem_size),
+            kind=f.kind,
+            features=features(extra, extensions),
+            fp64_ratio=1.0 if f.kind == "CPU" else None,  # CPUs: about the float32 rate
             extra=extra,
         )
+
+
+def features(extra: dict, extensions: list[str]) -> frozenset[str]:
+    """The kernel features (``DeviceInfo.features``) a device's extensions give."""
+    found = {name for name in ("fp64", "fp16", "int64_atomics", "subgroups") if extra.get(name)}
+    if "cl_khr_subgroup_shuffle" in extensions:
+        found.add("subgroup_shuffle")
+    if "cl_khr_subgroup_shuffle_relative" in extensions:
+        found.add("subgroup_shuffle_relative")
+    return frozenset(found)

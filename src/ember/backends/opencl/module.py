@@ -341,6 +341,15 @@ class OpenCLFunction(Function):
         }
         return {k: int(self.kernel.get_work_group_info(v, device)) for k, v in names.items()}
 
+    def resources(self) -> dict[str, int]:
+        """:meth:`work_group_info` in the names of :mod:`ember.diagnostics.inspect`."""
+        info = self.work_group_info(self.kernel.context.devices[0])  # one-device context
+        return {
+            "shared_bytes": info["local_size_bytes"],
+            "local_bytes": info["private_size_bytes"],
+            "max_threads_per_block": info["max_threads_per_block"],
+        }
+
     def __repr__(self) -> str:
         shown = ", ".join(str(p) for p in self.params)
         tail = ", __local" if self.local_tail else ""

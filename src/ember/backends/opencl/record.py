@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ember.backends.opencl.check import cl, driver_error
+from ember.runtime.backend import ErrorMemory
 
 
-class OpenCLErrorMemory:
+class OpenCLErrorMemory(ErrorMemory):
     """Claim word and record of one context; ``claim``/``record`` are the ``cl.Buffer``
     kernel arguments."""
 

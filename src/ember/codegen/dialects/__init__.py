@@ -11,7 +11,7 @@ import importlib
 
 from ember.codegen.dialects.base import Dialect
 
-__all__ = ["Dialect", "REGISTRY", "get", "names"]
+__all__ = ["Dialect", "REGISTRY", "get", "names", "source_suffix"]
 
 # name -> (module, instance): the one line a new dialect adds.
 REGISTRY: dict[str, tuple[str, str]] = {
@@ -38,3 +38,9 @@ def get(name: str) -> Dialect:
 def names() -> tuple[str, ...]:
     """Every registered dialect name."""
     return tuple(REGISTRY)
+
+
+def source_suffix(name: str) -> str:
+    """The suffix of a source file in dialect ``name`` (``.c`` for a name not registered,
+    e.g. in a cache entry of another Ember version)."""
+    return get(name).source_suffix if name in REGISTRY else ".c"

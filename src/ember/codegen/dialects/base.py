@@ -55,6 +55,13 @@ class Dialect(abc.ABC):
     # its element offset as a separate ``<name>_start`` parameter (codegen/abi.py).
     separate_offsets: ClassVar[bool] = False
     pragmas: ClassVar[dict[str, str]] = {}  # feature -> line enabling it
+    feature_names: ClassVar[dict[str, str]] = {}  # feature -> the device API's name for it
+
+    # ---------------------------------------------------------------- code without a device
+    # The target of ``kernel.inspect(..., dialect=name)``: a typical device of the dialect.
+    offline_arch: ClassVar[str | None] = None
+    offline_warp_size: ClassVar[int] = 1
+    offline_features: ClassVar[frozenset[str]] = frozenset()
 
     # ---------------------------------------------------------------- types and literals
     types: ClassVar[dict[str, str]]  # dtype name -> C type of a value
@@ -157,3 +164,16 @@ class Dialect(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<ember dialect {self.name}>"
+
+    def __str__(self) -> str:
+        return self.name
+
+    # A dialect equals its name, so tables keyed by name (tests' sources per dialect) take
+    # the object.  Ember's own code asks attributes instead (tests/unit/test_layers.py).
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return other == self.name
+        return other is self
+
+    def __hash__(self) -> int:
+        return hash(self.name)

@@ -37,6 +37,13 @@ class OpenCLDialect(Dialect):
         "subgroup_shuffle": _EXT.format("cl_khr_subgroup_shuffle"),
         "subgroup_shuffle_relative": _EXT.format("cl_khr_subgroup_shuffle_relative"),
     }
+    feature_names = {
+        "fp64": "cl_khr_fp64", "fp16": "cl_khr_fp16",
+        "int64_atomics": "cl_khr_int64_base_atomics", "subgroups": "cl_khr_subgroups",
+        "subgroup_shuffle": "cl_khr_subgroup_shuffle",
+        "subgroup_shuffle_relative": "cl_khr_subgroup_shuffle_relative",
+    }  # fmt: skip
+    offline_features = frozenset({"fp64", "int64_atomics"})  # like PoCL's CPU device
     types = {
         "bool": "bool", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
         "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",

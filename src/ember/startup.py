@@ -2,22 +2,30 @@
 
 A fresh process's first CUDA kernel waits ~0.2 s for the driver (``cuInit``) and the primary
 context, then for imports, NVRTC and module loads.  None of that needs the program's data,
-so ``import ember`` starts it in two daemon threads and returns at once:
+so ``import ember`` starts it in two daemon threads and returns at once.  What to do for a
+backend is the backend's own business, said by the start-up hooks of its (light) package
+(``ember/backends/cuda/__init__.py``: ``plausible``, ``WARM_AT_IMPORT``, ``WARMUP_IMPORTS``,
+``start_driver``); nothing here knows a backend by name.
 
 ``ember-warmup-driver``
-    ``cuInit``, the device and the primary context through ``ctypes`` on ``libcuda`` - no
-    import of ``cuda.bindings`` first, and every driver call releases the GIL.
+    the backend's ``start_driver()`` (CUDA: ``cuInit``, the device and the primary context
+    through the backend's own bindings; every call releases the GIL), once the import it
+    needs (``DRIVER_AFTER``) is done.
 ``ember-warmup``
-    the imports of ``cuda.bindings`` and the CUDA backend (in parallel with the driver
-    work), then the backend itself, the NVRTC library and the versions cache keys use,
-    Ember's compiler fingerprint, and the modules of the kernels this process will probably
-    launch (those of loaded bundles and of this program's last run, see
-    :mod:`ember.cache.memory`).
+    the backend's imports (the driver work runs beside the later ones), then the backend
+    itself, the library versions cache keys use (CUDA: loads NVRTC), Ember's compiler
+    fingerprint, and the modules of the kernels this process will probably launch (those
+    of loaded bundles and of this program's last run, see :mod:`ember.cache.memory`).
+
+This is the top layer (with the CLI and the demo): it may use the registry, the backends'
+hooks and the cache.  The registry calls it back (:func:`ember.runtime.backend.on_create`)
+instead of importing it.
 
 Rules
-    * ``import ember`` never waits: the warmup starts only when a CUDA driver is there (one
-      ``stat`` of ``/dev/nvidiactl``), with ``EMBER_WARMUP=1`` (the default); ``0`` turns it
-      off, ``force`` starts it regardless.
+    * ``import ember`` never waits: the warmup starts only for a backend whose package says
+      it may (``WARM_AT_IMPORT``) and whose device is plausibly there (CUDA: one ``stat``
+      of ``/dev/nvidiactl``), with ``EMBER_WARMUP=1`` (the default); ``0`` turns it off,
+      ``force`` starts it regardless.
     * The first real use *joins* it: the backend registry waits for it (never while it holds
       its own lock), after telling it to stop being polite.
     * It must not slow the main thread's Python work.  Driver calls release the GIL; the
@@ -30,9 +38,9 @@ Rules
       ``ember.warmup(blocking=True)`` raises it too.
     * ``os.fork()``: the fork waits for the step in progress (so the child inherits no
       half-done import or half-made backend); in the child the warmup counts as finished,
-      and a backend the parent initialized (CUDA, also by the warmup, or OpenCL) raises a
-      clear :class:`~ember.errors.BackendUnavailableError` on use - CUDA cannot be used
-      after a fork.  Use the ``spawn`` start method of :mod:`multiprocessing`.
+      and a backend the parent initialized (by the warmup, or by using it) raises a clear
+      :class:`~ember.errors.BackendUnavailableError` on use - CUDA cannot be used after a
+      fork.  Use the ``spawn`` start method of :mod:`multiprocessing`.
 
 Why the fork waits in an *audit hook* (``sys.addaudithook``, event ``os.fork``) and not in
 an ``os.register_at_fork`` hook: Python runs the ``before`` fork hooks newest first, so the
@@ -55,21 +63,13 @@ import threading
 import time
 from typing import Any
 
-PRELOAD_LIMIT = 64  # modules preloaded at most
+from ember.runtime import registry
+
 FORK_WAIT_S = 10.0  # longest wait of a fork (audit event) for the warmup's step in progress
 FORK_HOOK_WAIT_S = 1.0  # the same in the fork hook, where other hooks may hold locks
 _FORK_EVENTS = frozenset({"os.fork", "os.forkpty"})
 
-# Imports per backend, in order, each one step (big packages split so pauses can fall
-# between them).  cuda.bindings.nvrtc comes last: its library load is the NVRTC step.
-IMPORTS = {
-    "cuda": (
-        "typing", "dataclasses", "subprocess", "cuda.pathfinder", "cuda.bindings.driver",
-        "asyncio", "ember.runtime.sync", "ember.backends.cuda", "cuda.bindings.nvrtc",
-        "ember.compiler.nvrtc",
-    ),
-    "opencl": ("pyopencl", "ember.backends.opencl"),
-}  # fmt: skip
+PRELOAD_LIMIT = 64  # modules preloaded at most
 
 FORK_MESSAGE = (
     "the {name} backend was initialized in the parent process before os.fork(){how}, and "
@@ -80,7 +80,6 @@ FORK_MESSAGE = (
 
 _lock = threading.Lock()
 _warmups: dict[str, Warmup] = {}
-_cuda_initialized = False  # by the warmup's driver thread (the backend sets its own flag)
 
 
 class Warmup:
@@ -101,12 +100,14 @@ class Warmup:
         self._stopping = False  # the interpreter is exiting: skip the remaining steps
         self._driver_done = threading.Event()
         self._driver_error: BaseException | None = None
+        self._driver_may_start = threading.Event()  # the import the driver step needs is in
+        self.driver_started = False  # the driver step ran (the device was initialized)
         self._cpu = 0.0  # CPU time of the steps so far
         self.waited = 0.0  # seconds spent waiting for the main thread to leave the GIL
         self._start = time.perf_counter()
         self._gate = _Gate()  # steps run inside it; a fork waits for them (see fork)
         self._threads: list[threading.Thread] = []
-        self._context: tuple[Any, Any] | None = None  # (libcuda, CUdevice) retained here
+        self._release: Any = None  # releases what the driver step holds (CUDA: a context)
         self._forked_during: list[str] = []  # steps a fork did not wait for (see fork)
 
     # ------------------------------------------------------------------ public
@@ -129,11 +130,13 @@ class Warmup:
 
     # ------------------------------------------------------------------ threads
     def start(self) -> Warmup:
-        if self.backend == "cuda":
-            self._spawn(self._driver, "ember-warmup-driver")
+        hooks = registry.package(self.backend)
+        driver = getattr(hooks, "start_driver", None)
+        if driver is not None:
+            self._spawn(lambda: self._driver(driver), "ember-warmup-driver")
         else:
             self._driver_done.set()
-        self._spawn(self._main, "ember-warmup")
+        self._spawn(lambda: self._main(hooks), "ember-warmup")
         return self
 
     def _spawn(self, target, name: str) -> None:
@@ -142,28 +145,34 @@ class Warmup:
         self._threads.append(t)
         t.start()
 
-    def _driver(self) -> None:
-        """cuInit, device 0 and its primary context through ctypes (GIL released)."""
-        global _cuda_initialized
+    def _driver(self, start_driver) -> None:
+        """The backend's GIL-free driver start-up, once the import it needs is done."""
         try:
+            self._driver_may_start.wait()
             with self._gate.step("driver"):
+                if self._stopping:
+                    return
                 t = time.perf_counter()
-                _cuda_initialized = True  # from its first call on: a fork child must not use it
-                self._context = _retain_primary_context()
+                self.driver_started = True  # from its first call on: a fork child must not use it
+                self._release = start_driver()
                 self.timings["driver"] = time.perf_counter() - t
         except BaseException as exc:  # recorded; the backend reports the real error
-            _cuda_initialized = False
+            self.driver_started = False
             self._driver_error = exc
         finally:
             self._driver_done.set()
 
-    def _main(self) -> None:
+    def _main(self, hooks) -> None:
+        after = getattr(hooks, "DRIVER_AFTER", None)
         try:
             try:
-                for module in IMPORTS.get(self.backend, ()):
+                for module in getattr(hooks, "WARMUP_IMPORTS", ()):
                     self._step(f"import {module}", importlib.import_module, module)
+                    if module == after:
+                        self._driver_may_start.set()
             except Exception as exc:  # the backend step below reports it the ordinary way
                 self.error = exc
+            self._driver_may_start.set()
             self._driver_done.wait()
             backend = self._step("backend", _create_backend, self.backend)
             self._step("versions", _key_inputs, backend)
@@ -208,13 +217,12 @@ class Warmup:
             self.hurry.wait(0.01)
 
     def _release_context(self) -> None:
-        """Drop the warmup's own reference to the primary context (the backend has one)."""
-        if self._context is not None:
-            lib, device = self._context
-            self._context = None
-            release = getattr(lib, "cuDevicePrimaryCtxRelease_v2", None)  # cuda.h's name
+        """Drop what the driver step holds (CUDA: its primary context reference; the backend
+        has its own)."""
+        release, self._release = self._release, None
+        if release is not None:
             try:
-                (release or lib.cuDevicePrimaryCtxRelease)(device)
+                release()
             except Exception:
                 pass
 
@@ -268,28 +276,7 @@ class _Gate:
 # ------------------------------------------------------------------------- steps
 
 
-def _retain_primary_context():
-    """The GIL-free part of CUDA start-up, on the driver library directly."""
-    import ctypes
-
-    lib = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
-
-    def call(fn: str, *args) -> None:
-        status = getattr(lib, fn)(*args)
-        if status:
-            raise OSError(f"{fn} returned CUresult {status}")
-
-    call("cuInit", ctypes.c_uint(0))
-    device = ctypes.c_int()
-    call("cuDeviceGet", ctypes.byref(device), ctypes.c_int(0))
-    context = ctypes.c_void_p()
-    call("cuDevicePrimaryCtxRetain", ctypes.byref(context), device)
-    return lib, device
-
-
 def _create_backend(name: str):
-    from ember.runtime import backend as registry
-
     return registry.get(name)
 
 
@@ -313,26 +300,20 @@ def _preload(backend) -> int:
 # ------------------------------------------------------------------------- control
 
 
-def cuda_plausible() -> bool:
-    """Whether a CUDA driver is probably installed and a device visible (a stat or two)."""
-    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
-        return False
-    if sys.platform.startswith("linux"):
-        return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/dxg")
-    if sys.platform == "win32":
-        root = os.environ.get("SystemRoot", r"C:\Windows")
-        return os.path.exists(os.path.join(root, "System32", "nvcuda.dll"))
-    return False
+def plausible(name: str) -> bool:
+    """Whether backend ``name``'s device is probably there (its package's cheap test)."""
+    check = getattr(registry.package(name), "plausible", None)
+    return bool(check()) if check is not None else True
 
 
 def start(backend: str) -> Warmup:
     """Start the warmup of ``backend`` unless one was started already; return it."""
+    registry.on_create(join)  # the registry waits for us before creating a backend
     with _lock:
         found = _warmups.get(backend)
         if found is None:
             found = _warmups[backend] = Warmup(backend)
-            registry = sys.modules.get("ember.runtime.backend")
-            if registry is not None and backend in registry._instances:
+            if registry.instance(backend) is not None:
                 found.finished.set()  # already in use: nothing to warm
             else:
                 _install_audit_hook()
@@ -341,16 +322,23 @@ def start(backend: str) -> Warmup:
 
 
 def at_import() -> None:
-    """Called by ``import ember``: fork hooks, then the warmup when the settings want it."""
+    """Called by ``import ember``: fork hooks, then the warmup when the settings want it:
+    the backend ``EMBER_BACKEND`` names (``auto``: the first one of the auto order whose
+    package allows a warmup at import and whose device is plausibly there)."""
     _install_fork_hooks()
     from ember.config import settings
 
-    mode, name = settings.warmup, settings.backend
-    if mode == "off" or (name == "opencl" and mode != "force"):
-        return  # an OpenCL warmup is Python work (pyopencl): only on request
-    name = "cuda" if name == "auto" else name
-    if mode == "force" or cuda_plausible():
-        start(name)
+    mode, wanted = settings.warmup, settings.backend
+    if mode == "off":
+        return
+    for name in registry.AUTO_ORDER if wanted == "auto" else (wanted,):
+        if name not in registry.REGISTRY:
+            return
+        if not getattr(registry.package(name), "WARM_AT_IMPORT", False) and mode != "force":
+            continue  # e.g. OpenCL: setting up pyopencl is Python work, only on request
+        if mode == "force" or plausible(name):
+            start(name)
+        return
 
 
 def join(backend: str | None = None) -> None:
@@ -382,19 +370,19 @@ def warmup(blocking: bool = True, backend: str | None = None) -> Warmup:
         Wait until the warmup has finished, then make sure the backend works: a failure
         raises the error its first use would (e.g. :class:`BackendUnavailableError`).
     backend : str, optional
-        ``"cuda"`` or ``"opencl"``; default: the one ``EMBER_BACKEND`` selects (for
-        ``auto``: CUDA when a driver is detected, else OpenCL).
+        A registered backend name; default: the one ``EMBER_BACKEND`` selects (for
+        ``auto``: the first of the auto order whose device is plausibly there, e.g. CUDA
+        when a driver is detected, else OpenCL).
     """
     from ember.config import settings
 
     name = backend or settings.backend
     if name == "auto":
-        name = "cuda" if "cuda" in _warmups or cuda_plausible() else "opencl"
+        order = registry.AUTO_ORDER
+        name = next((n for n in order if n in _warmups or plausible(n)), order[-1])
     w = start(name)
     if blocking:
         w.wait()
-        from ember.runtime import backend as registry
-
         if backend is None and settings.backend == "auto":
             registry.get()  # auto selection, exactly as the first use will do it
         else:
@@ -482,9 +470,9 @@ def _after_fork_child() -> None:
     for w in list(_warmups.values()):
         unfinished = not w.finished.is_set()
         w._gate = _Gate()
-        w._threads, w._context = [], None
+        w._threads, w._release = [], None
         w.ready, w.finished, w.hurry = threading.Event(), threading.Event(), threading.Event()
-        w._driver_done = threading.Event()
+        w._driver_done, w._driver_may_start = threading.Event(), threading.Event()
         w.ready.set()
         w.finished.set()
         if w._forked_during:
@@ -500,23 +488,22 @@ def _after_fork_child() -> None:
 
 
 def _poison_parent_backends(interrupted: bool = False) -> None:
-    from ember.runtime import backend as registry
+    """Every backend whose driver the parent started (by using it, or by the warmup's driver
+    step) refuses to work here, with the fork message."""
+    from ember.config import settings
 
     if interrupted:  # a step may have held the registry's lock in a thread that is gone
-        registry._lock = threading.RLock()
-
-    names = set(registry._instances)
-    device = sys.modules.get("ember.backends.cuda.device")
-    by_warmup = _cuda_initialized and "cuda" not in names
-    if by_warmup or getattr(device, "_initialized", False):
-        names.add("cuda")
-    for name in names:
-        label = {"cuda": "CUDA", "opencl": "OpenCL"}.get(name, name)
-        how = " (by Ember's background warmup at import)" if name == "cuda" and by_warmup else ""
-        registry._instances.pop(name, None)
-        registry._failures[name] = FORK_MESSAGE.format(name=label, how=how)
-    if "cuda" in names and registry._current is None:
-        from ember.config import settings
-
-        if settings.backend in ("auto", "cuda"):
-            registry._current = "cuda"  # the parent would have picked CUDA: say so
+        registry.repair_after_fork()
+    for name in registry.REGISTRY:
+        hooks = sys.modules.get(registry.REGISTRY[name][0])
+        started = getattr(hooks, "driver_started", None)
+        w = _warmups.get(name)
+        by_warmup = w is not None and w.driver_started and registry.instance(name) is None
+        used = registry.instance(name) is not None or (started is not None and started())
+        if not (used or by_warmup):
+            continue
+        label = getattr(hooks, "LABEL", name)
+        how = " (by Ember's background warmup at import)" if by_warmup else ""
+        # the parent would have picked the backend it warmed: say so instead of falling back
+        select = by_warmup and settings.backend in ("auto", name)
+        registry.disable(name, FORK_MESSAGE.format(name=label, how=how), select=select)

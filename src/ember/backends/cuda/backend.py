@@ -1,0 +1,357 @@
+"""The CUDA backend: NVIDIA's driver API through ``cuda-bindings``, kernels built by NVRTC.
+
+One module per driver concept: :mod:`.driver` (the bindings and the one status check),
+:mod:`.device` (init, properties, primary context), :mod:`.memory`, :mod:`.stream`,
+:mod:`.event`, :mod:`.module` and :mod:`.launch` (the hot path).  :class:`CudaBackend` ties
+them to one device and implements :class:`ember.runtime.backend.Backend`.
+
+Every submission adds 1 to its stream's ``submitted`` counter (:mod:`ember.runtime.sync`).
+Copies with ``stream=None`` run on Ember's default stream and wait for it, so they are
+ordered after the work already queued there (the driver's synchronous ``cuMemcpy*`` use
+the legacy NULL stream, which a non-blocking stream does not wait for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ember.backends.cuda import LABEL
+from ember.backends.cuda import device as _device
+from ember.backends.cuda.driver import check, cu
+from ember.backends.cuda.event import CudaEvent
+from ember.backends.cuda.launch import CudaFunction
+from ember.backends.cuda.memory import CudaBuffer, PinnedHostMemory, _alloc_async, allocate
+from ember.backends.cuda.module import CudaModule
+from ember.backends.cuda.stream import CudaStream
+from ember.codegen.dialects.cuda import CUDA
+from ember.config import settings
+from ember.runtime.backend import DL_CUDA, DL_CUDA_MANAGED, Backend, Buffer, DeviceInfo
+from ember.runtime.sync import StreamSet, wait_all, wait_all_async
+
+__all__ = [
+    "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
+    "PinnedHostMemory",
+]  # fmt: skip
+
+
+class CudaBackend(Backend):
+    """Ember's runtime on one CUDA device, in its primary context.
+
+    Parameters
+    ----------
+    device : int
+        Device ordinal (as ``nvidia-smi`` and ``CUDA_VISIBLE_DEVICES`` number them).
+
+    Raises
+    ------
+    BackendUnavailableError
+        cuda-bindings is missing, the driver library is missing, ``cuInit`` fails, there is
+        no device, or ``device`` is out of range.
+    """
+
+    name = "cuda"
+    label = LABEL
+    dialect = CUDA
+    binary_kind = "cubin"
+    pointer_offsets = True
+    dlpack_device_type = DL_CUDA
+    shares_memory = True
+    foreign_device_types = frozenset({DL_CUDA, DL_CUDA_MANAGED})
+    inspect_stages = frozenset({"ptx", "cubin-info", "sass", "resources"})
+    offline_stages = inspect_stages
+    out_of_memory_code = "CUDA_ERROR_OUT_OF_MEMORY"
+    forward_progress = True  # resident blocks are scheduled independently of waiting ones
+
+    def __init__(self, device: int = 0):
+        self._index = device
+        self._cu_device = _device.get_device(device)  # runs cuInit: the availability test
+        self._info = _device.device_info(device)
+        self._context = _device.PrimaryContext(self._cu_device, device)
+        self._use_pool = bool(self._info.extra.get("memory_pools_supported"))
+        self._streams = StreamSet()  # every stream made here, the default one included
+        self._default_stream = self.create_stream()
+
+    # ------------------------------------------------------------------ devices
+    def devices(self) -> list[DeviceInfo]:
+        """Every CUDA device, in ordinal order."""
+        return [_device.device_info(i) for i in range(_device.init())]
+
+    @property
+    def device(self) -> DeviceInfo:
+        """The device this backend works on."""
+        return self._info
+
+    @property
+    def context(self) -> _device.PrimaryContext:
+        """The retained primary context (``.handle`` is the ``CUcontext``)."""
+        return self._context
+
+    def library_versions(self) -> dict[str, str]:
+        """cuda-bindings, driver (CUDA version it supports) and NVRTC versions."""
+        import cuda.bindings
+
+        from ember.backends.cuda.nvrtc import nvrtc_version
+
+        major, minor = _device.driver_version()
+        try:
+            nvrtc = "{}.{}".format(*nvrtc_version())
+        except Exception as exc:  # no NVRTC: loading cubins still works
+            nvrtc = f"unavailable ({type(exc).__name__})"
+        return {
+            "cuda-bindings": cuda.bindings.__version__,
+            "cuda-driver": f"{major}.{minor}",
+            "nvrtc": nvrtc,
+        }
+
+    # ------------------------------------------------------------------ memory
+    def alloc(self, nbytes: int, stream: CudaStream | None = None) -> CudaBuffer:
+        """``nbytes`` of device memory, stream-ordered on ``stream`` where pools exist."""
+        s = stream or self._default_stream
+        h = s._handle
+        if self._use_pool and nbytes > 0 and h is not None:  # the fast path: one driver call
+            err, ptr = _alloc_async(nbytes, h)
+            if not err:
+                return CudaBuffer(ptr, nbytes, self._context, s)
+        return allocate(nbytes, self._context, s, self._use_pool)
+
+    def native_pointer(self, buffer: Buffer, offset: int = 0) -> int:
+        """The device address ``buffer + offset`` as an int, for a ``PTR`` parameter."""
+        ptr = getattr(buffer, "handle", 0)
+        if not (ptr and isinstance(ptr, int) and 0 <= offset <= buffer.nbytes):
+            _span(buffer, offset, 0, "pointer")  # raises the explanatory error
+        return ptr + offset
+
+    def copy_from_host(self, dst: CudaBuffer, dst_offset: int, src: Any, stream=None) -> None:
+        """Copy the C-contiguous host array ``src`` into ``dst`` at ``dst_offset`` bytes."""
+        src = _host_array(src, writable=False)
+        address = _span(dst, dst_offset, src.nbytes, "destination")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        check(
+            cu.cuMemcpyHtoDAsync(address, src.ctypes.data, src.nbytes, s.handle),
+            "cuMemcpyHtoDAsync",
+            f"copying {src.nbytes} bytes to the device",
+        )
+        s.submitted += 1
+        if stream is None:
+            s.synchronize()
+
+    def copy_to_host(self, dst: Any, src: CudaBuffer, src_offset: int, stream=None) -> None:
+        """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``."""
+        dst = _host_array(dst, writable=True)
+        address = _span(src, src_offset, dst.nbytes, "source")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        check(
+            cu.cuMemcpyDtoHAsync(dst.ctypes.data, address, dst.nbytes, s.handle),
+            "cuMemcpyDtoHAsync",
+            f"copying {dst.nbytes} bytes to the host",
+        )
+        s.submitted += 1
+        if stream is None:
+            s.synchronize()
+
+    def copy_device(
+        self,
+        dst: CudaBuffer,
+        dst_offset: int,
+        src: CudaBuffer,
+        src_offset: int,
+        nbytes: int,
+        stream=None,
+    ) -> None:
+        """Asynchronous device-to-device copy of ``nbytes`` on ``stream`` (default stream)."""
+        to = _span(dst, dst_offset, nbytes, "destination")
+        frm = _span(src, src_offset, nbytes, "source")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        check(
+            cu.cuMemcpyDtoDAsync(to, frm, nbytes, s.handle),
+            "cuMemcpyDtoDAsync",
+            f"copying {nbytes} bytes on the device",
+        )
+        s.submitted += 1
+
+    def fill_zero(self, dst: CudaBuffer, offset: int, nbytes: int, stream=None) -> None:
+        """Asynchronously set ``nbytes`` bytes of ``dst`` to zero (``cuMemsetD8Async``)."""
+        address = _span(dst, offset, nbytes, "destination")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        check(cu.cuMemsetD8Async(address, 0, nbytes, s.handle), "cuMemsetD8Async")
+        s.submitted += 1
+
+    def alloc_host(self, nbytes: int) -> Any:
+        """A pinned ``uint8`` NumPy array of ``nbytes``, freed when it is garbage."""
+        return PinnedHostMemory(nbytes, self._context).array
+
+    def alloc_pinned(self, nbytes: int) -> PinnedHostMemory:
+        """Pinned host memory with an explicit :meth:`PinnedHostMemory.close`."""
+        return PinnedHostMemory(nbytes, self._context)
+
+    def error_memory(self, nbytes: int):
+        """The claim word and error record of failing kernels (``backends/cuda/record.py``)."""
+        from ember.backends.cuda.record import CudaErrorMemory
+
+        return CudaErrorMemory(self._context, nbytes)
+
+    # ------------------------------------------------------------------ vendor libraries
+    def blas(self):
+        """cuBLAS on this device (:class:`ember.backends.cuda.blas.Blas`), made on first
+        use; None when libcublas is not installed (the reason: :attr:`vendor_missing`)."""
+        return self._vendor("blas", "ember.backends.cuda.blas", "Blas")
+
+    def solver(self):
+        """cuSOLVER on this device (:class:`ember.backends.cuda.solver.Solver`), or None."""
+        return self._vendor("solver", "ember.backends.cuda.solver", "Solver")
+
+    def _vendor(self, what: str, module: str, cls: str):
+        libs = self.__dict__.setdefault("_libs", {})
+        if what not in libs:
+            import importlib
+
+            from ember.backends.cuda.vendor import VendorUnavailable
+
+            try:
+                libs[what] = getattr(importlib.import_module(module), cls)(self)
+            except VendorUnavailable as exc:
+                libs[what] = None
+                self.__dict__.setdefault("vendor_missing", {})[what] = str(exc)
+        return libs[what]
+
+    # ------------------------------------------------------------------ streams & events
+    def create_stream(self, priority: int = 0) -> CudaStream:
+        """A new non-blocking stream."""
+        stream = CudaStream(self._context, priority)
+        stream.registry = self._streams
+        self._streams.add(stream)
+        return stream
+
+    @property
+    def default_stream(self) -> CudaStream:
+        """Ember's default stream: a non-blocking stream, not the legacy NULL stream."""
+        return self._default_stream
+
+    def create_event(self, timing: bool = False) -> CudaEvent:
+        """A new event; ``timing=True`` enables :meth:`CudaEvent.elapsed_ms`."""
+        return CudaEvent(self._context, timing)
+
+    def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
+        """Wait for all work Ember submitted to the device.
+
+        No stream busy: no driver call.  One busy stream (or ``blocking=True``): that
+        stream's wait, with its spin → yield → block policy.  Several, a stream closed with
+        work running, or ``EMBER_SYNC=plain``: one device-wide ``cuCtxSynchronize``.
+        ``blocking`` and ``spin`` are those of :meth:`CudaStream.synchronize`.
+        """
+        streams = self._streams
+        plain = settings.sync == "plain"
+        busy = streams.busy()
+        if not (plain or streams.orphaned):
+            if not busy:
+                return
+            if len(busy) == 1 or blocking:
+                return wait_all(busy, blocking, spin)
+        streams.orphaned = False  # before the wait: an orphan made during it sets it again
+        self._device_wait()
+        for stream, target in busy:
+            stream._mark(target)
+
+    def wait_for_foreign_stream(self, handle: int) -> None:
+        """Order Ember's default stream after the work queued so far on the foreign stream
+        ``handle`` (an event recorded there, waited for on the device)."""
+        event = self.create_event()
+        self._context.ensure_current()
+        check(cu.cuEventRecord(event.handle, cu.CUstream(handle)), "cuEventRecord")
+        event.submitted += 1
+        self._default_stream.wait_event(event)
+
+    def make_foreign_stream_wait(self, handle: int) -> None:
+        """Make the foreign stream ``handle`` (1: the legacy default stream) wait on the
+        device for the work queued so far on Ember's default stream."""
+        ours = self._default_stream
+        if ours.query():
+            return  # nothing in flight: nothing to order
+        event = self.create_event()
+        event.record(ours)
+        check(cu.cuStreamWaitEvent(cu.CUstream(handle), event.handle, 0), "cuStreamWaitEvent")
+
+    async def synchronize_async(self) -> None:
+        """:meth:`synchronize` without blocking the running event loop."""
+        if self._streams.orphaned:
+            import asyncio
+
+            await asyncio.get_running_loop().run_in_executor(None, self.synchronize)
+            return
+        await wait_all_async(self._streams.busy())
+
+    def _device_wait(self) -> None:
+        """``cuCtxSynchronize``: wait for everything queued in the context (GIL released)."""
+        self._context.ensure_current()
+        check(cu.cuCtxSynchronize(), "cuCtxSynchronize", "waiting for the device")
+
+    # ------------------------------------------------------------------ code
+    def compile(self, source: str, name: str = "kernel", options: Sequence[str] = ()) -> bytes:
+        """CUDA C++ → cubin for this device's exact ``sm_XX`` (NVRTC)."""
+        from ember.backends.cuda.nvrtc import compile_cubin
+
+        return compile_cubin(source, self._info.arch, name, options)
+
+    @classmethod
+    def inspect_offline(cls, stage, source, target, name, options=()) -> Any:
+        """``ptx``, ``cubin-info``, ``sass`` or ``resources`` of ``source`` from NVRTC for
+        ``target``'s architecture (no GPU needed; :mod:`.toolkit`)."""
+        from ember.backends.cuda import toolkit
+
+        return toolkit.offline(stage, source, target.arch or "sm_90", name, tuple(options))
+
+    def disassemble(self, binary: bytes) -> str:
+        """The SASS of a cubin (``nvdisasm`` or ``cuobjdump`` from the CUDA toolkit)."""
+        from ember.backends.cuda import toolkit
+
+        return toolkit.sass(binary)
+
+    def load_module(self, binary: bytes) -> CudaModule:
+        """Load a cubin made by :meth:`compile`."""
+        return CudaModule(binary, self._context, self._default_stream)
+
+    def close(self) -> None:
+        """Destroy the default stream and release the primary context.  Idempotent."""
+        if self._context.alive:
+            self._default_stream.close()
+            self._context.close()
+
+    def __repr__(self) -> str:
+        return f"<CudaBackend {self._info.summary()}>"
+
+
+def _span(buffer: Buffer, offset: int, nbytes: int, what: str) -> int:
+    """Address of ``buffer[offset:offset+nbytes]``; ValueError when it is out of range.
+
+    Any :class:`Buffer` whose ``handle`` is a CUDA device address works (the caching
+    allocator's pooled buffers as well as :class:`CudaBuffer`).
+    """
+    ptr = getattr(buffer, "handle", None)
+    if not isinstance(ptr, int) or not isinstance(buffer, Buffer):
+        raise TypeError(f"the {what} must be a CUDA buffer (backend.alloc), got {buffer!r}")
+    if not ptr:
+        raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
+    if offset < 0 or nbytes < 0 or offset + nbytes > buffer.nbytes:
+        raise ValueError(
+            f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte buffer"
+        )
+    return ptr + offset
+
+
+def _host_array(value: Any, writable: bool):
+    """``value`` as a C-contiguous NumPy array (a view, never a copy for a destination)."""
+    import numpy as np
+
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if not arr.flags.c_contiguous:
+        raise ValueError(
+            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
+        )
+    if writable and (arr is not value or not arr.flags.writeable):
+        raise ValueError("the host destination must be a writable NumPy array")
+    return arr

@@ -1,0 +1,71 @@
+"""The matmul, random and Array API kernels compile for CUDA (NVRTC, sm_90) without a GPU,
+so the GPU batch finds no CUDA-only codegen problem; the GEMM kernel's resources are
+checked too (no local-memory spills: its 8x8 accumulators must stay in registers)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ember.array import extras, gemm, random
+
+nvrtc = pytest.importorskip("ember.compiler.nvrtc")
+
+
+def _ptx(kernel, args):
+    return kernel.inspect(*args, stage="ptx", dialect="cuda")
+
+
+def _nvrtc_available() -> bool:
+    try:
+        _ptx(random.gather_kernel, (np.zeros(4), np.zeros(4), np.zeros(4, np.int64), 2))
+    except Exception:
+        return False
+    return True
+
+
+pytestmark = pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available")
+
+
+@pytest.mark.parametrize("ct, arrays, a_kfast, b_nfast", [
+    ("float32", "float32", True, True), ("float32", "float32", False, True),
+    ("float32", "float32", True, False), ("float32", "float32", False, False),
+    ("float32", "float16", True, True), ("float64", "float64", False, False),
+    ("int64", "int8", True, True),
+])  # fmt: skip
+def test_gemm_kernels_compile_without_spills(ct, arrays, a_kfast, b_nfast):
+    import ember
+
+    k = gemm.gemm_kernel(ember.dtype(ct), True, a_kfast, b_nfast)
+    x = np.zeros(8, arrays)
+    args = (x, x, x, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+    ptx = _ptx(k, args)
+    assert ".entry" in ptx
+    if arrays == "float32":  # the inner loop's shared loads are 128-bit (__align__(16) tiles)
+        assert "ld.shared.v4.f32" in ptx
+    res = k.inspect(*args, stage="resources", dialect="cuda")
+    assert res["spill_stores"] == 0 and res["local_bytes"] == 0, res
+
+
+@pytest.mark.parametrize("dist, size, out", [
+    ("uniform", 4, "float32"), ("uniform", 8, "float64"), ("normal", 4, "float32"),
+    ("normal", 8, "float64"), ("exponential", 4, "float32"), ("exponential", 8, "float64"),
+    ("int_narrow", 0, "int64"), ("int_narrow", 0, "uint8"), ("int_wide", 0, "int64"),
+])  # fmt: skip
+def test_random_kernels_compile(dist, size, out):
+    import ember
+
+    dt = ember.dtype(out)
+    k, _ = random.fill_kernel(dist, size, dt if dt.itemsize >= 4 else None)  # as on GPUs
+    p = np.dtype(out).type(0) if size else np.uint64(0)
+    args = (np.zeros(4, out), 4, 1, 2, 3, 4, p, p)
+    assert ".entry" in _ptx(k, args)
+
+
+def test_permutation_gather_and_nextafter_compile():
+    i64 = np.zeros(4, np.int64)
+    assert ".entry" in _ptx(random.permute_kernel, (i64, 4, 2, 3, 1, 2, 0, 0))
+    assert ".entry" in _ptx(random.gather_kernel, (np.zeros(4), np.zeros(4), i64, 2))
+    for dt, bits in (("float16", "uint16"), ("float32", "uint32"), ("float64", "uint64")):
+        f, b = np.zeros(4, dt), np.zeros(4, bits)
+        assert ".entry" in _ptx(extras._nextafter_kernel(8 * f.itemsize), (b, f, b, f, f))
