@@ -254,13 +254,26 @@ def test_a_portable_baseline_build_loads_and_runs(cpu):
     x = ember.asarray(np.arange(100, dtype=np.float32))
     y = ember.zeros(100, ember.float32)
     source = axpy.inspect(np.float32(3), x, y, stage="source")
-    binary = cpu.portable_binary(source, "axpy")
+    binary = cpu.portable_binary(cpu.compile(source, "axpy"), source, "axpy")
     builds = module.unpack(binary)
     assert [m["march"] for m, _ in builds] == ["native", toolchain.baseline()]
     baseline = module.pack([b for b in builds if b[0]["cpu"] is None])  # as on another CPU
     fn = cpu.load_module(baseline).function("axpy", ("float32", "ptr", "int64", "ptr", "int64"))
     fn.launch((1, 1, 1), (128, 1, 1), (np.float32(3), x.buffer.handle, 100, y.buffer.handle, 100))
     np.testing.assert_array_equal(y.to_numpy(), 3 * np.arange(100, dtype=np.float32))
+
+
+def test_bundles_record_the_portable_build(cpu):
+    from ember.backends.cpu import module, toolchain
+
+    k = ember.kernel(axpy.py_func)  # a new kernel: compiled inside the block
+    x = ember.zeros(64, ember.float32)
+    with ember.cache.record() as rec:
+        k[1, 64](np.float32(1), x, x)
+    (entry,) = rec.entries.values()
+    marches = [m["march"] for m, _ in module.unpack(entry.binary)]
+    assert marches == ["native", toolchain.baseline()]
+    assert len(module.unpack(k.specialize(np.float32(1), x, x).binary)) == 1  # not locally
 
 
 def test_a_native_build_for_another_cpu_is_not_loaded(cpu, monkeypatch):
@@ -329,3 +342,36 @@ def test_freed_memory_outlives_the_queued_work(cpu):
     stream.done = 3
     reclaimer.sweep()
     assert not reclaimer._waiting
+
+
+def test_numpy_sees_cpu_arrays_without_a_copy(cpu):
+    x = ember.asarray(np.arange(12, dtype=np.float32)).reshape(3, 4)
+    view = np.from_dlpack(x[1])
+    assert view.__array_interface__["data"][0] == x.buffer.handle + 4 * 4
+    x[1] = ember.asarray(np.full(4, 7, np.float32))
+    ember.synchronize()
+    np.testing.assert_array_equal(view, np.full(4, 7, np.float32))
+
+
+def test_resources_of_a_kernel_with_barriers(cpu):
+    res = cube_sum.inspect(ember.zeros(64, ember.float32), ember.zeros(1, ember.float32),
+                           stage="resources")  # fmt: skip
+    assert res["shared_bytes"] == 64 * 4 and res["max_threads_per_block"] == 1024
+    assert "local_bytes" not in res  # per-work-item arrays are not spills on a CPU
+
+
+@ember.kernel
+def grid_stride_sum(x, out):
+    acc = ember.float32(0)
+    i = ember.global_id()
+    while i < x.shape[0]:  # a different trip count per work-item: run in sweeps
+        acc += x[i]
+        i += ember.global_size()
+    ember.atomic_add(out, 0, acc)
+
+
+def test_grid_stride_loops_in_lockstep(backend):
+    x = np.arange(1000, dtype=np.float32)
+    out = ember.zeros(1, ember.float32)
+    grid_stride_sum[3, 64](ember.asarray(x), out)
+    np.testing.assert_allclose(out.to_numpy()[0], x.sum(), rtol=1e-5)

@@ -71,7 +71,7 @@ class Emitter(CheckEmitter, ExpressionEmitter):
             self.function(fn)
             bodies.append("\n".join(self.lines))
         k = self.program.kernel
-        entry = self.d.kernel_entry(k.name, self.kernel_params)
+        entry = self.d.kernel_entry(k.name, self.kernel_params, self.program)
         if entry:
             bodies.append(entry)
         origin = f"{k.pyname}' ({os.path.basename(k.loc.filename)}:{k.loc.line})"

@@ -433,6 +433,12 @@ class Backend(abc.ABC):
         True."""
         return True
 
+    def portable_binary(self, binary: bytes, source: str, name: str) -> bytes | None:
+        """MAY: ``binary`` (compiled from ``source``, kernel ``name``) made loadable on every
+        device of this backend's kind, for a bundle to carry (the cpu backend adds a baseline
+        build next to the one for this CPU).  Default None: it is, as it is."""
+        return None
+
     def describe(self) -> dict[str, str]:
         """MAY: more about the backend in words (compiler, target...), for ``ember info``;
         may be slow.  Default: nothing."""

@@ -182,6 +182,8 @@ static inline __attribute__((always_inline)) void axpy(double a, float* x_data, 
     #undef EM_EXIT
 }
 
+EM_EXPORT const int64_t em_shared_bytes_axpy = 0;
+EM_EXPORT const int64_t em_item_bytes_axpy = 0;
 EM_EXPORT int64_t em_run_axpy(const em_word* em_a, int64_t* em_next, int64_t em_chunk) {
     const em_dims em_d = {{em_a[0].i, em_a[1].i, em_a[2].i}, {em_a[3].i, em_a[4].i, em_a[5].i}};
     double const a = em_a[8].f64;

@@ -230,23 +230,34 @@ static inline __attribute__((always_inline)) void mixed(int32_t* x_data, int64_t
     em_i64_1d out = {out_data, {out_shape0}};
     int64_t i;
     int64_t k;
-    int32_t total;
-    int64_t j;
+    bool em_more1;
+    // golden_kernels.py:65  def mixed(x, h, out):
+    bool em_live0_w[em_wg];  // one per work-item
+    int64_t j_w[em_wg];  // one per work-item
+    int32_t total_w[em_wg];  // one per work-item
+    bool em_done[em_wg];  // one per work-item
+    for (int64_t em_k = 0; em_k < em_wg; em_k++) em_done[em_k] = 0;
+    // golden_kernels.py:78  for j in range(i, -1, -2):
+    em_more1 = false;
     // golden_kernels.py:66  i = ember.global_id()
     #define EM_EXIT goto em_next_0
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
-        int64_t em_x1 = x.shape[0] - em_gx * em_bx;  // the guard, as a bound
-        if (em_x1 > em_bx) em_x1 = em_bx;
-        for (int64_t em_lx = 0; em_lx < em_x1; em_lx++) {
+        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
             em_item.l[0] = em_lx; em_item.l[1] = em_ly; em_item.l[2] = em_lz;
             em_item.wi = em_wi;
+            if (em_done[em_wi]) continue;  // it returned
             i = em_gx * em_bx + em_lx;
+            // golden_kernels.py:67  if i >= x.shape[0]:
+            if (i >= x.shape[0]) {
+                // golden_kernels.py:68  return
+                em_done[em_wi] = 1; EM_EXIT;
+            }
             // golden_kernels.py:69  k = 0
             k = 0;
             // golden_kernels.py:70  total = 0
-            total = 0;
+            total_w[em_wi] = 0;
             // golden_kernels.py:71  while True:
             while (true) {
                 // golden_kernels.py:72  k += 1
@@ -262,23 +273,69 @@ static inline __attribute__((always_inline)) void mixed(int32_t* x_data, int64_t
                     break;
                 }
                 // golden_kernels.py:77  total += scaled(x[i], k)
-                total = (int32_t)((uint32_t)total + (uint32_t)scaled(x.data[i], k, em_it));
+                total_w[em_wi] = (int32_t)((uint32_t)total_w[em_wi] + (uint32_t)scaled(x.data[i], k, em_it));
             }
             // golden_kernels.py:78  for j in range(i, -1, -2):
-            for (j = i; j > -1; j -= 2) {
-                // golden_kernels.py:79  total -= j
-                total = (int32_t)((uint32_t)total - (uint32_t)j);
+            j_w[em_wi] = i;
+            em_live0_w[em_wi] = j_w[em_wi] > -1;
+            if (em_live0_w[em_wi]) {
+                em_more1 = true;
             }
-            // golden_kernels.py:80  out[i] = total
-            out.data[i] = (int64_t)total;
+            em_next_0: ;
+        }
+    }}
+    #undef EM_EXIT
+    // golden_kernels.py:66  i = ember.global_id()
+    em_lead = 0;  // the first work-item still running
+    while (em_lead < em_wg && em_done[em_lead]) em_lead++;
+    if (em_lead == em_wg) return;
+    // golden_kernels.py:78  for j in range(i, -1, -2):
+    while (em_more1) {
+        em_more1 = false;
+        #define EM_EXIT goto em_next_1
+        for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
+        for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
+            for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
+                const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+                em_item.l[0] = em_lx; em_item.l[1] = em_ly; em_item.l[2] = em_lz;
+                em_item.wi = em_wi;
+                if (em_done[em_wi]) continue;  // it returned
+                if (em_live0_w[em_wi]) {
+                    // golden_kernels.py:79  total -= j
+                    total_w[em_wi] = (int32_t)((uint32_t)total_w[em_wi] - (uint32_t)j_w[em_wi]);
+                    // golden_kernels.py:78  for j in range(i, -1, -2):
+                    j_w[em_wi] += -2;
+                    em_live0_w[em_wi] = j_w[em_wi] > -1;
+                    if (em_live0_w[em_wi]) {
+                        em_more1 = true;
+                    }
+                }
+                em_next_1: ;
+            }
+        }}
+        #undef EM_EXIT
+    }
+    // golden_kernels.py:80  out[i] = total
+    #define EM_EXIT goto em_next_2
+    for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
+    for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
+        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
+            const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+            em_item.l[0] = em_lx; em_item.l[1] = em_ly; em_item.l[2] = em_lz;
+            em_item.wi = em_wi;
+            if (em_done[em_wi]) continue;  // it returned
+            i = em_gx * em_bx + em_lx;
+            out.data[i] = (int64_t)total_w[em_wi];
             // golden_kernels.py:81  h[i] = h[i] * 1.5 + math.sqrt(abs(h[i]))
             h.data[i] = em_f16_store(em_f16_round(em_f16_load(h.data[i]) * 1.5f) + em_f16_round(sqrtf(fabsf(em_f16_load(h.data[i])))));
-            em_next_0: ;
+            em_next_2: ;
         }
     }}
     #undef EM_EXIT
 }
 
+EM_EXPORT const int64_t em_shared_bytes_mixed = 0;
+EM_EXPORT const int64_t em_item_bytes_mixed = 14;
 EM_EXPORT int64_t em_run_mixed(const em_word* em_a, int64_t* em_next, int64_t em_chunk) {
     const em_dims em_d = {{em_a[0].i, em_a[1].i, em_a[2].i}, {em_a[3].i, em_a[4].i, em_a[5].i}};
     int32_t* const x_data = (int32_t*)em_a[8].p;

@@ -197,6 +197,8 @@ static inline __attribute__((always_inline)) void stencil(double* u_data, int64_
     #undef EM_EXIT
 }
 
+EM_EXPORT const int64_t em_shared_bytes_stencil = 0;
+EM_EXPORT const int64_t em_item_bytes_stencil = 0;
 EM_EXPORT int64_t em_run_stencil(const em_word* em_a, int64_t* em_next, int64_t em_chunk) {
     const em_dims em_d = {{em_a[0].i, em_a[1].i, em_a[2].i}, {em_a[3].i, em_a[4].i, em_a[5].i}};
     double* const u_data = (double*)em_a[8].p;

@@ -247,6 +247,8 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
     #undef EM_EXIT
 }
 
+EM_EXPORT const int64_t em_shared_bytes_warp_total = 0;
+EM_EXPORT const int64_t em_item_bytes_warp_total = 8;
 EM_EXPORT int64_t em_run_warp_total(const em_word* em_a, int64_t* em_next, int64_t em_chunk) {
     const em_dims em_d = {{em_a[0].i, em_a[1].i, em_a[2].i}, {em_a[3].i, em_a[4].i, em_a[5].i}};
     float* const x_data = (float*)em_a[8].p;

@@ -64,6 +64,7 @@ class CPUBackend(Backend):
     pointer_offsets = True  # handles are addresses: a view is passed as address + offset
     dlpack_device_type = DL_CPU
     shares_memory = True  # DLPack export by address: numpy.from_dlpack(x) copies nothing
+    inspect_stages = frozenset({"resources"})  # shared and per-work-item bytes
 
     def __init__(self, threads: int | None = None):
         toolchain.zig_path()  # BackendUnavailableError (with the install command) if missing
@@ -193,12 +194,15 @@ class CPUBackend(Backend):
         """C -> a binary for this CPU (raw kernels are wrapped first: :mod:`.raw`)."""
         return self._build(source, name, tuple(options), ("native",))
 
-    def portable_binary(
-        self, source: str, name: str = "kernel", options: Sequence[str] = ()
-    ) -> bytes:
-        """A binary with the native build and a baseline build (``x86-64-v2`` /
-        ``armv8-a``) that any CPU of the family loads: what bundles carry."""
-        return self._build(source, name, tuple(options), ("native", toolchain.baseline()))
+    def portable_binary(self, binary: bytes, source: str, name: str) -> bytes | None:
+        """``binary`` with a baseline build (``x86-64-v2`` / ``armv8-a``) beside its build
+        for this CPU, so that any CPU of the family loads it: what bundles carry.  None when
+        it has one already."""
+        builds = _module.unpack(binary)
+        if any(meta.get("cpu") is None for meta, _ in builds):
+            return None
+        baseline = self._build(source, name, (), (toolchain.baseline(),))
+        return _module.pack([*builds, *_module.unpack(baseline)])
 
     def _build(self, source: str, name: str, options, targets) -> bytes:
         raw = _raw.is_raw(source, name)

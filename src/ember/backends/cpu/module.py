@@ -205,7 +205,16 @@ class CPUModule(Module):
             ) from None
         entry.argtypes = (ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int64)
         entry.restype = ctypes.c_int64
-        return CPUFunction(self, entry, name, params)
+        fn = CPUFunction(self, entry, name, params)
+        for key, symbol in (
+            ("shared_bytes", "em_shared_bytes_"),
+            ("work_item_bytes", "em_item_bytes_"),
+        ):
+            try:  # Ember's generated kernels say; raw kernels do not
+                fn.figures[key] = ctypes.c_int64.in_dll(self.library, symbol + name).value
+            except ValueError:
+                pass
+        return fn
 
     def close(self) -> None:
         """Forget the temporary file of the library (it stays mapped while in use)."""
@@ -235,6 +244,7 @@ class CPUFunction(Function):
         codes = "".join("Q" if p == PTR else _CODES[p.name] for p in self.params)
         self._record = struct.Struct(f"<{HEADER_WORDS}q{codes}")
         self._nargs = len(self.params)
+        self.figures: dict[str, int] = {}  # what resources() reports
         self._last = float("inf")  # seconds the last launch took (inline decisions)
         self._cost = 0.0  # seconds per work-item, measured (parallel decisions)
 
@@ -335,6 +345,12 @@ class CPUFunction(Function):
         seconds = time.perf_counter() - t0
         self._last = seconds
         self._cost = seconds * used / max(items, 1)
+
+    def resources(self) -> dict[str, int]:
+        """Static shared bytes per work-group, bytes each work-item keeps across barriers
+        (``work_item_bytes``: arrays on the stack, not a slow path on a CPU), and the
+        largest block."""
+        return {**self.figures, "max_threads_per_block": MAX_BLOCK}
 
     def __repr__(self) -> str:
         return f"<CPUFunction {self.name}({', '.join(str(p) for p in self.params)})>"

@@ -128,9 +128,10 @@ class Dialect(abc.ABC):
         """Lines at the start of the kernel's body, before its locals.  Default: none."""
         return []
 
-    def kernel_entry(self, name: str, params: list) -> str:
+    def kernel_entry(self, name: str, params: list, program) -> str:
         """Code after the kernel: an entry point calling it.  ``params`` holds (C type,
-        :class:`~ember.codegen.abi.AbiParam`) of each kernel parameter.  Default: none."""
+        :class:`~ember.codegen.abi.AbiParam`) of each kernel parameter; ``program`` is the
+        lowered program.  Default: none."""
         return ""
 
     def statement(self, emitter, s, depth: int) -> None:

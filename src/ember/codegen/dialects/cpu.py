@@ -18,11 +18,15 @@ that runs its work-items in loops.
 
 from __future__ import annotations
 
+import math
+
 from ember.codegen import cpu_runtime
 from ember.codegen.atomics import cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
+from ember.frontend import ir
+from ember.frontend.types import Array
 
 _FETCH = {
     "add": "__atomic_fetch_add", "sub": "__atomic_fetch_sub", "and": "__atomic_fetch_and",
@@ -121,13 +125,30 @@ class CPUDialect(Dialect):
             "const em_item_t* const em_it = &em_item;",
         ]
 
-    def kernel_entry(self, name: str, params: list) -> str:
+    def kernel_entry(self, name: str, params: list, program) -> str:
+        """The exported entry, after the figures ``kernel.inspect(stage="resources")``
+        reports: static shared bytes per work-group, bytes kept per work-item across
+        barriers (the per-work-item arrays)."""
+        from ember.codegen import workgroup as wg
+
+        body = program.kernel.body
+        shared = sum(
+            s.var.type.dtype.itemsize * math.prod(s.var.type.shape)
+            for s in body
+            if isinstance(s, ir.SharedDecl)
+        )
+        item = sum(_item_bytes(s) for s in body if isinstance(s, wg.ItemArray))
+        resources = (
+            f"EM_EXPORT const int64_t em_shared_bytes_{name} = {shared};\n"
+            f"EM_EXPORT const int64_t em_item_bytes_{name} = {item};\n"
+        )
         fields = []
         for ctype, p in params:
             pointer = p.kind in ("data", "claim", "record")
             fields.append((ctype, p.name, "p" if pointer else cpu_runtime.WORD_FIELD[p.dtype.name]))
         args = "".join(f"{p.name}, " for _, p in params)
-        return cpu_runtime.entry(name, fields, f"{name}({args}&em_d, em_gx, em_gy, em_gz);")
+        call = f"{name}({args}&em_d, em_gx, em_gy, em_gz);"
+        return resources + cpu_runtime.entry(name, fields, call)
 
     def statement(self, emitter, s, depth: int) -> None:
         from ember.codegen import workgroup as wg
@@ -229,6 +250,16 @@ def _item_loop(emitter, s, depth: int) -> None:
     put(depth, "}}")
     put(depth, "#undef EM_EXIT")
     emitter.last_line = None
+
+
+def _item_bytes(s) -> int:
+    """Bytes one work-item's slot of item array ``s`` takes."""
+    t = s.var.type
+    if s.scratch:
+        return t.dtype.itemsize
+    if isinstance(t, Array):  # a struct (data pointer, shape, strides) or a shared pointer
+        return 8 if t.space == "shared" else 8 + 8 * t.ndim * (2 if t.layout == "A" else 1)
+    return 4 if t.dtype.name == "float16" else t.dtype.itemsize
 
 
 def _item_array(emitter, s, depth: int) -> None:
