@@ -423,11 +423,11 @@ def _indices(e: ir.Expr) -> ir.Expr:
     if name == "global_size":
         return ir.Binary(WEAK_INT, "mul", _index_var("n", axis), _index_var("b", axis))
     if name == "warp_size":
-        from ember.codegen.workgroup import LANES
+        from ember.codegen.subgroups import LANES
 
         return ir.Const(WEAK_INT, LANES)
     if name == "lane_id":
-        from ember.codegen.workgroup import lane
+        from ember.codegen.subgroups import lane
 
         return lane()
     return e
@@ -453,7 +453,10 @@ def _bound(loop, body: list[ir.Stmt], items: set, params: set, done: bool) -> li
     """``body`` (of ``loop``) with a leading guard on ``global_id(0)`` or ``thread_idx.x``
     turned into ``loop.stop`` (set here); the body unchanged when there is none.  An early
     ``return`` becomes a bound only when no later region runs (``done`` False): past the
-    bound, work-items would else miss being marked as returned."""
+    bound, work-items would else miss being marked as returned.  A loop with a bound
+    already (a lockstep sweep's) keeps it."""
+    if loop.stop is not None:
+        return body
     prefix: list[ir.Stmt] = []
     values: dict[ir.Variable, ir.Expr] = {}
     for s in body:

@@ -32,7 +32,7 @@ import itertools
 from dataclasses import dataclass
 
 from ember import dtypes
-from ember.codegen import regions
+from ember.codegen import regions, subgroups, sweeps
 from ember.codegen.inline import inline_synchronizing
 from ember.codegen.uniformity import SUBGROUP_OPS, Uniformity
 from ember.codegen.uniformity import VARYING_INTRINSICS as VARYING
@@ -40,7 +40,7 @@ from ember.errors import KernelSyntaxError
 from ember.frontend import diagnostics, ir, passes
 from ember.frontend.types import WEAK_INT, Array, Scalar, scalar
 
-LANES = 32  # the sub-group size of the cpu backend (DeviceInfo.warp_size)
+LANES = subgroups.LANES  # the sub-group size of the cpu backend (DeviceInfo.warp_size)
 _BOOL = scalar(dtypes.bool_)
 
 
@@ -305,6 +305,7 @@ class Lowering:
         while changed:  # drop those computed from something else (fixed point)
             keep = {v for v in found if all(_from(e, found | params) for e in writes[v])}
             changed, found = keep != found, keep
+        self.scalar_defs = {v: writes[v] for v in found}  # None: a loop's counting
         return found
 
     # ------------------------------------------------------------------ building
@@ -326,8 +327,8 @@ class Lowering:
                 self.uniform_exprs.append(s.value)
                 continue
             if id(s) not in self.sync:
-                if self._sweepable(s):
-                    region = self._sweep(s, region, out)
+                if sweeps.sweepable(self, s):
+                    region = sweeps.sweep(self, s, region, out)
                 else:
                     region.append(s)
                 continue
@@ -360,60 +361,6 @@ class Lowering:
                 region = self._split_subgroups(s, region, out)
         self._flush(region, out)
         return out
-
-    # ------------------------------------------------------------------ lockstep loops
-    def _sweepable(self, s: ir.Stmt) -> bool:
-        """An innermost loop at the top of a region, with a trip count that differs between
-        work-items, left only through its condition.
-
-        Run for one work-item after another, a grid-stride loop touches the memory of one
-        work-item after the other, far apart (``x[i]``, ``x[i + grid]``...): every access
-        misses the cache.  Run at group level instead, one iteration of every work-item per
-        *sweep*, the work-items of a sweep touch neighbouring elements: ``x + y`` of the
-        array library ran 4x faster."""
-        if self.predicates or self.kernel.can_fail or not isinstance(s, ir.While | ir.ForRange):
-            return False
-        if not self.uniformity.loop_is_varying(s):
-            # The same trip count everywhere: kept inside the item loop.  (As the outer loop
-            # it leaves a loop over work-items to vectorize, but the tiled matmul ran 2-3x
-            # slower so: per-work-item state through memory at every step, short item loops.)
-            return False
-        for st, e in passes.walk(s.body):
-            if e is None and isinstance(st, ir.While | ir.ForRange | ir.Break | ir.Continue |
-                                        ir.Return | ir.Raise):  # fmt: skip
-                return False
-        return isinstance(s, ir.While) or s.step_sign != 0
-
-    def _sweep(self, s: ir.Stmt, region: list[ir.Stmt], out: list[ir.Stmt]) -> list[ir.Stmt]:
-        """Loop ``s`` at group level (see :meth:`_sweepable`): sweeps while any work-item is
-        still in the loop, each work-item running one iteration per sweep while its own
-        condition holds."""
-        loc = s.loc
-        if isinstance(s, ir.ForRange):
-            start = [ir.Assign(loc, s.var, s.start)]
-            cond: ir.Expr = ir.Compare(
-                _BOOL, "<" if s.step_sign > 0 else ">", ir.Ref(s.var.type, s.var), s.stop
-            )
-            step = ir.Assign(
-                loc, s.var, ir.Binary(s.var.type, "add", ir.Ref(s.var.type, s.var), s.step)
-            )
-            body = [*s.body, step]
-        else:
-            start, cond, body = [], s.cond, list(s.body)
-        live = self.temp(_BOOL, "em_live")  # this work-item is still in the loop
-        more = self.temp(_BOOL, "em_more")  # some work-item is: sweep again
-        self.counters.add(more)
-        on = ir.Const(_BOOL, True)
-        mark = [
-            ir.Assign(loc, live, cond),
-            ir.If(loc, ir.Ref(_BOOL, live), [ir.Assign(loc, more, on)], []),
-        ]
-        out.append(ir.Assign(loc, more, ir.Const(_BOOL, False)))
-        self._flush([*region, *start, *mark], out)
-        sweep = [ir.Assign(loc, more, ir.Const(_BOOL, False))]
-        self._flush([ir.If(loc, ir.Ref(_BOOL, live), [*body, *mark], [])], sweep)
-        out.append(ir.While(loc, ir.Ref(_BOOL, more), sweep))
-        return []
 
     def _predicated(self, s: ir.If) -> bool:
         """A branch on a varying condition whose body has sub-group operations but no
@@ -529,9 +476,10 @@ class Lowering:
             state["region"] = after = []
             result = self.temp(e.type, "em_sg")
             if e.name.startswith("warp_"):
-                after.extend(_reduce(s.loc, e.name, scratch, result, self))
+                j = self.temp(WEAK_INT, "em_lane")
+                after.extend(subgroups.reduction(s.loc, e.name, scratch, result, j))
             else:
-                after.append(ir.Assign(s.loc, result, _shuffled(e, scratch)))
+                after.append(ir.Assign(s.loc, result, subgroups.shuffled(e, scratch)))
             return ir.Ref(e.type, result)
 
         rewritten = regions.map_stmt_exprs(s, visit)
@@ -556,61 +504,3 @@ def _from(e: ir.Expr | None, allowed: set[ir.Variable]) -> bool:
 
 def _line_of(s: ir.Stmt, e: ir.Expr) -> int:
     return s.loc.line
-
-
-# ------------------------------------------------------------------------- sub-group code
-
-
-def _i(value: int) -> ir.Const:
-    return ir.Const(WEAK_INT, value)
-
-
-def _op(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
-    return ir.Binary(WEAK_INT, op, a, b)
-
-
-def lane() -> ir.Expr:
-    """This work-item's lane in its sub-group."""
-    return _op("bitand", regions.WI, _i(LANES - 1))
-
-
-def lane_base() -> ir.Expr:
-    """The work-item index of lane 0 of this work-item's sub-group."""
-    return _op("sub", regions.WI, lane())
-
-
-def lane_count() -> ir.Expr:
-    """Lanes in this sub-group (the last one of a block may be partial)."""
-    return _op("min", _i(LANES), _op("sub", regions.WG, lane_base()))
-
-
-def _shuffled(e: ir.Intrinsic, scratch: ir.Variable) -> ir.Expr:
-    """The value a shuffle reads: its source lane's entry, or its own when the source lane
-    does not exist (CUDA's rule for ``shfl_up``/``shfl_down`` at the edges)."""
-    k = ir.Cast(WEAK_INT, e.args[1])
-    src = {
-        "shfl": _op("bitand", k, _i(LANES - 1)),
-        "shfl_up": _op("sub", lane(), k),
-        "shfl_down": _op("add", lane(), k),
-        "shfl_xor": _op("bitxor", lane(), k),
-    }[e.name]
-    ok = ir.Logical(
-        _BOOL, "and", ir.Compare(_BOOL, ">=", src, _i(0)), ir.Compare(_BOOL, "<", src, lane_count())
-    )
-    ref = ir.Ref(scratch.type, scratch)
-    theirs = ir.Load(e.type, ref, [_op("add", lane_base(), src)], flat=True)
-    mine = ir.Load(e.type, ref, [regions.WI], flat=True)
-    return ir.Select(e.type, ok, theirs, mine)
-
-
-def _reduce(loc, name: str, scratch: ir.Variable, result: ir.Variable, low: Lowering):
-    """Statements setting ``result`` to the sum/min/max of this sub-group's entries."""
-    op = {"warp_sum": "add", "warp_min": "min", "warp_max": "max"}[name]
-    t = result.type
-    ref = ir.Ref(scratch.type, scratch)
-    j = low.temp(WEAK_INT, "em_lane")
-    first = ir.Assign(loc, result, ir.Load(t, ref, [lane_base()], flat=True))
-    item = ir.Load(t, ref, [_op("add", lane_base(), ir.Ref(WEAK_INT, j))], flat=True)
-    step = ir.Assign(loc, result, ir.Binary(t, op, ir.Ref(t, result), item))
-    loop = ir.ForRange(loc, j, _i(1), lane_count(), _i(1), 1, [step])
-    return [first, loop]
