@@ -39,9 +39,10 @@ def synchronizing(functions: list[ir.Function]) -> set[ir.Function]:
 class Inliner:
     """Inlines the calls to ``targets`` in one kernel; new locals go to ``kernel.locals``."""
 
-    def __init__(self, kernel: ir.Function, targets: set[ir.Function]):
+    def __init__(self, kernel: ir.Function, targets: set[ir.Function], required=None):
         self.kernel = kernel
         self.targets = targets
+        self.required = targets if required is None else required  # the others: optional
         self.count = itertools.count()
 
     def block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
@@ -57,6 +58,9 @@ class Inliner:
         return out
 
     def statement(self, s: ir.Stmt) -> list[ir.Stmt]:
+        if isinstance(s, ir.While) and self._first_or_none(s) is not None:
+            if self._first(s) not in self.required:
+                return [s]  # only worth inlining: leave the call where it is
         if isinstance(s, ir.Eval) and self._is_target(s.expr):
             return self.inline(s.expr, None, s.loc)
         if isinstance(s, ir.Assign) and self._is_target(s.value):
@@ -86,6 +90,12 @@ class Inliner:
 
     def _is_target(self, e: ir.Expr) -> bool:
         return isinstance(e, ir.Call) and e.function in self.targets
+
+    def _first_or_none(self, s: ir.Stmt) -> ir.Function | None:
+        try:
+            return self._first(s)
+        except StopIteration:
+            return None
 
     def _first(self, s: ir.Stmt) -> ir.Function:
         return next(
@@ -155,11 +165,31 @@ def _renamed(s: ir.Stmt, names: dict) -> ir.Stmt:
     return s
 
 
+def looping(functions: list[ir.Function]) -> set[ir.Function]:
+    """The functions with a loop and no ``return`` before their end: inlined too, so that
+    their loops can run in lockstep over the work-items (:mod:`ember.codegen.sweeps`)."""
+    found: set[ir.Function] = set()
+    for fn in functions:
+        body = fn.body[:-1] if fn.body and isinstance(fn.body[-1], ir.Return) else fn.body
+        statements = [s for s, e in passes.walk(body) if e is None]
+        if any(isinstance(s, ir.Return) for s in statements):
+            continue
+        if any(isinstance(s, ir.While | ir.ForRange) for s in statements):
+            found.add(fn)
+    return found
+
+
 def inline_synchronizing(program: ir.Program, kernel: ir.Function) -> list[ir.Function]:
     """Inline into ``kernel`` (its body replaced, in place) every call of a function that
-    synchronizes; return the device functions still needed."""
-    targets = synchronizing(program.functions)
+    synchronizes, or that loops (:func:`looping`); return the device functions still
+    needed."""
+    targets = synchronizing(program.functions) | looping(program.functions)
     if not targets:
         return program.functions
-    kernel.body = Inliner(kernel, targets).block(kernel.body)
-    return [fn for fn in program.functions if fn not in targets]
+    required = synchronizing(program.functions)
+    kernel.body = Inliner(kernel, targets, required).block(kernel.body)
+    used = {
+        e.function for fn in [kernel, *program.functions] if fn not in targets
+        for _, e in passes.walk(fn.body) if isinstance(e, ir.Call)
+    }  # fmt: skip
+    return [fn for fn in program.functions if fn not in targets or fn in used]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ember import dtypes
 from ember.codegen import regions
+from ember.codegen.uniformity import SUBGROUP_OPS
 from ember.frontend import ir, passes
 from ember.frontend.types import WEAK_INT, scalar
 
@@ -38,7 +39,7 @@ def sweepable(low, s: ir.Stmt) -> bool:
     """An innermost loop at the top of a region whose trip count differs between
     work-items, left only through its condition (no ``break``, ``continue``, ``return``),
     in a kernel that cannot fail (a failing work-item would stay in the loop)."""
-    if low.predicates or low.kernel.can_fail or not isinstance(s, ir.While | ir.ForRange):
+    if low.kernel.can_fail or not isinstance(s, ir.While | ir.ForRange):
         return False
     if not low.uniformity.loop_is_varying(s):
         # The same trip count everywhere: kept inside the item loop.  (As the outer loop it
@@ -50,6 +51,22 @@ def sweepable(low, s: ir.Stmt) -> bool:
         if e is None and isinstance(st, stops):
             return False
     return isinstance(s, ir.While) or s.step_sign != 0
+
+
+def predicate_for(low, s: ir.Stmt) -> bool:
+    """A branch on a varying condition with a loop to sweep directly inside (a reduction's
+    ``if w < W: s = accumulate(...)``, its function inlined): lowered as a predicated
+    block (``Lowering.block``), so that the loop can run in lockstep."""
+    if not isinstance(s, ir.If) or low.kernel.can_fail:
+        return False
+    if not low.uniformity.is_varying(s.cond):
+        return False
+    for x, e in passes.walk([s]):
+        if isinstance(e, ir.Intrinsic) and (e.name == "barrier" or e.name in SUBGROUP_OPS):
+            return False
+        if e is None and isinstance(x, ir.Break | ir.Continue | ir.Return | ir.Raise):
+            return False
+    return any(sweepable(low, x) or predicate_for(low, x) for x in [*s.body, *s.orelse])
 
 
 def sweep(low, s: ir.Stmt, region: list[ir.Stmt], out: list[ir.Stmt]) -> list[ir.Stmt]:
@@ -82,9 +99,12 @@ def _general_sweep(low, s, region, out) -> list[ir.Stmt]:
         ir.If(loc, ir.Ref(_BOOL, live), [ir.Assign(loc, more, ir.Const(_BOOL, True))], []),
     ]
     out.append(ir.Assign(loc, more, ir.Const(_BOOL, False)))
-    low._flush([*region, *start, *mark], out)
+    first = [*region, *start, *mark]
+    if low.predicates:  # the others are not in the loop (and live may be stale)
+        first = [ir.Assign(loc, live, ir.Const(_BOOL, False)), _under(low, loc, first)]
+    low._flush(first, out, wrap=False)
     sweeps = [ir.Assign(loc, more, ir.Const(_BOOL, False))]
-    low._flush([ir.If(loc, ir.Ref(_BOOL, live), [*body, *mark], [])], sweeps)
+    low._flush([ir.If(loc, ir.Ref(_BOOL, live), [*body, *mark], [])], sweeps, wrap=False)
     out.append(ir.While(loc, ir.Ref(_BOOL, more), sweeps))
     return []
 
@@ -217,6 +237,14 @@ def _positive(e: ir.Expr, defs: dict, depth: int = 0) -> bool:
         values = defs.get(e.var)
         return bool(values) and all(v is not None and _positive(v, defs, depth + 1) for v in values)
     return False
+
+
+def _under(low, loc, body: list[ir.Stmt]) -> ir.Stmt:
+    """``body`` under the predicates of the branches being lowered."""
+    cond = low.predicates[0]
+    for p in low.predicates[1:]:
+        cond = ir.Logical(_BOOL, "and", cond, p)
+    return ir.If(loc, cond, body, [])
 
 
 def _affine_sweep(low, s, region, out, form: Affine) -> list[ir.Stmt]:

@@ -326,7 +326,7 @@ class Lowering:
                 out.append(s)
                 self.uniform_exprs.append(s.value)
                 continue
-            if id(s) not in self.sync:
+            if id(s) not in self.sync and not sweeps.predicate_for(self, s):
                 if sweeps.sweepable(self, s):
                     region = sweeps.sweep(self, s, region, out)
                 else:
@@ -339,7 +339,7 @@ class Lowering:
             ):
                 self._flush(region, out)
                 region = []
-            elif isinstance(s, ir.If) and self._predicated(s):
+            elif isinstance(s, ir.If) and (self._predicated(s) or sweeps.predicate_for(self, s)):
                 pred = self.temp(_BOOL, "em_p")
                 region.append(ir.Assign(s.loc, pred, s.cond))
                 self._flush(region, out)
@@ -374,8 +374,10 @@ class Lowering:
                 return False
         return not self._mark_exits([s])
 
-    def _flush(self, region: list[ir.Stmt], out: list[ir.Stmt]) -> None:
-        if region and self.predicates:
+    def _flush(self, region: list[ir.Stmt], out: list[ir.Stmt], wrap: bool = True) -> None:
+        """End ``region``: an item loop in ``out`` (its statements under the predicates of
+        the branches being lowered, unless ``wrap`` is False: they test them already)."""
+        if region and self.predicates and wrap:
             cond = self.predicates[0]
             for p in self.predicates[1:]:
                 cond = ir.Logical(_BOOL, "and", cond, p)
