@@ -20,6 +20,7 @@ arrays on the stack, and some platforms give new threads only 512 KiB.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -128,6 +129,10 @@ class Helpers:
 
     def __init__(self, count: int):
         self.count = count
+        self._reset()
+        _all_helpers.append(self)
+
+    def _reset(self) -> None:
         self._tasks: queue.SimpleQueue[Share] = queue.SimpleQueue()
         self._started = False
         self._lock = threading.Lock()
@@ -164,3 +169,17 @@ class Helpers:
                 share.join()
             except BaseException:  # the launching thread reports the kernel's errors
                 pass
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's threads: start from no workers, and let
+    every :class:`Helpers` start its threads again."""
+    global workers
+    workers = Workers()
+    for helpers in list(_all_helpers):
+        helpers._reset()
+
+
+_all_helpers: list = []
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from ember.backends.cpu.pool import workers
+from ember.backends.cpu import pool
 from ember.errors import DriverError
 from ember.runtime.backend import Event, Stream
 from ember.runtime.sync import Waitable
@@ -84,7 +84,7 @@ class CPUStream(Waitable, Stream):
             wake = not self._scheduled
             self._scheduled = True
         if wake:
-            workers.submit(self._drain)
+            pool.workers.submit(self._drain)
         return number, counted
 
     def run_inline(self, job: Callable[[], None], counts: bool = True) -> int:
