@@ -26,6 +26,7 @@ from benchmarks.harness import (
     entry,
     environment,
     guarded,
+    has_floor,
     rows,
     text_table,
     write_results,
@@ -48,12 +49,23 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--no-peers", action="store_true", help="skip CuPy and PyTorch")
     p.add_argument(
         "--backend",
-        default="cuda",
-        choices=("cuda", "opencl", "cpu"),
-        help="Ember backend; 'opencl' runs only Ember's side of the cases that support it "
-        "(to check them without a GPU; no raw floor, no peers); 'cpu' for the cpu area",
+        default=env_backend(),
+        choices=BACKENDS,
+        help="Ember backend (default: EMBER_BACKEND when it names one, else cuda); 'opencl' "
+        "runs only Ember's side of the cases that support it (to check them without a GPU; "
+        "no raw floor, no peers)",
     )
     return p.parse_args(argv)
+
+
+BACKENDS = ("cuda", "opencl", "cpu")  # cpu: the cpu area (benchmarks/cpu.py)
+
+
+def env_backend() -> str:
+    """``EMBER_BACKEND`` when it names a backend (not ``auto``), else ``cuda``."""
+    from ember.config import settings
+
+    return settings.backend if settings.backend in BACKENDS else "cuda"
 
 
 def selected(only: str) -> list[str]:
@@ -109,7 +121,8 @@ def main(argv=None) -> int:
         by_area.setdefault(c.area, {})[name] = entry(c, results)
     for area, results in by_area.items():
         header, table = rows(results)
-        print(f"\n{area} (median; ratio to raw cuda.bindings)\n{text_table(header, table)}")
+        ratio = "; ratio to raw cuda.bindings" if has_floor(results) else ""
+        print(f"\n{area} (median{ratio})\n{text_table(header, table)}")
         for path in write_results(args.out, area, env, results):
             print(f"wrote {path}")
     return 0

@@ -262,6 +262,11 @@ def rows(results: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
     return header, table
 
 
+def has_floor(results: dict[str, dict]) -> bool:
+    """Whether any case measured the raw floor (no ratios to speak of on OpenCL)."""
+    return any(FLOOR in res["results"] for res in results.values())
+
+
 def text_table(header: list[str], table: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))  # noqa: E731
@@ -278,7 +283,9 @@ def markdown(env: dict, header: list[str], table: list[list[str]], results: dict
         "Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
         "",
         "Medians; in brackets the ratio to the raw cuda.bindings floor "
-        "(time: lower is better; GB/s: higher is better).",
+        "(time: lower is better; GB/s: higher is better)."
+        if has_floor(results)
+        else "Medians (time: lower is better; GB/s: higher is better).",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),

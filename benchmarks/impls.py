@@ -12,7 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ember.backends.cuda.nvrtc import compile_cubin
+try:
+    from ember.backends.cuda.nvrtc import compile_cubin
+except ImportError:  # an Ember from before issue 15 (NVRTC under compiler/): before/after runs
+    from ember.compiler.nvrtc import compile_cubin
 
 
 def load_peers(names: tuple[str, ...] = ("cupy", "torch")) -> dict[str, Any]:

@@ -185,6 +185,63 @@ def launch_sync(ctx: Context):
     return results
 
 
+# ------------------------------------------------------------------ Python-side paths
+def _noop_kernel():
+    import ember
+
+    @ember.kernel
+    def bench_noop(y):
+        i = ember.global_id()
+        if i == 1 << 40:  # never: only the launch path is timed
+            y[0] = 1.0
+
+    return bench_noop
+
+
+@case("launch_paths", "us", "us/launch")
+def launch_paths(ctx: Context):
+    """One @ember.kernel launched as k[grid, block](y), k.launch(n)(y) with the launcher kept,
+    and k.launch(n)(y) made per call (cached per (n, block)); 256 float32, one block."""
+    import ember
+
+    k = ctx.once("noop_kernel", _noop_kernel)
+    y = ember.zeros(N_SMALL, ember.float32)
+    ctx.cache.setdefault("keep", []).append(y)
+    sync, n = ctx.backend.default_stream.synchronize, ctx.iterations(20000)
+    grid_block, ndrange = k[1, N_SMALL], k.launch(N_SMALL)
+    impls = {
+        "ember[grid,block]": lambda: grid_block(y),
+        "ember.launch(n) kept": lambda: ndrange(y),
+        "ember.launch(n)": lambda: k.launch(N_SMALL)(y),
+    }
+    results: dict[str, dict[str, float]] = {}
+    for impl, fn in impls.items():
+        fn()  # compile outside the timing
+        guarded(results, impl, lambda f=fn: {"us": per_call_us(f, n, ctx.repeats, sync)})
+    return results
+
+
+@case("ufunc_paths", "us", "us/op")
+def ufunc_paths(ctx: Context):
+    """Host time of one small elementwise operation (256 float32), as an operator and as
+    the ufunc call: x * y, ember.multiply(x, y), x * 2, ember.multiply(x, 2)."""
+    import ember
+
+    x, y = ember.ones(N_SMALL, ember.float32), ember.ones(N_SMALL, ember.float32)
+    sync, n = ctx.backend.default_stream.synchronize, ctx.iterations(20000)
+    impls = {
+        "x*y": lambda: x * y,
+        "ember.multiply(x,y)": lambda: ember.multiply(x, y),
+        "x*2": lambda: x * 2,
+        "ember.multiply(x,2)": lambda: ember.multiply(x, 2),
+    }
+    results: dict[str, dict[str, float]] = {}
+    for impl, fn in impls.items():
+        fn()
+        guarded(results, impl, lambda f=fn: {"us": per_call_us(f, n, ctx.repeats, sync)})
+    return results
+
+
 # ------------------------------------------------------------------ memory
 MiB = 1 << 20
 

@@ -14,6 +14,8 @@ from ember._version import __version__
 from ember.dtypes import (
     DType,
     bool_,
+    complex64,
+    complex128,
     dtype,
     float16,
     float32,
@@ -30,6 +32,8 @@ from ember.dtypes import (
 from ember.errors import (
     ArgumentError,
     BackendUnavailableError,
+    BinaryError,
+    ClosedError,
     CompileError,
     DriverError,
     EmberError,
@@ -38,6 +42,7 @@ from ember.errors import (
     KernelError,
     KernelSyntaxError,
     KernelTypeError,
+    KernelTypeWarning,
     LaunchError,
     OutOfMemoryError,
     RecompileWarning,
@@ -49,13 +54,19 @@ from ember.errors import (
 _LANG = (
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
     "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
-    "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas",
-    "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
+    "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor",
+    "atomic_cas", "ballot", "popc", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum",
+    "warp_min", "warp_max",
     "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
     "erf", "erfc", "lgamma", "tgamma", "floor", "ceil", "trunc", "rint", "fabs", "pow",
     "atan2", "hypot", "copysign", "fmod", "fmin", "fmax", "isnan", "isinf", "isfinite", "fma",
     "unsafe_trunc",
+    # issue 14 (ember.lang.NEW_NAMES)
+    "local", "static_range", "grid_sync", "atomic_exch", "atomic_inc", "atomic_dec",
+    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
+    "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "clz", "ffs", "brev",
+    "umulhi", "mulhi", "sincos", "frexp", "ldexp",
 )  # fmt: skip
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
@@ -69,6 +80,7 @@ _LAZY = {
     "get_backend": "ember.runtime.api",
     "use_backend": "ember.runtime.api",
     "devices": "ember.runtime.api",
+    "Device": "ember.runtime.device",
     "synchronize": "ember.runtime.api",
     "synchronize_async": "ember.runtime.api",
     "default_stream": "ember.runtime.api",
@@ -108,7 +120,7 @@ _ARRAY = {
         "atan2", "hypot", "copysign", "logaddexp", "where", "clip", "round", "absolute",
         "power", "true_divide", "mod", "invert", "left_shift", "right_shift", "arcsin",
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
-        "vectorize", "real", "imag",
+        "vectorize", "real", "imag", "angle",
     ),
     "ember.array.reductions": (
         "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
@@ -117,15 +129,19 @@ _ARRAY = {
     ),
     "ember.array.mapreduce": ("reduce", "mapreduce", "neutral_element", "register_neutral_element"),
     "ember.array.matmul": (
-        "matmul", "tensordot", "vecdot", "outer", "dot", "inner", "einsum",
+        "matmul", "tensordot", "vecdot", "vdot", "outer", "dot", "inner", "einsum",
     ),
-    "ember.array.extras": ("nextafter", "diff"),
+    "ember.array.extras": ("nextafter", "diff", "unravel_index", "ravel_multi_index"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),
     "ember.array.scan": (
         "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate",
     ),
     "ember.array.search": ("nonzero", "flatnonzero", "argwhere", "searchsorted"),
     "ember.array.gather": ("take", "take_along_axis", "put"),
+    "ember.array.sort": ("sort", "argsort"),
+    "ember.array.sets": (
+        "unique_values", "unique_counts", "unique_inverse", "unique_all", "unique",
+    ),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
@@ -168,10 +184,11 @@ def __dir__():
 
 __all__ = [
     "__version__", "config", "DType", "dtype", "bool_", "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
+    "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64",
+    "complex128",
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",
-    "RecompileWarning",
+    "RecompileWarning", "BinaryError", "ClosedError", "KernelTypeWarning",
     *_LAZY, *_MODULES,
 ]  # fmt: skip

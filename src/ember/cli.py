@@ -1,8 +1,9 @@
 """The ``ember`` command (also ``python -m ember``).
 
 Sub-commands: ``info`` (versions, backends, devices), ``demo`` (the main job: compile and run
-real kernels, checked against NumPy, with timings), ``cache info|clear|export|import`` (the
-kernel cache, see docs/precompiling.md) and ``precompile`` (Ember's own kernels into the cache).
+real kernels, checked against NumPy, with timings), ``cache info|clear|export|import|verify``
+(the kernel cache and bundles, see docs/precompiling.md) and ``precompile`` (Ember's own
+kernels into the cache).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import importlib.metadata
 import platform
 import sys
+import time
 
 
 def _dist_version(name: str) -> str:
@@ -71,7 +73,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    """``ember cache info|clear|export PATH|import PATH``."""
+    """``ember cache info|clear|export PATH|import PATH|verify PATH [--sha256 HEX]``."""
     from ember import cache
 
     if args.action == "info":
@@ -90,6 +92,11 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if not args.path:
         print(f"ember cache {args.action}: give the bundle's path", file=sys.stderr)
         return 2
+    if args.action == "verify":
+        return _verify(args.path, args.sha256)
+    if args.sha256:
+        print("ember cache: --sha256 goes with verify", file=sys.stderr)
+        return 2
     if args.action == "export":
         backend = None
         if args.compatible:
@@ -107,21 +114,72 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(path: str, sha256: str | None) -> int:
+    """``ember cache verify PATH [--sha256 HEX]``: 0 when the bundle is intact (and is the
+    published file), 1 otherwise; the file's SHA-256 is printed either way it can be."""
+    from ember import cache
+
+    try:
+        bundle = cache.verify(path, sha256)
+    except cache.BundleError as exc:
+        print(f"ember cache verify: {exc}", file=sys.stderr)
+        return 1
+    pinned = "matches the given SHA-256" if sha256 else "no --sha256 given: nothing pinned"
+    print(
+        f"{path}: intact, {len(bundle.entries)} kernels ({len(bundle.ignored)} for another "
+        f"Ember), created {bundle.created or '?'}"
+    )
+    print(f"sha256 {bundle.sha256} ({pinned})")
+    return 0
+
+
 def cmd_precompile(args: argparse.Namespace) -> int:
     """Compile Ember's standard kernels (arrays, demo) for this device into the cache."""
-    from ember.precompile import precompile
+    from ember.precompile import default_jobs, precompile
     from ember.runtime import backend as registry
 
     be = registry.get()
-    print(f"precompiling Ember's kernels for {be.device.name} ({be.name})")
-    result = precompile(bundle=args.bundle)
+    jobs = args.jobs or default_jobs()
+    what = args.examples or "Ember's kernels"
+    print(f"precompiling {what} for {be.device.name} ({be.name}), {jobs} processes")
+    result = precompile(
+        args.examples, args.bundle, jobs=jobs, progress=progress_printer(sys.stdout),
+        verbose=args.verbose,
+    )  # fmt: skip
     print(
         f"{result['kernels']} kernels: {result['compiled']} compiled, {result['cached']} "
         f"already cached, {result['failed']} failed ({result['seconds']:.1f} s)"
     )
+    if result["compiler_output"] and not args.verbose:
+        print(f"(the device compiler printed {result['compiler_output']} lines; -v shows them)")
     if args.bundle:
         print(f"bundle written to {args.bundle}")
     return 1 if result["failed"] else 0
+
+
+def progress_printer(stream, width: int = 30):
+    """``progress(done, total)``: a bar redrawn in place on a terminal, else a plain line at
+    every tenth of the work (logs and CI keep readable output)."""
+    start = time.perf_counter()
+    tty = getattr(stream, "isatty", lambda: False)()
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        seconds = time.perf_counter() - start
+        if tty:
+            filled = width * done // max(total, 1)
+            bar = "#" * filled + "." * (width - filled)
+            end = "\n" if done >= total else ""
+            stream.write(f"\r  [{bar}] {done}/{total} kernels, {seconds:.0f} s{end}")
+            stream.flush()
+            return
+        tenth = 10 * done // max(total, 1)
+        if tenth > shown[0]:
+            shown[0] = tenth
+            stream.write(f"  {done}/{total} kernels ({10 * tenth}%, {seconds:.0f} s)\n")
+            stream.flush()
+
+    return progress
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,15 +194,31 @@ def main(argv: list[str] | None = None) -> int:
         add_help=False,
     )
     demo.set_defaults(run=cmd_demo)
-    cache = sub.add_parser("cache", help="the kernel cache: info, clear, export, import")
-    cache.add_argument("action", choices=("info", "clear", "export", "import"))
-    cache.add_argument("path", nargs="?", help="bundle file (export, import)")
+    cache = sub.add_parser(
+        "cache", help="the kernel cache: info, clear, export, import; verify a bundle"
+    )
+    cache.add_argument("action", choices=("info", "clear", "export", "import", "verify"))
+    cache.add_argument("path", nargs="?", help="bundle file (export, import, verify)")
     cache.add_argument(
         "--compatible", action="store_true", help="export: only entries this device can run"
+    )
+    cache.add_argument(
+        "--sha256", help="verify: the bundle file's published SHA-256 (as sha256sum prints it)"
     )
     cache.set_defaults(run=cmd_cache)
     pre = sub.add_parser("precompile", help="compile Ember's own kernels into the cache")
     pre.add_argument("--bundle", help="also write them as a bundle at this path")
+    pre.add_argument(
+        "--examples",
+        metavar="MODULE:FUNCTION",
+        help="precompile the (kernel, example_args) pairs this function returns instead",
+    )
+    pre.add_argument(
+        "-j", "--jobs", type=int, default=0, help="compiler processes (default: one per CPU)"
+    )
+    pre.add_argument(
+        "-v", "--verbose", action="store_true", help="show what the device compiler prints"
+    )
     pre.set_defaults(run=cmd_precompile)
     args, rest = parser.parse_known_args(argv)
     if args.command != "demo" and rest:

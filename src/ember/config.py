@@ -7,17 +7,20 @@ Override it for a block with :func:`override`::
         ...
 
 A bad value in the environment warns and falls back to the default; it never raises at
-import.  Settings are read from the environment the first time :data:`settings` is used.
+import.  Settings are read from the environment the first time :data:`settings` is used -
+which ``import ember`` does when the background warmup looks at ``EMBER_WARMUP`` and
+``EMBER_BACKEND``; :func:`reload` reads the environment again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -55,6 +58,15 @@ def _parse_warmup(text: str) -> str:
     return "on" if _parse_bool(text) else "off"
 
 
+def _parse_index(text: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    if not text.isdigit():
+        raise ValueError("expected a device index (0, 1, ...) or nothing")
+    return int(text)
+
+
 def _parse_list(text: str) -> frozenset[str]:
     return frozenset(p.strip().lower() for p in text.split(",") if p.strip())
 
@@ -86,6 +98,14 @@ SETTINGS: dict[str, Setting] = {
             str,
             "OpenCL device to use: an index 'P:D' (platform:device) or a substring of the "
             "device or platform name.  Empty: the first GPU, else the first CPU device (PoCL).",
+        ),
+        Setting(
+            "EMBER_DEVICE",
+            None,
+            _parse_index,
+            "Index of the device Ember uses by default, in the backend's numbering "
+            "(ember.devices()); wins over EMBER_OPENCL_DEVICE.  Empty: the backend's own "
+            "choice (CUDA: device 0).  One Dask worker per device sets it per worker.",
         ),
         Setting(
             "EMBER_CPU_THREADS",
@@ -227,9 +247,13 @@ SETTINGS: dict[str, Setting] = {
 }
 
 
-@dataclass
 class _Settings:
-    values: dict[str, Any] = field(default_factory=dict)
+    """Every setting as an attribute (``settings.backend``); the environment is read at the
+    first use, not at import (a program may set ``EMBER_*`` after ``import ember``)."""
+
+    @functools.cached_property
+    def values(self) -> dict[str, Any]:  # cached: later reads are a plain attribute
+        return _read_environment()
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -256,7 +280,7 @@ def _read_environment() -> dict[str, Any]:
     return values
 
 
-settings = _Settings(_read_environment())
+settings = _Settings()
 
 
 def reload() -> None:

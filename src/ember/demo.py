@@ -221,7 +221,8 @@ def _run(case: Case, backend, repeat: int) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the demo; the exit status is 0 when every kernel matches NumPy."""
-    parser = argparse.ArgumentParser(prog="ember demo", description=__doc__.splitlines()[0])
+    about = [" ".join(p.split()).replace("``", "") for p in __doc__.split("\n\n")]
+    parser = argparse.ArgumentParser(prog="ember demo", description=about[0], epilog=about[1])
     parser.add_argument("--backend", choices=registry.REGISTRY, help="default: EMBER_BACKEND")
     parser.add_argument(
         "--size",

@@ -21,7 +21,10 @@ from typing import Any
 
 
 class DType:
-    """A scalar type: ``name``, ``itemsize`` in bytes and ``kind`` ('b', 'i', 'u', 'f')."""
+    """A scalar type: ``name``, ``itemsize`` in bytes and ``kind`` ('b', 'i', 'u', 'f', 'c').
+
+    Complex dtypes (kind ``'c'``) are pairs of floats, real part first, as in NumPy and C99:
+    :attr:`real` is the dtype of one part (``complex64.real`` is ``float32``)."""
 
     __slots__ = ("name", "itemsize", "kind", "_numpy", "_hash")
 
@@ -48,12 +51,31 @@ class DType:
         return self.numpy
 
     @property
+    def type(self):
+        """The NumPy scalar type (``numpy.float32``...), as ``numpy.dtype.type``."""
+        return self.numpy.type
+
+    @property
     def bits(self) -> int:
         return self.itemsize * 8
 
     @property
     def is_float(self) -> bool:
         return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_inexact(self) -> bool:
+        """Real or complex floating point (NumPy's ``inexact``)."""
+        return self.kind in "fc"
+
+    @property
+    def real(self) -> DType:
+        """The dtype of the real (and imaginary) part: itself for real dtypes."""
+        return _REAL.get(self.name, self)
 
     @property
     def is_integer(self) -> bool:
@@ -63,7 +85,12 @@ class DType:
     def is_signed(self) -> bool:
         return self.kind in "if"
 
-    def __call__(self, value: Any = 0) -> Any:
+    def __call__(self, value: Any = 0, imag: Any = None) -> Any:
+        if imag is not None:  # complex64(re, im), as NumPy's
+            if self.kind != "c":
+                raise TypeError(f"ember.{self.name}() takes one value; only complex dtypes "
+                                "take a real and an imaginary part")  # fmt: skip
+            return self.numpy.type(value, imag)
         return self.numpy.type(value)
 
     def __repr__(self) -> str:
@@ -106,18 +133,28 @@ uint64 = DType("uint64", 8, "u")
 float16 = DType("float16", 2, "f")
 float32 = DType("float32", 4, "f")
 float64 = DType("float64", 8, "f")
+complex64 = DType("complex64", 8, "c")
+complex128 = DType("complex128", 16, "c")
 
 ALL: tuple[DType, ...] = (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
+    complex64, complex128,
 )  # fmt: skip
+_REAL = {"complex64": float32, "complex128": float64}
+
+
+def complex_of(real: DType) -> DType:
+    """The complex dtype whose parts hold ``real`` (float16 and float32: complex64)."""
+    return complex128 if real.itemsize == 8 else complex64
 BY_NAME: dict[str, DType] = {t.name: t for t in ALL}
 _ALIASES = {
     "bool_": bool_, "?": bool_, "b1": bool_, "half": float16, "single": float32,
     "double": float64, "float": float64, "int": int64, "f2": float16, "f4": float32,
     "f8": float64, "i1": int8, "i2": int16, "i4": int32, "i8": int64, "u1": uint8,
-    "u2": uint16, "u4": uint32, "u8": uint64,
+    "u2": uint16, "u4": uint32, "u8": uint64, "c8": complex64, "c16": complex128,
+    "csingle": complex64, "cdouble": complex128, "complex": complex128,
 }  # fmt: skip
-_PYTHON_TYPES = {bool: bool_, int: int64, float: float64}
+_PYTHON_TYPES = {bool: bool_, int: int64, float: float64, complex: complex128}
 
 
 def _named(other: Any) -> DType | None:
@@ -142,13 +179,13 @@ def _named(other: Any) -> DType | None:
 def dtype(spec: Any) -> DType:
     """Return the Ember :class:`DType` for ``spec``.
 
-    ``spec`` may be an Ember dtype, a name (``"float32"``, ``"f4"``), a NumPy dtype or scalar
-    type, or the Python types ``bool``/``int``/``float``.
+    ``spec`` may be an Ember dtype, a name (``"float32"``, ``"f4"``, ``"complex64"``), a NumPy
+    dtype or scalar type, or the Python types ``bool``/``int``/``float``/``complex``.
 
     Raises
     ------
     TypeError
-        If ``spec`` names a type Ember does not support (complex, strings, objects...).
+        If ``spec`` names a type Ember does not support (strings, objects, long double...).
     """
     if isinstance(spec, DType):
         return spec

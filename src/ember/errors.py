@@ -73,6 +73,15 @@ class KernelTypeError(EmberError, TypeError):
     """Types in a kernel do not fit together (or arguments do not fit the kernel)."""
 
 
+class BinaryError(EmberError):
+    """A compiled binary (from the cache, a bundle or the caller) is damaged or is not a
+    binary of this backend; it was checked before any driver was handed it."""
+
+
+class ClosedError(EmberError, ValueError):
+    """A stream, event, buffer or module was used after ``close()``."""
+
+
 class LaunchError(EmberError):
     """A kernel launch was given bad arguments or a bad configuration."""
 
@@ -110,6 +119,13 @@ class EmberPerformanceWarning(UserWarning):
     """A kernel pulls in slow paths (``EMBER_DIAGNOSTICS=warn``, the default): error
     checks, printing, float64 on a device with slow float64, local memory, low occupancy.
     Issued once per kernel specialization; ``kernel.report(*args)`` gives the items."""
+
+
+class KernelTypeWarning(UserWarning):
+    """Kernel code whose typing is legal but probably not what was meant: a variable
+    assigned values of two types gets their NumPy promotion (``int32`` and ``uint32`` give
+    ``int64``), which changes how its arithmetic wraps.  The message names the variable, the
+    types and the fix (annotate the variable, or give each value its own name)."""
 
 
 class RecompileWarning(UserWarning):

@@ -102,6 +102,26 @@ shared = Intrinsic(
     "dtype must be compile-time constants); only in the kernel itself.",
 )
 
+local = Intrinsic(
+    "local",
+    "local(shape, dtype): a per-thread array (registers, or the thread's private memory when "
+    "indexed at run time); the shape and dtype must be compile-time constants; its contents "
+    "start undefined.",
+)
+static_range = Intrinsic(
+    "static_range",
+    "static_range(stop) / static_range(start, stop[, step]): a range with constant bounds "
+    "whose loop is unrolled at compile time: the loop variable is a constant in each copy "
+    "of the body (it can index tuples and select compile-time values).",
+    range,
+)
+grid_sync = Intrinsic(
+    "grid_sync",
+    "grid_sync(): wait for every thread of the whole grid (CUDA: a cooperative launch; the "
+    "grid must fit on the device at once). Not available on devices without cooperative "
+    "launch.",
+)
+
 _ATOMIC_DOC = "atomic_{0}(array, index, value): atomically {1}; returns the previous element."
 atomic_add = Intrinsic("atomic_add", _ATOMIC_DOC.format("add", "array[index] += value"))
 atomic_sub = Intrinsic("atomic_sub", _ATOMIC_DOC.format("sub", "array[index] -= value"))
@@ -111,6 +131,17 @@ atomic_exchange = Intrinsic("atomic_exchange", _ATOMIC_DOC.format("exchange", "s
 atomic_and = Intrinsic("atomic_and", _ATOMIC_DOC.format("and", "array[index] &= value"))
 atomic_or = Intrinsic("atomic_or", _ATOMIC_DOC.format("or", "array[index] |= value"))
 atomic_xor = Intrinsic("atomic_xor", _ATOMIC_DOC.format("xor", "array[index] ^= value"))
+atomic_exch = Intrinsic("atomic_exch", _ATOMIC_DOC.format("exch", "stores value (as exchange)"))
+atomic_inc = Intrinsic(
+    "atomic_inc",
+    "atomic_inc(array, index, limit): atomically array[index] = 0 if it is >= limit, else "
+    "array[index] + 1 (CUDA's atomicInc); returns the previous element.",
+)
+atomic_dec = Intrinsic(
+    "atomic_dec",
+    "atomic_dec(array, index, limit): atomically array[index] = limit if it is 0 or > limit, "
+    "else array[index] - 1 (CUDA's atomicDec); returns the previous element.",
+)
 atomic_cas = Intrinsic(
     "atomic_cas",
     "atomic_cas(array, index, expected, value): store value if the element equals expected "
@@ -141,6 +172,24 @@ shfl = Intrinsic("shfl", "shfl(value, lane): value from another lane of the warp
 shfl_up = Intrinsic("shfl_up", "shfl_up(value, delta): value from lane - delta.")
 shfl_down = Intrinsic("shfl_down", "shfl_down(value, delta): value from lane + delta.")
 shfl_xor = Intrinsic("shfl_xor", "shfl_xor(value, mask): value from lane ^ mask.")
+_SYNC = " (CUDA order: the mask of participating lanes first)"
+shfl_sync = Intrinsic("shfl_sync", "shfl_sync(mask, value, lane, width=32): shfl" + _SYNC)
+shfl_up_sync = Intrinsic("shfl_up_sync", "shfl_up_sync(mask, value, delta, width=32)" + _SYNC)
+shfl_down_sync = Intrinsic("shfl_down_sync", "shfl_down_sync(mask, value, delta, width=32)" + _SYNC)
+shfl_xor_sync = Intrinsic("shfl_xor_sync", "shfl_xor_sync(mask, value, mask, width=32)" + _SYNC)
+ballot = Intrinsic(
+    "ballot",
+    "ballot(predicate) or ballot(mask, predicate): a uint32 with bit k set when lane k's "
+    "predicate is true.",
+)
+all_sync = Intrinsic(
+    "all_sync", "all_sync(predicate) or all_sync(mask, predicate): True when every lane's is."
+)
+any_sync = Intrinsic(
+    "any_sync", "any_sync(predicate) or any_sync(mask, predicate): True when any lane's is."
+)
+syncwarp = Intrinsic("syncwarp", "syncwarp(mask=0xffffffff): wait for the lanes of the warp.")
+activemask = Intrinsic("activemask", "activemask(): a uint32 of the lanes running this call.")
 warp_sum = Intrinsic("warp_sum", "warp_sum(value): sum over the warp, given to every lane.")
 warp_min = Intrinsic("warp_min", "warp_min(value): minimum over the warp, to every lane.")
 warp_max = Intrinsic("warp_max", "warp_max(value): maximum over the warp, to every lane.")
@@ -176,11 +225,136 @@ for _name in (*MATH1, *MATH2, *PREDICATES, "fma"):
 _math["fma"]._host = lambda a, b, c: a * b + c
 globals().update(_math)
 
+
+def _erfinv(x, complement: bool = False):
+    """erfinv(x) (or erfcinv(x)) on the host: the normal quantile as the first guess, then
+    Newton steps on whichever of erf/erfc has no cancellation (as codegen/mathlib.py)."""
+    import math
+    from statistics import NormalDist
+
+    y = float(x)
+    if y == (0.0 if complement else 1.0):
+        return math.inf
+    if y == (2.0 if complement else -1.0):
+        return -math.inf
+    if not (0.0 < y < 2.0 if complement else -1.0 < y < 1.0):
+        return math.nan
+    p = y / 2.0 if complement else (1.0 - y) / 2.0  # upper tail probability
+    r = -NormalDist().inv_cdf(p) / math.sqrt(2.0) if 0.0 < p < 1.0 else 0.0
+    for _ in range(3):
+        slope = 2.0 / math.sqrt(math.pi) * math.exp(-r * r)
+        if slope == 0.0:
+            break
+        if complement:
+            e = (1.0 - y) - math.erf(r) if y > 0.5 else math.erfc(r) - y
+            r += e / slope
+        else:
+            e = math.erf(r) - y
+            if abs(y) > 0.5:
+                e = ((1.0 - abs(y)) - math.erfc(abs(r))) * (1.0 if y > 0 else -1.0)
+            r -= e / slope
+    return r
+
+
+def _unsigned_bits(x) -> tuple[int, int]:
+    """(the integer's own bits as an unsigned int, 32 or 64: the width the functions use)."""
+    import numpy as np
+
+    size = np.asarray(x).dtype.itemsize
+    return int(x) & ((1 << (8 * size)) - 1), (64 if size == 8 else 32)
+
+
+def _host_popc(x):
+    return _unsigned_bits(x)[0].bit_count()
+
+
+def _host_clz(x):
+    u, width = _unsigned_bits(x)
+    return width - u.bit_length()
+
+
+def _host_ffs(x):
+    u, _ = _unsigned_bits(x)
+    return (u & -u).bit_length()
+
+
+def _host_brev(x):
+    import numpy as np
+
+    u, width = _unsigned_bits(x)
+    return (np.uint64 if width == 64 else np.uint32)(int(f"{u:0{width}b}"[::-1], 2))
+
+
+def _host_mulhi(a, b):
+    import numpy as np
+
+    bits = 64 if max(np.asarray(a).dtype.itemsize, np.asarray(b).dtype.itemsize) == 8 else 32
+    return (int(a) * int(b)) >> bits
+
+
+def _host_sincos(x):
+    import numpy as np
+
+    return np.sin(x), np.cos(x)
+
+
+def _host_frexp(x):
+    import numpy as np
+
+    m, e = np.frexp(x)
+    return m, np.int32(e)
+
+
+_BIT_DOC = (
+    " (CUDA's __{0}/__{0}ll; of the integer's own bits, narrower ones zero-extended to 32; "
+    "an int32)"
+)
+erfinv = Intrinsic("erfinv", "erfinv(x): the inverse error function.", _erfinv)
+erfcinv = Intrinsic(
+    "erfcinv", "erfcinv(y): the inverse of erfc.", lambda y: _erfinv(y, complement=True)
+)
+popc = Intrinsic("popc", "popc(x): the number of bits set" + _BIT_DOC.format("popc"), _host_popc)
+clz = Intrinsic(
+    "clz", "clz(x): the number of leading zero bits" + _BIT_DOC.format("clz"), _host_clz
+)
+ffs = Intrinsic(
+    "ffs",
+    "ffs(x): the position (from 1) of the lowest bit set, 0 for 0" + _BIT_DOC.format("ffs"),
+    _host_ffs,
+)
+brev = Intrinsic(
+    "brev",
+    "brev(x): the 32 (64) bits of x in reverse order, unsigned (CUDA's __brev).",
+    _host_brev,
+)
+umulhi = Intrinsic(
+    "umulhi", "umulhi(a, b): the high half of the full product of two unsigned 32- or 64-bit "
+    "integers (CUDA's __umulhi/__umul64hi).", _host_mulhi,
+)  # fmt: skip
+mulhi = Intrinsic(
+    "mulhi", "mulhi(a, b): the high half of the full product of two signed 32- or 64-bit "
+    "integers (CUDA's __mulhi/__mul64hi).", _host_mulhi,
+)  # fmt: skip
+sincos = Intrinsic("sincos", "sincos(x): (sin(x), cos(x)).", _host_sincos)
+frexp = Intrinsic(
+    "frexp", "frexp(x): (mantissa, exponent) with x = mantissa * 2**exponent, the mantissa "
+    "in [0.5, 1) (exponent an int32).", _host_frexp,
+)  # fmt: skip
+ldexp = Intrinsic("ldexp", "ldexp(x, e): x * 2**e (e an integer).", _numpy("ldexp"))
+
+# added by the kernel-language work (issue 14); ember/__init__.py exports them too
+NEW_NAMES = (
+    "local", "static_range", "grid_sync", "atomic_exch", "atomic_inc", "atomic_dec",
+    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot", "all_sync",
+    "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "popc", "clz", "ffs", "brev",
+    "umulhi", "mulhi", "sincos", "frexp", "ldexp",
+)  # fmt: skip
+
 __all__ = [
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
     "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
     "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor",
     "atomic_cas",
     "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
-    "unsafe_trunc", *_math,
+    "unsafe_trunc", *_math, *NEW_NAMES,
 ]  # fmt: skip

@@ -15,7 +15,7 @@ backend is the backend's own business, said by the start-up hooks of its (light)
     the backend's imports (the driver work runs beside the later ones), then the backend
     itself, the library versions cache keys use (CUDA: loads NVRTC), Ember's compiler
     fingerprint, and the modules of the kernels this process will probably launch (those
-    of loaded bundles and of this program's last run, see :mod:`ember.cache.memory`).
+    of loaded bundles and of this program's last run, see :mod:`ember.cache.lookup`).
 
 This is the top layer (with the CLI and the demo): it may use the registry, the backends'
 hooks and the cache.  The registry calls it back (:func:`ember.runtime.backend.on_create`)
@@ -227,6 +227,53 @@ class Warmup:
                 pass
 
 
+class _DeviceWarmup(Warmup):
+    """The warmup of one more device of a backend already in use (``ember.warmup(device=
+    ...)``): open it (its context, streams) and load the modules this program will
+    probably launch there, in the background; the driver is running already."""
+
+    def __init__(self, name: str, index: int):
+        super().__init__(f"{name}:{index}")
+        self._device = (name, index)
+
+    def start(self) -> Warmup:
+        self._spawn(self._run, "ember-warmup-device")
+        return self
+
+    def _run(self) -> None:
+        try:
+            backend = self._step("backend", registry.device, *self._device)
+            self._step("versions", _key_inputs, backend)
+            self.ready.set()
+            self.preloaded = self._step("preload", _preload, backend)
+        except BaseException as exc:  # never raised here: the first real use raises it
+            self.error = exc
+        finally:
+            self.ready.set()
+            self.finished.set()
+
+
+def _warm_device(device, blocking: bool) -> Warmup:
+    from ember.runtime.device import Device
+
+    d = Device(device)
+    key = str(d)
+    with _lock:
+        w = _warmups.get(key)
+        if w is None:
+            w = _warmups[key] = _DeviceWarmup(d.backend, d.index)
+            if d.is_open:
+                w.ready.set()
+                w.finished.set()
+            else:
+                _install_audit_hook()
+                w.start()
+    if blocking:
+        w.wait()
+        d.get_backend()  # raises what opening the device raises
+    return w
+
+
 class _Stopped(Exception):
     """The warmup stopped early because the interpreter is exiting."""
 
@@ -291,10 +338,10 @@ def _key_inputs(backend) -> None:
 
 
 def _preload(backend) -> int:
-    from ember.cache import memory
+    from ember.cache import lookup
 
-    keys = memory.likely_keys()
-    return memory.preload(backend, keys, PRELOAD_LIMIT) if keys else 0
+    keys = lookup.likely_keys()
+    return lookup.preload(backend, keys, PRELOAD_LIMIT) if keys else 0
 
 
 # ------------------------------------------------------------------------- control
@@ -353,7 +400,7 @@ def join(backend: str | None = None) -> None:
             w.wait(preload=False)
 
 
-def warmup(blocking: bool = True, backend: str | None = None) -> Warmup:
+def warmup(blocking: bool = True, backend: str | None = None, device=None) -> Warmup:
     """Warm up the device now, in the background; ``blocking=True`` waits for it.
 
     ``import ember`` already starts this for CUDA when a driver is present (``EMBER_WARMUP``).
@@ -373,8 +420,15 @@ def warmup(blocking: bool = True, backend: str | None = None) -> Warmup:
         A registered backend name; default: the one ``EMBER_BACKEND`` selects (for
         ``auto``: the first of the auto order whose device is plausibly there, e.g. CUDA
         when a driver is detected, else OpenCL).
+    device : optional
+        Another device to warm (an index, ``ember.Device``, ``"cuda:1"``): it is opened
+        and the modules this program will probably launch are loaded there, in the
+        background (the default device, ``EMBER_DEVICE``, is the one warmed at import).
     """
     from ember.config import settings
+
+    if device is not None:
+        return _warm_device(device, blocking)
 
     name = backend or settings.backend
     if name == "auto":

@@ -13,7 +13,9 @@ DTYPES = [
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOATS = ["float16", "float32", "float64"]
 COMMON = ["bool", "int32", "int64", "float32", "float64"]
-TOLERANCE = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-13}
+TOLERANCE = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-13, "complex64": 1e-5,
+             "complex128": 1e-12}  # fmt: skip
+COMPLEX = ["complex64", "complex128"]
 
 
 def sample(dtype, shape=(5, 7), seed=0, low=None, high=None, nonzero=False) -> np.ndarray:
@@ -21,6 +23,10 @@ def sample(dtype, shape=(5, 7), seed=0, low=None, high=None, nonzero=False) -> n
     floats standard normal with a few special values for larger arrays."""
     rng = np.random.default_rng(seed)
     dt = np.dtype(dtype)
+    if dt.kind == "c":  # each part as its float dtype's
+        part = np.finfo(dt).dtype
+        parts = [sample(part, shape, seed + k, low, high, nonzero) for k in (0, 1)]
+        return (parts[0] + 1j * parts[1]).astype(dt)
     if dt.kind == "b":
         out = rng.integers(0, 2, shape).astype(bool)
         return np.ones(shape, bool) if nonzero else out
@@ -51,7 +57,7 @@ def check(actual, expected, exact: bool = False, rtol: float | None = None) -> N
     else:
         actual = np.asarray(actual)
     assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
-    if expected.dtype.kind == "f" and not exact:
+    if expected.dtype.kind in "fc" and not exact:
         tol = TOLERANCE[expected.dtype.name] if rtol is None else rtol
         np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol, equal_nan=True)
     else:

@@ -29,7 +29,7 @@ KEYS = [
     (slice(None), [0, 2], [1, 3]),
     (0, slice(None), [1, 2]),  # an integer and an array, separated: B first
     (slice(None), 1, [0, 3]),  # adjacent: B in place
-    (Ellipsis, [4, -1]),
+    (Ellipsis, [4, -2]),  # a negative index (no repeats: setitem uses these keys too)
     (None, [1], Ellipsis, None),
     (np.array([[0, 1], [1, 0]]), slice(1, None), np.array([[2], [3]])),
     ([], slice(None)),
@@ -134,8 +134,11 @@ def test_index_errors_on_the_host(backend):
         d[[0, 1], [0, 1, 2]]
     with pytest.raises(IndexError, match="too many indices"):
         d[0, 0, 0, [0], 0]
+    # NumPy integer/bool arrays index like lists (uploaded: Dask's chunk slicing makes them);
+    # NumPy *values* still need ember.asarray
+    check(d[np.array([0, 1])], X[np.array([0, 1])])
     with pytest.raises(TypeError, match=r"ember\.asarray"):
-        d[np.array([0, 1])]
+        d[np.array([0, 1])] = np.zeros((2,) + X.shape[1:], X.dtype)
     with pytest.raises(ValueError, match="shape mismatch"):
         d[[0, 1]] = ember.asarray(np.ones(7, np.float32))
 
@@ -148,6 +151,7 @@ def test_take(backend):
     for axis in (0, 1, 2, -1):
         check(ember.take(d, ember.asarray(idx), axis=axis), np.take(x, idx, axis=axis))
     check(ember.take(d, [1, 3], axis=1), np.take(x, [1, 3], axis=1))
+    check(ember.take(d, -2, axis=2), np.take(x, -2, axis=2))
 
 
 def test_take_along_axis(backend):

@@ -68,8 +68,8 @@ def test_device_keyword_and_to_device(backend):
     check(y, np.arange(5, dtype=np.float32))
     with pytest.raises(ValueError, match="unknown device"):
         ember.zeros(2, device="tpu")
-    with pytest.raises(ValueError, match="uses device 0"):
-        ember.zeros(2, device=f"{backend.name}:7")
+    with pytest.raises(ValueError, match="has no device 99"):
+        ember.zeros(2, device=f"{backend.name}:99")
 
 
 def test_integer_indexing_gives_0d_arrays(backend):
@@ -96,7 +96,12 @@ def test_special_values_of_binary_math(backend):
         got = getattr(ember, name)(da, db).to_numpy()
         with np.errstate(all="ignore"):
             ref = getattr(np, name)(a, b)
-        np.testing.assert_array_equal(got, ref, err_msg=name)
+        if name in ("hypot", "logaddexp"):  # finite results: the math library's rounding
+            special = ~np.isfinite(ref) | (ref == 0)  # (CUDA's hypot is within 2 ulp)
+            np.testing.assert_array_equal(got[special], ref[special], err_msg=name)
+            np.testing.assert_allclose(got, ref, rtol=4e-16, atol=0, err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, ref, err_msg=name)
         if name in ("copysign", "maximum", "minimum", "nextafter"):  # the sign of zero too
             np.testing.assert_array_equal(np.signbit(got), np.signbit(ref), err_msg=name)
     np.testing.assert_array_equal(ember.signbit(da).to_numpy(), np.signbit(a))
@@ -125,6 +130,15 @@ def test_clip_bounds(backend):
     check(ember.clip(df, np.nan, 1.0), np.clip(f, np.nan, 1.0))  # a NaN bound gives NaN
     lo = np.array([0.0, 0.0, -1.0, 8.0])
     check(ember.clip(df, ember.asarray(lo), 5.0), np.clip(f, lo, 5.0))  # min > max: max
+    # array bounds of the same kind: the result keeps x's dtype (the Array API; NumPy would
+    # promote to int16 / float64)
+    i8 = np.array([-100, 0, 100, 5], np.int8)
+    b16 = np.array([-300, 1, 50, 300], np.int16)
+    check(ember.clip(ember.asarray(i8), ember.asarray(b16), 120),
+          np.clip(i8, np.clip(b16, -128, 127).astype(np.int8), 120))  # fmt: skip
+    f32 = f.astype(np.float32)
+    got = ember.clip(ember.asarray(f32), ember.asarray(lo), 5.0)
+    check(got, np.clip(f32, lo.astype(np.float32), np.float32(5.0)))
 
 
 def test_dtype_functions():

@@ -130,8 +130,9 @@ def test_einsum(backend, spec, shapes):
 def test_kernel_geometry_invariant():
     # each thread stages exactly 4 elements of A and of B per step (the kernel's loads)
     for gpu in (True, False):
-        for wide in (True, False):
-            ts, tt, tile, bk = gemm.geometry(gpu, wide)
+        for wide, huge, pair in ((True, False, False), (False, False, False),
+                                 (True, True, True), (True, False, True)):  # fmt: skip
+            ts, tt, tile, bk = gemm.geometry(gpu, wide, huge, pair)
             assert tile * bk == 4 * ts * ts and tile == ts * tt and bk % 4 == 0
 
 

@@ -63,6 +63,15 @@ def test_functions_run_on_the_device(xy):
     assert np.shape(x) == (2, 3) and np.ndim(x) == 2 and np.size(x, 1) == 3
 
 
+def test_reductions_run_on_the_device(xy):
+    a, _, x, _ = xy
+    if protocols.ember_function("numpy", "sum") is None:
+        pytest.skip("Ember has no reductions yet")
+    _close(np.sum(x, axis=0), np.sum(a, axis=0))
+    _close(np.add.reduce(x), np.add.reduce(a))  # a ufunc method: ember.sum along axis 0
+    _close(np.maximum.reduce(x, axis=1), np.max(a, axis=1))
+
+
 def test_routing_looks_names_up_at_call_time(xy, monkeypatch):
     _, _, x, _ = xy
     seen = []

@@ -94,6 +94,26 @@ def test_single_pass_scan(single_pass, dtype):
     _close(ember.cumsum(ember.asarray(rows), axis=1), _exact_cumsum(rows, axis=1))
 
 
+@pytest.fixture
+def warp_scans(backend, monkeypatch):
+    """Block scans with 32-lane warp shuffles (the GPU's), emulated in shared memory."""
+    from ember.array import scan_kernels
+
+    monkeypatch.setattr(scan, "geometry", lambda be, ct: scan_kernels.Geometry(64, 8, 32, True))
+    return backend
+
+
+def test_warp_shuffle_block_scans(warp_scans, monkeypatch):
+    for n in (100, 64 * 8 * 3 + 7):
+        x = sample("int32", (n,), seed=n, low=-9, high=9)
+        check(ember.cumsum(ember.asarray(x)), np.cumsum(x))
+    m = sample("float32", (3000,)) > 0.5
+    check(ember.flatnonzero(ember.asarray(m)), np.flatnonzero(m).astype(np.int64))
+    monkeypatch.setattr(type(warp_scans), "forward_progress", True)
+    x = sample("int64", (64 * 8 * 5 + 1,), low=-9, high=9)
+    check(ember.cumsum(ember.asarray(x)), np.cumsum(x))
+
+
 def test_single_pass_with_a_user_operator(single_pass):
     tile = _tile(single_pass, "int32")
     x = sample("int32", (5 * tile + 3,), low=-1000, high=1000)
@@ -200,3 +220,14 @@ def test_shapes_and_axes_match_numpy(backend, shape, data):
     x = sample("int32", tuple(shape), low=-20, high=20)
     check(ember.cumulative_sum(ember.asarray(x), axis=axis, include_initial=initial),
           np.cumulative_sum(x, axis=axis, include_initial=initial))  # fmt: skip
+
+
+def test_kernel_modules_import_in_any_order():
+    """ndarray imports its operations lazily: ``ember.kernel`` first must not meet a
+    half-initialized compiler through the array kernels (a circular import once did)."""
+    import subprocess
+    import sys
+
+    code = "import ember; ember.kernel; import ember.array.scan_kernels, ember.array.sort"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

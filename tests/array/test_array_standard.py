@@ -96,3 +96,39 @@ def test_example_arrays_are_numpy_or_device_arrays(backend):
     for _, args in standard_kernels(("float32",)):
         for a in args:
             assert isinstance(a, np.ndarray | ember.ndarray | int | float | bool | tuple)
+
+
+def test_scans_masks_and_sorts_after_precompile_compile_nothing(backend, tmp_path):
+    """The scan, compaction and sort examples have the signatures those operations launch on
+    this device (short and long arrays, sort and argsort, float32 and int64)."""
+    env = {**os.environ, "EMBER_CACHE": "1", "EMBER_CACHE_DIR": str(tmp_path),
+           "EMBER_BACKEND": backend.name}  # fmt: skip
+    _run(
+        """
+        import numpy as np
+        from ember.array import standard_sort, ufuncs
+        from ember.array.standard import contiguous_example
+        from ember.precompile import precompile
+        from ember.runtime import backend as registry
+        examples = list(standard_sort.examples(registry.current(), ("float32", "int64")))
+        examples += [contiguous_example(ufuncs.greater, (np.zeros(4, dt), 3))
+                     for dt in ("float32", "int64")]  # the masks' x > 3
+        found = precompile(examples, echo=lambda *a: None)
+        assert not found["failed"], found
+        """,
+        env,
+    )
+    user = _run(
+        """
+        import numpy as np
+        from ember.array import sort
+        for dt in ("float32", "int64"):
+            for n in (10, sort.SEGMENT * 3 + 1):
+                x = ember.asarray(np.arange(n, dtype=dt)[::-1].copy())
+                ember.cumsum(x), ember.cumprod(x), x[x > 3], ember.nonzero(x)
+                ember.sort(x), ember.argsort(x)
+        ember.synchronize()
+        """,
+        env,
+    )
+    assert user["compiles"] == 0, user

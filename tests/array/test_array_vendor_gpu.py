@@ -16,10 +16,8 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture
 def cuda():
-    previous = registry._current
-    be = registry.use("cuda")
-    yield be
-    registry._current = previous
+    with registry.use("cuda") as be:
+        yield be
 
 
 def _blas(be):

@@ -6,6 +6,7 @@ import copy
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 import pickle
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest

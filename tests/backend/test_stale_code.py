@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.cache import memory
+from ember.cache import lookup
 from ember.compiler import freshness
 
 CELL1 = """
@@ -89,11 +89,11 @@ def test_unchanged_cells_cost_no_recompile(backend, notebook):
     notebook.run(CELL1)
     x = ember.zeros(4, ember.int32)
     _launch(notebook, x)
-    before = memory.stats.compiles
+    before = lookup.stats.compiles
     notebook.run("y = 1")  # a cell that changes nothing the kernel reads
     notebook.run(REDEFINED.replace("v * 2", "v + N"))  # the same helper, defined again
     assert _launch(notebook, x) == [] and _launch(notebook, x) == []
-    assert memory.stats.compiles == before
+    assert lookup.stats.compiles == before
     assert notebook.ns["bump"]._last.backend is not None  # the inline cache is back
 
 

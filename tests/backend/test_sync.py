@@ -11,7 +11,6 @@ import asyncio
 import threading
 import time
 
-import numpy as np
 import pytest
 from device_work import Counted, Work, read_elsewhere, ready_zeros
 
@@ -20,6 +19,19 @@ from ember import config
 from ember.runtime import sync
 
 LONG = 0.15  # seconds: long enough that an early return reads stale data
+TRIES = 4  # under load a spin may end before the test looks: again, each time 3x longer
+
+
+def busy_when_checked(start, tries: int = TRIES):
+    """``start(seconds, attempt)`` submits device work; returns what it returns once the
+    work was seen unfinished right after (causality, not a clock: a loaded machine can
+    deschedule this process for longer than the work takes, so a short spin is retried
+    longer)."""
+    for attempt in range(tries):
+        found = start(LONG * 3**attempt, attempt)
+        if found is not None:
+            return found
+    pytest.fail(f"the device work finished before it could be observed, {tries} times")
 
 
 @pytest.fixture
@@ -178,15 +190,19 @@ def test_results_read_after_a_wait_are_complete(backend, work, wait):
     stream = ember.Stream()
     out = ready_zeros(1)
     ember.synchronize()
-    t = time.perf_counter()
-    work.spin_then(LONG, out, 42, stream)
-    event = ember.Event()
-    event.record(stream)
-    assert not stream.query() and not event.query()
+
+    def start(seconds, attempt):
+        work.spin_then(seconds, out, 42 + attempt, stream)
+        event = ember.Event()
+        event.record(stream)
+        if not stream.query() and not event.query():  # still running when the wait begins
+            return event, 42 + attempt
+        stream.synchronize()
+        return None
+
+    event, value = busy_when_checked(start)
     wait(stream, event)
-    elapsed = time.perf_counter() - t
-    assert read_elsewhere(backend, out)[0] == 42
-    assert elapsed >= LONG * 0.5  # the kernel really was long enough to catch an early return
+    assert read_elsewhere(backend, out)[0] == value  # written by the work the wait waited for
     assert stream.query() and event.query()
 
 
@@ -213,22 +229,27 @@ def test_event_loop_keeps_ticking_while_awaiting_a_long_kernel(backend, work, mo
             ticks.append(time.perf_counter())
             await asyncio.sleep(0.001)
 
-    async def main():
+    async def main(seconds):
         tick = asyncio.create_task(ticker())
         await asyncio.sleep(0.01)
         start = len(ticks)
-        work.spin_then(2 * LONG, out, 9, stream)
+        work.spin_then(seconds, out, 9, stream)
+        busy = not stream.query()
         await stream
         tick.cancel()
-        return start
+        return start, busy
 
-    with config.override(async_wait=mode):
-        start = asyncio.run(main())
+    def attempt(seconds, _):
+        ticks.clear()
+        with config.override(async_wait=mode):
+            start, busy = asyncio.run(main(seconds))
+        return start if busy else None
+
+    start = busy_when_checked(attempt)
     assert read_elsewhere(backend, out)[0] == 9
-    during = ticks[start:]
-    gaps = np.diff(during)
-    assert len(during) >= 2 * LONG / 0.003  # ≥ a third of the 1 ms ticks
-    assert gaps.max() < 0.05
+    # the loop ran while the kernel did: it ticked during the await (how often is the
+    # machine's business: no clock bounds, which fail under load)
+    assert len(ticks) - start >= 3
 
 
 @pytest.mark.parametrize("mode", ["thread", "poll"])
@@ -236,22 +257,22 @@ def test_cancelled_await_leaves_nothing_stuck(backend, work, mode):
     stream = ember.Stream()
     out = ready_zeros(1)
 
-    async def main():
-        work.spin_then(2 * LONG, out, 3, stream)
+    async def main(seconds):
+        work.spin_then(seconds, out, 3, stream)
         task = asyncio.create_task(sync.wait_async(stream))
         await asyncio.sleep(0.02)
-        t = time.perf_counter()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        cancelled_in = time.perf_counter() - t
-        assert not stream.query()  # still running: the cancel did not wait for it
+        busy = not stream.query()  # still running: the cancel did not wait for it
         await stream  # waiting again works
-        return cancelled_in
+        return busy
 
-    with config.override(async_wait=mode):
-        cancelled_in = asyncio.run(main())
-    assert cancelled_in < 0.05
+    def attempt(seconds, _):
+        with config.override(async_wait=mode):
+            return True if asyncio.run(main(seconds)) else None
+
+    busy_when_checked(attempt)
     assert read_elsewhere(backend, out)[0] == 3
     deadline = time.monotonic() + 5
     while sync.waiters.busy and time.monotonic() < deadline:

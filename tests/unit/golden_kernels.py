@@ -87,3 +87,76 @@ def warp_total(x, out):
     s = ember.warp_sum(x[i])
     if ember.lane_id() == 0:
         out[i // 32] = ember.shfl_down(s, 1) + s
+
+
+# ---------------------------------------------------------------- issue 14: the language
+# (appended: the sources above quote their line numbers)
+import numpy as np  # noqa: E402
+
+WEIGHTS = np.array([0.25, 0.5, 0.25], dtype=np.float32)
+
+
+def row_total(r):
+    total = 0.0
+    for k in range(len(r)):
+        total += r[k]
+    return total
+
+
+def block_scratch(v):
+    tmp = ember.shared(64, ember.float32)  # a shared array in a device function
+    tmp[ember.thread_idx.x] = v
+    ember.barrier()
+    return tmp[63 - ember.thread_idx.x]
+
+
+@ember.kernel
+def views(a, out, lo, hi):
+    dyn = ember.shared(ember.block_dim.x, ember.float32)
+    loc = ember.local((2, 3), ember.float32)
+    i = ember.global_id()
+    if i < a.shape[0]:
+        loc[1, 0] = row_total(a[i, lo:hi])
+        loc[0, 2] = row_total(a[:, 0])
+        dyn[ember.thread_idx.x] = loc[1, 0] + loc[0, 2] + WEIGHTS[i % 3]
+        out[i] = dyn[ember.thread_idx.x] + block_scratch(a[i, -1])
+
+
+@ember.kernel
+def warps(x, out):
+    i = ember.global_id()
+    v = x[i]
+    mask = ember.ballot(v > 0)
+    if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+        v = ember.shfl_xor(v, 1, width=8)
+    out[i] = v + ember.popc(mask) + ember.activemask()
+
+
+@ember.kernel
+def atomics(small, half, counters):
+    i = ember.global_id()
+    ember.atomic_cas(small, i % 4, small.dtype(0), small.dtype(i))
+    ember.atomic_exch(half, i % 2, half.dtype(i))
+    ember.atomic_inc(counters, 0, 16)
+    ember.atomic_dec(counters, 1, 16)
+
+
+def pair(a, b):
+    return a * b
+
+
+@ember.kernel
+def template(out, OP, CT, *ops):
+    i = ember.global_id()
+    acc = CT(0)
+    for k in ember.static_range(len(ops)):
+        acc += CT(ops[k][i])
+    out[i] = OP(acc, ember.erfinv(CT(0.5)))
+
+
+@ember.kernel
+def grid_steps(buf, steps):
+    i = ember.global_id()
+    for _ in range(steps):
+        buf[i] += 1.0
+        ember.grid_sync()

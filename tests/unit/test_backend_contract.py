@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from fake_backend import FakeBase
 
 from ember.codegen import dialects
 from ember.errors import BackendUnavailableError, InternalError
@@ -86,3 +87,53 @@ def test_env_selects_backend():
     if out.returncode != 0:
         pytest.skip("opencl backend unavailable: " + out.stderr[-200:])
     assert out.stdout.strip() == "opencl"
+
+
+def test_a_dialect_name_is_not_a_dialect():
+    class Named(Backend):
+        name, dialect, binary_kind = "named", "cuda", "none"
+
+    Named.__abstractmethods__ = frozenset()
+    with pytest.raises(InternalError, match=r"missing dialect \(an ember.codegen.dialects.Dialect"):
+        registry.validate(Named)
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    """Two fake backends in the registry (tests/unit/fake_backend.py), nothing selected."""
+    from ember.runtime import registry as reg
+
+    for name in ("fake_a", "fake_b"):
+        monkeypatch.setitem(reg.REGISTRY, name, ("fake_backend", f"Fake{name[-1].upper()}", ""))
+    monkeypatch.setattr(reg, "_current", None)
+    yield reg
+    for name in ("fake_a", "fake_b"):
+        reg._instances.pop(name, None)
+
+
+class FakeA(FakeBase):
+    name = "fake_a"
+
+
+class FakeB(FakeBase):
+    name = "fake_b"
+
+
+def test_use_backend_is_a_choice_and_a_context_manager(fakes, monkeypatch):
+    import fake_backend
+
+    import ember
+
+    monkeypatch.setattr(fake_backend, "FakeA", FakeA, raising=False)
+    monkeypatch.setattr(fake_backend, "FakeB", FakeB, raising=False)
+    a = ember.use_backend("fake_a")  # from now on
+    assert ember.get_backend() is a and isinstance(a, FakeA)
+    with ember.use_backend("fake_b") as b:  # inside the block only
+        assert ember.get_backend() is b
+        with a:  # a registry backend is a context manager too
+            assert ember.get_backend() is a
+        assert ember.get_backend() is b
+    assert ember.get_backend() is a
+    with pytest.raises(ember.BackendUnavailableError, match="not the registry's fake_a"):
+        with FakeA():
+            pass

@@ -69,7 +69,8 @@ class FakeBlas:
             A = A if opa == "N" else A.T
             B = B if opb == "N" else B.T
             C = self.pool.view(c + i * sc * dt.itemsize, dt, (m, n), (1, ldc))
-            C[...] = (A.astype(np.float64) @ B.astype(np.float64)).astype(dt)
+            wide = np.complex128 if dt.kind == "c" else np.float64
+            C[...] = (A.astype(wide) @ B.astype(wide)).astype(dt)
         stream.submitted += 1
 
 
@@ -94,16 +95,20 @@ CASES = [
 
 
 @pytest.mark.parametrize("sa, sb, va, vb", CASES)
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64", "complex128"])
 def test_products_map_onto_column_major_gemm(sa, sb, va, vb, dtype):
     rng = np.random.default_rng(0)
     pool, be = Pool(), Backend()
     ha = rng.standard_normal(sa).astype(dtype)
     hb = rng.standard_normal(sb).astype(dtype)
+    if np.dtype(dtype).kind == "c":  # (a transpose, never a conjugate)
+        ha = ha + 1j * rng.standard_normal(sa).astype(dtype)
+        hb = hb - 1j * rng.standard_normal(sb).astype(dtype)
     a, b = device(pool, be, ha, va), device(pool, be, hb, vb)
     A, B = va(ha), vb(hb)
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    expected = (A.astype(np.float64) @ B.astype(np.float64)).astype(dtype)
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    expected = (A.astype(wide) @ B.astype(wide)).astype(dtype)
     out_host = np.zeros(expected.shape, dtype)
     out = device(pool, be, out_host)
     blas = FakeBlas(pool)

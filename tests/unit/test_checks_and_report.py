@@ -17,7 +17,8 @@ import ember
 from ember.backends.cuda import toolkit
 from ember.codegen import abi, dialects
 from ember.compiler import driver
-from ember.diagnostics import errors, report
+from ember.diagnostics import device_errors as errors
+from ember.diagnostics import report
 from ember.runtime import sync
 from ember.runtime.backend import DeviceInfo, ErrorMemory, Function
 
@@ -441,9 +442,9 @@ def test_report_registers_and_local_memory_from_nvrtc():
     nvrtc_or_skip()
     capped = ember.kernel(heavy, options=("--maxrregcount=24",))
     assert "local-memory" in kinds(capped, F32, F32, dialect="cuda")
-    assert "registers" in kinds(ember.kernel(heavy), F32, F32, dialect="cuda")
+    heavy_kinds = kinds(ember.kernel(heavy), F32, F32, dialect="cuda")  # one NVRTC compile
+    assert "registers" in heavy_kinds and "tuple-index" in heavy_kinds
     assert kinds(ember.kernel(streaming), F32, F32, dialect="cuda") == []
-    assert "tuple-index" in kinds(ember.kernel(heavy), F32, F32, dialect="cuda")
 
 
 def test_checks_keep_the_kernel_out_of_local_memory():

@@ -26,9 +26,18 @@ CASES = {
     "histogram": (gk.histogram, (np.zeros(8, np.int32), F32)),
     "mixed": (gk.mixed, (np.zeros(8, np.int32), np.zeros(8, np.float16), np.zeros(8, np.int64))),
     "warp_total": (gk.warp_total, (F32, F32)),
+    "views": (gk.views, (np.zeros((8, 6), np.float32), F32, 1, 4)),
+    "warps": (gk.warps, (F32, F32)),
+    "atomics": (
+        gk.atomics,
+        (np.zeros(8, np.int8), np.zeros(8, np.float16), np.zeros(2, np.uint32)),
+    ),  # fmt: skip
+    "template": (gk.template, (F32, gk.pair, ember.float32, F32, np.zeros(8, np.int32))),
+    "grid_steps": (gk.grid_steps, (F32, 3)),
 }
 DIALECT_EXT = {"cuda": "cu", "opencl": "cl", "cpu": "c"}
-SKIP = {("warp_total", "opencl")}  # no sub-groups on the default OpenCL target
+# no cooperative launch: refused (test below)
+SKIP = {("grid_steps", "opencl"), ("grid_steps", "cpu")}
 
 
 def generated(name: str, dialect: str) -> str:
@@ -93,9 +102,14 @@ def test_cpu_source_compiles(name):
     assert binary[:4] == b"\x7fELF" or binary[:2] == b"MZ" or len(binary) > 1000
 
 
-def test_shuffles_refused_without_subgroups():
-    with pytest.raises(ember.UnsupportedFeatureError, match=r"needs sub-groups.*cl_khr_subgroups"):
-        generated("warp_total", "opencl")
+def test_grid_sync_is_refused_without_cooperative_launch():
+    with pytest.raises(ember.UnsupportedFeatureError, match=r"two launches"):
+        generated("grid_steps", "opencl")
+
+
+def test_warp_operations_are_emulated_without_subgroups():
+    source = generated("warp_total", "opencl")  # the default OpenCL target has none
+    assert "__local uchar* em_dyn" in source and "em_wxchg(em_wscratch" in source
 
 
 def test_ir_and_ptx_stages():

@@ -39,7 +39,8 @@ def test_override_rejects_unknown_names():
     [
         ("float32", ember.float32), ("f8", ember.float64), (np.int16, ember.int16),
         (np.dtype("uint8"), ember.uint8), (bool, ember.bool_), (float, ember.float64),
-        (ember.int32, ember.int32), ("half", ember.float16),
+        (ember.int32, ember.int32), ("half", ember.float16), (complex, ember.complex128),
+        ("c8", ember.complex64), (np.complex64, ember.complex64), ("complex128", ember.complex128),
     ],
 )  # fmt: skip
 def test_dtype_normalization(spec, expected):
@@ -47,8 +48,8 @@ def test_dtype_normalization(spec, expected):
 
 
 def test_unsupported_dtype_message():
-    with pytest.raises(TypeError, match="does not support dtype 'complex128'.*supported dtypes"):
-        ember.dtype(np.complex128)
+    with pytest.raises(TypeError, match="does not support dtype 'bytes32'.*complex128"):
+        ember.dtype(np.dtype("S4"))
 
 
 def test_dtype_numpy_and_call():

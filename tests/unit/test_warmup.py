@@ -270,8 +270,8 @@ def test_a_fork_during_the_warmup_never_hangs_the_child():
     )
     assert got["status"] == 0
     kind, message = got["child"]
-    if cuda_available():  # the parent's warmup initialized CUDA
-        assert kind == "BackendUnavailableError" and "fork" in message
+    if cuda_available():  # the parent's CUDA, if the warmup had started it, is refused
+        assert kind == "ok" or (kind == "BackendUnavailableError" and "fork" in message), got
     else:
         assert kind == "BackendUnavailableError"
 
@@ -314,8 +314,8 @@ if pid == 0:
     try:
         ember.zeros(3, ember.float32)
         result = "ok"
-    except ember.EmberError as exc:
-        result = type(exc).__name__
+    except Exception as exc:  # anything but an Ember error fails the test, named
+        result = type(exc).__name__ if isinstance(exc, ember.EmberError) else repr(exc)
     os.write(wfd, result.encode())
     os._exit(0)
 os.close(wfd)
@@ -348,4 +348,4 @@ def test_a_fork_while_a_warmup_step_runs_finishes(backend, module, fork):
     elif backend == "opencl":
         assert got["child"] in ("ok", "BackendUnavailableError")  # fresh, or the parent's
     else:
-        assert got["child"] == "BackendUnavailableError"  # no GPU here, or the parent's CUDA
+        assert got["child"] in ("ok", "BackendUnavailableError"), got  # fresh, or the parent's

@@ -319,17 +319,22 @@ def test_sub_group_operation_in_a_warp_uniform_branch_is_predicated():
     assert text.count("if (em_p0) {") == 2
 
 
+def test_barrier_under_a_varying_if_synchronizes_the_work_items_that_take_it():
+    text = c_source(divergent_if, F32)
+    assert "em_p0 = t < 5;" in text  # the condition, per work-item
+    assert regions(text) == 2  # the barrier still splits the kernel
+
+
 # ---------------------------------------------------------------------- refusals
 
 
 @pytest.mark.parametrize(
     "kernel, args, what",
     [
-        (divergent_if, (F32,), r"this if contains ember.barrier\(\)"),
         (divergent_loop, (F32,), r"this while contains ember.barrier\(\)"),
         (divergent_break, (F32,), r"this for contains ember.barrier\(\)"),
     ],
-    ids=["if", "while", "break"],
+    ids=["while", "break"],
 )
 def test_barrier_under_a_varying_condition_is_refused(kernel, args, what):
     with pytest.raises(ember.KernelSyntaxError, match=what) as info:

@@ -22,17 +22,24 @@ from ember.array.ndarray import ndarray, not_on_device
 
 def index_array(obj: Any, what: str, be=None, values: bool = False) -> ndarray:
     """``obj`` as an ember array: ember arrays as they are, (nested) lists and tuples of
-    numbers copied to the device (``be``, default the current backend).  Index arrays must
-    be integer or bool (``values``: any dtype)."""
+    numbers copied to the device (``be``, default the current backend), and so are NumPy
+    integer or bool arrays used as indices (an index is a description of the selection,
+    made on the host like a list: Dask's chunk slicing passes them).  Index arrays must be
+    integer or bool (``values``: any dtype; NumPy *values* are refused: copy them with
+    ``ember.asarray``)."""
     if isinstance(obj, ndarray):
         out = obj
-    elif isinstance(obj, list | tuple) or isinstance(obj, int | float) and values:
+    elif (
+        isinstance(obj, list | tuple | int)
+        or (isinstance(obj, float | complex) and values)
+        or (not values and _host_index(obj))
+    ):
         import numpy as np
 
         host = np.asarray(obj)
         if host.dtype.kind == "f" and host.size == 0:
             host = host.astype(np.int64)  # x[[]]: an empty list indexes like integers
-        if host.dtype.kind not in "biuf":
+        if host.dtype.kind not in ("biufc" if values else "biuf"):
             raise IndexError(f"{what}: cannot use {obj!r} as an index")
         if be is None:
             from ember.runtime import backend as registry
@@ -54,11 +61,17 @@ def index_array(obj: Any, what: str, be=None, values: bool = False) -> ndarray:
     return out
 
 
+def _host_index(obj: Any) -> bool:
+    """Whether ``obj`` is a NumPy integer or bool array (an index made on the host)."""
+    kind = getattr(getattr(obj, "dtype", None), "kind", None)
+    return type(obj).__module__ == "numpy" and kind is not None and kind in "biu"
+
+
 def _on(be, host) -> ndarray:
     """A host array copied to backend ``be``."""
     import numpy as np
 
-    host = np.ascontiguousarray(host)
+    host = np.array(host, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     out = launch.new(be, host.shape, dtypes.dtype(host.dtype))
     if out.nbytes:
         be.copy_from_host(out.buffer, out.offset, host)
@@ -252,7 +265,7 @@ def setitem(x: ndarray, key: Any, value: Any) -> None:
 
 
 def _is_scalar(value) -> bool:
-    return isinstance(value, bool | int | float) or (
+    return isinstance(value, bool | int | float | complex) or (
         type(value).__module__ == "numpy" and getattr(value, "shape", None) == ()
     )
 

@@ -41,7 +41,16 @@ def run(blas, a: ndarray, b: ndarray, out: ndarray, batch) -> bool:
         a, b = (x.copy() if any(s < 0 for s in x.strides) else x for x in (a, b))
     x, opx, ldx = _operand(b, k, n)  # the first column-major operand: B^T (N x K)
     y, opy, ldy = _operand(a, m, k)  # the second: A^T (K x M)
-    (nb0, nb1), (sa0, sa1), (sb0, sb1) = batch_strides(y, x, batch)
+    layout = batch_strides(y, x, batch)
+    if layout is None:  # three or more batch axes that do not coalesce: materialize them
+        from ember.array.manipulation import astype, broadcast_to
+
+        a = astype(broadcast_to(a, batch + a.shape[-2:]), a.dtype)
+        b = astype(broadcast_to(b, batch + b.shape[-2:]), b.dtype)
+        x, opx, ldx = _operand(b, k, n)
+        y, opy, ldy = _operand(a, m, k)
+        layout = batch_strides(y, x, batch)
+    (nb0, nb1), (sa0, sa1), (sb0, sb1) = layout
     be = out.backend
     ptr_x = be.native_pointer(x.buffer, x.offset)
     ptr_y = be.native_pointer(y.buffer, y.offset)

@@ -12,17 +12,17 @@ selected elements to their positions.  The flags are read twice and the values o
 from __future__ import annotations
 
 from ember import dtypes
-from ember.array import launch, ops
+from ember.array import launch, ops, scan
 from ember.array import scan_kernels as sk
 from ember.array.ndarray import ndarray
-from ember.array.scan import geometry, inclusive_scan
+from ember.array.scan import inclusive_scan
 
 
 def positions(flags: ndarray) -> tuple[ndarray, int]:
     """``(ends, total)``: ``ends[t]`` = the flags set in tiles ``0..t`` of the 1-d view
     ``flags`` (int64, one per tile of :func:`geometry`'s int32 tiles), and their total."""
     be = flags.backend
-    g = geometry(be, dtypes.int32)
+    g = scan.geometry(be, dtypes.int32)
     n = flags.shape[0]
     tiles = max(1, -(-n // g.tile))
     f, fbase, (fstep,) = launch.flat(flags)
@@ -48,7 +48,7 @@ def compact(flags: ndarray, values: ndarray | None = None, dtype=None) -> ndarra
     out = launch.new(be, (total,), dtypes.dtype(dtype) if dtype is not None else dt)
     if total == 0:
         return out
-    g = geometry(be, dtypes.int32)
+    g = scan.geometry(be, dtypes.int32)
     n = flags.shape[0]
     tiles = ends.shape[1]
     f, fbase, (fstep,) = launch.flat(flags)

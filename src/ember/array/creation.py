@@ -3,7 +3,8 @@
 NumPy's ``array`` function: use ``asarray``, with ``copy=True`` to copy).
 
 Default dtypes follow NumPy: ``float64`` for ``empty``/``zeros``/``ones``, the value's
-type for ``full`` and ``asarray`` (Python ints ``int64``, floats ``float64``).  Fills run
+type for ``full`` and ``asarray`` (Python ints ``int64``, floats ``float64``, complex numbers
+``complex128``).  Fills run
 the elementwise ``copy`` kernel with a scalar operand; ``zeros`` is a device memset.
 """
 
@@ -103,44 +104,62 @@ def _scalar_dtype(value) -> DType:
         return to_dtype("int64")
     if isinstance(value, float):
         return float64
+    if isinstance(value, complex):
+        return to_dtype("complex128")
     dt = getattr(value, "dtype", None)
     if dt is None:
         raise TypeError(f"fill_value must be a number, got {type(value).__name__}")
     return to_dtype(dt)
 
 
-def empty_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
-    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``."""
+def empty_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
+    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``
+    (``shape``: another shape, as NumPy's ``empty_like(x, shape=...)``; ``order``: NumPy's,
+    where only C order exists: ``"F"`` is refused)."""
+    if order not in ("K", "A", "C"):
+        raise ValueError(f"order={order!r}: Ember makes C-ordered arrays ('C', 'K' or 'A')")
     be = x.backend if device is None else _on(device)
-    return _new(x.shape, x.dtype if dtype is None else dtype, be=be)
+    return _new(x.shape if shape is None else shape, x.dtype if dtype is None else dtype, be=be)
 
 
-def zeros_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+def zeros_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """Zeros with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device)
+    out = empty_like(x, dtype=dtype, device=device, shape=shape, order=order)
     out.backend.fill_zero(out.buffer, 0, out.nbytes)
     return out
 
 
-def ones_like(x: ndarray, /, dtype: Any = None, *, device=None) -> ndarray:
+def ones_like(
+    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """Ones with the shape (and dtype and device, unless given) of ``x``."""
-    return full_like(x, 1, dtype=dtype, device=device)
+    return full_like(x, 1, dtype=dtype, device=device, shape=shape, order=order)
 
 
-def full_like(x: ndarray, /, fill_value, dtype: Any = None, *, device=None) -> ndarray:
+def full_like(
+    x: ndarray, /, fill_value, dtype: Any = None, *, device=None, shape=None, order: str = "K"
+) -> ndarray:
     """``fill_value`` with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device)
+    out = empty_like(x, dtype=dtype, device=device, shape=shape, order=order)
     if out.size:
         out.fill(fill_value)
     return out
 
 
 # --------------------------------------------------------------------- ranges
-def arange(start, /, stop=None, step=1, *, dtype: Any = None, device=None) -> ndarray:
+def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> ndarray:
     """Evenly spaced values in ``[start, stop)``: ``arange(5)``, ``arange(1, 2, 0.25)``.
 
-    The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``.
+    The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``;
+    ``dtype`` may be complex (the values are real), the bounds may not (as in the Array API).
     """
+    if any(isinstance(v, complex) for v in (start, stop, step)):
+        raise TypeError("arange: start, stop and step must be real numbers (the Array API's "
+                        "rule); for complex values use linspace or arange(...) * 1j")  # fmt: skip
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -157,13 +176,24 @@ def arange(start, /, stop=None, step=1, *, dtype: Any = None, device=None) -> nd
 def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
              endpoint: bool = True):  # fmt: skip
     """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
-    ``endpoint=False``), computed as NumPy does: ``start + i * step``, the last one exact."""
+    ``endpoint=False``), computed as NumPy does: ``start + i * step``, the last one exact.
+    Complex ``start``/``stop`` (or a complex ``dtype``) give a complex array, each part
+    spaced on its own (default dtype complex128)."""
     if num < 0:
         raise ValueError(f"number of samples, {num}, must be non-negative")
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    out = _new(num, float64 if dtype is None else dtype, be=None if device is None else _on(device))
+    if dtype is None:
+        dtype = "complex128" if isinstance(start + stop, complex) else float64
+    out = _new(num, dtype, be=None if device is None else _on(device))
     last = num - 1 if endpoint and num > 1 else -1
+    if out.dtype.is_complex:  # the parts are real ranges (views: ember/array/parts.py)
+        for part in ("real", "imag"):
+            parts = [getattr(complex(v), part) for v in (start, step, stop)]
+            _linear(getattr(out, part), parts[0], parts[1], last, parts[2])
+        return out
+    if isinstance(start + stop, complex):
+        raise TypeError(f"linspace: complex start/stop need a complex dtype, not {out.dtype}")
     _linear(out, float(start), float(step), last, float(stop))
     return out
 
@@ -264,21 +294,16 @@ def asarray(
     TypeError
         For dtypes Ember does not support (complex, strings, objects).
     """
-    if device is not None:
-        be = _on(device)
-        if isinstance(obj, ndarray) and obj.backend is not be:
-            obj = obj.to_device(be)
-            copy = None if copy else copy  # (the move made a new array)
-        elif be is not _backend.current() and not isinstance(obj, ndarray):
-            from ember.array.devices import on_backend
-
-            with on_backend(be):
-                return asarray(obj, dtype, copy=copy, stream=stream)
+    be = None if device is None else _on(device)
+    if not isinstance(obj, ndarray):
+        foreign = _foreign(obj)
+        if foreign is not None:
+            obj = foreign  # another library's device memory, wrapped
     if isinstance(obj, ndarray):
+        if be is not None and obj.backend is not be:
+            obj = obj.to_device(be, stream=stream)
+            copy = None if copy else copy  # (the move made a new array)
         return _from_device(obj, dtype, copy, stream)
-    foreign = _foreign(obj)
-    if foreign is not None:
-        return _from_device(foreign, dtype, copy, stream, fresh=False)
     if copy is False:
         raise ValueError("asarray(copy=False) of host data: putting it on the device always copies")
     import numpy as np
@@ -288,7 +313,7 @@ def asarray(
     dt: DType = to_dtype(host.dtype)
     if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-d)
         host = np.ascontiguousarray(host)
-    out = _new(host.shape, dt, stream)
+    out = _new(host.shape, dt, stream, be)
     if host.nbytes:
         if stream is None:
             out.backend.copy_from_host(out.buffer, 0, host)

@@ -1,82 +1,89 @@
-"""Devices as the Array API sees them: the ``device=`` argument of creation functions and
-``astype``, and ``x.to_device``.
+"""Devices as arrays see them: the ``device=`` argument of creation functions and
+``astype``, ``x.device`` and ``x.to_device``.
 
-A device is what ``x.device`` returns (a :class:`~ember.runtime.backend.DeviceInfo`), a
-backend object, a backend name (``"cuda"``, ``"opencl"``) or ``"name:index"``; ``None``
-is the current backend's device.  Ember runs one device per backend today, so a device
-picks a backend.  Moving an array to a device of another backend copies it through the
-host (the only path between two runtimes).
+A device is an :class:`ember.Device` (what ``x.device`` returns), a
+:class:`~ember.runtime.backend.DeviceInfo`, a backend instance, an index of the current
+backend's devices, a backend name (``"cuda"``: its default device) or ``"name:index"``;
+``None`` is the calling thread's current device.  Each device has its own backend
+instance (:mod:`ember.runtime.device`), so "the array's device" is ``x.backend``.
+
+Moving an array to another device copies it device to device where the backend can
+(:meth:`~ember.runtime.backend.Backend.copy_peer`: CUDA peer copies), else through the
+host (the only path between two runtimes, or between OpenCL contexts).
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from typing import Any
 
+from ember.errors import BackendUnavailableError
 from ember.runtime import backend as registry
 
 
 def backend_of(device: Any):
-    """The backend that holds arrays for ``device`` (see the module docstring).
+    """The backend instance that holds arrays for ``device`` (see the module docstring).
 
     Raises
     ------
     ValueError
         For a device Ember does not know or cannot reach, naming the ones it can.
+    TypeError
+        For something that is not a device.
     """
     if device is None:
         return registry.current()
     if isinstance(device, registry.Backend):
         return device
-    if isinstance(device, registry.DeviceInfo):
-        name, index = device.backend, device.index
-    elif isinstance(device, str):
-        name, _, idx = device.partition(":")
-        index = int(idx) if idx.isdigit() else 0
-        if idx and not idx.isdigit():
-            raise ValueError(f"device {device!r}: the index after ':' must be a number")
-    else:
+    from ember.runtime.device import Device
+
+    try:
+        return Device(device).get_backend()
+    except TypeError:
         raise TypeError(
-            f"device must be x.device, a backend or a backend name ('cuda', 'opencl'), got "
-            f"{type(device).__name__}"
-        )
-    if name not in registry.REGISTRY:
-        raise ValueError(f"unknown device {device!r}; backends: {', '.join(registry.REGISTRY)}")
-    be = registry.get(name)
-    if be.device.index != index:
-        raise ValueError(
-            f"device {device!r}: Ember uses device {be.device.index} of the {name} backend "
-            f"({be.device.name}); select another with CUDA_VISIBLE_DEVICES / "
-            "EMBER_OPENCL_DEVICE"
-        )
-    return be
+            "device must be x.device, an ember.Device, an index, a backend name ('cuda', "
+            f"'opencl') or 'name:index', got {type(device).__name__}"
+        ) from None
+    except BackendUnavailableError as exc:
+        raise ValueError(f"device {device!r} cannot be used: {exc}") from exc
+
+
+def device_of(backend):
+    """The :class:`ember.Device` a backend instance runs (``x.device``)."""
+    from ember.runtime.device import of
+
+    return of(backend)
+
+
+def where(backend) -> str:
+    """``"name:index"`` of a backend instance's device, for messages."""
+    return f"{backend.name}:{backend.device.index}"
 
 
 def to_device(x, device, stream=None):
-    """``x`` on ``device``: ``x`` itself when it is already there, else a copy through
-    the host (asynchronous on the target's ``stream`` when given)."""
-    from ember.array.creation import asarray
-
+    """``x`` on ``device``: ``x`` itself when it is already there, else a copy - device to
+    device when both are devices of one backend class and its driver can
+    (:meth:`Backend.copy_peer`), else through the host.  With ``stream`` (of the target
+    device) the copy is asynchronous there."""
     be = backend_of(device)
     if be is x.backend:
         return x
-    host = x.to_numpy()
-    with on_backend(be):
-        return asarray(host, stream=stream)
+    if type(be) is type(x.backend) and x.size:
+        out = _peer_copy(x, be, stream)
+        if out is not None:
+            return out
+    from ember.array.creation import asarray
+
+    return asarray(x.to_numpy(), device=be, stream=stream)
 
 
-_lock = threading.Lock()
+def _peer_copy(x, be, stream):
+    """``x`` copied to ``be`` device to device, or None where the driver cannot."""
+    from ember.array import launch
 
-
-@contextlib.contextmanager
-def on_backend(be):
-    """Make ``be`` the current backend for a block (uploads of host data allocate there).
-    Used for host -> other-backend copies only; serialized, as it swaps a global."""
-    with _lock:
-        previous = registry._current
-        registry._current = be.name
-        try:
-            yield
-        finally:
-            registry._current = previous
+    src = x if x.is_c_contiguous else x.copy()
+    out = launch.new(be, x.shape, x.dtype)
+    # (the backend orders the copy after the source's work, and the source's later work
+    # after the copy: src's memory is reused only once the copy has read it)
+    if not be.copy_peer(out.buffer, 0, src.backend, src.buffer, src.offset, src.nbytes, stream):
+        return None
+    return out

@@ -3,7 +3,7 @@
 A call ``ember.add(x, y)`` (or ``x + y``) goes:
 
 1. **Key** - per operand its dtype (arrays) or Python/NumPy scalar type, plus the backend;
-   a dict lookup finds the :class:`Entry` made the first time that key was seen, holding
+   a dict lookup finds the :class:`Dispatch` made the first time that key was seen, holding
    the type resolution (:mod:`ember.array.rules`), the scalar converters and the kernel
    for the contiguous case.  Promotion is never re-derived on the hot path.
 2. **Layout** - operands of the result's shape that are all exactly C-strided run the
@@ -35,7 +35,7 @@ from ember.tracebacks import hide_internal_frames
 # of 32 blocks per SM; PyTorch 4324).  CPU devices: fewer, larger work-groups.
 BLOCK = 256  # threads per block on CPU devices
 GPU_BLOCK = 128  # threads per block on GPUs
-UNROLL = 4  # elements per thread per tile of the contiguous kernels (kernels.py writes 4 out)
+UNROLL = 4  # elements per thread per tile of the elementwise kernels (kernels.UNROLL)
 WAVES = 32  # CPU devices: the grid is at most WAVES blocks per compute unit
 MAX_GRID = (1 << 31) - 1  # GPUs: the grid is limited only by the driver
 INT64_MAX = (1 << 63) - 1
@@ -57,7 +57,7 @@ class Ufunc:
         self.nin = nin
         self.rule = rule
         self.host = host
-        self.cache: dict[tuple, Entry] = {}
+        self.cache: dict[tuple, Dispatch] = {}
         if intrinsic is not None:
             self.__ember_intrinsic__ = intrinsic
         self.__doc__ = (
@@ -66,6 +66,8 @@ class Ufunc:
         )
 
     def __call__(self, *args, out: ndarray | None = None):
+        if out is None and len(args) == 2 == self.nin:
+            return binary(self, *args)  # the fast path of ``x + y`` (falls back to apply)
         if len(args) != self.nin:
             raise TypeError(f"ember.{self.__name__} takes {self.nin} operand(s), got {len(args)}")
         try:  # costs nothing until it catches
@@ -78,7 +80,7 @@ class Ufunc:
         return f"<ember ufunc {self.__name__}>"
 
 
-class Entry:
+class Dispatch:
     """What one operand-type key resolves to (see the module docstring)."""
 
     __slots__ = (
@@ -192,16 +194,16 @@ def compare(uf: Ufunc, a, b):
     """``==`` and ``!=``: like :func:`binary`, but operands that are not numbers or arrays
     give ``NotImplemented`` (so ``x == None`` is False, as Python's default)."""
     other = b if type(a) is ndarray else a
-    if type(other) is not ndarray and not isinstance(other, bool | int | float):
+    if type(other) is not ndarray and not isinstance(other, bool | int | float | complex):
         if getattr(other, "ndim", None) != 0 or not hasattr(other, "dtype"):
             return NotImplemented
     return binary(uf, a, b)
 
 
-def _contiguous(e: Entry, x: ndarray, a, b) -> ndarray:
+def _contiguous(e: Dispatch, x: ndarray, a, b) -> ndarray:
     """The result of a same-shape operation on C-strided ``a``/``b`` (shaped like ``x``)."""
     shape, be, isz = x.shape, x.backend, e.isz
-    if len(shape) == 1:  # Entry.launch inlined: this is the small-operation hot path
+    if len(shape) == 1:  # Dispatch.launch inlined: this is the small-operation hot path
         n = shape[0]
         out = ndarray(shape, e.out, allocate(be, n * isz), be, e.strides1)
         out._c = True
@@ -264,7 +266,9 @@ def _backend_of(uf: Ufunc, args: tuple, out):
             elif x.backend is not be:
                 raise ValueError(
                     f"ember.{uf.__name__}: operands live on different devices "
-                    f"({be.name} and {x.backend.name}); move them to one device first"
+                    f"({be.name}:{be.device.index} and {x.backend.name}:"
+                    f"{x.backend.device.index}); move them to one device first: "
+                    "x.to_device(y.device)"
                 )
         elif x is not None and not _is_scalar(x):
             if be is not None or any(isinstance(y, ndarray) for y in (*args, out)):
@@ -278,7 +282,7 @@ def _backend_of(uf: Ufunc, args: tuple, out):
 
 def _is_scalar(x) -> bool:
     """Python numbers and NumPy scalars (of dtypes Ember supports)."""
-    if isinstance(x, bool | int | float):
+    if isinstance(x, bool | int | float | complex):
         return True
     if type(x).__module__ != "numpy" or getattr(x, "shape", None) != ():
         return False
@@ -300,8 +304,6 @@ def _on_a_device(x) -> bool:
 def _operand_error(uf: Ufunc, x) -> TypeError:
     if type(x).__module__ == "numpy" or isinstance(x, list | tuple):
         return not_on_device(x, f"ember.{uf.__name__}")
-    if isinstance(x, complex):
-        return TypeError("Ember does not support complex numbers")
     return TypeError(
         f"ember.{uf.__name__} takes ember arrays and Python or NumPy scalars, got a "
         f"{type(x).__module__}.{type(x).__name__}; wrap arrays of other libraries with "
@@ -322,7 +324,7 @@ def _widen(x):
     return float(x)
 
 
-def _entry(uf: Ufunc, key: tuple, args: tuple, be) -> Entry:
+def _entry(uf: Ufunc, key: tuple, args: tuple, be) -> Dispatch:
     kinds = tuple(type(x) is ndarray for x in args)
     types = tuple(
         scalar(x.dtype) if k else rules.scalar_type(x) for x, k in zip(args, kinds, strict=True)
@@ -333,7 +335,7 @@ def _entry(uf: Ufunc, key: tuple, args: tuple, be) -> Entry:
         None if k else converter(res.c0 if (i == 0 and res.c0) else res.ct, type(x), uf, i, fp64)
         for i, (k, x) in enumerate(zip(kinds, args, strict=True))
     )
-    e = Entry(uf, res, kinds, conv, be)
+    e = Dispatch(uf, res, kinds, conv, be)
     uf.cache[key] = e
     return e
 
@@ -348,10 +350,11 @@ def converter(ct, t: type, uf: Ufunc, index: int, fp64: bool):
     like NumPy for Python ints (``int8_array + 300`` is an ``OverflowError``)."""
     if ct.kind == "b":
         return None if t is bool else bool
-    if ct.is_float:
+    if ct.is_inexact:
         if not fp64:  # no double parameters on this device
             return ct.numpy.type
-        return None if t is float else float
+        py = complex if ct.is_complex else float
+        return None if t is py else py
     info = ct.numpy
     import numpy as np
 
@@ -370,7 +373,7 @@ def converter(ct, t: type, uf: Ufunc, index: int, fp64: bool):
     return to_int
 
 
-def execute(e: Entry, values: tuple, out: ndarray | None, be) -> ndarray:
+def execute(e: Dispatch, values: tuple, out: ndarray | None, be) -> ndarray:
     """Broadcast, allocate or check ``out``, pick the layout and launch."""
     arrays = [x for x in values if type(x) is ndarray]
     shapes = [x.shape for x in arrays]
@@ -397,7 +400,7 @@ def execute(e: Entry, values: tuple, out: ndarray | None, be) -> ndarray:
     return out
 
 
-def _check_cast(e: Entry, out: ndarray) -> None:
+def _check_cast(e: Dispatch, out: ndarray) -> None:
     if out.dtype is e.res.out:
         return
     import numpy as np
@@ -423,7 +426,7 @@ def _unshare(x: ndarray, out: ndarray) -> ndarray:
     return x.copy()
 
 
-def launch_strided(e: Entry, values: tuple, out: ndarray, shape, n: int) -> None:
+def launch_strided(e: Dispatch, values: tuple, out: ndarray, shape, n: int) -> None:
     """Coalesce the axes and launch the strided kernel (or the contiguous one, or the
     transpose kernel for a copy between 2-d layouts)."""
     operands = [out, *(x for x in values if type(x) is ndarray)]
@@ -453,8 +456,7 @@ def launch_strided(e: Entry, values: tuple, out: ndarray, shape, n: int) -> None
             args += (x, (0,) * (len(dims) + 1))
     wide = wide or n >= 1 << 31
     k = kernels.strided(res.op, res.ct, e.kinds, len(dims), wide, res.c0)
-    per_block = e.tile if len(e.kinds) < 3 else e.block[0]  # smap1/2 unroll, smap3 not
-    blocks = min((n + per_block - 1) // per_block, e.maxgrid)
+    blocks = min((n + e.tile - 1) // e.tile, e.maxgrid)  # UNROLL elements per thread
     args_t = tuple(args)
     k.dispatch(args_t).launch(args_t, (blocks, 1, 1), e.block)
 
@@ -470,7 +472,10 @@ def _strided_view(x: ndarray, strides, dims):
 
 
 def _transposing(dims, strides) -> bool:
-    """Out's fast axis is 1 and the source's is 0: a tiled transpose pays off."""
+    """Out's fast axis is 1 and the source's is 0: a tiled transpose pays off.  (A fill
+    has no source array: ``strides`` then holds only the output's.)"""
+    if len(strides) != 2:
+        return False
     (o0, o1), (a0, a1) = strides
     return o1 == 1 and abs(a0) == 1 and abs(a1) > 1 and min(dims) >= 16
 

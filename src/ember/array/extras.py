@@ -1,5 +1,6 @@
-"""Array API functions that are compositions of Ember's operations: ``nextafter`` (exact,
-on the bits), ``diff`` and ``repeat`` with per-element counts.
+"""Array API (and NumPy) functions that are compositions of Ember's operations:
+``nextafter`` (exact, on the bits), ``diff``, ``repeat`` with per-element counts,
+``unravel_index`` and ``ravel_multi_index``.
 """
 
 from __future__ import annotations
@@ -135,3 +136,85 @@ def repeat_counts(x: ndarray, repeats: ndarray, axis: int | None) -> ndarray:
         )
     index = asarray(np.repeat(np.arange(length, dtype=np.int64), counts))
     return _take_rows(x, index, axis)
+
+
+def unravel_index(indices, shape, order: str = "C") -> tuple[ndarray, ...]:
+    """NumPy's ``unravel_index`` on the device: the coordinates in an array of ``shape``
+    of the flat ``indices`` (an integer ember array), one int64 array per axis.
+
+    Raises ValueError when an index is out of bounds (a check that reads one bool back).
+    """
+    dims = _dims(shape, "unravel_index")
+    order = _order(order, "unravel_index")
+    idx = _integers(indices, "unravel_index")
+    size = 1
+    for n in dims:
+        size *= n
+    if idx.size and bool(ember.any((idx < 0) | (idx >= size))):
+        raise ValueError(f"unravel_index: an index is out of bounds for an array of size {size}")
+    coords, rest = [], idx
+    for n in reversed(dims) if order == "C" else dims:
+        coords.append(rest % n)
+        rest = rest // n
+    return tuple(reversed(coords)) if order == "C" else tuple(coords)
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order: str = "C") -> ndarray:
+    """NumPy's ``ravel_multi_index`` on the device: the flat index (int64) of each
+    coordinate tuple of ``multi_index`` (one integer ember array per axis of ``dims``).
+    ``mode``: ``"raise"`` (out-of-range coordinates raise ValueError, which reads one bool
+    back), ``"wrap"`` or ``"clip"``, or a tuple of them, one per axis."""
+    dims = _dims(dims, "ravel_multi_index")
+    order = _order(order, "ravel_multi_index")
+    coords = [_integers(c, "ravel_multi_index") for c in multi_index]
+    if len(coords) != len(dims):
+        raise ValueError(
+            f"ravel_multi_index: {len(coords)} coordinate arrays for {len(dims)} dimensions"
+        )
+    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
+    fixed = [_in_range(c, n, m) for c, n, m in zip(coords, dims, modes, strict=True)]
+    flat = None
+    pairs = (
+        zip(fixed, dims, strict=True) if order == "C" else zip(fixed[::-1], dims[::-1], strict=True)
+    )
+    for c, n in pairs:
+        flat = c if flat is None else flat * n + c
+    return flat if flat is not None else ember.zeros((), dtype=dtypes.int64)
+
+
+def _dims(shape, what: str) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(not isinstance(n, int) and not hasattr(n, "__index__") for n in dims):
+        raise TypeError(f"{what}: the shape must be integers, got {shape!r}")
+    dims = tuple(int(n) for n in dims)
+    if any(n < 0 for n in dims):
+        raise ValueError(f"{what}: dimensions must be non-negative, got {dims}")
+    return dims
+
+
+def _order(order: str, what: str) -> str:
+    if order not in ("C", "F"):
+        raise ValueError(f"{what}: order must be 'C' or 'F', got {order!r}")
+    return order
+
+
+def _integers(x, what: str) -> ndarray:
+    if not isinstance(x, ndarray):
+        if type(x).__module__ == "numpy" and getattr(x, "ndim", 0):
+            raise not_on_device(x, f"ember.{what}")
+        x = ember.asarray(x)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"{what}: indices must be integers, got {x.dtype.name}")
+    return x.astype(dtypes.int64, copy=False)
+
+
+def _in_range(c: ndarray, n: int, mode: str) -> ndarray:
+    if mode == "wrap":
+        return c % n
+    if mode == "clip":
+        return ember.clip(c, 0, max(n - 1, 0))
+    if mode != "raise":
+        raise ValueError(f"ravel_multi_index: mode must be 'raise', 'wrap' or 'clip', not {mode!r}")
+    if c.size and bool(ember.any((c < 0) | (c >= n))):
+        raise ValueError("ravel_multi_index: invalid entry in coordinates array")
+    return c

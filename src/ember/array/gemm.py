@@ -22,7 +22,8 @@ CUTLASS documentation of the "thread block tile / thread tile" hierarchy):
   row-major and transposed operands.
 
 float16 computes in float32 (shared tiles too: OpenCL has no ``__local half`` without
-``cl_khr_fp16``); integers accumulate in their own type and wrap, as NumPy's do.
+``cl_khr_fp16``); integers accumulate in their own type and wrap, as NumPy's do; complex
+numbers are values like any other (a complex multiply-add is four real ones).
 What limits it on GPUs: one scalar shared-memory load per 4 multiply-adds (no vector
 loads in the kernel language; the device compiler may fuse them), no tensor cores (the
 kernel language has no MMA instructions), and no asynchronous copies.
@@ -38,11 +39,22 @@ from ember.dtypes import DType
 
 
 @functools.cache
-def geometry(gpu: bool, wide: bool = False) -> tuple[int, int, int, int]:
+def geometry(
+    gpu: bool, wide: bool = False, huge: bool = False, pair: bool = False
+) -> tuple[int, int, int, int]:
     """``(threads per side, results per thread per side, tile edge, k per stage)``: 8 x 8
     results per thread on GPUs; 4 x 4 for 64-bit compute types there (64 accumulators of
     8 bytes spill past the 255-register limit) and on CPU devices (a quarter of the code
-    for the OpenCL compiler to chew on; a work-group there is a loop)."""
+    for the OpenCL compiler to chew on; a work-group there is a loop).  ``huge`` (16-byte
+    values: complex128) on GPUs: 8 x 8 threads and 32 x 32 tiles, whose two staged slices
+    fit in 16 KiB of shared memory (64 x 64 tiles would need 64 KiB, past CUDA's 48 KiB
+    of static shared memory).  ``pair`` (complex values) on CPU devices: 2 x 2 results
+    per thread and 32 x 32 tiles (PoCL 3.1 miscompiles the 4 x 4 complex variant into NaN
+    results; 2 x 2, 2 x 4 and 3 x 4 compute right)."""
+    if pair and not gpu:
+        return (16, 2, 32, 32)
+    if gpu and huge:
+        return (8, 4, 32, 8)
     return (16, 8, 128, 8) if gpu and not wide else (16, 4, 64, 16)
 
 
@@ -64,11 +76,15 @@ def fma4(c, a, b):
     return c[0] + a * b[0], c[1] + a * b[1], c[2] + a * b[2], c[3] + a * b[3]
 
 
+def fma2(c, a, b):
+    return c[0] + a * b[0], c[1] + a * b[1]
+
+
 @functools.cache
 def gemm_kernel(ct: DType, gpu: bool, a_kfast: bool, b_nfast: bool) -> Kernel:
     """The GEMM kernel computing in ``ct`` for operands whose k (A) / n (B) axis is the
     contiguous one (or not)."""
-    ts, tt, bmn, bk = geometry(gpu, ct.itemsize > 4)
+    ts, tt, bmn, bk = geometry(gpu, ct.itemsize > 4, ct.itemsize > 8, ct.is_complex)
     shared = ember.float32 if ct is ember.float16 else ct
     fn = _kernel(shared, ts, tt, bmn, bk, a_kfast, b_nfast)
     name = f"gemm_{ct.name}_{'n' if a_kfast else 't'}{'n' if b_nfast else 't'}_{bmn}"
@@ -140,6 +156,23 @@ def _steps(TS, TT):
         row8(c, cbase, row + 6, col, M, N, acc[6])
         row8(c, cbase, row + 7, col, M, N, acc[7])
 
+    def kstep2(ta, tb, kk, r, q, acc):
+        b = (tb[kk, q], tb[kk, q + 1])
+        return fma2(acc[0], ta[kk, r], b), fma2(acc[1], ta[kk, r + 1], b)
+
+    def row2(c, cbase, row, col, M, N, v):
+        if row < M:
+            base = cbase + row * N + col
+            put_c(c, base, col, N, 0, v[0])
+            put_c(c, base, col, N, 1, v[1])
+
+    def store2(c, cbase, row, col, M, N, acc):
+        row2(c, cbase, row, col, M, N, acc[0])
+        row2(c, cbase, row + 1, col, M, N, acc[1])
+
+    def init2(z):
+        return (z, z), (z, z)
+
     def init8(z):
         row = zeros8(z)
         return row, row, row, row, row, row, row, row
@@ -150,6 +183,8 @@ def _steps(TS, TT):
 
     if TT == 8:
         return kstep8, store8, init8
+    if TT == 2:
+        return kstep2, store2, init2
     return kstep4, store4, init4
 
 
@@ -157,6 +192,7 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
     """The kernel: ``TS x TS`` threads, ``TT x TT`` results each, ``BMN x BMN`` tiles,
     ``BK`` per stage, 4 elements of A and of B staged per thread per stage."""
     NT = TS * TS
+    QS = min(TT, 4)  # a thread's first column: its columns come in runs of (up to) four
     KSTEP, STORE, INIT = _steps(TS, TT)
 
     def load_a(a, abase, sam, sak, m0, k0, M, K, idx):
@@ -219,7 +255,7 @@ def _kernel(CT, TS, TT, BMN, BK, A_KFAST, B_NFAST):
         m0 = ember.block_idx.y * BMN
         n0 = ember.block_idx.x * BMN
         r = ty * TT
-        q = tx * 4
+        q = tx * QS
         z = ember.block_idx.z
         while z < nz:
             z0 = z // nb1

@@ -172,7 +172,7 @@ def getitem(x: ndarray, key: Any) -> Any:
 
         return advanced.getitem(x, key)
     v, one = view(x, key)
-    if one:
+    if one and x.ndim:  # (x[()] of a 0-d array is the array: no element is picked out)
         scalar_access(f"reading x[{_show(key)}]")
     return v
 
@@ -220,7 +220,7 @@ def setitem(x: ndarray, key: Any, value: Any) -> None:
     if one:
         scalar_access(f"writing x[{_show(key)}]")
     if not isinstance(value, ndarray):
-        if isinstance(value, bool | int | float):
+        if isinstance(value, bool | int | float | complex):
             pass
         elif (
             type(value).__module__ == "numpy"

@@ -24,7 +24,7 @@ nan = math.nan
 
 _KINDS = {
     "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
-    "real floating": "f", "complex floating": "", "numeric": "iuf",
+    "real floating": "f", "complex floating": "c", "numeric": "iufc",
 }  # fmt: skip
 
 
@@ -51,7 +51,7 @@ def result_type(*arrays_and_dtypes) -> dtypes.DType:
     return dtypes.dtype(np.result_type(*operands))
 
 
-builtins_number = (int, float)
+builtins_number = (int, float, complex)
 
 
 def can_cast(from_, to, /, casting: str = "safe") -> bool:
@@ -62,7 +62,7 @@ def can_cast(from_, to, /, casting: str = "safe") -> bool:
 
     target = dtypes.dtype(to)
     if hasattr(from_, "shape") and hasattr(from_, "backend"):
-        if target is dtypes.float64 and not _has_fp64(from_.backend):
+        if target.real is dtypes.float64 and not _has_fp64(from_.backend):
             return False
         src = from_.dtype
     else:
@@ -78,7 +78,8 @@ def _has_fp64(backend) -> bool:
 
 @dataclass(frozen=True)
 class finfo_object:  # noqa: N801 - the Array API's name
-    """Machine limits of a float dtype, as Python numbers (the Array API's finfo object)."""
+    """Machine limits of a float dtype, as Python numbers (the Array API's finfo object).
+    For a complex dtype, those of its parts: ``finfo(complex64).dtype`` is ``float32``."""
 
     bits: int
     eps: float
@@ -108,8 +109,9 @@ def _dtype_arg(type_) -> dtypes.DType:
 def _finfo(dt: dtypes.DType) -> finfo_object:
     import numpy as np
 
-    if not dt.is_float:
+    if not dt.is_inexact:
         raise ValueError(f"finfo: {dt} is not a floating-point dtype")
+    dt = dt.real  # a complex dtype's limits are its parts' (the Array API; NumPy's too)
     f = np.finfo(dt.numpy)
     return finfo_object(
         int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), dt,
@@ -160,38 +162,39 @@ class _NamespaceInfo:
         return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
 
     def default_device(self):
-        """The device of the current backend (what creation functions use by default)."""
-        from ember.runtime import backend
+        """The calling thread's current device (what creation functions use by default)."""
+        from ember.runtime.device import current
 
-        return backend.current().device
+        return current()
 
     def devices(self) -> list:
-        """The devices arrays can be created on: one per usable backend."""
+        """The devices arrays can be created on: those of every usable backend."""
         from ember.runtime import backend
+        from ember.runtime.device import devices
 
         out = []
         for name, reason in backend.available().items():
             if reason is None:
-                out.append(backend.get(name).device)
+                out.extend(devices(name))
         return out
 
     def default_dtypes(self, *, device=None) -> dict:
-        """float64 (float32 on a device without float64), int64 for integers and indices;
-        complex dtypes are not in Ember yet (None)."""
+        """float64 and complex128 (float32 and complex64 on a device without float64),
+        int64 for integers and indices."""
         real = dtypes.float64 if _device_fp64(device) else dtypes.float32
-        return {"real floating": real, "complex floating": None, "integral": dtypes.int64,
-                "indexing": dtypes.int64}  # fmt: skip
+        return {"real floating": real, "complex floating": dtypes.complex_of(real),
+                "integral": dtypes.int64, "indexing": dtypes.int64}  # fmt: skip
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         """The Array API dtypes Ember supports on ``device`` (all of ``kind``, if given);
         float16 is an Ember extension and not listed."""
         names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                 "uint64", "float32", "float64")  # fmt: skip
+                 "uint64", "float32", "float64", "complex64", "complex128")  # fmt: skip
         fp64 = _device_fp64(device)
         out = {}
         for name in names:
             dt = dtypes.dtype(name)
-            if dt is dtypes.float64 and not fp64:
+            if dt.real is dtypes.float64 and not fp64:
                 continue
             if kind is None or isdtype(dt, kind):
                 out[name] = dt

@@ -30,8 +30,8 @@ from ember.runtime.backend import DL_CPU, DL_CUDA, DL_CUDA_MANAGED, DL_OPENCL, B
 CPU, CUDA, OPENCL, CUDA_MANAGED = DL_CPU, DL_CUDA, DL_OPENCL, DL_CUDA_MANAGED
 _DEVICE_NAMES = {CPU: "host", CUDA: "CUDA device", OPENCL: "OpenCL", CUDA_MANAGED: "CUDA managed"}
 API_VERSIONS = ("2023.12", "2024.12")
-_CODES = {"b": 6, "i": 0, "u": 1, "f": 2}
-_KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
+_CODES = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}  # DLPack's kDLComplex is 5
+_KINDS = {0: "int", 1: "uint", 2: "float", 5: "complex", 6: "bool"}
 
 
 # --------------------------------------------------------------------- DLPack structures
@@ -218,8 +218,9 @@ class ForeignBuffer(Buffer):
             release()
 
 
-def _backend_for(kind: int, what: str):
-    """The current backend, if its kernels can use memory of DLPack device type ``kind``."""
+def _backend_for(kind: int, what: str, index: int | None = None):
+    """The current backend, if its kernels can use memory of DLPack device type ``kind``
+    (on its device ``index`` when given: another device of the same backend)."""
     be = registry.current()
     if kind not in be.foreign_device_types:
         raise BufferError(
@@ -227,6 +228,8 @@ def _backend_for(kind: int, what: str):
             f"the current Ember backend ({be.label or be.name}) cannot use; select the "
             "backend of that device (EMBER_BACKEND)"
         )
+    if index is not None and index != be.device.index:
+        be = registry.device(be.name, index)
     return be
 
 
@@ -265,7 +268,7 @@ def from_dlpack(x: Any, /, *, device=None, copy: bool | None = None) -> ndarray:
     """
     if isinstance(x, ndarray):
         return x.copy() if copy else x
-    kind, _ = x.__dlpack_device__()
+    kind, index = x.__dlpack_device__()
     if int(kind) == CPU:
         if copy is False:
             raise BufferError("from_dlpack of host memory needs a copy to the device")
@@ -274,7 +277,7 @@ def from_dlpack(x: Any, /, *, device=None, copy: bool | None = None) -> ndarray:
         from ember.array.creation import asarray
 
         return asarray(np.from_dlpack(x))
-    be = _backend_for(int(kind), type(x).__name__)
+    be = _backend_for(int(kind), type(x).__name__, int(index))
     stream = int(be.default_stream.handle)
     try:
         capsule = x.__dlpack__(stream=stream, max_version=(1, 0))
@@ -327,7 +330,7 @@ def namespace(api_version: str | None = None):
 
 def to_device(x: ndarray, device, stream=None) -> ndarray:
     """``x.to_device(device)``: ``x`` itself when ``device`` is where it lives, else a copy
-    through the host (see :mod:`ember.array.devices`)."""
+    (see :mod:`ember.array.devices`)."""
     from ember.array.devices import to_device as move
 
     return move(x, device, stream)

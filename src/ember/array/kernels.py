@@ -8,13 +8,14 @@ compiled as a device function), one *compute dtype* ``CT`` and one pattern of op
 compiled on first use.  This is GPUArrays.jl's design: the array library is a handful of
 generic kernels parametrized by operator.
 
-``map1/map2/map3`` (contiguous)
+``map_contiguous`` (one template for one, two and three operands: ``*ops``)
     Every array operand is a 1-d contiguous view of the same ``n`` elements (the same-shape
     fast path, and any broadcast that coalesces to it).  A grid-stride loop over tiles of
     ``UNROLL`` elements per thread: each thread issues all its loads before its stores, so
     several memory requests are in flight per thread (PyTorch's elementwise kernels unroll
-    4 the same way).
-``smap1/smap2/smap3`` (strided, N-d)
+    4 the same way).  The tile is unrolled with ``ember.static_range`` into a per-thread
+    array indexed by constants only, which the device compiler keeps in registers.
+``map_strided`` (strided, N-d; one template for every operand count)
     The general broadcast: output and inputs have any strides (0 for broadcast axes,
     negative for reversed views).  Each operand comes as a 1-d view starting at the lowest
     element it touches plus a tuple ``(base, stride_0, ..., stride_{nd-1})`` in elements;
@@ -28,9 +29,12 @@ generic kernels parametrized by operator.
     A copy between 2-d layouts whose fast axes differ (``x.T.copy()``): 32x32 tiles through
     shared memory, so that reads and writes are both coalesced.
 
-The captured ``OP``, ``CT``, loaders and ``NDIM`` are compile-time constants (part of each
-kernel's cache key); the kernel's name says which operator, compute type and operand kinds
-it was made for, so profiles and cache keys tell them apart.
+The captured ``OP``, ``CT``, per-operand compute types ``CTS``, loaders and ``NDIM`` are
+compile-time constants (part of each kernel's cache key): ``len(ops)`` and the
+``static_range`` loops are resolved at compile time, so each factory call compiles exactly
+the code the old hand-unrolled 1/2/3-operand bodies spelled out.  The kernel's name says
+which operator, compute type and operand kinds it was made for, so profiles and cache keys
+tell them apart.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import ember
 from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
 
-UNROLL = 4  # elements per thread per tile in the contiguous kernels (written out below)
+UNROLL = 4  # elements per thread per tile (a compile-time constant: the loops are unrolled)
 TILE = 32  # transpose tile edge
 TILE_ROWS = 8  # threads along y in a transpose block: each copies TILE // TILE_ROWS rows
 TILE_PAD = 33  # TILE + 1: a padded row, so that column reads hit distinct shared banks
@@ -75,6 +79,18 @@ def kernel_name(prefix: str, op, ct: DType, kinds: tuple[bool, ...], extra: str 
     return f"{prefix}_{name}_{ct.name}_{letters}{extra}"
 
 
+def apply(OP, CTS, row):
+    """``OP`` on one element's operands (``row``: the operands in the compute type, each
+    converted back to its operand's compute type; ``len(CTS)`` is known at compile time, so
+    only one branch is compiled)."""
+    if len(CTS) == 1:
+        return OP(CTS[0](row[0]))
+    elif len(CTS) == 2:
+        return OP(CTS[0](row[0]), CTS[1](row[1]))
+    else:
+        return OP(CTS[0](row[0]), CTS[1](row[1]), CTS[2](row[2]))
+
+
 # --------------------------------------------------------------------- contiguous
 def contiguous(op, ct: DType, kinds: tuple[bool, ...], c0: DType | None = None) -> Kernel:
     """The contiguous kernel of ``op`` computing in ``ct`` on operands of ``kinds``
@@ -82,80 +98,42 @@ def contiguous(op, ct: DType, kinds: tuple[bool, ...], c0: DType | None = None) 
     return _contiguous(op, ct, tuple(kinds), c0)
 
 
+def _computes(ct: DType, c0: DType | None, n: int) -> tuple:
+    """The compute type of each operand: ``ct``, the first ``c0`` (``where``'s condition)."""
+    return ((c0 or ct),) + (ct,) * (n - 1) if n == 3 else (ct,) * n
+
+
 @functools.cache
 def _contiguous(op, ct: DType, kinds: tuple[bool, ...], c0: DType | None) -> Kernel:
     loaders = tuple(map(loader, kinds))
-    if len(kinds) == 3:
-        fn = _contiguous3(op, c0 or ct, ct, *loaders)
-    else:
-        fn = (_contiguous1, _contiguous2)[len(kinds) - 1](op, ct, *loaders)
+    fn = _contiguous_template(op, ct, _computes(ct, c0, len(kinds)), loaders)
     return _named(fn, kernel_name("map", op, ct, kinds))
 
 
-def _contiguous1(OP, CT, L0):
-    def map1(n, out, a):
+def _contiguous_template(OP, CT, CTS, LOADERS):
+    # Every operand is a 1-d view of the same n elements (or a scalar).  A grid-stride loop
+    # over tiles of UNROLL elements per thread; the tile's loads all come before its stores,
+    # so each thread has UNROLL requests per operand in flight.  The local array is indexed
+    # by compile-time constants only: it lives in registers.
+    def map_contiguous(n, out, *ops):
         bd = ember.block_dim.x
-        i = ember.block_idx.x * bd * 4 + ember.thread_idx.x
-        step = ember.grid_dim.x * bd * 4
-        while i + 3 * bd < n:
-            i1 = i + bd
-            i2 = i1 + bd
-            i3 = i2 + bd
-            a0 = L0(a, i)
-            a1 = L0(a, i1)
-            a2 = L0(a, i2)
-            a3 = L0(a, i3)
-            out[i] = out.dtype(OP(CT(a0)))
-            out[i1] = out.dtype(OP(CT(a1)))
-            out[i2] = out.dtype(OP(CT(a2)))
-            out[i3] = out.dtype(OP(CT(a3)))
+        i = ember.block_idx.x * bd * UNROLL + ember.thread_idx.x
+        step = ember.grid_dim.x * bd * UNROLL
+        vals = ember.local((UNROLL, len(ops)), CT)
+        while i + (UNROLL - 1) * bd < n:
+            for u in ember.static_range(UNROLL):
+                for k in ember.static_range(len(ops)):
+                    vals[u, k] = CT(CTS[k](LOADERS[k](ops[k], i + u * bd)))
+            for u in ember.static_range(UNROLL):
+                out[i + u * bd] = out.dtype(apply(OP, CTS, vals[u]))
             i += step
         while i < n:  # this thread's part of the last, partial tile
-            out[i] = out.dtype(OP(CT(L0(a, i))))
+            for k in ember.static_range(len(ops)):
+                vals[0, k] = CT(CTS[k](LOADERS[k](ops[k], i)))
+            out[i] = out.dtype(apply(OP, CTS, vals[0]))
             i += bd
 
-    return map1
-
-
-def _contiguous2(OP, CT, L0, L1):
-    def map2(n, out, a, b):
-        bd = ember.block_dim.x
-        i = ember.block_idx.x * bd * 4 + ember.thread_idx.x
-        step = ember.grid_dim.x * bd * 4
-        while i + 3 * bd < n:
-            i1 = i + bd
-            i2 = i1 + bd
-            i3 = i2 + bd
-            a0 = L0(a, i)
-            a1 = L0(a, i1)
-            a2 = L0(a, i2)
-            a3 = L0(a, i3)
-            b0 = L1(b, i)
-            b1 = L1(b, i1)
-            b2 = L1(b, i2)
-            b3 = L1(b, i3)
-            out[i] = out.dtype(OP(CT(a0), CT(b0)))
-            out[i1] = out.dtype(OP(CT(a1), CT(b1)))
-            out[i2] = out.dtype(OP(CT(a2), CT(b2)))
-            out[i3] = out.dtype(OP(CT(a3), CT(b3)))
-            i += step
-        while i < n:
-            out[i] = out.dtype(OP(CT(L0(a, i)), CT(L1(b, i))))
-            i += bd
-
-    return map2
-
-
-def _contiguous3(OP, C0, CT, L0, L1, L2):
-    # three operands (where, clip) are rarer: one element per thread per step
-    def map3(n, out, a, b, c):
-        i = ember.global_id()
-        step = ember.global_size()
-        while i < n:
-            out[i] = out.dtype(OP(C0(L0(a, i)), CT(L1(b, i)), CT(L2(c, i))))
-            i += step
-
-    return map3
+    return map_contiguous
 
 
 # --------------------------------------------------------------------- strided
@@ -182,108 +160,62 @@ def _strided(op, ct, kinds, ndim, wide, c0) -> Kernel:
     div = div_plain if wide else div_magic
     offsets = _offsets(ndim, index, div)
     loaders = tuple(map(loader, kinds))
-    if len(kinds) == 3:
-        fn = _strided3(op, c0 or ct, ct, offsets, *loaders)
-    else:
-        fn = (_strided1, _strided2)[len(kinds) - 1](op, ct, offsets, *loaders)
+    fn = _strided_template(op, ct, _computes(ct, c0, len(kinds)), loaders, offsets, index)
     extra = f"_{ndim}d" + ("_wide" if wide else "")
     return _named(fn, kernel_name("smap", op, ct, kinds, extra))
 
 
 def _offsets(NDIM, U, DIV):
-    """The device function giving the element offsets of the output and up to three
-    operands for linear index ``i`` (missing operands pass zero strides)."""
+    """The device function writing the element offsets of every operand (output first)
+    for linear index ``i`` into ``offs``; ``strides`` holds ``(base, stride_0, ...)`` per
+    operand."""
 
-    def offsets(i, dims, so, sa, sb, sc):
+    def offsets(i, dims, strides, offs):
         r = U(i)
-        jo = U(so[0])
-        ja = U(sa[0])
-        jb = U(sb[0])
-        jc = U(sc[0])
-        for k in range(NDIM - 1, 0, -1):  # innermost axis first
-            q = DIV(r, dims, k)
-            m = r - q * U(dims[3 * k])
-            jo += m * U(so[k + 1])
-            ja += m * U(sa[k + 1])
-            jb += m * U(sb[k + 1])
-            jc += m * U(sc[k + 1])
+        for k in ember.static_range(len(strides)):
+            offs[k] = U(strides[k][0])
+        for ax in ember.static_range(NDIM - 1, 0, -1):  # innermost axis first
+            q = DIV(r, dims, ax)
+            m = r - q * U(dims[3 * ax])
+            for k in ember.static_range(len(strides)):
+                offs[k] += m * U(strides[k][ax + 1])
             r = q
-        return jo + r * U(so[1]), ja + r * U(sa[1]), jb + r * U(sb[1]), jc + r * U(sc[1])
+        for k in ember.static_range(len(strides)):
+            offs[k] += r * U(strides[k][1])
 
     offsets.__name__ = offsets.__qualname__ = f"offsets_{NDIM}d_{U.name}"
     return offsets
 
 
-# The strided kernels process UNROLL elements per thread per step, as the contiguous ones:
-# all offsets and loads before the stores, so each thread has several loads in flight.
-def _strided1(OP, CT, OFF, L0):
-    def smap1(n, dims, out, so, a, sa):
+def _strided_template(OP, CT, CTS, LOADERS, OFF, U):
+    # The general broadcast: operands come as (view, (base, stride_0, ...)) pairs after the
+    # output's; UNROLL elements per thread per step as in the contiguous kernel, every
+    # offset and load of the tile before its stores.
+    def map_strided(n, dims, out, so, *operands):
+        ops = operands[::2]
+        strides = (so,) + operands[1::2]
         bd = ember.block_dim.x
-        i = ember.block_idx.x * bd * 4 + ember.thread_idx.x
-        step = ember.grid_dim.x * bd * 4
-        while i + 3 * bd < n:
-            o0, p0, _, _ = OFF(i, dims, so, sa, so, so)
-            o1, p1, _, _ = OFF(i + bd, dims, so, sa, so, so)
-            o2, p2, _, _ = OFF(i + 2 * bd, dims, so, sa, so, so)
-            o3, p3, _, _ = OFF(i + 3 * bd, dims, so, sa, so, so)
-            a0 = L0(a, p0)
-            a1 = L0(a, p1)
-            a2 = L0(a, p2)
-            a3 = L0(a, p3)
-            out[o0] = out.dtype(OP(CT(a0)))
-            out[o1] = out.dtype(OP(CT(a1)))
-            out[o2] = out.dtype(OP(CT(a2)))
-            out[o3] = out.dtype(OP(CT(a3)))
+        i = ember.block_idx.x * bd * UNROLL + ember.thread_idx.x
+        step = ember.grid_dim.x * bd * UNROLL
+        offs = ember.local((UNROLL, len(strides)), U)
+        vals = ember.local((UNROLL, len(ops)), CT)
+        while i + (UNROLL - 1) * bd < n:
+            for u in ember.static_range(UNROLL):
+                OFF(i + u * bd, dims, strides, offs[u])
+            for u in ember.static_range(UNROLL):
+                for k in ember.static_range(len(ops)):
+                    vals[u, k] = CT(CTS[k](LOADERS[k](ops[k], offs[u, k + 1])))
+            for u in ember.static_range(UNROLL):
+                out[offs[u, 0]] = out.dtype(apply(OP, CTS, vals[u]))
             i += step
         while i < n:
-            o, p, _, _ = OFF(i, dims, so, sa, so, so)
-            out[o] = out.dtype(OP(CT(L0(a, p))))
+            OFF(i, dims, strides, offs[0])
+            for k in ember.static_range(len(ops)):
+                vals[0, k] = CT(CTS[k](LOADERS[k](ops[k], offs[0, k + 1])))
+            out[offs[0, 0]] = out.dtype(apply(OP, CTS, vals[0]))
             i += bd
 
-    return smap1
-
-
-def _strided2(OP, CT, OFF, L0, L1):
-    def smap2(n, dims, out, so, a, sa, b, sb):
-        bd = ember.block_dim.x
-        i = ember.block_idx.x * bd * 4 + ember.thread_idx.x
-        step = ember.grid_dim.x * bd * 4
-        while i + 3 * bd < n:
-            o0, p0, q0, _ = OFF(i, dims, so, sa, sb, so)
-            o1, p1, q1, _ = OFF(i + bd, dims, so, sa, sb, so)
-            o2, p2, q2, _ = OFF(i + 2 * bd, dims, so, sa, sb, so)
-            o3, p3, q3, _ = OFF(i + 3 * bd, dims, so, sa, sb, so)
-            a0 = L0(a, p0)
-            a1 = L0(a, p1)
-            a2 = L0(a, p2)
-            a3 = L0(a, p3)
-            b0 = L1(b, q0)
-            b1 = L1(b, q1)
-            b2 = L1(b, q2)
-            b3 = L1(b, q3)
-            out[o0] = out.dtype(OP(CT(a0), CT(b0)))
-            out[o1] = out.dtype(OP(CT(a1), CT(b1)))
-            out[o2] = out.dtype(OP(CT(a2), CT(b2)))
-            out[o3] = out.dtype(OP(CT(a3), CT(b3)))
-            i += step
-        while i < n:
-            o, p, q, _ = OFF(i, dims, so, sa, sb, so)
-            out[o] = out.dtype(OP(CT(L0(a, p)), CT(L1(b, q))))
-            i += bd
-
-    return smap2
-
-
-def _strided3(OP, C0, CT, OFF, L0, L1, L2):
-    def smap3(n, dims, out, so, a, sa, b, sb, c, sc):
-        i = ember.global_id()
-        step = ember.global_size()
-        while i < n:
-            o, p, q, t = OFF(i, dims, so, sa, sb, sc)
-            out[o] = out.dtype(OP(C0(L0(a, p)), CT(L1(b, q)), CT(L2(c, t))))
-            i += step
-
-    return smap3
+    return map_strided
 
 
 # --------------------------------------------------------------------- transpose

@@ -56,7 +56,7 @@ def flat1(x: ndarray) -> ndarray:
 
 def is_cpu(be) -> bool:
     """Whether ``be``'s device is a CPU (work-groups on a thread pool: few, large ones)."""
-    return be.device.extra.get("device_type") == "CPU"
+    return be.device.kind == "CPU"
 
 
 @functools.cache

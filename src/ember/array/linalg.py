@@ -55,7 +55,8 @@ def _array(x, what: str, square: bool = False, ndim: int = 2) -> ndarray:
 
 
 def _floating(x: ndarray, what: str) -> ndarray:
-    """``x`` in the float type its factorization computes in (NumPy's rules)."""
+    """``x`` in the float type its factorization computes in (NumPy's rules; complex
+    arrays as they are)."""
     if x.dtype.kind in "biu":
         return x.astype(dtypes.float64)
     if x.dtype is dtypes.float16:
@@ -337,10 +338,13 @@ def solve(x1: ndarray, x2: ndarray, /) -> ndarray:
     from ember.array import linalg_device as dev
     from ember.array.broadcast import broadcast_shapes
     from ember.array.manipulation import broadcast_to
+    from ember.frontend.types import promote_strong
 
     a = _floating(_array(x1, "solve", square=True), "solve")
     b = _array(x2, "solve", ndim=1)
-    dt = dtypes.float64 if dtypes.float64 in (a.dtype, b.dtype) else a.dtype
+    dt = promote_strong(a.dtype, b.dtype)  # (complex with real: complex, NumPy's rule)
+    if not dt.is_inexact:
+        dt = dtypes.float64
     vector = b.ndim == 1
     if vector:
         b = b.reshape(b.shape[0], 1)
@@ -389,8 +393,8 @@ def slogdet(x: ndarray, /) -> SlogdetResult:
     with np.errstate(divide="ignore"):
         logabs = np.sum(np.log(np.abs(diag)), axis=-1)
     logabs = np.where(sign == 0, -np.inf, logabs)
-    dt = x.dtype.numpy
-    return SlogdetResult(asarray(sign.astype(dt)), asarray(logabs.astype(dt)))
+    dt = x.dtype.numpy  # the sign of a complex determinant is complex, the log is real
+    return SlogdetResult(asarray(sign.astype(dt)), asarray(logabs.astype(x.dtype.real.numpy)))
 
 
 def det(x: ndarray, /) -> ndarray:
@@ -418,15 +422,18 @@ def _tolerance(x: ndarray, s: ndarray, rtol):
 
 
 def pinv(x: ndarray, /, *, rtol=None) -> ndarray:
-    """The Moore-Penrose pseudo-inverse (singular values below ``rtol * max(S)`` are
-    treated as zero)."""
+    """The Moore-Penrose pseudo-inverse ``V S^-1 U^H`` (singular values below
+    ``rtol * max(S)`` are treated as zero)."""
     from ember.array import ufuncs
 
     x = _floating(_array(x, "pinv"), "pinv")
     u, s, vh = svd(x, full_matrices=False)
     big = ufuncs.greater(s, _tolerance(x, s, rtol))
     s_inv = ufuncs.where(big, ufuncs.divide(1, ufuncs.where(big, s, 1)), 0).astype(s.dtype)
-    return matmul(vh.mT, ufuncs.multiply(s_inv[..., None], u.mT))
+    v, uh = vh.mT, u.mT  # V S^-1 U^H: conjugate transposes for complex x
+    if x.dtype.is_complex:
+        v, uh = ufuncs.conj(v), ufuncs.conj(uh)
+    return matmul(v, ufuncs.multiply(s_inv[..., None], uh))
 
 
 def matrix_rank(x: ndarray, /, *, rtol=None) -> ndarray:

@@ -6,7 +6,10 @@ row-major ``(m, n)`` buffer read column-major is the transpose, so each function
 cheaper of the two readings (and copies where it must):
 
 * symmetric input (cholesky, eigh): the buffer is its own transpose; the triangle the
-  solver reads and writes flips (column-major upper = row-major lower);
+  solver reads and writes flips (column-major upper = row-major lower).  A Hermitian
+  buffer read column-major is the conjugate: its Cholesky factor read back row-major is
+  still the right one (``conj(A) = U^H U`` gives ``A = L L^H`` for ``L = U^T``), its
+  eigenvectors are conjugated back;
 * solve/inv/det: LU of ``A^T`` (the buffer as it is), then ``getrs`` with ``op = T``
   solves ``A X = B`` for a column-major ``B`` (``B.mT`` made contiguous);
 * qr: needs ``A`` itself column-major (a transposed copy);
@@ -23,7 +26,7 @@ from ember.array.ndarray import ndarray
 
 
 def _letter(dt: dtypes.DType) -> str:
-    return "S" if dt is dtypes.float32 else "D"
+    return {"float32": "S", "float64": "D", "complex64": "C", "complex128": "Z"}[dt.name]
 
 
 def _mats(x: ndarray):
@@ -131,11 +134,16 @@ def eigh(solver, a: ndarray, vectors: bool):
     t, stream = _letter(x.dtype), x.backend.default_stream
     solver.begin(stream)
     count, ptrs = _mats(x)
-    w = empty(x.shape[:-1], x.dtype)
+    w = empty(x.shape[:-1], x.dtype.real)  # (real for Hermitian matrices too)
     infos, iptr = _infos(x.backend, count)
     for i, p in enumerate(ptrs):
         solver.syevd(t, n, p, n, _vec(w, i, n), iptr[i], vectors, stream)
-    return w, (ascontiguousarray(x.mT) if vectors else None), infos
+    v = ascontiguousarray(x.mT) if vectors else None
+    if v is not None and v.dtype.is_complex:  # the eigenvectors of conj(A) (module doc)
+        from ember.array.ufuncs import conj
+
+        v = conj(v)
+    return w, v, infos
 
 
 def svd(solver, a: ndarray, vectors: bool, full: bool):
@@ -153,7 +161,7 @@ def svd(solver, a: ndarray, vectors: bool, full: bool):
     t, stream = _letter(x.dtype), x.backend.default_stream
     solver.begin(stream)
     count, ptrs = _mats(x)
-    s = empty((*batch, k), x.dtype)
+    s = empty((*batch, k), x.dtype.real)
     ucols = rows if full else k
     u = empty((*batch, ucols, rows), x.dtype)  # column-major (rows, ucols)
     vt = empty((*batch, cols, cols), x.dtype)  # column-major (cols, cols)

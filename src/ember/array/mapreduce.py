@@ -206,6 +206,11 @@ def mapreduce(f, op, x, /, *more, axis=None, initial=_NO_VALUE, dtype=None, keep
         from ember.array.ufuncs import vectorize
 
         x, f = vectorize(f)(x, *more), None
+    return _mapreduce(x, f, op, axis, initial, dtype, keepdims)
+
+
+@reductions.prepared
+def _mapreduce(x, f, op, axis, initial, dtype, keepdims):
     x = reductions._array(x, "mapreduce" if f is not None else "reduce")
     fn = _canonical(op)
     has_initial = initial is not _NO_VALUE
@@ -236,11 +241,10 @@ def _accumulator(f, op, x: ndarray, dtype) -> DType:
 
 def _returns(f, x: ndarray) -> DType:
     """The dtype ``f`` returns for an element of ``x`` (typed like a device function)."""
-    from ember.compiler.driver import target_of
     from ember.frontend.typer import TypingContext
     from ember.frontend.types import Scalar, scalar
 
-    fn = TypingContext(target_of(x.backend)).specialize(f, (scalar(x.dtype),), None)
+    fn = TypingContext(x.backend.target).specialize(f, (scalar(x.dtype),), None)
     t = fn.return_type
     if not isinstance(t, Scalar):
         raise TypeError(

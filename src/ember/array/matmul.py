@@ -4,7 +4,7 @@
 Every product ends in :func:`gemm`: a batch of ``(M, K) @ (K, N)`` products whose operands
 are strided views (transposes and broadcast batch axes cost no copy).  It runs the device's
 vendor BLAS where the backend offers one (``backend.blas()``: cuBLAS on CUDA, see
-:mod:`ember.backends.cuda.blas`) for float16/32/64, and Ember's own tiled kernel
+:mod:`ember.backends.cuda.blas`) for float16/32/64 and complex64/128, and Ember's own tiled kernel
 (:mod:`ember.array.gemm`) otherwise - other dtypes, other devices, or
 ``EMBER_BLAS=ember``.  float32 products on the vendor path are IEEE float32 unless
 ``EMBER_MATMUL_TF32=1`` allows TF32 tensor cores (about 10 bits of mantissa: faster,
@@ -24,7 +24,8 @@ from ember.array import broadcast
 from ember.array.ndarray import ndarray, not_on_device
 from ember.runtime.memory import allocate
 
-VENDOR_DTYPES = ("float16", "float32", "float64")
+# (the vendor binding's TYPES table)
+VENDOR_DTYPES = ("float16", "float32", "float64", "complex64", "complex128")
 
 
 # --------------------------------------------------------------------- matmul
@@ -38,7 +39,10 @@ def matmul(x1: ndarray, x2: ndarray, /) -> ndarray:
     ValueError
         For 0-d operands or when the contracted axes differ in length.
     """
-    if type(x1) is ndarray and type(x2) is ndarray and x1._c and x2._c:  # the small-op path
+    if (
+        type(x1) is ndarray and type(x2) is ndarray and x1._c and x2._c
+        and x1.backend is x2.backend
+    ):  # the small-product path  # fmt: skip
         run = _FAST.get((x1.dtype, x2.dtype, x1.backend))
         if run is None:
             run = _fast_entry(x1, x2)
@@ -73,7 +77,7 @@ def _fast_entry(a: ndarray, b: ndarray):
     from ember.config import settings
 
     be, dt = a.backend, a.dtype
-    blas = vendor(be, dt) if b.dtype is dt and b.backend is be else None
+    blas = vendor(be, dt) if b.dtype is dt else None
     if blas is None:
         _FAST[(a.dtype, b.dtype, be)] = False  # (EMBER_BLAS=ember also lands here)
         return False
@@ -175,8 +179,9 @@ def _warn_missing(be, what: str) -> None:
 
 # --------------------------------------------------------------------- the Ember kernel
 def compute_dtype(dt: dtypes.DType) -> dtypes.DType:
-    """What the kernel accumulates in: float32 for float16, int64 for integers and bools."""
-    if dt.is_float:
+    """What the kernel accumulates in: float32 for float16, int64 for integers and bools
+    (complex: its own dtype)."""
+    if dt.is_inexact:
         return dtypes.float32 if dt is dtypes.float16 else dt
     return dtypes.int64
 
@@ -231,7 +236,7 @@ def _ember_gemm(a: ndarray, b: ndarray, out: ndarray, batch) -> None:
     sbk, sbn = (s // b.dtype.itemsize for s in b.strides[-2:])
     ct = compute_dtype(out.dtype)
     kernel = g.gemm_kernel(ct, gpu, _fast(a, -1), _fast(b, -1))
-    ts, _, tile, _ = g.geometry(gpu, ct.itemsize > 4)
+    ts, _, tile, _ = g.geometry(gpu, ct.itemsize > 4, ct.itemsize > 8, ct.is_complex)
     nz = nb0 * nb1
     grid = (-(-n // tile), -(-m // tile), min(nz, 65535))
     args = (_flat(out), _flat(a), _flat(b), m, n, k, sam, sak, sbk, sbn, nz, nb1, sa0, sa1,
@@ -305,8 +310,9 @@ def tensordot(x1: ndarray, x2: ndarray, /, *, axes=2) -> ndarray:
 
 def vecdot(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
     """The dot product of vectors along ``axis`` (the other axes broadcast).  A negative
-    ``axis`` counts from the end of both operands (the Array API's rule).  For complex
-    operands the first is conjugated (Ember's dtypes are real today)."""
+    ``axis`` counts from the end of both operands (the Array API's rule).  A complex first
+    operand is conjugated: ``sum(conj(x1) * x2)`` (the Array API's rule, NumPy's
+    ``vecdot``)."""
     from ember.array.manipulation import moveaxis
 
     _check(x1, x2, "vecdot")
@@ -320,8 +326,21 @@ def vecdot(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
             f"{x1.shape[k1]} and {x2.shape[k2]} (shapes {x1.shape} and {x2.shape})"
         )
     a, b = moveaxis(x1, k1, -1), moveaxis(x2, k2, -1)
+    if a.dtype.is_complex:
+        from ember.array.ufuncs import conj
+
+        a = conj(a)
     batch = broadcast.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     return gemm(_row(a), _col(b), batch).reshape(batch)
+
+
+def vdot(a: ndarray, b: ndarray, /) -> ndarray:
+    """NumPy's ``vdot``: the dot product of the flattened arrays, the first conjugated when
+    complex (a 0-d array)."""
+    _check(a, b, "vdot")
+    if a.size != b.size:
+        raise ValueError(f"vdot: the arrays have {a.size} and {b.size} elements")
+    return vecdot(a.reshape(-1), b.reshape(-1))
 
 
 def _row(x: ndarray) -> ndarray:

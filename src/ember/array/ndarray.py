@@ -61,6 +61,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     __slots__ = ("shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, like NumPy's
+    __array_priority__ = 100  # above NumPy's: libraries mixing both (Dask) pick Ember's type
 
     def __init__(
         self,
@@ -102,8 +103,9 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     @property
     def device(self):
-        """The :class:`~ember.runtime.backend.DeviceInfo` of the device holding the data."""
-        return self.backend.device
+        """The :class:`ember.Device` holding the data (it answers the attributes of its
+        :class:`~ember.runtime.backend.DeviceInfo`: ``name``, ``kind``...)."""
+        return devices.device_of(self.backend)
 
     @property
     def is_c_contiguous(self) -> bool:
@@ -169,6 +171,34 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __int__(self) -> int:
         return int(self._one("int", zero_d=True))
 
+    def __complex__(self) -> complex:
+        return parts.to_complex(self)
+
+    # complex arrays: the parts are views (ember/array/parts.py)
+    @property
+    def real(self) -> ndarray:
+        """The real part (a view for complex arrays, the array itself otherwise)."""
+        return parts.part(self, "real")
+
+    @real.setter
+    def real(self, value) -> None:
+        parts.set_part(self, "real", value)
+
+    @property
+    def imag(self) -> ndarray:
+        """The imaginary part (a view for complex arrays, zeros otherwise)."""
+        return parts.part(self, "imag")
+
+    @imag.setter
+    def imag(self, value) -> None:
+        parts.set_part(self, "imag", value)
+
+    def conj(self) -> ndarray:
+        """The complex conjugate (:func:`ember.conj`)."""
+        return ufuncs.conj(self)
+
+    conjugate = conj
+
     def __index__(self) -> int:
         if self.shape or not self.dtype.is_integer:
             raise TypeError("only 0-d integer arrays can be converted to an index")
@@ -226,12 +256,15 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         return np.ascontiguousarray(view)
 
     # NumPy's protocols (NEP 13, NEP 18): NumPy functions run Ember's, or refuse
+    @api
     def __array__(self, dtype=None, copy=None):
         return protocols.to_host(self, dtype, copy)
 
+    @api
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return protocols.array_ufunc(ufunc, method, inputs, kwargs)
 
+    @api
     def __array_function__(self, func, types, args, kwargs):
         return protocols.array_function(func, types, args, kwargs)
 
@@ -350,11 +383,33 @@ class ndarray:  # noqa: N801 - NumPy's spelling
 
     def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative sum (:func:`ember.cumsum`)."""
+        from ember.array import scan
+
         return scan.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative product (:func:`ember.cumprod`)."""
+        from ember.array import scan
+
         return scan.cumprod(self, axis, dtype, out)
+
+    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+        """Sort in place along ``axis`` (stable; :func:`ember.sort`)."""
+        from ember.array import sort
+
+        sort.sort_inplace(self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind=None, order=None) -> ndarray:
+        """The indices that sort the array along ``axis`` (:func:`ember.argsort`)."""
+        from ember.array import sort
+
+        return sort.argsort(self, axis, kind, order)
+
+    def nonzero(self) -> tuple[ndarray, ...]:
+        """The indices of the nonzero elements, one array per axis (:func:`ember.nonzero`)."""
+        from ember.array import search
+
+        return search.nonzero(self)
 
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
@@ -426,6 +481,8 @@ class ndarray:  # noqa: N801 - NumPy's spelling
     def __pow__(self, other, modulo=None):
         if modulo is not None:
             raise TypeError("pow() with a modulus is not supported for ember arrays")
+        if type(other) is int and other == 2 and self.dtype.kind in "iuf":
+            return ufuncs.square(self)  # NumPy's fast path (Dask's var/std square this way)
         return binary(ufuncs.pow, self, other)
 
     def __rpow__(self, other):
@@ -549,13 +606,14 @@ def asnumpy(x: Any):
 
 # The operations are defined on top of the class (they create arrays): imported last.
 from ember.array import (  # noqa: E402
+    devices,
     display,
     indexing,
     interop,
     manipulation,
+    parts,
     protocols,
     reductions,
-    scan,
     ufuncs,
 )
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402

@@ -168,26 +168,28 @@ def shifts(bits: int):
 
 
 # --------------------------------------------------------------------- min / max
+# NaN tests are lang.isnan, which is the constant False on integers: `b != b` would make C
+# compilers warn about a self-comparison in every integer specialization.
 def maximum(a, b):
-    if a > b or a != a:  # NaN in either propagates; ties (0.0, -0.0) give b, as NumPy's
+    if a > b or lang.isnan(a):  # NaN in either propagates; ties (0.0, -0.0) give b, as NumPy's
         return a
     return b
 
 
 def minimum(a, b):
-    if a < b or a != a:
+    if a < b or lang.isnan(a):
         return a
     return b
 
 
 def fmax(a, b):
-    if a < b or a != a:  # NaN in one is ignored
+    if a < b or lang.isnan(a):  # NaN in one is ignored
         return b
     return a
 
 
 def fmin(a, b):
-    if b < a or a != a:
+    if b < a or lang.isnan(a):
         return b
     return a
 
@@ -370,12 +372,74 @@ def logaddexp(a, b):
     return d  # NaN
 
 
+# --------------------------------------------------------------------- complex numbers
+def conj(x):
+    return x.conjugate()
+
+
+def angle(x):
+    return lang.atan2(x.imag, x.real)
+
+
+@functools.cache
+def sign_complex(ct):
+    """NumPy 2's ``sign`` of a complex number: ``z / |z|`` (0 for 0); with an infinite part,
+    the direction of the infinite parts (NaN when both are infinite)."""
+    CT, RT = ct, ct.real
+
+    def sign(z):
+        a = abs(z)
+        if a == 0:
+            return CT(0)
+        if lang.isinf(a) and not lang.isnan(a):
+            re, im = z.real, z.imag
+            if lang.isinf(re) and lang.isinf(im):
+                return CT(RT(0) / RT(0), RT(0) / RT(0))
+            return CT(lang.copysign(1, re) if lang.isinf(re) else RT(0),
+                      lang.copysign(1, im) if lang.isinf(im) else RT(0))  # fmt: skip
+        return CT(z.real / a, z.imag / a)
+
+    sign.__name__ = sign.__qualname__ = f"ew_sign_{ct.name}"
+    return sign
+
+
+@functools.cache
+def rint_complex(ct):
+    """``rint``/``round`` of a complex number: each part to the nearest even integer."""
+    CT = ct
+
+    def rint(z):
+        return CT(lang.rint(z.real), lang.rint(z.imag))
+
+    rint.__name__ = rint.__qualname__ = f"ew_rint_{ct.name}"
+    return rint
+
+
+@functools.cache
+def reciprocal_complex(ct):
+    """``1 / z`` as NumPy's ``reciprocal`` computes it (Smith's scaling; 0 gives NaN)."""
+    CT = ct
+
+    def reciprocal(z):
+        re, im = z.real, z.imag
+        if abs(re) >= abs(im):
+            r = im / re
+            d = 1 / (re + im * r)
+            return CT(d, -r * d)
+        r = re / im
+        d = 1 / (re * r + im)
+        return CT(r * d, -d)
+
+    reciprocal.__name__ = reciprocal.__qualname__ = f"ew_reciprocal_{ct.name}"
+    return reciprocal
+
+
 def _prefix_c_names() -> None:
     """Device functions get their C name from ``__name__``; OpenCL C has built-ins with
     several of these names (``remainder``, ``sign``, ``fmax``...), so prefix them all."""
     for name, fn in list(globals().items()):
         if callable(fn) and getattr(fn, "__module__", None) == __name__ and name[0] != "_":
-            if name not in ("shifts",):
+            if not hasattr(fn, "cache_info"):  # (factories name their own functions)
                 fn.__name__ = "ew_" + name
 
 

@@ -292,7 +292,19 @@ def _bind(label: str, signature, args: tuple, kwargs: dict) -> dict:
     return dict(bound.arguments)
 
 
-SPECIAL = {"shape": _shape, "ndim": _ndim, "size": _size, "where": _where}
+def _array(label, args, kwargs):
+    """``numpy.array(obj, like=x)`` (NEP 35, Dask's way to make small arrays of a chunk's
+    type): ``ember.asarray`` with NumPy's ``array`` defaults (a copy)."""
+    kwargs = {k: v for k, v in kwargs.items() if k != "like"}
+    signature = lambda object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0: None  # noqa: E731
+    bound = _bind(label, signature, args, kwargs)
+    ember = sys.modules["ember"]
+    out = ember.asarray(bound["object"], dtype=bound.get("dtype"), copy=bound.get("copy", True))
+    ndmin = bound.get("ndmin", 0)
+    return out.reshape((1,) * (ndmin - out.ndim) + out.shape) if out.ndim < ndmin else out
+
+
+SPECIAL = {"shape": _shape, "ndim": _ndim, "size": _size, "where": _where, "array": _array}
 
 
 # ------------------------------------------------------------------------- __array_ufunc__

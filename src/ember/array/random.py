@@ -175,8 +175,7 @@ def staging(be, dt: dtypes.DType):
     """The tile dtype for draws of ``dt`` on ``be``: GPUs stage 4- and 8-byte values through
     shared memory so that each warp's stores are contiguous (a thread's own values are
     ``P`` apart from its neighbours'), CPU devices write directly."""
-    gpu = be.dialect == "cuda" or be.device.extra.get("device_type") == "GPU"
-    return dt if gpu and dt.itemsize >= 4 else None
+    return dt if be.device.is_gpu and dt.itemsize >= 4 else None
 
 
 def _fill(DIST, PER):
@@ -262,21 +261,7 @@ def _permute():
     return permute
 
 
-def _gather():
-    def gather_rows(out, x, index, m):
-        """``out[i, :] = x[index[i], :]`` on flat C-ordered rows of ``m`` elements."""
-        j = ember.global_id()
-        total = out.shape[0]
-        while j < total:
-            row = j // m
-            out[j] = x[index[row] * m + (j - row * m)]
-            j += ember.global_size()
-
-    return gather_rows
-
-
 permute_kernel = Kernel(_permute())
-gather_kernel = Kernel(_gather())
 
 
 def _grid(work: int) -> tuple[int, int]:
@@ -497,18 +482,10 @@ class Generator:
 
 
 def _take_rows(x: ndarray, index: ndarray, axis: int) -> ndarray:
-    """``x`` with its slices along ``axis`` picked by the int64 ``index`` (a new array)."""
-    from ember.array.creation import empty
-    from ember.array.manipulation import ascontiguousarray, moveaxis
+    """``x`` with its slices along ``axis`` picked by ``index`` (a new array)."""
+    from ember.array.gather import take
 
-    k = _axis(axis, x.ndim)
-    src = ascontiguousarray(moveaxis(x, k, 0))
-    m = math.prod(src.shape[1:])
-    out = empty((index.shape[0], *src.shape[1:]), x.dtype)
-    if out.size:
-        grid, block = _grid(out.size)
-        gather_kernel[grid, block](out.reshape(-1), src.reshape(-1), index, m)
-    return moveaxis(out, 0, k)
+    return take(x, index, axis=_axis(axis, x.ndim))
 
 
 def _axis(axis: int, ndim: int) -> int:

@@ -30,13 +30,14 @@ import math
 import weakref
 from dataclasses import dataclass
 
-from ember.array.ndarray import ndarray
+from ember.array.ndarray import c_strides, ndarray
 from ember.array.reducers import Reducer
 from ember.runtime.memory import allocate
 
-BLOCK_GPU = 512  # threads per block on GPUs
+BLOCK_GPU = 256  # threads per block on GPUs (register-limited occupancy: finer steps than 512)
 BLOCK_CPU = 256  # work-group size on CPU devices (PoCL builds one function per size)
 MIN_PER_THREAD = 16  # elements per thread below which splitting an axis does not pay
+UNROLL = 8  # loads per thread per step of the kernels' loop (reduce_kernels.py writes 8 out)
 OVERSUBSCRIBE = 2  # chunks for this many device-fulls of threads (a smaller last wave)
 COLUMN_TILE = 32  # items (outputs) per thread row in reduce_cols: one 128-byte line of f32
 MAX_ITEM_AXES = 4  # axes of the item decomposition (geo)
@@ -65,17 +66,18 @@ def device_of(backend) -> Device:
 
 
 def _make_device(backend) -> Device:
-    from ember.compiler.driver import target_of
-
     dev = backend.device
     extra = dev.extra or {}
-    gpu = extra.get("device_type", "GPU") != "CPU"
+    gpu = dev.is_gpu
     block = _pow2_floor(min(BLOCK_GPU if gpu else BLOCK_CPU, dev.max_threads_per_block))
     per_sm = extra.get("max_threads_per_multiprocessor") or 4 * block
     sms = max(1, dev.multiprocessors)
-    target = target_of(backend)
-    # the shuffle tree needs whole warps inside a block
-    shuffle = target.has("subgroup_shuffle") and block % max(target.warp_size, 1) == 0
+    target = backend.target
+    # the shuffle tree reads the sub-group size and needs whole warps inside a block
+    shuffle = (
+        target.has("subgroup_shuffle") and target.has("subgroups")
+        and block % max(target.warp_size, 1) == 0
+    )  # fmt: skip
     max_grid = (1 << 31) - 1 if gpu else sms * CPU_WAVES
     return Device(block, sms * per_sm, max_grid, shuffle)
 
@@ -117,16 +119,15 @@ class Plan:
 _plans: dict = {}
 
 
-def plan_for(R: Reducer, x: ndarray, axes: tuple, ordered: bool, dev: Device) -> Plan:
-    """The cached plan reducing ``axes`` of ``x`` with ``R`` (``ordered``: argmin/argmax)."""
-    key = (R, x.shape, x.strides, x.dtype, axes, ordered, dev)
+def plan_for(R: Reducer, shape, strides, dtype, axes, ordered: bool, dev: Device) -> Plan:
+    """The cached plan reducing ``axes`` of an array of ``shape`` and ``strides`` (in
+    elements) with ``R`` (``ordered``: argmin/argmax)."""
+    key = (R, shape, strides, dtype, axes, ordered, dev)
     found = _plans.get(key)
     if found is None:
         if len(_plans) >= PLAN_CACHE:
             _plans.clear()
-        isz = x.dtype.itemsize
-        strides = tuple(s // isz for s in x.strides)
-        found = _plans[key] = make_plan(R, x.shape, strides, axes, ordered, dev)
+        found = _plans[key] = make_plan(R, shape, strides, axes, ordered, dev)
     return found
 
 
@@ -179,7 +180,7 @@ def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> No
         fastest = min((abs(s) for _, s in items), default=None)
         rows = fastest is None or abs(rs) <= fastest
         lanes, chunks = (_rows_shape if rows else _cols_shape)(k, nr, dev)
-        length = -(-nr // chunks) if nr else 0
+        length = _chunk_length(nr, chunks, lanes * UNROLL if rows else 1)
         chunks = -(-nr // length) if nr else 1
         final = not rest and chunks == 1
         po, pc = (chunks, 1) if rows else (1, k)
@@ -199,6 +200,7 @@ def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> No
         red = [(n, s) for (n, _), s in zip(rest, strides[len(kept) :], strict=True)]
         if chunks > 1:
             red.append((chunks, pc))
+        red = _coalesce(sorted(red, key=lambda d: -d[1]))  # the states' axes merge too
         base, source = 0, sink
 
 
@@ -227,6 +229,15 @@ def _cols_shape(k: int, nr: int, dev: Device) -> tuple[int, int]:
     return bx, max(1, min(most, wanted))
 
 
+def _chunk_length(nr: int, chunks: int, align: int) -> int:
+    """Elements per chunk: a multiple of ``align`` (rows: each thread's loads start where
+    a whole number of unrolled steps ends, and blocks start on aligned elements)."""
+    if not nr:
+        return 0
+    length = -(-nr // chunks)
+    return length if chunks == 1 else -(-length // align) * align
+
+
 def _geo(base: int, items) -> tuple:
     dims = [(1, 0)] * (MAX_ITEM_AXES - len(items)) + list(items)
     return (base, *(n for n, _ in dims[1:]), *(s for _, s in dims))
@@ -241,40 +252,117 @@ def _c_strides(sizes, unit: int) -> list[int]:
 
 
 # --------------------------------------------------------------------- execution
-def execute(R: Reducer, plan: Plan, x: ndarray, outs, n: int, p1, p2) -> None:
-    """Run ``plan`` on ``x`` into the flat outputs ``outs`` (``(out, aux)``)."""
-    be = x.backend
+class Call:
+    """A prepared reduction: everything about one (reducer, dtype, shape, strides, axes,
+    options) that does not depend on the data, so a repeated call only allocates its
+    outputs and launches (the hot path of small reductions).
+
+    ``shape``/``dtype``: the result (``mean_dtype``: the second result of ``var_mean``);
+    ``n``: the number of elements reduced into each output; ``p1``, ``p2``: the scalars
+    of the reducer's ``final`` (converted once)."""
+
+    def __init__(self, R: Reducer, x: ndarray, axes, ordered, shape, dtype, mean_dtype, n, p1, p2):
+        self.R, self.shape, self.dtype, self.mean_dtype = R, shape, dtype, mean_dtype
+        self.size = math.prod(shape)
+        self.nbytes = self.size * dtype.itemsize
+        self.strides = c_strides(shape, dtype.itemsize)
+        self.copy = None
+        if not self.size:
+            return
+        dev = device_of(x.backend)
+        isz = x.dtype.itemsize
+        strides = tuple(st // isz for st in x.strides)
+        self.plan = plan_for(R, x.shape, strides, x.dtype, axes, ordered, dev)
+        if self.plan.fallback:  # too many axes to index: a C-contiguous copy, reduced last
+            kept = [k for k in range(x.ndim) if k not in axes]
+            self.copy = ((*kept, *axes), (math.prod(x.shape[k] for k in kept), n))
+            self.plan = plan_for(R, self.copy[1], (n, 1), x.dtype, (1,), ordered, dev)
+        tail = (R.p1.numpy.type(p1), R.p2.numpy.type(p2))
+        self.tails = [((p.po, p.pc, n, *tail), p.lanes) for p in self.plan.passes]
+        # x itself is the kernels' element view when it is 1-d and dense
+        self.direct = x.ndim == 1 and x.strides == (isz,) and self.copy is None
+
+    def __call__(self, x: ndarray):
+        be = x.backend
+        out = ndarray(self.shape, self.dtype, allocate(be, self.nbytes), be, self.strides)
+        out._c = True
+        aux = None if self.mean_dtype is None else _array(self.shape, self.mean_dtype, be)
+        if self.size:
+            d0 = out if len(self.shape) == 1 else flat(out, self.size)
+            d1 = d0 if aux is None else (aux if len(self.shape) == 1 else flat(aux, self.size))
+            if self.copy is not None:
+                from ember.array import manipulation as m
+
+                x = m.reshape(m.ascontiguousarray(m.permute_dims(x, self.copy[0])), self.copy[1])
+            self.launch(x if self.direct else element_view(x, self.plan), d0, d1)
+        return out if aux is None else (out, aux)
+
+    def launch(self, view: ndarray, d0: ndarray, d1: ndarray) -> None:
+        plan = self.plan
+        be = view.backend
+        states = [_state_arrays(self.R, count, be) for count in plan.states] if plan.states else ()
+        for p, tail in zip(plan.passes, self.tails, strict=True):
+            src = (view, view, view) if p.source < 0 else states[p.source]
+            dst = (d0, d1, d0) if p.sink < 0 else states[p.sink]
+            args = (*p.head, *src, *dst, *tail)
+            if p.run is None or not p.run(p.grid, p.block, 0, None, args):
+                spec = p.kernel.dispatch(args)
+                spec.launch(args, p.grid, p.block)
+                p.run = spec.run
+
+
+def element_view(x: ndarray, plan: Plan) -> ndarray:
+    """The 1-d view of ``x`` from the lowest element it touches (the kernels' ``a0``)."""
     isz = x.dtype.itemsize
-    view = ndarray((plan.extent,), x.dtype, x.buffer, be, (isz,), x.offset + plan.low * isz)
-    view._c = True
-    states = [_state_arrays(R, count, be) for count in plan.states]
-    d0, d1 = outs
-    for p in plan.passes:
-        src = (view, view, view) if p.source < 0 else states[p.source]
-        dst = (d0, d1, d0) if p.sink < 0 else states[p.sink]
-        args = (*p.head, *src, *dst, (p.po, p.pc, n, p1, p2), p.lanes)
-        if p.run is None or not p.run(p.grid, p.block, 0, None, args):
-            spec = p.kernel.dispatch(args)
-            spec.launch(args, p.grid, p.block)
-            p.run = spec.run
+    v = ndarray((plan.extent,), x.dtype, x.buffer, x.backend, (isz,), x.offset + plan.low * isz)
+    v._c = True
+    return v
+
+
+def _array(shape, dt, be) -> ndarray:
+    return ndarray(shape, dt, allocate(be, math.prod(shape) * dt.itemsize), be)
 
 
 def _state_arrays(R: Reducer, count: int, be) -> tuple:
-    arrays = [_flat(allocate(be, max(count, 1) * dt.itemsize), dt, count, be) for dt in R.state]
+    arrays = [ndarray((count,), dt, allocate(be, count * dt.itemsize), be) for dt in R.state]
     while len(arrays) < 3:
         arrays.append(arrays[0])
     return tuple(arrays)
 
 
-def _flat(buffer, dt, count: int, be) -> ndarray:
-    a = ndarray((count,), dt, buffer, be, (dt.itemsize,))
-    a._c = True
-    return a
-
-
-def flat_out(out: ndarray) -> ndarray:
-    """A 1-d view of the C-contiguous ``out``."""
-    v = ndarray((max(out.size, 1),), out.dtype, out.buffer, out.backend, (out.dtype.itemsize,),
-                out.offset)  # fmt: skip
+def flat(a: ndarray, count: int) -> ndarray:
+    """A 1-d view of the C-contiguous ``a`` (``count`` elements)."""
+    v = ndarray((count,), a.dtype, a.buffer, a.backend, (a.dtype.itemsize,), a.offset)
     v._c = True
     return v
+
+
+# --------------------------------------------------------------------- examples
+# (kernel kind, reads states, writes outputs): the passes of a reduction along the fast axis
+# (one pass, or a split and its second pass) and along a slow one
+COMMON_PASSES = (("rows", False, True), ("rows", False, False), ("rows", True, True),
+                 ("cols", False, True))  # fmt: skip
+
+
+def examples(R: Reducer, dtype, out_dtype, mean_dtype=None, backend=None, dev=None, passes=None):
+    """``(kernel, args)`` for the passes of ``R`` reading ``dtype`` and writing
+    ``out_dtype``, with NumPy arrays standing for device arrays: the standard precompiled
+    set (:mod:`ember.array.standard`) and the CUDA compile checks.  ``dev`` defaults to the
+    device of ``backend`` (the current one)."""
+    import numpy as np
+
+    if dev is None:
+        from ember.runtime import registry
+
+        dev = device_of(backend or registry.get())
+    n = 8
+    states = tuple(np.zeros(n, dt.numpy) for dt in R.state)
+    states += (states[0],) * (3 - len(states))
+    out = np.zeros(n, out_dtype.numpy)
+    aux = np.zeros(n, mean_dtype.numpy) if mean_dtype is not None else out
+    sk = (1, 1, n, R.p1.numpy.type(0), R.p2.numpy.type(0))
+    head = (n, 1, n, n, (0, 1, 1, 1, 0, 0, 0, 0), 1)
+    for kind, from_states, final in passes or COMMON_PASSES:
+        src = states if from_states else (np.zeros(n, dtype.numpy),) * 3
+        dst = (out, aux, out) if final else states
+        yield _kernel(R, kind == "rows", from_states, final, dev), (*head, *src, *dst, sk, 1)

@@ -27,6 +27,11 @@ grow with the length of the array; float64 sums add per thread, then as a tree
 (NumPy's pairwise summation has the same order of error).  Variances use Welford's update
 per element and Chan, Golub & LeVeque's merge (1979) for four-element groups and across
 threads - never ``E[x**2] - E[x]**2``.
+
+Complex data: sums and means accumulate in their own dtype (complex64 with Kahan pairs: the
+compensation is exact part by part); a complex variance keeps a real count, a complex mean
+and a real sum of squared moduli ``|x - mean|**2``, so ``var`` and ``std`` are real (NumPy's
+and the Array API's dtypes).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +70,7 @@ class Reducer:
     final: Callable
     p1: DType
     p2: DType
+    identity: Any = None  # the value of no elements, where the reduction has one
 
 
 def _named(prefix: str, **fns) -> dict:
@@ -94,14 +101,21 @@ def _by_combine(COMBINE) -> Callable:
     return step
 
 
-def make(name, ct, state, p1, pre=None, step=None, step4=None, p2=None, **fns) -> Reducer:
+def make(
+    name, ct, state, p1, pre=None, step=None, step4=None, p2=None, identity=None, **fns
+) -> Reducer:
+    """A :class:`Reducer` from its device functions (``step`` defaults to combining with a
+    one-element state, ``step4`` to four steps, ``pre`` to a cast to ``ct``)."""
     step = step or _by_combine(fns["combine"])
     fns = _named(name, pre=pre or _cast(ct), step=step, step4=step4 or _steps(step), **fns)
-    return Reducer(name, ct, tuple(state), p1=p1, p2=p2 or p1, **fns)
+    return Reducer(name, ct, tuple(state), p1=p1, p2=p2 or p1, identity=identity, **fns)
 
 
 def float_acc(dt: DType) -> DType:
-    """The accumulation dtype of a float sum or statistic: float32 for float16 data."""
+    """The accumulation dtype of a float sum or statistic: float32 for float16 data; a
+    complex dtype accumulates in itself."""
+    if dt.is_complex:
+        return dt
     return F32 if dt.itemsize <= 4 else F64
 
 
@@ -151,7 +165,7 @@ def _kahan_sum(ACC):
 
 def _sum_parts(acc: DType) -> tuple[dict, tuple, Callable]:
     """The sum's functions, state dtypes and ``total(s)`` (the state's value)."""
-    if acc.is_float and acc.itemsize == 4:
+    if acc.is_inexact and acc.real.itemsize == 4:  # float32 and complex64
         return _kahan_sum(acc), (acc, acc), _named("kahan", total=_kahan_total)["total"]
     return _plain_sum(acc), (acc,), _plain_total
 
@@ -294,7 +308,7 @@ def extremum(ct: DType, out: DType, largest: bool, skip_nan: bool = False) -> Re
     _named(tag, pick=PICK)
     return make(
         f"{tag}_{ct.name}", ct, (ct,), ct, init=init, step=step, step4=step4,
-        combine=combine, final=final,
+        combine=combine, final=final, identity=IDENT,
     )  # fmt: skip
 
 
@@ -424,11 +438,51 @@ def _welford(ACC, skip_nan: bool) -> dict:
     return fns
 
 
+def _welford_complex(ACC, RT, skip_nan: bool) -> dict:
+    """:func:`_welford` for complex data: ``(n, mean, m2)`` with a real ``n`` and ``m2``
+    (the sum of ``|x - mean|**2``: the variance of the real and imaginary parts added)."""
+
+    def norm(d):
+        return d.real * d.real + d.imag * d.imag
+
+    def init():
+        return (RT(0), ACC(0), RT(0))
+
+    def combine(a, b):
+        if b[0] == 0:
+            return a
+        if a[0] == 0:
+            return b
+        n = a[0] + b[0]
+        d = b[1] - a[1]
+        f = b[0] / n
+        return (n, a[1] + d * f, (a[2] + b[2]) + norm(d) * a[0] * f)
+
+    def step(s, v, j):
+        if skip_nan and v != v:
+            return s
+        n = s[0] + 1
+        d = v - s[1]
+        m = s[1] + d * (1 / n)
+        e = v - m
+        return (n, m, s[2] + (d.real * e.real + d.imag * e.imag))
+
+    def step4(s, v0, v1, v2, v3, j0, j1, j2, j3):
+        m = ((v0 + v1) + (v2 + v3)) * RT(0.25)
+        return combine(s, (RT(4), m, (norm(v0 - m) + norm(v1 - m)) + (norm(v2 - m) + norm(v3 - m))))
+
+    _named("cwelford", norm=norm)
+    fns = {"init": init, "combine": combine, "step": step}
+    if not skip_nan:
+        fns["step4"] = step4
+    return fns
+
+
 @functools.cache
 def moments(acc: DType, out: DType, what: str, skip_nan: bool = False) -> Reducer:
     """``var``/``std`` (``p2`` is the correction), ``var_mean``/``std_mean`` (``d1`` gets
     the mean) and ``nanmean`` (the mean of the non-NaN elements, NaN when there are none)."""
-    ACC = acc
+    ACC = acc.real  # the count and the squared deviations are real
     root = what.startswith("std")
     with_mean = what.endswith("_mean")
     if what == "mean":
@@ -440,19 +494,29 @@ def moments(acc: DType, out: DType, what: str, skip_nan: bool = False) -> Reduce
                 d0[o] = d0.dtype(s[0] / s[0])  # NaN: no element
     else:
 
-        def final(d0, d1, o, s, n, p1, p2):
+        def spread(s, p2):
             v = s[2] / max(s[0] - ACC(p2), ACC(0))  # NumPy: inf or NaN when n <= ddof
             if root:
                 v = ember.sqrt(v)
-            d0[o] = d0.dtype(v)
-            if with_mean:
+            return v
+
+        _named(what, spread=spread)
+        if with_mean:  # (d1 is of the mean's dtype only here: complex data's is complex)
+
+            def final(d0, d1, o, s, n, p1, p2):
+                d0[o] = d0.dtype(spread(s, p2))
                 if s[0] > 0:
                     d1[o] = d1.dtype(s[1])
                 else:
                     d1[o] = d1.dtype(s[0] / s[0])
+        else:
+
+            def final(d0, d1, o, s, n, p1, p2):
+                d0[o] = d0.dtype(spread(s, p2))
 
     tag = ("nan" if skip_nan else "") + what
-    return make(
-        f"{tag}_{acc.name}", acc, (acc, acc, acc), acc, final=final, p2=acc,
-        **_welford(ACC, skip_nan),
-    )  # fmt: skip
+    if acc.is_complex:
+        fns, state = _welford_complex(acc, ACC, skip_nan), (ACC, acc, ACC)
+    else:
+        fns, state = _welford(ACC, skip_nan), (acc, acc, acc)
+    return make(f"{tag}_{acc.name}", acc, state, acc, final=final, p2=ACC, **fns)

@@ -12,6 +12,8 @@ arrays, 0-d for a full reduction (no implicit copy to the host: ``float(x.sum())
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import math
 import warnings
 
@@ -19,11 +21,14 @@ from ember import dtypes
 from ember.array import reduce as plan
 from ember.array import reducers as rd
 from ember.array.ndarray import ndarray, not_on_device
+from ember.array.rules import no_order
 from ember.dtypes import DType
-from ember.runtime.memory import allocate
 
 BOOL, I8, I64, U64 = dtypes.bool_, dtypes.int8, dtypes.int64, dtypes.uint64
 F16, F32, F64 = dtypes.float16, dtypes.float32, dtypes.float64
+CALL_CACHE = 4096
+_calls: dict = {}  # (function, dtype, shape, strides, backend, arguments) -> Call
+_key: contextvars.ContextVar = contextvars.ContextVar("ember_reduction_key", default=None)
 
 
 # --------------------------------------------------------------------- the common path
@@ -51,60 +56,70 @@ def axes_of(axis, ndim: int, what: str) -> tuple[int, ...]:
 def run(
     R: rd.Reducer, x, axis, keepdims: bool, out_dtype: DType, what: str, *, p1=0, p2=0,
     ordered: bool = False, mean_dtype: DType | None = None, empty: str | None = None,
-    out=None,
+    out=None, cache: bool = True,
 ):  # fmt: skip
     """Reduce ``axis`` of ``x`` with ``R`` into a new ``out_dtype`` array (and a second one
     of ``mean_dtype`` for ``var_mean``).  ``empty`` is the error for a reduction over no
-    elements (operations without an identity); ``out=`` receives the result."""
+    elements (operations without an identity); ``out=`` receives the result.  The
+    prepared :class:`~ember.array.reduce.Call` serves the next identical call
+    (:func:`prepared`) unless ``cache`` is false."""
     x = _array(x, what)
     axes = axes_of(axis, x.ndim, what)
     n = math.prod(x.shape[k] for k in axes)
     if n == 0 and empty is not None:
         raise ValueError(empty)
     shape = _out_shape(x.shape, axes, keepdims)
-    be = x.backend
-    res = _new(shape, out_dtype, be)
-    aux = _new(shape, mean_dtype, be) if mean_dtype is not None else None
-    if res.size:
-        outs = (plan.flat_out(res), plan.flat_out(aux) if aux is not None else None)
-        if outs[1] is None:
-            outs = (outs[0], outs[0])
-        _launch(R, x, axes, ordered, outs, n, R.p1.numpy.type(p1), R.p2.numpy.type(p2))
-    if out is not None:
-        return _into(out, res, what)
-    return res if aux is None else (res, aux)
+    call = plan.Call(R, x, axes, ordered, shape, out_dtype, mean_dtype, n, p1, p2)
+    key = _key.get()
+    if cache and key is not None and out is None:
+        if len(_calls) >= CALL_CACHE:
+            _calls.clear()
+        _calls[key] = call
+    res = call(x)
+    return res if out is None else _into(out, res, what)
+
+
+def prepared(fn):
+    """Serve repeated calls of the reduction ``fn`` with the same array layout and
+    arguments from the :class:`~ember.array.reduce.Call` its first call prepared: a dict
+    lookup, then allocation and launches.  Calls with unhashable arguments (``out=``, an
+    axis list) take the full path."""
+
+    @functools.wraps(fn)
+    def reduction(x, /, *args, **kwargs):
+        if type(x) is not ndarray:
+            return fn(x, *args, **kwargs)
+        key = (fn, x.dtype, x.shape, x.strides, x.backend, args, tuple(kwargs.items()))
+        try:
+            call = _calls.get(key)
+        except TypeError:
+            return fn(x, *args, **kwargs)
+        if call is not None:
+            return call(x)
+        token = _key.set(key)
+        try:
+            return fn(x, *args, **kwargs)
+        finally:
+            _key.reset(token)
+
+    return reduction
 
 
 def _array(x, what: str) -> ndarray:
     if isinstance(x, ndarray):
         return x
-    if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | bool):
+    if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | complex | bool):
         raise not_on_device(x, f"ember.{what}")
-    raise TypeError(f"ember.{what} takes an ember array, got a {type(x).__name__}")
+    raise TypeError(
+        f"ember.{what} takes an ember array, got a {type(x).__module__}.{type(x).__name__}; "
+        "wrap arrays of other libraries with ember.asarray(x) (no copy on the same device)"
+    )
 
 
 def _out_shape(shape, axes, keepdims: bool) -> tuple[int, ...]:
     if keepdims:
         return tuple(1 if k in axes else n for k, n in enumerate(shape))
     return tuple(n for k, n in enumerate(shape) if k not in axes)
-
-
-def _new(shape, dt: DType, be) -> ndarray:
-    return ndarray(shape, dt, allocate(be, math.prod(shape) * dt.itemsize), be)
-
-
-def _launch(R, x: ndarray, axes, ordered: bool, outs, n: int, p1, p2) -> None:
-    dev = plan.device_of(x.backend)
-    p = plan.plan_for(R, x, axes, ordered, dev)
-    if p.fallback:  # too many axes to index: a C-contiguous copy, reduced axes last
-        from ember.array import manipulation
-
-        kept = [k for k in range(x.ndim) if k not in axes]
-        copy = manipulation.ascontiguousarray(manipulation.permute_dims(x, (*kept, *axes)))
-        x = manipulation.reshape(copy, (math.prod(x.shape[k] for k in kept), n))
-        axes = (1,)
-        p = plan.plan_for(R, x, axes, ordered, dev)
-    plan.execute(R, p, x, outs, n, p1, p2)
 
 
 def _into(out, res: ndarray, what: str):
@@ -129,23 +144,28 @@ def _int_sum_dtype(dt: DType) -> DType:
 
 
 # --------------------------------------------------------------------- sum, prod
-def _sum_like(kind: str, x, axis, dtype, out, keepdims, initial, pre=None):
-    what = {"sum": "sum", "prod": "prod", "nansum": "nansum", "nanprod": "nanprod"}[kind]
-    x = _array(x, what)
+def sum_reducer(kind: str, x_dtype: DType, dtype=None) -> tuple[rd.Reducer, DType]:
+    """The reducer and result dtype of ``sum``/``prod``/``nansum``/``nanprod``."""
     dt = _dtype_arg(dtype)
     if dt is None:
-        dt = x.dtype if x.dtype.is_float else _int_sum_dtype(x.dtype)
+        dt = x_dtype if x_dtype.is_inexact else _int_sum_dtype(x_dtype)
     product = kind.endswith("prod")
     if dt is BOOL:  # NumPy: a boolean sum is `any`, a boolean product `all`
-        return run(rd.logical(not product), x, axis, keepdims, BOOL, what, out=out)
-    acc = rd.float_acc(dt) if dt.is_float else dt
-    if kind.startswith("nan") and x.dtype.is_float:
-        pre = rd.nan_to(acc, 1 if product else 0)
-    R = (rd.prod if product else rd.sum_)(acc, dt, pre, "prod" if product else "sum")
-    p1 = (1 if product else 0) if initial is None else initial
-    return run(R, x, axis, keepdims, dt, what, p1=p1, out=out)
+        return rd.logical(not product), BOOL
+    acc = rd.float_acc(dt) if dt.is_inexact else dt
+    nan = kind.startswith("nan") and x_dtype.is_inexact
+    pre = rd.nan_to(acc, 1 if product else 0) if nan else None
+    return (rd.prod if product else rd.sum_)(acc, dt, pre, "prod" if product else "sum"), dt
 
 
+def _sum_like(kind: str, x, axis, dtype, out, keepdims, initial):
+    x = _array(x, kind)
+    R, dt = sum_reducer(kind, x.dtype, dtype)
+    p1 = (1 if kind.endswith("prod") else 0) if initial is None else initial
+    return run(R, x, axis, keepdims, dt, kind, p1=p1 if dt is not BOOL else False, out=out)
+
+
+@prepared
 def sum(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):  # noqa: A001
     """Sum of the elements over ``axis`` (None: all; an int or a tuple of ints).
 
@@ -158,16 +178,19 @@ def sum(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):  #
     return _sum_like("sum", x, axis, dtype, out, keepdims, initial)
 
 
+@prepared
 def prod(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):
     """Product of the elements over ``axis`` (dtypes as :func:`sum`; of none: 1)."""
     return _sum_like("prod", x, axis, dtype, out, keepdims, initial)
 
 
+@prepared
 def nansum(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):
     """:func:`sum` treating NaN as 0."""
     return _sum_like("nansum", x, axis, dtype, out, keepdims, initial)
 
 
+@prepared
 def nanprod(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):
     """:func:`prod` treating NaN as 1."""
     return _sum_like("nanprod", x, axis, dtype, out, keepdims, initial)
@@ -179,36 +202,45 @@ def _compute(dt: DType) -> DType:
     return F32 if dt is F16 else (I8 if dt is BOOL else dt)
 
 
+def extremum_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Reducer:
+    """The reducer of ``max``/``min`` (``nanmax``/``nanmin``); float16 compares in float32."""
+    ct = F32 if x_dtype is F16 else x_dtype
+    return rd.extremum(ct, x_dtype, largest, skip_nan and ct.is_float)
+
+
 def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial):
     what = ("nan" if skip_nan else "") + ("max" if largest else "min")
     x = _array(x, what)
-    ct = F32 if x.dtype is F16 else x.dtype
-    R = rd.extremum(ct, x.dtype, largest, skip_nan and ct.is_float)
-    ident = rd.extreme(ct, largest)
+    no_order(x.dtype, what)
+    R = extremum_reducer(x.dtype, largest, skip_nan)
     empty = None
     if initial is None:
         name = "maximum" if largest else "minimum"
         empty = f"zero-size array to reduction operation {name} which has no identity"
-    p1 = ident if initial is None else initial
+    p1 = R.identity if initial is None else initial
     return run(R, x, axis, keepdims, x.dtype, what, p1=p1, empty=empty, out=out)
 
 
+@prepared
 def max(x, /, axis=None, out=None, keepdims=False, initial=None):  # noqa: A001
     """Largest element over ``axis``; NaN if any element is NaN (as NumPy).  An empty
     reduction is an error unless ``initial`` is given."""
     return _extremum(True, False, x, axis, out, keepdims, initial)
 
 
+@prepared
 def min(x, /, axis=None, out=None, keepdims=False, initial=None):  # noqa: A001
     """Smallest element over ``axis``; NaN if any element is NaN (as NumPy)."""
     return _extremum(False, False, x, axis, out, keepdims, initial)
 
 
+@prepared
 def nanmax(x, /, axis=None, out=None, keepdims=False, initial=None):
     """:func:`max` ignoring NaN (NaN only where every element is NaN)."""
     return _extremum(True, True, x, axis, out, keepdims, initial)
 
 
+@prepared
 def nanmin(x, /, axis=None, out=None, keepdims=False, initial=None):
     """:func:`min` ignoring NaN (NaN only where every element is NaN)."""
     return _extremum(False, True, x, axis, out, keepdims, initial)
@@ -218,12 +250,18 @@ amax, amin = max, min
 
 
 # --------------------------------------------------------------------- argmin, argmax
+def arg_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Reducer:
+    """The reducer of ``argmax``/``argmin`` (``nanargmax``/``nanargmin``)."""
+    return rd.arg(_compute(x_dtype), largest, skip_nan and x_dtype.is_float)
+
+
 def _arg(largest: bool, skip_nan: bool, x, axis, out, keepdims):
     what = ("nan" if skip_nan else "") + ("argmax" if largest else "argmin")
     x = _array(x, what)
+    no_order(x.dtype, what)
     if axis is not None and isinstance(axis, tuple | list):
         raise TypeError(f"ember.{what}: axis must be None or an int, got {axis!r}")
-    R = rd.arg(_compute(x.dtype), largest, skip_nan and x.dtype.is_float)
+    R = arg_reducer(x.dtype, largest, skip_nan)
     empty = f"attempt to get {what.removeprefix('nan')} of an empty sequence"
     res = run(R, x, axis, keepdims, I64, what, ordered=True, empty=empty)
     if skip_nan and x.dtype.is_float and res.size:
@@ -234,12 +272,14 @@ def _arg(largest: bool, skip_nan: bool, x, axis, out, keepdims):
     return res if out is None else _into(out, res, what)
 
 
+@prepared
 def argmax(x, /, axis=None, out=None, *, keepdims=False):
     """Index of the largest element over ``axis`` (None: of the flattened array); the
     first of equal ones, and of NaNs (NaN counts as the largest, as in NumPy)."""
     return _arg(True, False, x, axis, out, keepdims)
 
 
+@prepared
 def argmin(x, /, axis=None, out=None, *, keepdims=False):
     """Index of the smallest element over ``axis`` (first occurrence; NaN counts as the
     smallest, as in NumPy)."""
@@ -258,16 +298,19 @@ def nanargmin(x, /, axis=None, out=None, *, keepdims=False):
 
 
 # --------------------------------------------------------------------- any, all, count
+@prepared
 def any(x, /, axis=None, out=None, keepdims=False):  # noqa: A001
     """Whether any element over ``axis`` is true (not zero; NaN is true)."""
     return run(rd.logical(True), x, axis, keepdims, BOOL, "any", out=out)
 
 
+@prepared
 def all(x, /, axis=None, out=None, keepdims=False):  # noqa: A001
     """Whether every element over ``axis`` is true (not zero; NaN is true)."""
     return run(rd.logical(False), x, axis, keepdims, BOOL, "all", out=out)
 
 
+@prepared
 def count_nonzero(x, /, axis=None, *, keepdims=False):
     """Number of elements that are not zero, over ``axis``: an ``int64`` array (0-d for
     ``axis=None``, where NumPy returns a Python int: ``int(...)`` gives it)."""
@@ -276,28 +319,36 @@ def count_nonzero(x, /, axis=None, *, keepdims=False):
 
 
 # --------------------------------------------------------------------- statistics
-def _stat_dtypes(x: ndarray, dtype) -> tuple[DType, DType]:
-    """(accumulator, result) of mean/var/std: floats keep their dtype, others float64."""
+def stat_reducer(what: str, x_dtype: DType, dtype=None, skip_nan: bool = False):
+    """``(reducer, result dtype)`` of ``mean``, ``var``, ``std``, ``var_mean``,
+    ``std_mean`` (and their nan-versions): floats keep their dtype, others give float64;
+    float16 accumulates in float32.  Complex data: the mean is complex, the variance and
+    standard deviation real (the part's dtype)."""
     dt = _dtype_arg(dtype)
     if dt is None:
-        dt = x.dtype if x.dtype.is_float else F64
-    return (rd.float_acc(dt) if dt.is_float else F64), dt
+        dt = x_dtype if x_dtype.is_inexact else F64
+    acc = rd.float_acc(dt) if dt.is_inexact else F64
+    skip_nan = skip_nan and x_dtype.is_inexact
+    if what == "mean" and not skip_nan:
+        return rd.mean(acc, dt), dt
+    return rd.moments(acc, dt, what, skip_nan), (dt if what == "mean" else dt.real)
 
 
+@prepared
 def mean(x, /, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over ``axis`` (integers: float64; float16: accumulated in float32;
     sums as :func:`sum`).  The mean of no elements is NaN, with NumPy's RuntimeWarning."""
     x = _array(x, "mean")
-    acc, dt = _stat_dtypes(x, dtype)
-    _warn_empty(x, axis, "mean", 0)
-    return run(rd.mean(acc, dt), x, axis, keepdims, dt, "mean", out=out)
+    R, dt = stat_reducer("mean", x.dtype, dtype)
+    warned = _warn_empty(x, axis, "mean", 0)
+    return run(R, x, axis, keepdims, dt, "mean", out=out, cache=not warned)
 
 
+@prepared
 def nanmean(x, /, axis=None, dtype=None, out=None, keepdims=False):
     """:func:`mean` of the elements that are not NaN (NaN where there are none)."""
     x = _array(x, "nanmean")
-    acc, dt = _stat_dtypes(x, dtype)
-    R = rd.moments(acc, dt, "mean", skip_nan=True) if x.dtype.is_float else rd.mean(acc, dt)
+    R, dt = stat_reducer("mean", x.dtype, dtype, skip_nan=True)
     return run(R, x, axis, keepdims, dt, "nanmean", out=out)
 
 
@@ -312,14 +363,18 @@ def _correction(ddof, correction) -> float:
 def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=False):
     name = ("nan" if skip_nan else "") + what
     x = _array(x, name)
-    acc, dt = _stat_dtypes(x, dtype)
+    R, dt = stat_reducer(what, x.dtype, dtype, skip_nan)
     dof = _correction(ddof, correction)
-    _warn_empty(x, axis, name, dof)
-    R = rd.moments(acc, dt, what, skip_nan and x.dtype.is_float)
-    mean_dt = dt if what.endswith("_mean") else None
-    return run(R, x, axis, keepdims, dt, name, p2=dof, mean_dtype=mean_dt, out=out)
+    warned = _warn_empty(x, axis, name, dof)
+    mean_dt = None
+    if what.endswith("_mean"):  # (complex data: a real variance and a complex mean)
+        mean_dt = dtypes.complex_of(dt) if R.ct.is_complex else dt
+    return run(
+        R, x, axis, keepdims, dt, name, p2=dof, mean_dtype=mean_dt, out=out, cache=not warned
+    )
 
 
+@prepared
 def var(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
     """Variance over ``axis``: the sum of squared deviations from the mean divided by
     ``n - correction`` (``ddof`` is NumPy's name).  One pass (Welford per element, Chan
@@ -327,39 +382,48 @@ def var(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
     return _moments("var", x, axis, dtype, out, ddof, keepdims, correction)
 
 
+@prepared
 def std(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
     """Standard deviation over ``axis``: the square root of :func:`var`."""
     return _moments("std", x, axis, dtype, out, ddof, keepdims, correction)
 
 
+@prepared
 def nanvar(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
     """:func:`var` of the elements that are not NaN."""
     return _moments("var", x, axis, dtype, out, ddof, keepdims, correction, True)
 
 
+@prepared
 def nanstd(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
     """:func:`std` of the elements that are not NaN."""
     return _moments("std", x, axis, dtype, out, ddof, keepdims, correction, True)
 
 
+@prepared
 def var_mean(x, /, axis=None, *, correction=0, keepdims=False, dtype=None):
     """``(var, mean)`` in one pass over the data (PyTorch's ``torch.var_mean``)."""
     return _moments("var_mean", x, axis, dtype, None, 0, keepdims, correction)
 
 
+@prepared
 def std_mean(x, /, axis=None, *, correction=0, keepdims=False, dtype=None):
     """``(std, mean)`` in one pass over the data (PyTorch's ``torch.std_mean``)."""
     return _moments("std_mean", x, axis, dtype, None, 0, keepdims, correction)
 
 
-def _warn_empty(x: ndarray, axis, what: str, dof) -> None:
-    """NumPy's RuntimeWarnings for means of nothing and variances with no freedom."""
+def _warn_empty(x: ndarray, axis, what: str, dof) -> bool:
+    """NumPy's RuntimeWarnings for means of nothing and variances with no freedom; True
+    when one was given (such calls are not served from the cache, so they warn again)."""
     axes = axes_of(axis, x.ndim, what)
     n = math.prod(x.shape[k] for k in axes)
     size = math.prod(n for k, n in enumerate(x.shape) if k not in axes)
     if not size or what.startswith("nan"):
-        return
+        return False
     if n == 0 and "mean" in what:
-        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
-    elif n - dof <= 0 and what != "mean":
-        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=5)
+        return True
+    if n - dof <= 0 and what != "mean":
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=5)
+        return True
+    return False

@@ -8,6 +8,11 @@ turns the operand types into a :class:`Resolution`: the device function to apply
 dtype operands are cast to before it (``ct``) and the result dtype (``out``).  Where NumPy
 has no loop for a dtype (``-bool``, float ``&``) the rule raises ``TypeError`` naming the
 operation, the dtypes and what to do.  The property tests compare every rule with NumPy.
+
+Complex operands follow NumPy where the Array API agrees and the Array API where they
+differ: ordering (``<``, ``maximum``, ``clip``, ``sort``) is refused, as are ``//``, ``%``,
+``floor``/``ceil``/``trunc`` and the real-only math functions; ``abs`` of a complex array
+is real, ``sign`` is ``z / |z|`` (NumPy 2).
 """
 
 from __future__ import annotations
@@ -18,7 +23,16 @@ from typing import Any
 from ember import dtypes
 from ember.array import ops
 from ember.dtypes import DType
-from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Scalar, float_result, promote, scalar
+from ember.frontend.complexes import COMPLEX_MATH
+from ember.frontend.types import (
+    WEAK_COMPLEX,
+    WEAK_FLOAT,
+    WEAK_INT,
+    Scalar,
+    float_result,
+    promote,
+    scalar,
+)
 
 BOOL, INT8, FLOAT64 = dtypes.bool_, dtypes.int8, dtypes.float64
 
@@ -52,8 +66,13 @@ class Rule:
 
 def describe(t: Scalar) -> str:
     if t.weak:
-        return "a Python float" if t.dtype.is_float else "a Python int"
+        return {"f": "a Python float", "c": "a Python complex"}.get(t.dtype.kind, "a Python int")
     return t.dtype.name
+
+
+_ORDERED = {"maximum", "minimum", "fmax", "fmin"}
+NO_ORDER = "complex numbers have no order (the Array API's rule; compare ember.abs(x) or " \
+    "ember.real(x))"
 
 
 def common(types: tuple[Scalar, ...]) -> Scalar:
@@ -71,6 +90,18 @@ def strong(t: Scalar) -> DType:
 
 def _all_bool(types) -> bool:
     return all(t.dtype.kind == "b" and not t.weak for t in types)
+
+
+def no_order(dt: DType, what: str) -> None:
+    """Refuse to order complex numbers (sort, max, argmin, searchsorted...): the Array API's
+    rule; NumPy orders them lexicographically."""
+    if dt.is_complex:
+        raise TypeError(f"ember.{what} of {dt.name}: {NO_ORDER}")
+
+
+def _is_factory(op) -> bool:
+    """A memoized operator factory taking the compute dtype (``ops.sign_complex``)."""
+    return hasattr(op, "cache_info")
 
 
 # --------------------------------------------------------------------- rules
@@ -93,25 +124,28 @@ class Arithmetic(Rule):
 
 
 class IntegerLike(Rule):
-    """``// % ** fmod``, squares: the promoted type; two bools compute in int8 (NumPy)."""
+    """``// % ** fmod``, squares: the promoted type; two bools compute in int8 (NumPy).
+    Complex numbers only take ``**`` (``complex_ok``)."""
 
-    def __init__(self, name: str, op, int_op=None):
+    def __init__(self, name: str, op, int_op=None, complex_ok: bool = False):
         super().__init__(name)
-        self.op, self.int_op = op, int_op or op
+        self.op, self.int_op, self.complex_ok = op, int_op or op, complex_ok
 
     def __call__(self, types):
         t = strong(common(types))
+        if t.is_complex and not self.complex_ok:
+            raise self.refuse(types, "it is not defined for complex numbers (as in NumPy)")
         if t is BOOL:
             t = INT8
         return Resolution(self.int_op if t.kind in "iu" else self.op, t, t)
 
 
 class TrueDivide(Rule):
-    """``/``: floats keep their type; integers and bools divide in float64."""
+    """``/``: floats and complex keep their type; integers and bools divide in float64."""
 
     def __call__(self, types):
         t = strong(common(types))
-        if not t.is_float:
+        if not t.is_inexact:
             t = FLOAT64
         return Resolution(ops.divide, t, t)
 
@@ -125,7 +159,7 @@ class Bitwise(Rule):
 
     def __call__(self, types):
         t = strong(common(types))
-        if t.is_float:
+        if t.is_inexact:
             raise self.refuse(types, "bitwise operations need integer or bool operands")
         return Resolution(self.op, t, t)
 
@@ -139,7 +173,7 @@ class Shift(Rule):
 
     def __call__(self, types):
         t = strong(common(types))
-        if t.is_float:
+        if t.is_inexact:
             raise self.refuse(types, "shifts need integer operands")
         if t is BOOL:
             t = INT8
@@ -148,14 +182,18 @@ class Shift(Rule):
 
 
 class Compare(Rule):
-    """``== != < <= > >=``: compare in the promoted type, give bool."""
+    """``== != < <= > >=``: compare in the promoted type, give bool (complex numbers: only
+    ``==`` and ``!=``, ``ordered=False``)."""
 
-    def __init__(self, name: str, op):
+    def __init__(self, name: str, op, ordered: bool = True):
         super().__init__(name)
-        self.op = op
+        self.op, self.ordered = op, ordered
 
     def __call__(self, types):
-        return Resolution(self.op, strong(common(types)), BOOL)
+        t = strong(common(types))
+        if t.is_complex and self.ordered:
+            raise self.refuse(types, NO_ORDER)
+        return Resolution(self.op, t, BOOL)
 
 
 class Logical(Rule):
@@ -178,15 +216,23 @@ class Same(Rule):
     refuses floats (``~x``).
     """
 
-    def __init__(self, name, op, on_bool="keep", int_op=None, bool_hint="", floats=True):
+    def __init__(
+        self, name, op, on_bool="keep", int_op=None, bool_hint="", floats=True, complex_op=None
+    ):  # fmt: skip
         super().__init__(name)
         self.op, self.on_bool, self.int_op, self.bool_hint = op, on_bool, int_op, bool_hint
-        self.floats = floats
+        self.floats, self.complex_op = floats, complex_op
 
     def __call__(self, types):
         t = strong(common(types))
-        if t.is_float and not self.floats:
+        if t.is_inexact and not self.floats:
             raise self.refuse(types, "it needs integer or bool operands")
+        if t.is_complex:
+            if self.complex_op is None:
+                raise self.refuse(types, NO_ORDER if self.name in _ORDERED else
+                                  "it is not defined for complex numbers")  # fmt: skip
+            op = self.complex_op(t) if _is_factory(self.complex_op) else self.complex_op
+            return Resolution(op, t, t)
         if t is BOOL:
             if self.on_bool == "refuse":
                 raise self.refuse(types, self.bool_hint or "it has no boolean version")
@@ -202,7 +248,8 @@ class Same(Rule):
 
 class FloatMath(Rule):
     """Math functions: integers become the smallest float holding them (int8 -> float16,
-    int16 -> float32, wider -> float64; bool -> float16), as NumPy's ufuncs do."""
+    int16 -> float32, wider -> float64; bool -> float16), as NumPy's ufuncs do; complex
+    operands stay complex where the function is defined for them (``COMPLEX_MATH``)."""
 
     def __init__(self, name: str, op):
         super().__init__(name)
@@ -216,18 +263,48 @@ class FloatMath(Rule):
             base = common(strong_types)
             types = tuple(promote(t, base) if t.weak else t for t in types)
         t = strong(common(tuple(float_result(t) for t in types)))
-        return Resolution(self.op, t, t)
+        if t.is_complex and self.name not in COMPLEX_MATH and self.name not in _COMPLEX_FLOAT_MATH:
+            raise self.refuse(types, "it is not defined for complex numbers")
+        special = _COMPLEX_FLOAT_MATH.get(self.name) if t.is_complex else None
+        return Resolution(special(t) if special else self.op, t, t)
+
+
+# math functions whose complex version is another device function (a factory of ops.py)
+_COMPLEX_FLOAT_MATH = {"reciprocal": ops.reciprocal_complex, "rint": ops.rint_complex}
 
 
 class Predicate(Rule):
-    """``isnan``, ``signbit``...: bool results, computed on the input as it is."""
+    """``isnan``, ``signbit``...: bool results, computed on the input as it is (complex:
+    ``isnan``/``isinf`` of either part, ``isfinite`` of both)."""
 
-    def __init__(self, name: str, op):
+    def __init__(self, name: str, op, complex_ok: bool = True):
         super().__init__(name)
-        self.op = op
+        self.op, self.complex_ok = op, complex_ok
 
     def __call__(self, types):
-        return Resolution(self.op, strong(common(types)), BOOL)
+        t = strong(common(types))
+        if t.is_complex and not self.complex_ok:
+            raise self.refuse(types, "it is not defined for complex numbers")
+        return Resolution(self.op, t, BOOL)
+
+
+class Angle(Rule):
+    """``angle``: ``atan2(imag, real)`` in the operand's (smallest) float type; a complex
+    operand's angle is real."""
+
+    def __call__(self, types):
+        t = strong(common(tuple(float_result(t) for t in types)))
+        return Resolution(ops.angle, t, t.real)
+
+
+class Abs(Rule):
+    """``abs``: the dtype of the operand; a complex operand's modulus is real (``hypot``)."""
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if t.is_complex:
+            return Resolution(ops.absolute, t, t.real)
+        return Resolution(ops.absolute, t, t)
 
 
 class Where(Rule):
@@ -243,6 +320,8 @@ class Clip(Rule):
 
     def __call__(self, types):
         t = strong(common(types))
+        if t.is_complex:
+            raise self.refuse(types, NO_ORDER)
         return Resolution(ops.clip, t, t, c0=t)
 
 
@@ -260,35 +339,43 @@ class Custom(Rule):
 
 
 class Cast(Rule):
-    """``astype``/copies: ``copy`` into the target dtype (set by the caller)."""
+    """``astype``/copies: ``copy`` into the target dtype (set by the caller).  Complex to a
+    real dtype other than bool is refused (the Array API's rule; NumPy drops the imaginary
+    part with a ComplexWarning)."""
 
     def __init__(self, target: DType):
         super().__init__("astype")
         self.target = target
 
     def __call__(self, types):
+        if types[0].dtype.is_complex and self.target.kind not in "cb":
+            raise TypeError(
+                f"cannot cast {describe(types[0])} to {self.target.name}: the Array API "
+                "refuses complex-to-real casts (NumPy drops the imaginary part); convert "
+                "ember.real(x), ember.imag(x) or ember.abs(x) instead"
+            )
         return Resolution(ops.copy, self.target, self.target)
 
 
 # --------------------------------------------------------------------- scalar operands
-PY_TYPES: dict[type, Scalar] = {int: WEAK_INT, float: WEAK_FLOAT, bool: scalar(BOOL)}
+PY_TYPES: dict[type, Scalar] = {
+    int: WEAK_INT, float: WEAK_FLOAT, complex: WEAK_COMPLEX, bool: scalar(BOOL)
+}
 
 
 def scalar_type(value: Any) -> Scalar:
-    """The kernel type of a scalar operand: Python ``int``/``float`` are weak (NEP 50),
-    ``bool`` and NumPy scalars strong."""
+    """The kernel type of a scalar operand: Python ``int``/``float``/``complex`` are weak
+    (NEP 50), ``bool`` and NumPy scalars strong."""
     t = PY_TYPES.get(type(value))
     if t is not None:
         return t
     dt = getattr(value, "dtype", None)  # NumPy scalars (numpy.float64 subclasses float)
     if dt is not None and getattr(value, "ndim", None) == 0:
         return scalar(dtypes.dtype(dt))
-    if isinstance(value, bool | int | float):  # subclasses (IntEnum...)
-        return PY_TYPES[
-            bool if isinstance(value, bool) else int if isinstance(value, int) else float
-        ]
-    if isinstance(value, complex):
-        raise TypeError("Ember does not support complex numbers")
+    if isinstance(value, bool | int | float | complex):  # subclasses (IntEnum...)
+        for cls in (bool, int, float, complex):
+            if isinstance(value, cls):
+                return PY_TYPES[cls]
     raise TypeError(
         f"unsupported operand of type {type(value).__module__}.{type(value).__name__}: "
         "elementwise operations take ember arrays and Python or NumPy scalars"

@@ -75,7 +75,9 @@ def inclusive_scan(src: ndarray, dst: ndarray, op, ct: DType) -> None:
         return
     tiles = -(-n // g.tile)
     head = (rows, n, tiles, *args)
-    if be.forward_progress and tiles > 1:
+    # the look-back publishes values through atomics: no 8/16-byte complex pair has them, so
+    # complex scans take the two-pass path (reduce the tiles, then scan from their carries)
+    if be.forward_progress and tiles > 1 and not ct.is_complex:
         state = launch.zeroed(be, (rows * tiles + 1,), dtypes.int32)
         at = sk.atomic_storage(ct)
         aggs, incls = launch.new(be, (rows * tiles,), at), launch.new(be, (rows * tiles,), at)

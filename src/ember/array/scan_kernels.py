@@ -58,6 +58,9 @@ if TYPE_CHECKING:
     from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
 
+if TYPE_CHECKING:  # when `ember.kernel` is the first thing a program imports (kernel.py ->
+    from ember.compiler.kernel import Kernel  # args.py -> the array library -> here)
+
 WINDOW = 32  # tiles inspected per step of the look-back
 AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published yet)
 
@@ -65,11 +68,14 @@ AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published
 @dataclass(frozen=True)
 class Geometry:
     """Launch shape of the tile kernels: ``block`` threads, ``items`` elements each, and
-    ``warp`` (32: block scans with warp shuffles; 0: in shared memory)."""
+    ``warp`` (32: block scans with warp shuffles; 0: in shared memory); ``emulated``: the
+    warp shuffles through shared memory (the same kernels on devices without sub-groups,
+    for tests)."""
 
     block: int
     items: int
     warp: int
+    emulated: bool = False
 
     @property
     def tile(self) -> int:
@@ -98,7 +104,11 @@ def _named(fn, name: str) -> Kernel:
 
 def _name(prefix: str, op, ct: DType, g: Geometry) -> str:
     opname = op.__name__.removeprefix("ew_")
-    return f"{prefix}_{opname}_{ct.name}_{g.block}x{g.items}" + ("w" if g.warp else "")
+    return f"{prefix}_{opname}_{ct.name}_{g.block}x{g.items}" + _warp_name(g)
+
+
+def _warp_name(g: Geometry) -> str:
+    return ("we" if g.emulated else "w") if g.warp else ""
 
 
 def _pre_name(pre) -> str:
@@ -121,22 +131,41 @@ def flag(v):
     return v != 0
 
 
-def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same) -> SimpleNamespace:
+def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False) -> SimpleNamespace:
     """The per-tile steps shared by the kernels (see the module docstring); ``PRE`` maps
-    each loaded element before it is cast to ``CT``."""
+    each loaded element before it is cast to ``CT``; ``EMU``: shuffles in shared memory."""
     NWARPS = BLOCK // WARP if WARP else 0
     LOG_BLOCK = BLOCK.bit_length() - 1
 
     def combine(a, b):
         return CT(OP(CT(a), CT(b)))
 
-    def load(s, x, start, step, count, tid):
+    def load_guarded(s, x, start, step, count, tid):
         for j in range(ITEMS):
             e = j * BLOCK + tid
             if e < count:
                 s[pad(e)] = ST(CT(PRE(x[start + e * step])))
             else:
                 s[pad(e)] = ST(0)
+
+    def load_by_4(s, x, start, step, count, tid):
+        """Full tiles: four loads issued before their stores (several requests in flight
+        per thread; a store to shared memory could otherwise hold back the next load)."""
+        if count < BLOCK * ITEMS:
+            load_guarded(s, x, start, step, count, tid)
+        else:
+            for j in range(0, ITEMS, 4):
+                e = j * BLOCK + tid
+                a = x[start + e * step]
+                b = x[start + (e + BLOCK) * step]
+                c = x[start + (e + 2 * BLOCK) * step]
+                d = x[start + (e + 3 * BLOCK) * step]
+                s[pad(e)] = ST(CT(PRE(a)))
+                s[pad(e + BLOCK)] = ST(CT(PRE(b)))
+                s[pad(e + 2 * BLOCK)] = ST(CT(PRE(c)))
+                s[pad(e + 3 * BLOCK)] = ST(CT(PRE(d)))
+
+    load = load_by_4 if ITEMS % 4 == 0 else load_guarded
 
     def store(out, s, start, count, tid):
         for j in range(ITEMS):
@@ -186,16 +215,30 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same) -> SimpleNamespace
         excl = CT(buf[src + tid - 1]) if tid > 0 else v
         return excl, total
 
+    def shfl_hw(buf, v, src, tid):
+        """Lane ``src``'s ``v`` in this thread's warp."""
+        return CT(ember.shfl(v, src))
+
+    def shfl_emu(buf, v, src, tid):
+        """The same through shared memory (``buf[NWARPS:]``)."""
+        buf[NWARPS + tid] = ST(v)
+        ember.barrier()
+        o = CT(buf[NWARPS + tid - tid % WARP + src])
+        ember.barrier()
+        return o
+
+    shfl = shfl_emu if EMU else shfl_hw
+
     def block_scan_warp(buf, v, tid):
         """The same with 32-lane warp shuffles and one pass over the warp totals."""
         lane = tid % WARP
         w = tid // WARP
         for k in range(5):
             d = 1 << k
-            o = CT(ember.shfl(v, lane - d if lane >= d else 0))
+            o = shfl(buf, v, lane - d if lane >= d else 0, tid)
             if lane >= d:
                 v = combine(o, v)
-        up = CT(ember.shfl(v, lane - 1 if lane > 0 else 0))
+        up = shfl(buf, v, lane - 1 if lane > 0 else 0, tid)
         if lane == WARP - 1:
             buf[w] = ST(v)
         ember.barrier()
@@ -228,14 +271,14 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same) -> SimpleNamespace
 
 
 def _functions(op, ct: DType, g: Geometry, pre=same) -> SimpleNamespace:
-    return _tile_functions(op, ct, storage(ct), g.block, g.items, g.warp, pre)
+    return _tile_functions(op, ct, storage(ct), g.block, g.items, g.warp, pre, g.emulated)
 
 
 # --------------------------------------------------------------------- kernels
 def _sizes(g: Geometry):
     tile = g.tile
     slots = tile + (tile >> 5)
-    buf = 2 * g.block if not g.warp else max(g.block // g.warp, 1)
+    buf = 2 * g.block if not g.warp else g.block // g.warp + (g.block if g.emulated else 0)
     return tile, slots, buf
 
 
@@ -480,4 +523,4 @@ def select(g: Geometry, what) -> Kernel:
             t += ember.grid_dim.x
 
     name = "select_" + ("indices" if what is index_of else "values")
-    return _named(select, f"{name}_{g.block}x{g.items}" + ("w" if g.warp else ""))
+    return _named(select, f"{name}_{g.block}x{g.items}" + _warp_name(g))

@@ -172,6 +172,10 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None):
         sv, sbase, (sstep,) = launch.flat(s)
     else:
         sv, sbase, sstep = av, 0, 0
+    if ct.is_complex:
+        from ember.array.rules import no_order
+
+        no_order(ct, "searchsorted")
     k = search_kernel(ct, sorter is not None)
     m = v.size
     args = (m, a.shape[0], av, abase, astep, sv, sbase, sstep, launch.flat1(v),

@@ -25,6 +25,8 @@ FLOAT_UNARY = ("sqrt", "exp", "log", "sin", "cos", "tanh", "abs", "negative", "f
 INT_UNARY = ("abs", "negative")
 STRIDED_2D = ("add", "subtract", "multiply", "divide")
 N = 64  # example length: only dtype, ndim and layout matter
+REDUCTIONS = ("sum", "max", "argmax", "mean")  # every common pass (reduce.COMMON_PASSES)
+ONE_PASS = ("min", "argmin")  # one pass along the fast axis or a slow one
 
 
 def _example(dtype, kind: str):
@@ -114,6 +116,34 @@ def _strided(names: Iterable[str], dts: Iterable[str]) -> Iterator[tuple[Any, tu
         yield kernels.transpose2(res_dt), (np.zeros((4, 16), res_dt.numpy), _transposed(dt))
 
 
+def _reductions(dts: Iterable[str]) -> Iterator[tuple[Any, tuple]]:
+    """The reduction passes of ``sum max argmax mean`` (all four kinds), ``min argmin``
+    (one pass), ``any all`` of booleans and ``var std`` of floats."""
+    from ember.array import reduce as red
+    from ember.array import reducers
+    from ember.array import reductions as r
+
+    one = (red.COMMON_PASSES[0], red.COMMON_PASSES[3])
+    for name in dts:
+        dt = dtypes.dtype(name)
+        found = {
+            "sum": r.sum_reducer("sum", dt), "max": (r.extremum_reducer(dt, True), dt),
+            "argmax": (r.arg_reducer(dt, True), dtypes.int64),
+            "mean": r.stat_reducer("mean", dt), "min": (r.extremum_reducer(dt, False), dt),
+            "argmin": (r.arg_reducer(dt, False), dtypes.int64),
+        }  # fmt: skip
+        for fn in REDUCTIONS + ONE_PASS:
+            R, out = found[fn]
+            yield from red.examples(R, dt, out, passes=None if fn in REDUCTIONS else one)
+        if dt.kind == "b":
+            for any_ in (True, False):
+                yield from red.examples(reducers.logical(any_), dt, dt)
+        if dt.is_float:
+            for what in ("var", "std"):
+                R, out = r.stat_reducer(what, dt)
+                yield from red.examples(R, dt, out)
+
+
 def _scalar(dt):
     from ember.frontend.types import scalar
 
@@ -146,8 +176,12 @@ def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None):
     on arrays and with Python scalars on either side; common math (``sqrt exp log sin cos
     tanh abs negative floor isnan``) on floats; ``abs``/``negative`` on integers; fills
     (``ones``, ``full``) and ``astype`` between the dtypes; 2-d broadcasts of ``+ - * /`` and
-    transposed copies for float32/float64.  ``dtypes_`` defaults to bool, int32, int64,
-    float32, float64.  Example arrays are NumPy arrays (precompile copies them to the
+    transposed copies for float32/float64; reductions (``sum max min argmax argmin mean``,
+    ``any all`` of booleans, ``var std`` of floats) along the fast axis (one pass, or a
+    split and its second pass) and along a slow axis; ``cumsum``/``cumprod``, ``x[mask]``,
+    ``nonzero`` and (but for bool) ``sort``/``argsort`` of 1-d arrays, in the designs the
+    current device runs (:mod:`ember.array.standard_sort`).  ``dtypes_`` defaults to bool,
+    int32, int64, float32, float64.  Example arrays are NumPy arrays (precompile copies them to the
     device) except transposed views, which are made on the current device.
     """
     from ember.array import elementwise
@@ -178,6 +212,26 @@ def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None):
             yield kernel, args
     for kernel, args in _strided(STRIDED_2D, floats):
         yield kernel, _device(args)
+    for kernel, args in _reductions(dts):  # second passes read states: shared by dtypes
+        key = (kernel, tuple(_signature(a) for a in args))
+        if key not in seen:
+            seen.add(key)
+            yield kernel, args
+    yield from _scans_and_sorts(dts, fp64)
+
+
+def _scans_and_sorts(dts, fp64: bool) -> Iterator:
+    """Cumulative sums and products, ``x[mask]``/``nonzero`` and sorts (standard_sort.py)."""
+    from ember.array import standard_sort
+    from ember.runtime import backend as registry
+
+    usable = tuple(d for d in dts if fp64 or d != "float64")
+    seen: set = set()
+    for kernel, args in standard_sort.examples(registry.current(), usable):
+        key = (kernel, tuple(_signature(a) for a in args))
+        if key not in seen:
+            seen.add(key)
+            yield kernel, args
 
 
 def _signature(a) -> Any:

@@ -57,22 +57,25 @@ multiply = _binary("multiply", r.Arithmetic("multiply", ops.multiply, ops.logica
 divide = _binary("divide", r.TrueDivide("divide"))
 floor_divide = _binary("floor_divide", r.IntegerLike("floor_divide", ops.floor_divide))
 remainder = _binary("remainder", r.IntegerLike("remainder", ops.remainder))
-pow = _binary("pow", r.IntegerLike("pow", ops.power), "power", intrinsic="pow")  # noqa: A001
+pow = _binary(  # noqa: A001
+    "pow", r.IntegerLike("pow", ops.power, complex_ok=True), "power", intrinsic="pow"
+)
 fmod = _binary("fmod", r.IntegerLike("fmod", ops.fmod, ops.fmod_int), intrinsic="fmod")
 
 negative = _unary(
     "negative",
-    r.Same("negative", ops.negative, "refuse", bool_hint="use ~ or ember.logical_not"),
-)
-positive = _unary("positive", r.Same("positive", ops.positive, "refuse"))
-abs = _unary("abs", r.Same("abs", ops.absolute), "absolute", intrinsic="py_abs")  # noqa: A001
-sign = _unary("sign", r.Same("sign", ops.sign, "refuse"))
-square = _unary("square", r.Same("square", ops.square, "int8"))
+    r.Same("negative", ops.negative, "refuse", bool_hint="use ~ or ember.logical_not",
+           complex_op=ops.negative),
+)  # fmt: skip
+positive = _unary("positive", r.Same("positive", ops.positive, "refuse", complex_op=ops.positive))
+abs = _unary("abs", r.Abs("abs"), "absolute", intrinsic="py_abs")  # noqa: A001
+sign = _unary("sign", r.Same("sign", ops.sign, "refuse", complex_op=ops.sign_complex))
+square = _unary("square", r.Same("square", ops.square, "int8", complex_op=ops.square))
 reciprocal = _unary("reciprocal", r.FloatMath("reciprocal", ops.reciprocal))
 
 # --------------------------------------------------------------------- comparisons, logic
-equal = _binary("equal", r.Compare("equal", ops.equal))
-not_equal = _binary("not_equal", r.Compare("not_equal", ops.not_equal))
+equal = _binary("equal", r.Compare("equal", ops.equal, ordered=False))
+not_equal = _binary("not_equal", r.Compare("not_equal", ops.not_equal, ordered=False))
 less = _binary("less", r.Compare("less", ops.less))
 less_equal = _binary("less_equal", r.Compare("less_equal", ops.less_equal))
 greater = _binary("greater", r.Compare("greater", ops.greater))
@@ -160,7 +163,7 @@ trunc = _unary("trunc", r.Same("trunc", ops.trunc, int_op=ops.copy), intrinsic="
 isnan = _unary("isnan", r.Predicate("isnan", ops.isnan), intrinsic="isnan")
 isinf = _unary("isinf", r.Predicate("isinf", ops.isinf), intrinsic="isinf")
 isfinite = _unary("isfinite", r.Predicate("isfinite", ops.isfinite), intrinsic="isfinite")
-signbit = _unary("signbit", r.Predicate("signbit", ops.signbit))
+signbit = _unary("signbit", r.Predicate("signbit", ops.signbit, complex_ok=False))
 
 atan2 = _binary("atan2", r.FloatMath("atan2", ops.atan2), "arctan2", intrinsic="atan2")
 hypot = _binary("hypot", r.FloatMath("hypot", ops.hypot), intrinsic="hypot")
@@ -189,10 +192,14 @@ def where(condition, x1=_NO, x2=_NO, /, *, out=None):
 
 def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
     """``x`` limited to ``[min, max]`` (either may be None); NaN in ``x`` or a bound gives
-    NaN.  Python int bounds beyond an integer ``x``'s range are clamped to it (NumPy 2's
-    rule: ``clip(uint8_array, -1, 300)`` keeps uint8 and changes nothing)."""
-    if getattr(x, "dtype", None) is not None and getattr(x.dtype, "is_integer", False):
-        min, max = _in_range(min, x.dtype), _in_range(max, x.dtype)
+    NaN.  The result has ``x``'s dtype (the Array API's rule): integer bounds beyond an
+    integer ``x``'s range are clamped to it (as NumPy 2 does for Python ints:
+    ``clip(uint8_array, -1, 300)`` changes nothing) and same-kind array bounds are
+    converted to ``x``'s dtype (NumPy would promote); bounds of another kind (a float bound
+    for integers) promote as in NumPy."""
+    dt = getattr(x, "dtype", None)
+    if dt is not None and hasattr(dt, "kind"):
+        min, max = _bound(min, dt), _bound(max, dt)
     if min is None and max is None:
         return x.copy() if out is None else _copy_into(x, out)
     if max is None:
@@ -202,21 +209,23 @@ def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
     return _clip(x, min, max, out=out)
 
 
-def _in_range(bound, dt):
-    """A Python int bound clamped to the range of the integer dtype ``dt``."""
-    if type(bound) is not int:
-        return bound
+def _bound(bound, dt):
+    """A clip bound in terms of ``x``'s dtype ``dt`` where that loses nothing clip needs."""
     from ember.array.info import iinfo
+    from ember.array.ndarray import ndarray
 
-    info = iinfo(dt)
-    return min(info.max, max(info.min, bound))
-
-
-def imag(x, /):
-    """The imaginary part: zeros for Ember's real dtypes."""
-    from ember.array.creation import zeros_like
-
-    return zeros_like(x)
+    integer = dt.kind in "iu"
+    if type(bound) is int and integer:
+        info = iinfo(dt)
+        return min(info.max, max(info.min, bound))
+    if not isinstance(bound, ndarray) or bound.dtype is dt or bound.dtype.kind == "b":
+        return bound
+    if integer and bound.dtype.kind in "iu":
+        info = iinfo(dt)
+        return clip(bound, info.min, info.max).astype(dt)
+    if dt.kind == "f" and bound.dtype.kind in "fiu":
+        return bound.astype(dt)  # rounding is monotonic: the same as rounding the result
+    return bound
 
 
 def _copy_into(x, out):
@@ -226,14 +235,25 @@ def _copy_into(x, out):
 
 def round(x, /, decimals: int = 0, *, out=None):  # noqa: A001
     """Round half to even (NumPy's ``round``): integers stay, floats round to ``decimals``
-    digits (``x * 10**decimals`` rounded, then divided back, as NumPy does)."""
+    digits (``x * 10**decimals`` rounded, then divided back, as NumPy does); the parts of a
+    complex array are rounded each on its own (NumPy's rule)."""
     if decimals == 0:
         return _round0(x, out=out)
+    if getattr(getattr(x, "dtype", None), "is_complex", False):
+        from ember.array.creation import empty_like
+
+        result = empty_like(x) if out is None else out
+        for part in ("real", "imag"):
+            round(getattr(x, part), decimals, out=getattr(result, part))
+        return result
     scale = 10.0**decimals
     return divide(_round0(multiply(x, scale)), scale, out=out)
 
 
-_round0 = Ufunc("round", 1, r.Same("round", ops.rint, int_op=ops.copy), _np("round"))
+_round0 = Ufunc(
+    "round", 1, r.Same("round", ops.rint, int_op=ops.copy, complex_op=ops.rint_complex),
+    _np("round"),
+)  # fmt: skip
 
 
 def vectorize(func=None, *, dtype=None):
@@ -282,8 +302,38 @@ left_shift = bitwise_left_shift
 right_shift = bitwise_right_shift
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
-conj = conjugate = _unary("conj", r.Same("conj", ops.copy), "conjugate")
-real = _unary("real", r.Same("real", ops.copy))
+conj = conjugate = _unary(
+    "conj", r.Same("conj", ops.copy, complex_op=ops.conj), "conjugate", intrinsic="conj"
+)
+_angle = _unary("angle", r.Angle("angle"))
+
+
+def real(x, /):
+    """The real part of ``x``: for a complex array a view (as NumPy's ``x.real``: writing
+    to it writes ``x``), of the part's float dtype; a real array itself."""
+    from ember.array.parts import part
+
+    return part(x, "real")
+
+
+def imag(x, /):
+    """The imaginary part of ``x``: for a complex array a view (writable, as NumPy's
+    ``x.imag``); for a real array a new array of zeros."""
+    from ember.array.parts import part
+
+    return part(x, "imag")
+
+
+def angle(z, /, deg: bool = False):
+    """The angle of complex ``z`` (``atan2(imag, real)``, NumPy's ``angle``): real, in
+    radians, or degrees with ``deg=True``; of a real array, 0 or pi."""
+    a = _angle(z)
+    return multiply(a, 180 / 3.141592653589793) if deg else a
+
+
+real.__ember_intrinsic__ = "real"  # type: ignore[attr-defined]  # inside kernels: of a number
+imag.__ember_intrinsic__ = "imag"  # type: ignore[attr-defined]
+angle.__ember_intrinsic__ = "angle"  # type: ignore[attr-defined]
 
 UNARY = (
     "negative", "positive", "abs", "sign", "square", "reciprocal", "logical_not",
@@ -302,4 +352,4 @@ ALIASES = (
     "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj",
     "conjugate",
 )  # fmt: skip
-FUNCTIONS = ("where", "clip", "round", "vectorize", "real", "imag")
+FUNCTIONS = ("where", "clip", "round", "vectorize", "real", "imag", "angle")

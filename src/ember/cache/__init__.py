@@ -19,15 +19,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ember.cache import bundle as _bundle
 from ember.cache import disk as _disk
-from ember.cache import memory as _memory
+from ember.cache import lookup as _memory
 from ember.cache.bundle import Bundle, BundleError, Recorder, load_bundle, record, write_bundle
 from ember.cache.disk import CacheWarning
 from ember.cache.entry import Entry
 
 __all__ = [
     "Bundle", "BundleError", "CacheWarning", "Entry", "Recorder", "clear", "directory",
-    "export", "import_bundle", "info", "load_bundle", "record", "stats",
+    "export", "import_bundle", "info", "load_bundle", "record", "stats", "verify",
 ]  # fmt: skip
 
 
@@ -72,7 +73,16 @@ def _describe(cache: _disk.DiskCache, key: str) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         entry = cache.load(key)
-    return entry.parts.get("target", "?") if entry is not None else "damaged"
+    if entry is None:
+        return "damaged"
+    target = entry.parts.get("target")
+    return target if isinstance(target, str) else "?"
+
+
+def verify(path: str | os.PathLike, sha256: str | None = None) -> Bundle:
+    """Check a bundle completely without loading it (see :func:`ember.cache.bundle.verify`);
+    with ``sha256``, that it is the published file."""
+    return _bundle.verify(path, sha256)
 
 
 def clear() -> int:

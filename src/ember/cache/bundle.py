@@ -15,11 +15,17 @@ A bundle is a zip file (never a pickle: loading one runs no code) holding:
 * ``binaries/<key>.bin``: each binary, whose SHA-256 the manifest records;
 * ``sources/<key>.cu`` (``.cl``): the generated source, for debugging.
 
-:func:`load_bundle` checks everything before using anything: a damaged bundle raises
-:class:`BundleError` naming the problem.  Entries made by another Ember (another compiler
-fingerprint or cache format) are ignored at load; entries for another architecture, driver
-or compiler simply never match a key here (their key differs), and the warmup does not
-preload them.
+:func:`load_bundle` checks everything before using anything: the sizes before inflating
+(:data:`MAX_MEMBER_BYTES`, :data:`MAX_TOTAL_BYTES`), the type of every manifest field, every
+member against its SHA-256, every entry as the disk cache does (its key is the hash of its
+description; its kernel's C name ends in its key, so a binary moved to another entry is
+refused); a damaged bundle raises :class:`BundleError` naming the problem.  Entries made by
+another Ember (another compiler fingerprint or cache format) are ignored at load; entries for
+another architecture, driver or compiler simply never match a key here (their key differs),
+and the warmup does not preload them.
+
+None of that makes a bundle trustworthy: it is code.  ``load_bundle(path, sha256=...)`` and
+``ember cache verify PATH --sha256 HEX`` check it is the very file that was published.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.cache import key as keymod
-from ember.cache import memory
+from ember.cache import lookup
 from ember.cache.entry import CorruptEntry, Entry
 from ember.codegen import dialects
 from ember.errors import EmberError
@@ -63,10 +69,11 @@ class Recorder:
         """Also record every specialization ``kernel`` already has (made before the block)."""
         for spec in list(kernel.specializations.values()):
             if getattr(spec, "entry", None) is not None and spec.entry.key not in self.entries:
-                self.add_entry(memory.for_bundles(spec.entry, spec.backend))
+                self.add_entry(lookup.for_bundles(spec.entry, spec.backend))
 
     def save(self, path: str | os.PathLike) -> str:
-        """Write the recorded kernels as a bundle at ``path``; return the path."""
+        """Write the recorded kernels as a bundle at ``path``; return the path.  Publish
+        (or pin in your package) its SHA-256 (``ember cache verify PATH`` prints it)."""
         return write_bundle(path, self.entries.values())
 
     def __len__(self) -> int:
@@ -84,11 +91,11 @@ def record() -> Iterator[Recorder]:
     the block (a kernel launched before it is not seen again; :meth:`Recorder.add` adds it).
     """
     rec = Recorder()
-    memory.recorders.add(rec)
+    lookup.recorders.add(rec)
     try:
         yield rec
     finally:
-        memory.recorders.discard(rec)
+        lookup.recorders.discard(rec)
 
 
 def write_bundle(path: str | os.PathLike, entries: Iterable[Entry]) -> str:
@@ -135,6 +142,7 @@ class Bundle:
     entries: list[Entry] = field(default_factory=list)
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (key, reason)
     created: str = ""
+    sha256: str = ""  # of the file: what a package pins (load_bundle(path, sha256=...))
 
     def __repr__(self) -> str:
         return (
@@ -143,23 +151,40 @@ class Bundle:
         )
 
 
-def load_bundle(path: Any, register: bool = True) -> Bundle:
+def load_bundle(path: Any, register: bool = True, sha256: str | None = None) -> Bundle:
     """Read and check a bundle; make its kernels cache hits in this process.
 
     ``path`` is a file path or anything with ``open("rb")`` (``importlib.resources``).
 
+    A bundle is code: its binaries run on the device with the process's rights, so load
+    only bundles you would import as Python.  Pin the one you ship: ``sha256`` (the hex
+    SHA-256 of the file, as ``sha256sum`` prints it) refuses any other file, so that a
+    bundle swapped on disk is never loaded (docs/precompiling.md, "Trust").
+
     Raises
     ------
     BundleError
-        The file cannot be read, is not a bundle, or is damaged (the message says which
-        member and how).  Nothing from a damaged bundle is used.
+        The file cannot be read, is not a bundle, is not the file ``sha256`` names, is too
+        large, or is damaged (the message says which member and how).  Nothing from a
+        damaged bundle is used.
     """
     name = os.fspath(path) if isinstance(path, str | os.PathLike) else str(path)
-    manifest, members = _read(path, name)
-    bundle = Bundle(name, created=str(manifest.get("created", "")))
+    data = _file_bytes(path, name)
+    digest = hashlib.sha256(data).hexdigest()
+    if sha256 is not None and digest != str(sha256).strip().lower():
+        raise BundleError(
+            f"bundle {name} is not the expected file: its SHA-256 is {digest}, not {sha256}; "
+            "it may have been replaced or damaged - do not load it"
+        )
+    manifest, members = _read(data, name)
+    bundle = Bundle(name, created=str(manifest.get("created", "")), sha256=digest)
     fp = keymod.fingerprint()
+    seen: set[str] = set()
     for item in manifest["entries"]:
         entry = _entry(item, members, name)
+        if entry.key in seen:
+            raise BundleError(f"bundle {name} is damaged: key {entry.key[:16]}... appears twice")
+        seen.add(entry.key)
         if entry.parts.get("ember") != fp or entry.parts.get("format") != keymod.FORMAT:
             reason = f"made by Ember {entry.parts.get('ember')!r}, this is {fp!r}"
             bundle.ignored.append((entry.key, reason))
@@ -167,20 +192,74 @@ def load_bundle(path: Any, register: bool = True) -> Bundle:
         bundle.entries.append(entry)
     if register:
         for entry in bundle.entries:  # a warmup still running preloads their modules
-            memory.bundled.setdefault(entry.key, entry)
+            lookup.bundled.setdefault(entry.key, entry)
     return bundle
 
 
-def _read(path: Any, name: str) -> tuple[dict, dict[str, bytes]]:
+def verify(path: Any, sha256: str | None = None) -> Bundle:
+    """Check a bundle completely without using it (``ember cache verify``): the file's
+    SHA-256 against ``sha256`` when given, the manifest, every member's checksum, every
+    entry; and, where a backend of the bundle's kind is at hand, every binary's structure.
+
+    Raises :class:`BundleError` naming the first problem; returns the unregistered bundle."""
+    bundle = load_bundle(path, register=False, sha256=sha256)
+    for entry in bundle.entries:
+        backend = _backend_for(entry)
+        if backend is None:
+            continue
+        try:
+            backend.check_binary(entry.binary)
+        except EmberError as exc:
+            raise BundleError(f"bundle {bundle.path}: {entry.pyname}: {exc}") from None
+    return bundle
+
+
+def _backend_for(entry: Entry):
+    """The current backend when it makes binaries of ``entry``'s kind, else None."""
+    try:
+        from ember.runtime import registry
+
+        backend = registry.get()
+    except EmberError:
+        return None
+    return backend if entry.meta.get("binary_kind") == backend.binary_kind else None
+
+
+# Limits checked before anything is inflated: a few KiB of zip can inflate to gigabytes.
+MAX_BUNDLE_BYTES = 1 << 30  # the file itself
+MAX_MEMBER_BYTES = 256 << 20  # one member, inflated
+MAX_TOTAL_BYTES = 1 << 30  # all members, inflated
+MAX_MEMBERS = 100_000
+
+
+def _file_bytes(path: Any, name: str) -> bytes:
+    try:
+        if hasattr(path, "open") and not isinstance(path, str):
+            f = path.open("rb")
+        else:
+            f = open(name, "rb")  # noqa: SIM115 - closed below
+        with f:
+            data = f.read(MAX_BUNDLE_BYTES + 1)
+    except FileNotFoundError:
+        raise BundleError(f"bundle {name} does not exist") from None
+    except OSError as exc:
+        raise BundleError(f"bundle {name} cannot be read ({exc})") from None
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise BundleError(f"bundle {name} is larger than {MAX_BUNDLE_BYTES >> 20} MiB: refused")
+    return data
+
+
+def _read(data: bytes, name: str) -> tuple[dict, dict[str, bytes]]:
+    import io
     import zipfile
 
     try:
-        opened = path.open("rb") if hasattr(path, "open") and not isinstance(path, str) else None
-        with zipfile.ZipFile(opened or name) as z:
-            members = {i.filename: z.read(i) for i in z.infolist()}
-    except FileNotFoundError:
-        raise BundleError(f"bundle {name} does not exist") from None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            infos = z.infolist()
+            _check_sizes(infos, name)
+            members = {i.filename: z.read(i) for i in infos}
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError) as exc:  # fmt: skip
         raise BundleError(
             f"bundle {name} is damaged or not an Ember bundle ({type(exc).__name__}: {exc}); "
             "rebuild it with ember.cache.record() and rec.save(), or remove it"
@@ -189,7 +268,7 @@ def _read(path: Any, name: str) -> tuple[dict, dict[str, bytes]]:
         manifest = json.loads(members["manifest.json"])
     except KeyError:
         raise BundleError(f"bundle {name} has no manifest.json: not an Ember bundle") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BundleError(f"bundle {name}: manifest.json is not valid JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"{name} is not an Ember bundle (manifest format is not ember-bundle)")
@@ -201,19 +280,51 @@ def _read(path: Any, name: str) -> tuple[dict, dict[str, bytes]]:
     return manifest, members
 
 
+def _check_sizes(infos: list, name: str) -> None:
+    """Refuse a bundle whose members would inflate beyond the limits (their declared sizes:
+    zipfile never inflates a member past its declared size, it fails its CRC instead)."""
+    if len(infos) > MAX_MEMBERS:
+        raise BundleError(f"bundle {name} has {len(infos)} members: refused")
+    total = 0
+    for info in infos:
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise BundleError(
+                f"bundle {name}: member {info.filename[:80]} would inflate to {info.file_size} "
+                f"bytes (limit {MAX_MEMBER_BYTES >> 20} MiB): refused"
+            )
+        total += info.file_size
+    if total > MAX_TOTAL_BYTES:
+        raise BundleError(
+            f"bundle {name} would inflate to {total} bytes (limit {MAX_TOTAL_BYTES >> 20} MiB): "
+            "refused"
+        )
+
+
+_ITEM_FIELDS = {"key": str, "parts": dict, "meta": dict, "binary": str, "source": str,
+                "sha256": str}  # fmt: skip
+
+
 def _entry(item: Any, members: dict[str, bytes], name: str) -> Entry:
     try:
+        if not isinstance(item, dict):
+            raise CorruptEntry(f"a manifest entry is a {type(item).__name__}, not an object")
+        for field_name, kind in _ITEM_FIELDS.items():
+            if not isinstance(item.get(field_name), kind):
+                raise CorruptEntry(f"a manifest entry's {field_name!r} is not a {kind.__name__}")
+        key = item["key"]
+        if item["binary"] != f"binaries/{key}.bin":  # each member belongs to its key
+            raise CorruptEntry(f"the entry of key {key[:16]}... names member {item['binary']!r}")
         binary = members[item["binary"]]
         source = members.get(item["source"], b"").decode()
         if hashlib.sha256(binary).hexdigest() != item["sha256"]:
             raise CorruptEntry(f"member {item['binary']} does not match its SHA-256")
-        entry = Entry(item["key"], binary, source, item["parts"], item["meta"])
+        entry = Entry(key, binary, source, item["parts"], item["meta"])
         entry.check()
     except CorruptEntry as exc:
         raise BundleError(f"bundle {name} is damaged: {exc}") from None
-    except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+    except (KeyError, UnicodeDecodeError) as exc:
         raise BundleError(
-            f"bundle {name} is damaged: a manifest entry is malformed or a member is missing "
+            f"bundle {name} is damaged: a member is missing or unreadable "
             f"({type(exc).__name__}: {exc})"
         ) from None
     return entry

@@ -7,6 +7,9 @@ directory)::
     v1/entries/ab/<key>.cu       the generated source again, as text (.cl for OpenCL),
                                  for people debugging; never read back
     v1/profiles/<hash>.json      keys a program used last time (the warmup preloads them)
+    v1/loading/<key>             a binary being preloaded (its SHA-256 and the pid): left
+                                 behind by a process that died in the driver, it stops
+                                 that binary from ever being loaded again
 
 Rules, each for a pitfall of simpler caches:
 
@@ -16,14 +19,16 @@ Rules, each for a pitfall of simpler caches:
 * Every read is checked (:meth:`Entry.from_bytes`): a truncated, corrupt or foreign entry
   is a miss, with a :class:`CacheWarning`; the recompiled kernel replaces it.
 * Size is bounded (``EMBER_CACHE_SIZE``): a hit sets the entry's modification time, and
-  beyond the limit the least recently used entries go (checked at most every 10 minutes,
-  by whichever process stores an entry then).
+  beyond the limit the least recently used entries go: checked when a process's own writes
+  may have crossed the limit (the size it found last, plus what it wrote since), and at
+  most every 10 minutes otherwise, by whichever process stores an entry then.
 * A read-only directory works: lookups only, no writes, no error.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -42,6 +47,7 @@ SUFFIX = ".ember"
 _EVICT_EVERY = 32  # a process considers evicting at its 1st, 33rd... store
 _EVICT_PERIOD_S = 600.0  # and evicts if no process did for this long
 _STALE_TMP_S = 3600.0  # temporary files older than this are debris of a crashed writer
+_LOAD_NOTE_S = 60.0  # a load note this old is a crashed load (where pids cannot be asked)
 
 
 class CacheWarning(UserWarning):
@@ -91,6 +97,8 @@ class DiskCache:
         self.base = os.path.join(self.root, LAYOUT)
         self.writable: bool | None = None  # None: not known until the first write
         self._stores = 0
+        self._total: int | None = None  # the entries' size at this process's last eviction
+        self._written = 0  # bytes this process stored since
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
@@ -99,8 +107,6 @@ class DiskCache:
         return os.path.join(self.base, "entries", key[:2], key + SUFFIX)
 
     def profile_path(self, program: str) -> str:
-        import hashlib
-
         name = hashlib.sha256(program.encode()).hexdigest()[:32]
         return os.path.join(self.base, "profiles", name + ".json")
 
@@ -137,19 +143,31 @@ class DiskCache:
         if self.writable is False:
             return False
         path = self.path(entry.key)
+        data, source = entry.to_bytes(), entry.source.encode()
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            atomic_write(path, entry.to_bytes())
-            suffix = dialects.source_suffix(dialect)
-            atomic_write(path[: -len(SUFFIX)] + suffix, entry.source.encode())
+            atomic_write(path, data)
+            atomic_write(path[: -len(SUFFIX)] + dialects.source_suffix(dialect), source)
         except OSError as exc:
             self._write_failed(exc)
             return False
         self.writable = True
         self._stores += 1
-        if self.limit and self._stores % _EVICT_EVERY == 1:
-            self._evict_now_and_then()
+        self._written += len(data) + len(source)
+        if self.limit:
+            self._keep_bounded()
         return True
+
+    def _keep_bounded(self) -> None:
+        """Evict when this process's own writes may have crossed the limit - the size found
+        at its last eviction plus what it wrote since (a burst of stores once took a cache
+        to 2.5 times its limit: issue 18) - and now and then for the other processes."""
+        if self._total is not None and self._total + self._written > self.limit:
+            self.evict()
+        elif self._total is None and self._written > self.limit * 0.1:
+            self.evict()  # the size is unknown: look once this process wrote a tenth of it
+        elif self._stores % _EVICT_EVERY == 1:
+            self._evict_now_and_then()
 
     def _evict_now_and_then(self) -> None:
         """Evict when no process has for ``_EVICT_PERIOD_S`` (a marker file's age says), so
@@ -216,6 +234,7 @@ class DiskCache:
                 self.remove(s.key)
                 total -= s.size
                 removed += 1
+            self._total, self._written = total, 0
             return removed
 
     def remove(self, key: str) -> None:
@@ -244,6 +263,44 @@ class DiskCache:
             shutil.rmtree(self.base, ignore_errors=True)
         return count
 
+    # ------------------------------------------------------------------ failed loads
+    def _marker(self, key: str) -> str:
+        return os.path.join(self.base, "loading", key)
+
+    def begin_load(self, key: str, binary: bytes) -> bool:
+        """Note that this process is about to hand ``binary`` to a driver (the warmup's
+        preload): if the process dies in the driver, the note stays, and the next run
+        neither preloads that binary nor loads it at all (:meth:`failed_load`)."""
+        if self.writable is False:
+            return False
+        note = f"{hashlib.sha256(binary).hexdigest()} {os.getpid()}".encode()
+        try:
+            os.makedirs(os.path.dirname(self._marker(key)), exist_ok=True)
+            atomic_write(self._marker(key), note)
+        except OSError:
+            return False
+        return True
+
+    def end_load(self, key: str) -> None:
+        """The load noted by :meth:`begin_load` came back (loaded, or raised and was
+        dealt with): remove the note."""
+        with contextlib.suppress(OSError):
+            os.remove(self._marker(key))
+
+    def failed_load(self, key: str, binary: bytes) -> bool:
+        """Whether ``binary`` (this very binary) was once handed to a driver by a process
+        that never came back from it: a load that crashed.  A note by a process still
+        running is a load in progress, not a failure."""
+        try:
+            with open(self._marker(key), "rb") as f:
+                digest, _, pid = f.read(200).decode("ascii", "replace").partition(" ")
+            age = time.time() - os.stat(self._marker(key)).st_mtime
+        except OSError:
+            return False
+        if digest != hashlib.sha256(binary).hexdigest():
+            return False  # another binary of that key (recompiled since) failed
+        return not _alive(pid, age)
+
     # ------------------------------------------------------------------ profiles
     def read_profile(self, program: str) -> list[str]:
         try:
@@ -260,6 +317,23 @@ class DiskCache:
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             atomic_write(path, json.dumps({"program": program, "keys": keys}).encode())
+
+
+def _alive(pid: str, age: float) -> bool:
+    """Whether process ``pid`` (the writer of a note ``age`` seconds old) still runs."""
+    if not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return True
+    if sys.platform == "win32":  # os.kill would terminate it: go by the note's age
+        return age < _LOAD_NOTE_S
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, another user's
+        return True
+    return age < _LOAD_NOTE_S * 60  # a pid reused long after is not the loader
 
 
 def _writable(path: str) -> bool:

@@ -131,6 +131,29 @@ def dependencies(cap, captures: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def static_argument(value: Any, captures: dict) -> Any:
+    """The description of a compile-time kernel argument for the key: a dtype's name, a
+    function's dependency digest (its code and everything it reads), tuples item by item."""
+    from ember.errors import EmberError
+    from ember.frontend.capture import capture
+
+    if isinstance(value, tuple):
+        return [static_argument(v, captures) for v in value]
+    func = getattr(value, "__ember_py_func__", value)
+    if isinstance(func, types.FunctionType):
+        cap = captures.get(func)
+        if cap is None:
+            try:
+                cap = captures.setdefault(func, capture(func))
+            except EmberError:
+                return ["unreadable", _qualname(func)]
+        return ["function", _qualname(func), dependencies(cap, captures)]
+    intrinsic = getattr(value, "__ember_intrinsic__", None)
+    if intrinsic is not None:
+        return ["intrinsic", str(intrinsic)]
+    return ["value", _qualname(type(value)), _safe_repr(value)]
+
+
 def describe(cap, captures: dict) -> list[dict]:
     """One record per reachable function, kernel first: its name, source hash, defaults and
     the description of every outside name or attribute chain it reads."""
@@ -220,7 +243,7 @@ class _Scanner:
         if isinstance(v, type) or isinstance(v, types.BuiltinFunctionType):
             return ["named", _qualname(v)]
         if hasattr(v, "shape") and hasattr(v, "dtype") and getattr(v, "ndim", 0):
-            return ["array", str(v.dtype), list(v.shape)]  # refused by the typer anyway
+            return _array(v)  # a NumPy array is compiled in as a table: its bytes count
         return ["value", _qualname(type(v)), _safe_repr(v)]
 
     def function(self, func) -> Any:
@@ -234,6 +257,18 @@ class _Scanner:
             except EmberError:  # no source: the typer fails if the kernel really calls it
                 return ["unreadable", _qualname(func)]
         return self.visit(cap)
+
+
+def _array(v: Any) -> list:
+    """A captured array: dtype, shape and (NumPy arrays, compiled in as tables) the SHA-256
+    of its C-ordered bytes."""
+    out = ["array", str(v.dtype), list(v.shape)]
+    if type(v).__module__ == "numpy":
+        import numpy as np
+
+        data = np.ascontiguousarray(v)
+        out.append(hashlib.sha256(data.view(np.uint8).reshape(-1)).hexdigest())
+    return out
 
 
 def _static(value: Any) -> bool:

@@ -8,7 +8,9 @@ Per kernel argument, in order:
 
 * a number: one scalar parameter.  Python ints are ``int64``, Python floats ``float64``,
   bools travel as ``uint8`` (OpenCL has no bool kernel arguments) and float16 scalars as
-  ``float32`` (the value a float16 has in registers);
+  ``float32`` (the value a float16 has in registers); a complex number is two parameters,
+  ``<name>_re`` and ``<name>_im``, of its part's float type (no struct crosses the launch
+  API, whose struct layout rules differ between drivers);
 * a tuple: its items, flattened, each as a number;
 * an array of ``ndim`` dimensions: ``<name>_data`` (a device pointer), in a dialect with
   ``separate_offsets`` ``<name>_start`` (the element offset of the view: OpenCL cannot
@@ -16,10 +18,13 @@ Per kernel argument, in order:
   (int64), and for non-contiguous ("A" layout) arrays ``<name>_stride0..`` (int64, in
   elements, may be negative).
 
+A kernel that calls ``ember.grid_sync()`` takes a hidden ``em_gbar`` (a pointer to a barrier
+word of the launch's stream, from the backend's ``grid_barrier(stream)``).
+
 A kernel that can fail (``ir.Function.can_fail``: ``raise``, ``assert`` or checks) takes three
 hidden trailing parameters, supplied by the launcher, never by the user: ``em_claim`` (a
 pointer to the context's claim word), ``em_rec`` (a pointer to its error record) and
-``em_kid`` (``uint32``, the id of the specialization; :mod:`ember.diagnostics.errors`).
+``em_kid`` (``uint32``, the id of the specialization; :mod:`ember.diagnostics.device_errors`).
 Kernels that cannot fail keep the plain ABI above.
 """
 
@@ -39,7 +44,9 @@ class AbiParam:
     """One C kernel parameter."""
 
     name: str
-    kind: str  # "scalar" | "data" | "start" | "shape" | "stride" | "claim" | "record" | "kid"
+    # "scalar" | "re" | "im" | "data" | "start" | "shape" | "stride" | "grid" | "claim" |
+    # "record" | "kid"
+    kind: str
     dtype: DType | None  # the scalar type passed (None for "data")
     arg: int  # index of the Python argument
     path: tuple[int, ...]  # position inside a tuple argument
@@ -73,6 +80,10 @@ def kernel_abi(fn: ir.Function, dialect: Dialect) -> list[AbiParam]:
     sources = fn.param_sources  # type: ignore[attr-defined]
     for var, (arg, path) in zip(fn.params, sources, strict=True):
         t = var.type
+        if isinstance(t, Scalar) and t.dtype.is_complex:
+            for part in ("re", "im"):
+                out.append(AbiParam(f"{var.name}_{part}", part, t.dtype.real, arg, path))
+            continue
         if isinstance(t, Scalar):
             name = f"{var.name}_u8" if t.dtype is dtypes.bool_ else var.name
             out.append(AbiParam(name, "scalar", scalar_abi_dtype(t), arg, path))
@@ -89,6 +100,8 @@ def kernel_abi(fn: ir.Function, dialect: Dialect) -> list[AbiParam]:
                 out.append(
                     AbiParam(f"{var.name}_stride{k}", "stride", dtypes.int64, arg, path, k, size)
                 )
+    if getattr(fn, "grid_sync", False):  # a barrier word of the launch (grid_sync)
+        out.append(AbiParam("em_gbar", "grid", None, -1, ()))
     if fn.can_fail:
         out += [
             AbiParam("em_claim", "claim", None, -1, ()),

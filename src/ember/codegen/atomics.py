@@ -26,10 +26,72 @@ def atomic(h: Helpers, op: str, dt: DType, space: str) -> str:
 
 def _atomic(h: Helpers, name: str, op: str, dt: DType, space: str) -> str:
     t = h.c(dt)
-    params = f"{h.d.atomic_pointer(t, space)} p, " + (
+    element = h.d.storage.get(dt.name, h.d.types[dt.name])  # float16: half / ushort
+    params = f"{h.d.atomic_pointer(element, space)} p, " + (
         f"{t} expected, {t} v" if op == "cas" else f"{t} v"
     )
-    return h.fn(t, name, params, h.d.atomic_body(h, op, dt, t, space))
+    if dt.itemsize < 4:  # no instruction on 8- and 16-bit elements: their 32-bit word
+        body = subword_cas_loop(h, op, dt, space)
+    else:
+        body = h.d.atomic_body(h, op, dt, t, space)
+    return h.fn(t, name, params, body)
+
+
+def int_cas_loop(h: Helpers, op: str, dt: DType, space: str) -> str:
+    """``inc``/``dec`` with CUDA's semantics as a compare-and-swap loop (32/64-bit ints):
+    inc stores 0 once the element reaches the limit ``v``, dec stores ``v`` at 0 or past it."""
+    bits, _, _, cas = h.d.cas_bits[dt.itemsize]
+    q = h.d.atomic_pointer(bits, space)
+    t, u = h.c(dt), h.d.unsigned[dt.itemsize]
+    if op == "inc":
+        step = f"(assumed >= v) ? ({t})0 : ({t})(({u})assumed + 1u)"
+    else:
+        step = f"(assumed == 0 || assumed > v) ? v : ({t})(({u})assumed - 1u)"
+    return (
+        f"    // compare-and-swap loop: CUDA's atomic{op.capitalize()} (wraps at the limit)\n"
+        f"    {t} old = *p, assumed;\n"
+        "    do {\n"
+        "        assumed = old;\n"
+        f"        old = ({t}){cas}(({q})p, ({bits})assumed, ({bits})({step}));\n"
+        "    } while (old != assumed);\n"
+        "    return old;"
+    )
+
+
+def subword_cas_loop(h: Helpers, op: str, dt: DType, space: str) -> str:
+    """``cas``/``exchange`` on an 8- or 16-bit element: a compare-and-swap loop on the
+    aligned 32-bit word holding it (little-endian lanes, as on every GPU and CPU device);
+    a compare-and-swap compares bit patterns (floats too)."""
+    bits, _, _, cas = h.d.cas_bits[4]
+    q, u32 = h.d.atomic_pointer(bits, space), h.d.unsigned[4]
+    addr = h.d.address_type
+    width = dt.itemsize * 8
+    if dt.name == "float16":  # a float in registers, half bits in memory
+        to_bits = f"({u32}){h.f16('store')}({{x}})"
+        from_bits = f"{h.f16('load')}(({h.d.types['uint16']}){{x}})"
+    else:
+        ut = h.d.types[f"uint{width}"]
+        to_bits = f"({u32})({ut})({{x}})"
+        from_bits = f"({h.c(dt)})({ut})({{x}})"
+    keep = ""
+    if op == "cas":
+        expected, current = to_bits.format(x="expected"), from_bits.format(x="cur")
+        keep = f"        if (cur != {expected}) return {current};\n"
+    return (
+        f"    // {width}-bit elements: compare-and-swap on the 32-bit word that holds them\n"
+        f"    {q} w = ({q})(({addr})p & ~({addr})3);\n"
+        f"    {u32} shift = ({u32})(({addr})p & {4 - dt.itemsize}) * 8u;\n"
+        f"    {u32} mask = {(1 << width) - 1}u << shift;\n"
+        f"    {u32} old = ({u32})*w, assumed, cur;\n"
+        "    do {\n"
+        "        assumed = old;\n"
+        "        cur = (assumed & mask) >> shift;\n"
+        f"{keep}"
+        f"        {u32} next = (assumed & ~mask) | ({to_bits.format(x='v')} << shift);\n"
+        f"        old = ({u32}){cas}(w, ({bits})assumed, ({bits})next);\n"
+        "    } while (old != assumed);\n"
+        f"    return {from_bits.format(x='cur')};"
+    )
 
 
 def cas_loop(h: Helpers, op: str, dt: DType, space: str) -> str:

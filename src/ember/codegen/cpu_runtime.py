@@ -35,7 +35,7 @@ typedef _Bool bool;
 #define EM_INLINE static inline __attribute__((always_inline))
 
 // A launch: grid (groups per axis) and block (work-items per axis).
-typedef struct { int64_t n[3]; int64_t b[3]; } em_dims;
+typedef struct { int64_t n[3]; int64_t b[3]; int64_t shm; } em_dims;  // shm: dynamic shared bytes
 // The work-item a device function runs for (kernels keep these in locals).
 typedef struct { int64_t l[3]; int64_t g[3]; int64_t wi; const em_dims* d; } em_item_t;
 // One 8-byte argument slot of a launch record.
@@ -56,6 +56,19 @@ EM_MATH2(fmin) EM_MATH2(fmax)
 float fmaf(float, float, float); double fma(double, double, double);
 EM_INLINE float em_rsqrtf(float x) { return 1.0f / sqrtf(x); }
 EM_INLINE double em_rsqrt(double x) { return 1.0 / sqrt(x); }
+
+// ---- bit operations with CUDA's results (clz(0) is the width, not undefined)
+EM_INLINE int32_t em_popc32(uint32_t x) { return __builtin_popcount(x); }
+EM_INLINE int32_t em_popc64(uint64_t x) { return __builtin_popcountll(x); }
+EM_INLINE int32_t em_clz32(uint32_t x) { return x ? __builtin_clz(x) : 32; }
+EM_INLINE int32_t em_clz64(uint64_t x) { return x ? __builtin_clzll(x) : 64; }
+EM_INLINE int32_t em_mulhi_i32(int32_t a, int32_t b) { return (int32_t)(((int64_t)a * b) >> 32); }
+EM_INLINE int64_t em_mulhi_i64(int64_t a, int64_t b) {
+    return (int64_t)(((__int128)a * b) >> 64); }
+EM_INLINE uint32_t em_mulhi_u32(uint32_t a, uint32_t b) {
+    return (uint32_t)(((uint64_t)a * b) >> 32); }
+EM_INLINE uint64_t em_mulhi_u64(uint64_t a, uint64_t b) {
+    return (uint64_t)(((unsigned __int128)a * b) >> 64); }
 #define isnan(x) __builtin_isnan(x)
 #define isinf(x) __builtin_isinf(x)
 #define isfinite(x) __builtin_isfinite(x)
@@ -124,7 +137,7 @@ EM_INLINE uint64_t em_cas_u64(uint64_t* p, uint64_t expected, uint64_t v) {
     return expected;
 }
 
-// ---- the error claim (codegen/checks.py): first failing work-item wins
+// ---- the error claim (codegen/runtime_checks.py): first failing work-item wins
 EM_INLINE uint32_t em_claim_cas(uint32_t* p) {
     uint32_t expected = 0u;
     __atomic_compare_exchange_n(p, &expected, 1u, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -191,7 +204,7 @@ def entry(name: str, params: list[tuple[str, str, str]], call: str) -> str:
         f"EM_EXPORT int64_t em_run_{name}(const em_word* em_a, int64_t* em_next, "
         "int64_t em_chunk) {",
         "    const em_dims em_d = {{em_a[0].i, em_a[1].i, em_a[2].i}, "
-        "{em_a[3].i, em_a[4].i, em_a[5].i}};",
+        "{em_a[3].i, em_a[4].i, em_a[5].i}, em_a[6].i};",
     ]
     for k, (ctype, local, field) in enumerate(params):
         cast = f"({ctype})" if field == "p" else ""

@@ -16,13 +16,17 @@ import os
 from ember import dtypes
 from ember._version import __version__
 from ember.codegen import abi as abi_mod
-from ember.codegen.checks import CheckEmitter
+from ember.codegen import complexes
 from ember.codegen.dialects import Dialect
 from ember.codegen.expressions import ExpressionEmitter, _wraps
 from ember.codegen.helpers import SHORT, Helpers
+from ember.codegen.runtime_checks import CheckEmitter
+from ember.codegen.tables import TableEmitter
 from ember.codegen.text import comment
+from ember.codegen.warps import WarpEmitter
 from ember.dtypes import DType
-from ember.frontend import ir
+from ember.frontend import ir, launchsize, passes
+from ember.frontend.hoisting import hoisted_name
 from ember.frontend.types import VOID, Array, Scalar, Tuple, Type
 
 _COMPOUND = {
@@ -40,9 +44,15 @@ _COMPOUND = {
 def _needs_care(e: ir.Binary) -> bool:
     """Operations the emitter does not print as a plain C operator (wrapping, float16)."""
     t = e.type
-    if t.dtype.name == "float16":
+    if t.dtype.name == "float16" or t.dtype.kind == "c":  # (complex: helper calls)
         return True
     return _wraps(t) and e.op in ("add", "sub", "mul")
+
+
+def uses_dynamic_shared(program: ir.Program) -> bool:
+    """Whether the kernel takes dynamic shared memory (dynamic arrays, warp scratch)."""
+    dynamic = any(isinstance(s, ir.ArrayDecl) and s.size for s in program.kernel.body)
+    return dynamic or program.warp_emulated
 
 
 def emit(program: ir.Program, dialect: Dialect) -> str:
@@ -50,7 +60,7 @@ def emit(program: ir.Program, dialect: Dialect) -> str:
     return Emitter(program, dialect).source()
 
 
-class Emitter(CheckEmitter, ExpressionEmitter):
+class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
     """Prints one program; statements here, expressions in the base class."""
 
     def __init__(self, program: ir.Program, dialect: Dialect):
@@ -85,10 +95,15 @@ class Emitter(CheckEmitter, ExpressionEmitter):
         pragmas = [self.d.pragmas[f] for f in sorted(self.h.features) if f in self.d.pragmas]
         if pragmas:
             parts.append("\n".join(pragmas))
+        if self.h.typedefs:  # value types (complex numbers) the structs and helpers use
+            parts.append("\n".join(self.h.typedefs.values()))
         if self.structs:
             parts.append("\n\n".join(self.structs.values()))
+        tables = self.tables() if self.program.tables else ""
         if self.h.defs:
             parts.append(self.h.text())
+        if tables:
+            parts.append(tables)
         parts.extend(bodies)
         return "\n\n".join(parts) + "\n"
 
@@ -98,8 +113,8 @@ class Emitter(CheckEmitter, ExpressionEmitter):
         if isinstance(t, Scalar):
             return self.h.c(t.dtype)
         if isinstance(t, Array):
-            if t.space == "shared":
-                return f"{self.d.shared_space}{self.storage(t.dtype)}*"
+            if t.is_pointer:
+                return f"{self.d.space(t.space)}{self.storage(t.dtype)}*"
             return self.struct(t)
         if t is VOID:
             return "void"
@@ -109,24 +124,51 @@ class Emitter(CheckEmitter, ExpressionEmitter):
         """The C type of an element in memory."""
         if dt.name == "float64":
             self.h.features.add("fp64")
+        if dt.kind == "c":
+            return self.h.c(dt)
         return self.d.storage.get(dt.name, self.d.types[dt.name])
 
     def struct(self, t: Array) -> str:
-        """The struct that carries a device-memory array (data pointer, shape, strides)."""
-        name = f"em_{SHORT[t.dtype.name]}_{t.ndim}d" + ("_s" if t.layout == "A" else "")
+        """The struct that carries an array (data pointer, shape, strides) whose shape is not
+        a compile-time constant: kernel arguments, their views, dynamic shared arrays."""
+        space = {"global": "", "shared": "_sh", "local": "_lo", "constant": "_co"}[t.space]
+        name = f"em_{SHORT[t.dtype.name]}_{t.ndim}d" + ("_s" if t.layout == "A" else "") + space
         if name not in self.structs:
-            fields = [f"    {self.d.global_space}{self.storage(t.dtype)}* data;"]
+            fields = [f"    {self.d.space(t.space)}{self.storage(t.dtype)}* data;"]
             index = self.h.c(dtypes.int64)
             if t.ndim:
                 fields.append(f"    {index} shape[{t.ndim}];")
                 if t.layout == "A":
                     fields.append(f"    {index} strides[{t.ndim}];  // in elements")
             layout = "contiguous" if t.layout == "C" else "strided"
+            where = f" in {t.space} memory" if space else ""
             self.structs[name] = (
-                f"// {t.dtype.name} array, {t.ndim}-d, {layout}\n"
+                f"// {t.dtype.name} array, {t.ndim}-d, {layout}{where}\n"
                 "typedef struct {\n" + "\n".join(fields) + f"\n}} {name};"
             )
         return name
+
+    def make_struct(self, t: Array) -> str:
+        """``em_..._make(data, shape..., strides...)``: a struct value (views)."""
+        name = self.struct(t)
+        helper = f"{name}_make"
+
+        def make() -> str:
+            index = self.h.c(dtypes.int64)
+            params = [f"{self.d.space(t.space)}{self.storage(t.dtype)}* data"]
+            fields = ["data"]
+            shape = [f"n{k}" for k in range(t.ndim)]
+            params += [f"{index} {n}" for n in shape]
+            if t.ndim:
+                fields.append("{" + ", ".join(shape) + "}")
+            if t.layout == "A":
+                steps = [f"s{k}" for k in range(t.ndim)]
+                params += [f"{index} {n}" for n in steps]
+                fields.append("{" + ", ".join(steps) + "}")
+            body = f"    {name} r = {{{', '.join(fields)}}};\n    return r;"
+            return self.h.fn(name, helper, ", ".join(params), body)
+
+        return self.h.use(helper, make)
 
     # ------------------------------------------------------------------ functions
     def function(self, fn: ir.Function) -> None:
@@ -145,13 +187,20 @@ class Emitter(CheckEmitter, ExpressionEmitter):
         where = f"{fn.pyname}: {os.path.basename(fn.loc.filename)}:{fn.loc.line}"
         self.lines.append(f"// {comment(where)}")
         self.lines.append(head + " {")
-        for stmt in fn.body:
-            if isinstance(stmt, ir.SharedDecl):
-                self._shared(stmt)
+        decls = [s for s in fn.body if isinstance(s, ir.ArrayDecl)]
+        dynamic = [s for s in decls if s.size]
+        carve = fn.is_kernel and uses_dynamic_shared(self.program)
+        if carve and self.d.dynamic_shared_decl:
+            self.put(1, self.d.dynamic_shared_decl)
+        for stmt in decls:
+            if not stmt.size:
+                self._declare(fn, stmt)
         self.lines.extend(f"    {p}" for p in prologue)
+        if carve:
+            self._carve(dynamic)
         for var in fn.locals:
             self.lines.append(f"    {self.ctype(var.type)} {var.name};")
-        self.block([s for s in fn.body if not isinstance(s, ir.SharedDecl)], 1)
+        self.block([s for s in fn.body if not isinstance(s, ir.ArrayDecl)], 1)
         self.lines.append("}")
 
     def _kernel_params(self, fn: ir.Function) -> tuple[list[str], list[str]]:
@@ -163,16 +212,25 @@ class Emitter(CheckEmitter, ExpressionEmitter):
                 ctype = f"{self.d.global_space}{self.storage(var.type.dtype)}*"
             elif p.kind in ("claim", "record"):
                 ctype = self.d.checks[p.kind]
+            elif p.kind == "grid":
+                ctype = self.ctype(passes.grid_barrier().type)
             else:
                 ctype = self.h.c(p.dtype)
             params.append(f"{ctype} {p.name}")
             self.kernel_params.append((ctype, p))
+        if self.d.dynamic_shared_param and uses_dynamic_shared(self.program):
+            params.append(self.d.dynamic_shared_param)  # last: the backend binds it
         prologue = []
         for var in fn.params:
             if isinstance(var.type, Array):
                 prologue.append(self._array_prologue(var))
             elif var.type.dtype.name == "bool":
                 prologue.append(f"bool {var.name} = {var.name}_u8 != 0;")
+            elif var.type.dtype.kind == "c":  # passed as two floats (codegen/abi.py)
+                make = complexes.helper(self.h, "make", var.type.dtype)
+                prologue.append(
+                    f"{self.h.c(var.type.dtype)} {var.name} = {make}({var.name}_re, {var.name}_im);"
+                )
         if fn.can_fail:
             prologue += self.context_prologue()
         return params, prologue
@@ -198,6 +256,7 @@ class Emitter(CheckEmitter, ExpressionEmitter):
 
     def _device_params(self, fn: ir.Function) -> list[str]:
         params = [f"{self.ctype(p.type)} {p.name}" for p in fn.params]
+        params += [f"{self.ctype(v.type)} {hoisted_name(fn, v)}" for v in fn.hoisted]
         if isinstance(fn.return_type, Tuple):
             for k, t in enumerate(fn.returns):
                 name = f"em_out{k}"
@@ -208,16 +267,44 @@ class Emitter(CheckEmitter, ExpressionEmitter):
         params += self.d.device_hidden
         return params or ["void"]
 
-    def _shared(self, s: ir.SharedDecl) -> None:
+    def _declare(self, fn: ir.Function, s: ir.ArrayDecl) -> None:
+        """A static per-block or per-thread array, at the top of its function."""
         t = s.var.type
+        name = hoisted_name(fn, s.var)
         size = 1
         for n in t.shape:
             size *= n
         dims = " x ".join(map(str, t.shape))
-        self.lines.append(
-            f"    {self.d.shared_decl}{self.storage(t.dtype)} {s.var.name}[{size}];"
-            f"  // {t.dtype.name}, {dims}, per block"
-        )
+        shared = t.space == "shared"
+        prefix = self.d.shared_decl if shared else ""
+        note = f"  // {t.dtype.name}, {dims}, per {'block' if shared else 'thread'}"
+        raw = self.d.array_storage.get(t.dtype.name)
+        if raw is None:
+            self.put(1, f"{prefix}{self.storage(t.dtype)} {name}[{size}];{note}")
+            return
+        # declared with a same-size type, used through a pointer of the element type
+        self.put(1, f"{prefix}{raw} em_raw_{name}[{size}];{note}")
+        self.put(1, f"{self.ctype(t)} {name} = ({self.ctype(t)})em_raw_{name};")
+
+    def _carve(self, dynamic: list[ir.ArrayDecl]) -> None:
+        """Dynamic shared arrays, carved in order out of ``em_dyn`` (each aligned to
+        ``launchsize.ALIGN`` bytes; the launch computes the same total), then the scratch
+        of emulated warp operations."""
+        i64 = self.h.c(dtypes.int64)
+        self.put(1, f"{i64} em_dyn_at = 0;  // dynamic shared memory, carved in order")
+        for s in dynamic:
+            t, name = s.var.type, s.var.name
+            ptr = f"{self.d.shared_space}{self.storage(t.dtype)}*"
+            dims = ", ".join(self.expr(e) for e in s.size)
+            self.put(1, f"{self.struct(t)} {name} = {self.make_struct(t)}(({ptr})(em_dyn + "
+                     f"em_dyn_at), {dims});")  # fmt: skip
+            count = " * ".join(f"{name}.shape[{k}]" for k in range(t.ndim))
+            align = launchsize.ALIGN
+            step = f"({count} * {t.dtype.itemsize} + {align - 1}) / {align} * {align}"
+            self.put(1, f"em_dyn_at += {step};")
+        if self.program.warp_emulated:
+            ptr = self.ctype(passes.warp_scratch().type)
+            self.put(1, f"{ptr} em_wscratch = ({ptr})(em_dyn + em_dyn_at);  // warp exchange")
 
     # ------------------------------------------------------------------ statements
     def block(self, body: list[ir.Stmt], depth: int) -> None:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from ember import dtypes, lang
 from ember.codegen import atomics
+from ember.codegen.complexes import ComplexExpressions
 from ember.dtypes import DType
 from ember.frontend import ir
+from ember.frontend.hoisting import hoisted_name
 from ember.frontend.types import Array, Scalar
 
 PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
@@ -30,7 +32,11 @@ _COMPARE = {"<": REL, "<=": REL, ">": REL, ">=": REL, "==": EQ, "!=": EQ}
 _WRAPPING = {"add", "sub", "mul", "lshift"}
 # float16 operations whose float result is already a float16 value (no rounding needed)
 _F16_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
-_MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma"}
+_MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma", "erfinv", "erfcinv", "ldexp"}
+_WARP_OPS = frozenset(
+    {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", "ballot",
+     "all_sync", "any_sync", "syncwarp", "activemask", "grid_sync", "block_any"}
+)  # fmt: skip
 _SIDE = {
     "global_id",
     "global_size",
@@ -51,7 +57,7 @@ def _wraps(t: Scalar) -> bool:
     return dt.is_signed or dt.itemsize < 4
 
 
-class ExpressionEmitter:
+class ExpressionEmitter(ComplexExpressions):
     """Expression rendering; needs ``self.d`` (dialect) and ``self.h`` (helpers)."""
 
     def expr(self, e: ir.Expr, min_prec: int = 0) -> str:
@@ -70,6 +76,8 @@ class ExpressionEmitter:
         dt = t.dtype
         if dt.kind == "b":
             return ("true" if value else "false"), PRIMARY
+        if dt.kind == "c":
+            return self.complex_literal(value, dt)
         if dt.is_integer:
             return self._int_literal(int(value), dt, typed)
         return self._float_literal(float(value), dt)
@@ -111,9 +119,25 @@ class ExpressionEmitter:
     # ------------------------------------------------------------------ memory
     def data(self, array: ir.Expr) -> str:
         """The element pointer of an array value."""
-        if isinstance(array.type, Array) and array.type.space == "shared":
+        if isinstance(array.type, Array) and array.type.is_pointer:
             return self.expr(array, PRIMARY)
         return f"{self.expr(array, PRIMARY)}.data"
+
+    def r_View(self, e: ir.View) -> tuple[str, int]:
+        """A sub-array: the base pointer moved by the offset, plus the view's extents and
+        strides for a struct; a failed bounds check (checking on) starts it at offset 0."""
+        ptr = self.data(e.array)
+        if not (isinstance(e.offset, ir.Const) and e.offset.value == 0):
+            offset = self.expr(e.offset, ADD + 1)
+            cond = self.guard(e.checks) if e.checks else None
+            if cond is not None:
+                offset = f"({cond} ? {offset} : 0)"
+            ptr = f"{ptr} + {offset}"
+        t = e.type
+        if t.is_pointer:
+            return ptr, ADD
+        args = [ptr, *(self.expr(x) for x in e.shape), *(self.expr(x) for x in e.strides)]
+        return f"{self.make_struct(t)}({', '.join(args)})", PRIMARY
 
     def r_Load(self, e: ir.Load) -> tuple[str, int]:
         dt = e.array.type.dtype
@@ -121,7 +145,7 @@ class ExpressionEmitter:
         if dt.name == "float16":
             self._f16_helpers()
             return self.guarded(e.checks, self.d.f16_load.format(ptr=ptr, i=i), PRIMARY)
-        if self.d.storage.get(dt.name, self.d.types[dt.name]) != self.d.types[dt.name]:
+        if dt.name in self.d.storage and self.d.storage[dt.name] != self.d.types[dt.name]:
             return self.guarded(e.checks, f"({self.h.c(dt)}){ptr}[{i}]", UNARY)
         return self.guarded(e.checks, f"{ptr}[{i}]", PRIMARY)
 
@@ -149,6 +173,8 @@ class ExpressionEmitter:
     # ------------------------------------------------------------------ operators
     def r_Binary(self, e: ir.Binary) -> tuple[str, int]:
         t = e.type
+        if t.dtype.kind == "c":
+            return self.complex_binary(e)
         if t.dtype.name == "float16" and e.op not in ("min", "max"):
             return self.f16_round(self._binary(e, t, as_float=True))
         return self._binary(e, t)
@@ -200,9 +226,12 @@ class ExpressionEmitter:
         if isinstance(e, ir.Binary) and e.op in _WRAPPING and _wraps(t):
             sym, prec = _INFIX[e.op]
             left = self._unsigned(e.left)
-            left_text = left[0] if left[1] >= prec else f"({left[0]})"
+            # a shift's operand is parenthesized unless it is tighter than '+' (C compilers
+            # warn about `a - b << 2`, although it means `(a - b) << 2`)
+            tight = MUL if e.op == "lshift" else prec
+            left_text = left[0] if left[1] >= tight else f"({left[0]})"
             if e.op == "lshift":
-                return f"{left_text} << {self.expr(e.right, SHIFT + 1)}", SHIFT
+                return f"{left_text} << {self.expr(e.right, MUL)}", SHIFT
             right = self._unsigned(e.right)
             right_text = right[0] if right[1] > prec else f"({right[0]})"
             return f"{left_text} {sym} {right_text}", prec
@@ -218,14 +247,18 @@ class ExpressionEmitter:
         return f"({u}){self.expr(e, UNARY)}", UNARY
 
     def _operand(self, e: ir.Expr, prec: int, op: str) -> str:
-        if op in ("lshift", "rshift") and isinstance(e, ir.Const):
-            text, p = self.literal(e.value, e.type, typed=True)
-            return f"({text})" if p < prec else text
+        if op in ("lshift", "rshift"):
+            prec = max(prec, MUL)  # `(a - b) << 2`, not `a - b << 2` (a compiler warning)
+            if isinstance(e, ir.Const):
+                text, p = self.literal(e.value, e.type, typed=True)
+                return f"({text})" if p < prec else text
         if op in ("bitand", "bitor", "bitxor"):
             prec = max(prec, SHIFT + 1)  # parenthesize mixed bitwise operations for clarity
         return self.expr(e, prec)
 
     def r_Compare(self, e: ir.Compare) -> tuple[str, int]:
+        if e.left.type.dtype.kind == "c":
+            return self.complex_compare(e)
         prec = _COMPARE[e.op]
         return f"{self.expr(e.left, prec)} {e.op} {self.expr(e.right, prec + 1)}", prec
 
@@ -246,12 +279,19 @@ class ExpressionEmitter:
         if _wraps(t):
             u = self.d.unsigned[max(t.dtype.itemsize, 4)]
             return f"({self.h.c(t.dtype)})(({u})0 - {self._unsigned(x)[0]})", UNARY
-        return f"-{self.expr(x, UNARY)}", UNARY
+        if t.dtype.kind == "c":
+            return self.complex_negative(e)
+        operand = self.expr(x, UNARY)
+        if operand.startswith("-"):  # -(-x) as "--x" is C's decrement (found by the fuzz test)
+            operand = f"({operand})"
+        return f"-{operand}", UNARY
 
     def r_Cast(self, e: ir.Cast) -> tuple[str, int]:
         if e.site is not None:
             return self.checked_cast(e)
         src, dst = e.value.type, e.type
+        if "c" in (src.dtype.kind, dst.dtype.kind):
+            return self.complex_cast(e)
         value = self.expr(e.value, UNARY)
         if dst.dtype.name == "float16" and src.dtype.name != "float16":
             if src.dtype.name == "float64":
@@ -273,6 +313,7 @@ class ExpressionEmitter:
     # ------------------------------------------------------------------ calls
     def r_Call(self, e: ir.Call) -> tuple[str, int]:
         args = [self.expr(a) for a in e.args] + [f"&{v.name}" for v in e.outs]
+        args += [hoisted_name(self.fn, v) for v in e.function.hoisted]
         if e.function.can_fail:
             args.append("em_c")
         args += self.d.call_hidden
@@ -280,16 +321,24 @@ class ExpressionEmitter:
 
     def r_Intrinsic(self, e: ir.Intrinsic) -> tuple[str, int]:
         name = e.name
+        if name == "complex" or any(
+            isinstance(a.type, Scalar) and a.type.dtype.kind == "c" for a in e.args
+        ):
+            return self.complex_intrinsic(e)
         if name in _SIDE:
             return self._index(e), UNARY
         if name == "barrier":
             return self.d.barrier, PRIMARY
         if name == "threadfence":
             return self.d.fence, PRIMARY
-        if name.startswith("shfl"):
-            return self._shuffle(e), PRIMARY
-        if name.startswith("warp_"):
-            return self._warp_reduce(e), PRIMARY
+        if name in _WARP_OPS:
+            return self.warp_op(e), PRIMARY
+        if name in ("popc", "clz", "ffs", "brev", "mulhi"):
+            dt = e.args[0].type.dtype
+            args = ", ".join(self.expr(a) for a in e.args)
+            return f"({self.h.c(e.type.dtype)}){self.h.bit_op(name, dt)}({args})", UNARY
+        if name in ("frexp_m", "frexp_e"):
+            return f"{self._frexp(name, e.args[0].type.dtype)}({self.expr(e.args[0])})", PRIMARY
         if name in ("isnan", "isinf", "isfinite"):
             text = self.d.predicate.format(f=name, x=self.expr(e.args[0]))
             return text, (PRIMARY if text.startswith(name) else UNARY)
@@ -302,8 +351,25 @@ class ExpressionEmitter:
     def _index(self, e: ir.Intrinsic) -> str:
         axis = e.args[0].value if e.args else 0
         if e.name in ("lane_id", "warp_size"):
+            emulated = self.warp_index(e.name)
+            if emulated is not None:
+                return emulated
             self.h.features.add("subgroups")
         return self.d.index_expr(self.h, e.name, axis)
+
+    def _frexp(self, name: str, dt) -> str:
+        """``em_frexp_m/e_<t>(x)``: the mantissa or the exponent of ``frexp``."""
+        calc = dtypes.float64 if dt.name == "float64" else dtypes.float32
+        helper = f"em_{name}_{calc.name}"
+
+        def make() -> str:
+            t, i32 = self.h.c(calc), self.h.c(dtypes.int32)
+            result = "m" if name == "frexp_m" else "e"
+            frexp = self.h.math("frexp", calc)
+            body = f"    {i32} e;\n    {t} m = {frexp}(x, &e);\n    return {result};"
+            return self.h.fn(t if name == "frexp_m" else i32, helper, f"{t} x", body)
+
+        return self.h.use(helper, make)
 
     def _math(self, e: ir.Intrinsic, rounded: bool = True) -> str:
         dt = e.type.dtype
@@ -312,31 +378,6 @@ class ExpressionEmitter:
         if rounded and dt.name == "float16" and e.name not in _F16_EXACT:
             return self.f16_round((text, PRIMARY))[0]
         return text
-
-    def _shuffle(self, e: ir.Intrinsic) -> str:
-        dt = e.type.dtype
-        v, k = self.expr(e.args[0]), self.expr(e.args[1])
-        relative = e.name in ("shfl_up", "shfl_down")
-        self.h.features.add("subgroup_shuffle_relative" if relative else "subgroup_shuffle")
-        if dt.name in self.d.shuffle_types:
-            return self.d.shuffle[e.name].format(v=v, k=k)
-        return f"({self.h.c(dt)})" + self.d.shuffle[e.name].format(v=f"(int){v}", k=k)
-
-    def _warp_reduce(self, e: ir.Intrinsic) -> str:
-        t = e.type
-        dt = t.dtype
-        if e.name == "warp_sum":
-            if dt.name == "float16":
-                combine = f"{self.h.f16('round')}(v + o)"
-            elif _wraps(t):
-                u = self.d.unsigned[max(dt.itemsize, 4)]
-                combine = f"({self.h.c(dt)})(({u})v + ({u})o)"
-            else:
-                combine = "v + o"
-        else:
-            combine = "(o < v) ? o : v" if e.name == "warp_min" else "(o > v) ? o : v"
-        helper = atomics.warp_reduce(self.h, e.name, dt, combine)
-        return f"{helper}({self.expr(e.args[0])})"
 
 
 def _narrow_via_int64(dst) -> bool:

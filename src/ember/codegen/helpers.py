@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the dialect classes use these helpers
 SHORT = {
     "bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
     "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16", "float32": "f32",
-    "float64": "f64",
+    "float64": "f64", "complex64": "c64", "complex128": "c128",
 }  # fmt: skip
 
 
@@ -29,6 +29,7 @@ class Helpers:
     def __init__(self, dialect: Dialect):
         self.d = dialect
         self.defs: dict[str, str] = {}
+        self.typedefs: dict[str, str] = {}  # value types (complex numbers), before all else
         self.features: set[str] = set()
 
     def use(self, name: str, make: Callable[[], str]) -> str:
@@ -44,6 +45,10 @@ class Helpers:
     def c(self, dt: DType) -> str:
         if dt.name == "float64":
             self.features.add("fp64")
+        if dt.kind == "c":
+            from ember.codegen.complexes import ctype
+
+            return ctype(self, dt)
         return self.d.types[dt.name]
 
     def unsigned(self, dt: DType) -> str:
@@ -53,11 +58,39 @@ class Helpers:
         return f"{self.d.device} inline {ret} {name}({params}) {{\n{body}\n}}"
 
     def math(self, name: str, dt: DType) -> str:
-        """The C name of math function ``name`` for floats of ``dt``."""
+        """The C name of math function ``name`` for floats of ``dt`` (a helper of
+        :mod:`ember.codegen.mathlib` where the dialect lacks the function)."""
+        if name in self.d.missing_math:
+            return self._missing_math(name, dt)
         base = self.d.math_names.get(name, name)
         if self.d.float_suffix_names and dt.name in ("float16", "float32"):
             return base + "f"
         return base
+
+    def _missing_math(self, name: str, dt: DType) -> str:
+        from ember import dtypes
+        from ember.codegen import mathlib
+
+        calc = dtypes.float64 if dt.name == "float64" else dtypes.float32
+        helper = f"em_{name}_{SHORT[calc.name]}"
+        if name in ("erfinv", "erfcinv"):
+            return self.use(helper, lambda: mathlib.erfinv(self, helper, calc, name == "erfcinv"))
+        raise AssertionError(f"no portable {name} in codegen/mathlib.py")
+
+    def bit_op(self, name: str, dt: DType) -> str:
+        """The C function of ``popc clz ffs brev mulhi`` on 32/64-bit ``dt``: the dialect's,
+        else a helper of :mod:`ember.codegen.mathlib`."""
+        from ember.codegen import mathlib
+
+        wide = dt.itemsize == 8
+        spelled = self.d.bit_ops.get(name)
+        if spelled is not None:
+            return spelled[wide] if name != "mulhi" or dt.kind == "i" else spelled[2 + wide]
+        helper = f"em_{name}_{SHORT[dt.name]}"
+        if name == "brev":
+            return self.use(helper, lambda: mathlib.brev(self, helper, dt))
+        clz = self.bit_op("clz", dt)
+        return self.use(helper, lambda: mathlib.ffs(self, helper, dt, clz))
 
     # ------------------------------------------------------------------ arithmetic
     def floordiv(self, dt: DType) -> str:

@@ -20,7 +20,8 @@ import itertools
 from ember.codegen import regions
 from ember.codegen.uniformity import SUBGROUP_OPS
 from ember.errors import KernelSyntaxError
-from ember.frontend import diagnostics, ir, passes
+from ember.frontend import ir, messages, passes
+from ember.frontend.hoisting import hoisted_name
 from ember.frontend.types import Array
 
 
@@ -68,12 +69,12 @@ class Inliner:
         if not any(self._is_target(x) for e in passes.own_exprs(s) for x in passes.subexprs(e)):
             return [s]
         if isinstance(s, ir.While):
-            raise diagnostics.error(
+            raise messages.error(
                 KernelSyntaxError,
                 f"a while condition calls '{self._first(s).pyname}', which has a barrier or a "
                 "sub-group operation: the cpu backend cannot run it there",
                 s.loc,
-                diagnostics.STAGE_TARGET,
+                messages.STAGE_TARGET,
                 "call it into a variable before the loop and at the end of its body",
             )
         before: list[ir.Stmt] = []
@@ -126,17 +127,21 @@ class Inliner:
             start.append(ir.Assign(loc, names[p], a))
         for v in fn.locals:
             names[v] = self._local(v.type, f"{v.name}_{fn.name}{tag}", exact=True)
+        for v in fn.hoisted:  # shared arrays of device functions: the kernel declares them
+            name = hoisted_name(self.kernel, v)
+            if name != v.name:
+                names[v] = ir.Variable(name, v.type, v.name)
         body = list(fn.body)
         last = body.pop() if body and isinstance(body[-1], ir.Return) else None
         for s, e in passes.walk(body):
             if e is None and isinstance(s, ir.Return):
-                raise diagnostics.error(
+                raise messages.error(
                     KernelSyntaxError,
                     f"device function '{fn.pyname}' has a barrier or a sub-group operation "
                     "and returns before its end: the cpu backend inlines such functions and "
                     "needs their only return to be the last statement",
                     s.loc,
-                    diagnostics.STAGE_TARGET,
+                    messages.STAGE_TARGET,
                     "keep the result in a variable and return it at the end",
                 )
         body = regions.map_block(body, lambda s: _renamed(s, names))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from ember.codegen.uniformity import SUBGROUP_OPS
 from ember.frontend import ir, passes
 from ember.frontend.types import WEAK_INT
 
@@ -210,8 +211,8 @@ def finish(kernel: ir.Function, low) -> ir.Function:
         return s
 
     body = _map_group(kernel.body, group)
-    shared_decls = [s for s in body if isinstance(s, ir.SharedDecl)]
-    rest = [s for s in body if not isinstance(s, ir.SharedDecl)]
+    shared_decls = [s for s in body if isinstance(s, ir.ArrayDecl)]
+    rest = [s for s in body if not isinstance(s, ir.ArrayDecl)]
     locals_ = [v for v in kernel.locals if v not in items]
     if failed == "kept":
         flag = ir.Variable("em_failed_w", _int32(), "em_failed")
@@ -230,7 +231,7 @@ def _item_variables(kernel: ir.Function, low) -> set[ir.Variable]:
         for sub in passes.subexprs(e):
             if isinstance(sub, ir.Ref):
                 places.setdefault(sub.var, set()).add("group")
-    own = set(kernel.locals) - {s.var for s in kernel.body if isinstance(s, ir.SharedDecl)}
+    own = set(kernel.locals) - {s.var for s in kernel.body if isinstance(s, ir.ArrayDecl)}
     own -= low.counters | low.scalars
     live: set[ir.Variable] = set()
     for loop in low.regions:
@@ -284,11 +285,7 @@ def _recomputable(loops, items: set[ir.Variable], params: set) -> dict[ir.Variab
                 return inner if inner is not None else x
             if isinstance(x, ir.Load | ir.Atomic | ir.Call):
                 bad.append(x)
-            if (
-                isinstance(x, ir.Intrinsic)
-                and x.name in ("barrier",)
-                or (isinstance(x, ir.Intrinsic) and x.name.startswith(("shfl", "warp_")))
-            ):
+            if isinstance(x, ir.Intrinsic) and (x.name == "barrier" or x.name in SUBGROUP_OPS):
                 bad.append(x)
             return x
 
@@ -400,7 +397,7 @@ def _rename(e: ir.Expr, f) -> ir.Expr:
 
 
 _INDEX_NAMES = frozenset({"thread_idx", "block_idx", "block_dim", "grid_dim", "global_id",
-                          "global_size", "warp_size", "lane_id"})  # fmt: skip
+                          "global_size", "warp_size", "lane_id", "activemask"})  # fmt: skip
 
 
 def _indices(e: ir.Expr) -> ir.Expr:
@@ -430,6 +427,10 @@ def _indices(e: ir.Expr) -> ir.Expr:
         from ember.codegen.subgroups import lane
 
         return lane()
+    if name == "activemask":
+        from ember.codegen.subgroups import active_mask
+
+        return active_mask()
     return e
 
 

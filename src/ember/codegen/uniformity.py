@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from ember.frontend import ir, passes
 
-VARYING_INTRINSICS = frozenset({"thread_idx", "global_id", "lane_id"})
+VARYING_INTRINSICS = frozenset({"thread_idx", "global_id", "lane_id", "activemask"})
 SUBGROUP_OPS = frozenset({"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min",
-                          "warp_max"})  # fmt: skip
+                          "warp_max", "ballot", "all_sync", "any_sync", "syncwarp"})  # fmt: skip
 
 
 def thread_dependent(fn: ir.Function, memo: dict | None = None) -> bool:
@@ -61,6 +61,10 @@ class Uniformity:
         self.varying: set[ir.Variable] = set()
         self._memo: dict = {}
         self._divergent: set[int] = set()  # id() of loops left early by some work-items
+        # a per-thread array (ember.local) is one array per work-item: what it holds varies
+        self.varying |= {
+            s.var for s in kernel.body if isinstance(s, ir.ArrayDecl) and s.var.type.space == "local"
+        }
         changed = True
         while changed:
             before = (len(self.varying), len(self._divergent))

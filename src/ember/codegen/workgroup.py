@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ember import dtypes
 from ember.codegen import regions, subgroups, sweeps
@@ -37,7 +37,7 @@ from ember.codegen.inline import inline_synchronizing
 from ember.codegen.uniformity import SUBGROUP_OPS, Uniformity
 from ember.codegen.uniformity import VARYING_INTRINSICS as VARYING
 from ember.errors import KernelSyntaxError
-from ember.frontend import diagnostics, ir, passes
+from ember.frontend import ir, messages, passes
 from ember.frontend.types import WEAK_INT, Array, Scalar, scalar
 
 LANES = subgroups.LANES  # the sub-group size of the cpu backend (DeviceInfo.warp_size)
@@ -63,6 +63,11 @@ class ItemLoop(ir.Stmt):
     item: bool = False
     done: bool = False
     failed: str = ""
+    # per-thread arrays (``ember.local``) of the kernel: declared in the loop's body when
+    # this is the kernel's only region (``declares``), else pointers into one block of
+    # storage per array (:class:`ItemStorage`), one slice per work-item
+    arrays: list[ir.Variable] = field(default_factory=list)
+    declares: bool = False
 
 
 @dataclass(eq=False)
@@ -81,6 +86,14 @@ class ItemArray(ir.Stmt):
     var: ir.Variable
     zero: bool = False
     scratch: bool = False
+
+
+@dataclass(eq=False)
+class ItemStorage(ir.Stmt):
+    """The storage of per-thread array ``var`` for the whole group: one slice of its size
+    per work-item (each :class:`ItemLoop` points ``var.name`` at its work-item's slice)."""
+
+    var: ir.Variable
 
 
 @dataclass(eq=False)
@@ -127,13 +140,13 @@ def _refuse_sync_in_device_function(fn: ir.Function) -> None:
     for s, e in passes.walk(fn.body):
         if isinstance(e, ir.Intrinsic) and (e.name == "barrier" or e.name in SUBGROUP_OPS):
             what = "ember.barrier()" if e.name == "barrier" else f"ember.{e.name}()"
-            raise diagnostics.error(
+            raise messages.error(
                 KernelSyntaxError,
                 f"{what} in device function '{fn.pyname}': the cpu backend runs a work-group's "
                 "work-items one after another and splits only the kernel itself at barriers "
                 "and sub-group operations",
                 s.loc,
-                diagnostics.STAGE_TARGET,
+                messages.STAGE_TARGET,
                 "call it in the kernel (pass the values the device function needs)",
             )
 
@@ -183,11 +196,11 @@ def _hoist_subgroup_operands(body: list[ir.Stmt], kernel: ir.Function) -> list[i
     out: list[ir.Stmt] = []
     for s in body:
         if isinstance(s, ir.While) and synchronizes(s.cond):
-            raise diagnostics.error(
+            raise messages.error(
                 KernelSyntaxError,
                 "a sub-group operation in a while condition is not supported on the cpu backend",
                 s.loc,
-                diagnostics.STAGE_TARGET,
+                messages.STAGE_TARGET,
                 "compute it into a variable before the loop and at the end of its body",
             )
         changes: dict = {}
@@ -228,12 +241,17 @@ class Lowering:
         self.scalars = self._group_scalars()
 
     def run(self) -> ir.Function:
-        shared = [s for s in self.kernel.body if isinstance(s, ir.SharedDecl)]
-        rest = [s for s in self.kernel.body if not isinstance(s, ir.SharedDecl)]
+        arrays = [s for s in self.kernel.body if isinstance(s, ir.ArrayDecl)]
+        shared = [s for s in arrays if s.var.type.space != "local"]
+        local = [s.var for s in arrays if s.var.type.space == "local"]
+        rest = [s for s in self.kernel.body if not isinstance(s, ir.ArrayDecl)]
         body = self.block(rest)
         decls = [ItemArray(self.kernel.loc, v, scratch=True) for v in self.scratch.values()]
         lowered = copy_function(self.kernel, body=[*shared, *decls, *body])
-        return regions.finish(lowered, self)
+        lowered = regions.finish(lowered, self)
+        if local:
+            _place_local_arrays(lowered, local)
+        return lowered
 
     # ------------------------------------------------------------------ marking
     def _mark(self, body: list[ir.Stmt]) -> bool:
@@ -363,15 +381,16 @@ class Lowering:
         return out
 
     def _predicated(self, s: ir.If) -> bool:
-        """A branch on a varying condition whose body has sub-group operations but no
-        barrier (``if warp == 0: v = warp_sum(v)``): its regions run under a per-work-item
-        predicate instead of refusing it.  (The work-items of a sub-group must agree, as on
-        a GPU: a shuffle from a lane that did not take the branch reads a stale value.)"""
+        """A branch on a varying condition with barriers or sub-group operations inside
+        (``if warp == 0: v = warp_sum(v)``, ``if i < n: ... ember.barrier() ...``): its
+        regions run under a per-work-item predicate, so a barrier there synchronizes the
+        work-items that took the branch (the others have nothing to do until it ends).  On a
+        GPU such a barrier is undefined unless every thread of the block takes the branch,
+        where this gives the same result; a shuffle from a lane that did not take the branch
+        reads a stale value, as there.  A ``break``/``continue`` of a group-level loop
+        inside is refused (:meth:`_group_level`)."""
         if not self.uniformity.is_varying(s.cond):
             return False
-        for _, e in passes.walk([s]):
-            if isinstance(e, ir.Intrinsic) and e.name == "barrier":
-                return False
         return not self._mark_exits([s])
 
     def _flush(self, region: list[ir.Stmt], out: list[ir.Stmt], wrap: bool = True) -> None:
@@ -409,13 +428,13 @@ class Lowering:
     def _uniform(self, e: ir.Expr, s: ir.Stmt, what: str) -> None:
         """``e`` decides a group-level branch or loop: refuse it unless uniform and pure."""
         if not passes.is_pure(e):
-            raise diagnostics.error(
+            raise messages.error(
                 KernelSyntaxError,
                 f"this {what} contains {self._sync_what(s)}, and its condition calls a "
                 "function or does an atomic: the cpu backend evaluates it once for the whole "
                 "block",
                 s.loc,
-                diagnostics.STAGE_TARGET,
+                messages.STAGE_TARGET,
                 "assign the condition's value to a variable first",
             )
         early = isinstance(s, ir.While | ir.ForRange) and self.uniformity.loop_is_varying(s)
@@ -426,13 +445,13 @@ class Lowering:
                 else "some work-items leave it early (a break or continue under a condition "
                 "that differs between them)"
             )
-            raise diagnostics.error(
+            raise messages.error(
                 KernelSyntaxError,
                 f"this {what} contains {self._sync_what(s)}, but {why}: every work-item of "
                 "a block must reach the same barriers and sub-group operations (on a GPU this "
                 "deadlocks or gives undefined results; the cpu backend refuses it)",
                 s.loc,
-                diagnostics.STAGE_TARGET,
+                messages.STAGE_TARGET,
                 "make the condition depend only on values equal across the block (arguments, "
                 "block_idx, block_dim, values loaded at a uniform index), or move the barrier "
                 "out of the branch",
@@ -468,8 +487,12 @@ class Lowering:
         def visit(e: ir.Expr) -> ir.Expr:
             if not (isinstance(e, ir.Intrinsic) and e.name in SUBGROUP_OPS):
                 return e
+            if e.name == "syncwarp":  # the region ends: writes before it are seen after
+                self._flush(state["region"], out)
+                state["region"] = []
+                return e
             value = e.args[0]
-            scratch = self._scratch(e.type)
+            scratch = self._scratch(value.type)
             wi = regions.WI
             state["region"].append(
                 ir.Store(s.loc, ir.Ref(scratch.type, scratch), [wi], value, flat=True)
@@ -477,15 +500,16 @@ class Lowering:
             self._flush(state["region"], out)
             state["region"] = after = []
             result = self.temp(e.type, "em_sg")
-            if e.name.startswith("warp_"):
+            if e.name.startswith("shfl"):
+                after.append(ir.Assign(s.loc, result, subgroups.shuffled(e, scratch)))
+            else:
                 j = self.temp(WEAK_INT, "em_lane")
                 after.extend(subgroups.reduction(s.loc, e.name, scratch, result, j))
-            else:
-                after.append(ir.Assign(s.loc, result, subgroups.shuffled(e, scratch)))
             return ir.Ref(e.type, result)
 
         rewritten = regions.map_stmt_exprs(s, visit)
-        state["region"].append(rewritten)
+        if not (isinstance(rewritten, ir.Eval) and _is_syncwarp(rewritten.expr)):
+            state["region"].append(rewritten)
         return state["region"]
 
 
@@ -502,6 +526,37 @@ def _from(e: ir.Expr | None, allowed: set[ir.Variable]) -> bool:
         if isinstance(x, ir.Intrinsic) and (x.name in VARYING or x.name in SUBGROUP_OPS):
             return False
     return True
+
+
+def _place_local_arrays(kernel: ir.Function, arrays: list[ir.Variable]) -> None:
+    """Give every region the kernel's per-thread arrays: declared inside the only region
+    of a kernel that has one (they may then live in registers), else one slice each of a
+    group-wide storage, so that a work-item's array keeps its contents across regions and
+    work-items in lockstep sweeps do not share one."""
+    loops: list[ItemLoop] = []
+
+    def find(body: list[ir.Stmt]) -> None:
+        for s in body:
+            if isinstance(s, ItemLoop):
+                loops.append(s)
+            else:
+                for name in ("body", "orelse"):
+                    inner = getattr(s, name, None)
+                    if isinstance(inner, list):
+                        find(inner)
+
+    find(kernel.body)
+    only = len(loops) == 1 and any(s is loops[0] for s in kernel.body)
+    for loop in loops:
+        loop.arrays = list(arrays)
+        loop.declares = only
+    if not only:
+        at = sum(1 for s in kernel.body if isinstance(s, ir.ArrayDecl | ItemArray))
+        kernel.body[at:at] = [ItemStorage(kernel.loc, v) for v in arrays]
+
+
+def _is_syncwarp(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Intrinsic) and e.name == "syncwarp"
 
 
 def _line_of(s: ir.Stmt, e: ir.Expr) -> int:

@@ -20,11 +20,22 @@ whose ``foreign_device_types`` holds its DLPack device type (CUDA).
 from __future__ import annotations
 
 import ctypes
+import types as pytypes
 from typing import Any
 
 from ember import dtypes
 from ember.codegen.abi import AbiParam
-from ember.frontend.types import WEAK_FLOAT, WEAK_INT, Array, Tuple, Type, scalar
+from ember.frontend import launchsize
+from ember.frontend.types import (
+    WEAK_COMPLEX,
+    WEAK_FLOAT,
+    WEAK_INT,
+    Array,
+    CompileTime,
+    Tuple,
+    Type,
+    scalar,
+)
 from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import DL_CPU, DL_CUDA
@@ -46,7 +57,9 @@ class ArgProblem(Exception):
 def _scalar_types() -> dict[type, Type]:
     import numpy as np
 
-    table: dict[type, Type] = {bool: scalar(dtypes.bool_), int: WEAK_INT, float: WEAK_FLOAT}
+    table: dict[type, Type] = {
+        bool: scalar(dtypes.bool_), int: WEAK_INT, float: WEAK_FLOAT, complex: WEAK_COMPLEX
+    }
     for d in dtypes.ALL:
         table[d.numpy.type] = scalar(d)
     table[np.bool_] = scalar(dtypes.bool_)
@@ -84,9 +97,15 @@ def signature(args: tuple) -> tuple:
             key.append(t)
         elif t is tuple and all(type(i) in SCALARS for i in a):
             key.append(tuple(map(type, a)))
+        elif t in _STATIC:  # a compile-time argument: the object itself
+            key.append((_STATIC_KEY, a))
         else:
             raise Slow
     return tuple(key)
+
+
+_STATIC = (pytypes.FunctionType, dtypes.DType)
+_STATIC_KEY = object()  # marks compile-time items in signatures
 
 
 # ------------------------------------------------------------------------- foreign arrays
@@ -141,7 +160,7 @@ class _DLTensor(ctypes.Structure):
     ]  # fmt: skip
 
 
-_DL_KINDS = {0: "int", 1: "uint", 2: "float", 6: "bool"}
+_DL_KINDS = {0: "int", 1: "uint", 2: "float", 5: "complex", 6: "bool"}
 
 
 def _from_dlpack(value: Any, device_type: int) -> ForeignArray:
@@ -162,11 +181,30 @@ def _from_dlpack(value: Any, device_type: int) -> ForeignArray:
 # ------------------------------------------------------------------------- typing
 
 
+def static_value(value: Any) -> Any:
+    """``value`` as a compile-time argument (a dtype, a function, a tuple of those), or
+    None when it is not one."""
+    from ember.frontend.intrinsics import intrinsic_name
+    from ember.frontend.values import as_dtype
+
+    if isinstance(value, tuple):
+        items = [static_value(v) for v in value]
+        return tuple(items) if value and all(i is not None for i in items) else None
+    if isinstance(value, pytypes.FunctionType) or intrinsic_name(value) is not None:
+        return value
+    if isinstance(getattr(value, "__ember_py_func__", None), pytypes.FunctionType):
+        return value  # an @ember.kernel, called as a device function
+    return as_dtype(value)
+
+
 def arg_type(value: Any) -> Type:
     """The kernel type of one launch argument (raises :class:`ArgProblem`)."""
     t = type(value)
     if t in SCALARS:
         return SCALARS[t]
+    static = static_value(value) if t not in (int, float, bool) else None
+    if static is not None:
+        return CompileTime(static)
     if isinstance(value, ForeignArray) or argtypes.is_array(value):
         kind = layout(value)  # type: ignore[arg-type]
         if not kind:
@@ -204,6 +242,8 @@ def _native(p: AbiParam, foreign_args: set[int], offsets: bool) -> str:
     v = f"a{p.arg}" + "".join(f"[{k}]" for k in p.path)
     if p.kind == "scalar":
         return v
+    if p.kind in ("re", "im"):  # the parts of a complex number (codegen/abi.py)
+        return f"{v}.{'real' if p.kind == 're' else 'imag'}"
     if p.kind == "data":
         if p.arg in foreign_args:
             return f"{v}.ptr"
@@ -219,13 +259,21 @@ def _native(p: AbiParam, foreign_args: set[int], offsets: bool) -> str:
 
 
 # The hidden arguments of kernels that can fail (codegen/abi.py): names bound in the
-# generated code's namespace to the values diagnostics.errors.attach() returns.
-_HIDDEN = {"claim": "_em_claim", "record": "_em_rec", "kid": "_em_kid"}
+# generated code's namespace to the values diagnostics.device_errors.attach() returns.
+_HIDDEN = {
+    "claim": "_em_claim",
+    "record": "_em_rec",
+    "kid": "_em_kid",
+    "grid": "_em_grid(stream)",  # grid_sync's barrier word, one per stream
+}
 
 
 def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
     """A Python condition true when argument ``a<i>`` has exactly the type ``t``."""
     v = f"a{i}"
+    if isinstance(t, CompileTime):  # the very object the kernel was specialized on
+        namespace[f"_c{i}"] = t.value
+        return f"({v} is _c{i} or {v} == _c{i})"
     if isinstance(t, Tuple):
         items = [f"type({v}) is tuple", f"len({v}) == {len(t.items)}"]
         for k, it in enumerate(t.items):
@@ -254,6 +302,13 @@ def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
     return f"type({v}) is _t{i}"
 
 
+def _grid(abi, backend) -> dict[str, Any]:
+    """The name the ``grid`` hidden argument calls: the backend's barrier word per stream."""
+    if any(p.kind == "grid" for p in abi):
+        return {"_em_grid": backend.grid_barrier}
+    return {}
+
+
 def make_packer(
     abi: list[AbiParam], nargs: int, foreign_args: set[int], backend, hidden=None
 ) -> Any:
@@ -262,17 +317,36 @@ def make_packer(
     ``hidden``: the values of a failing kernel's hidden arguments (``_em_claim``...)."""
     offsets = backend.dialect.separate_offsets
     values = "".join(f"        {_native(p, foreign_args, offsets)},\n" for p in abi)
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    source = f"def pack({params}):\n    return (\n{values}    )\n"
-    namespace: dict[str, Any] = dict(hidden or {})
+    params = "".join(f"a{i}, " for i in range(nargs))
+    source = f"def pack({params}stream=None):\n    return (\n{values}    )\n"
+    namespace: dict[str, Any] = {**_grid(abi, backend), **(hidden or {})}
     exec(compile(source, "<ember argument packing>", "exec"), namespace)  # noqa: S102
     pack = namespace["pack"]
     pack.source = source
     return pack
 
 
+def _dynamic_bytes(info: dict | None) -> str | None:
+    """The Python expression of the dynamic shared bytes a launch needs, from the stored
+    layout (ValueError for a malformed one: a damaged cache entry)."""
+    return launchsize.layout_bytes(info or {})
+
+
+def make_shared_bytes(info: dict | None, nargs: int) -> Any:
+    """``shared_bytes(grid, block, args)`` for a kernel with dynamic shared memory, else
+    None."""
+    text = _dynamic_bytes(info)
+    if text is None:
+        return None
+    names = "".join(f"a{i}, " for i in range(nargs))
+    source = f"def shared_bytes(grid, block, args):\n    ({names}) = args\n    return {text}\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<ember shared memory size>", "exec"), namespace)  # noqa: S102
+    return namespace["shared_bytes"]
+
+
 def make_runner(
-    abi, types: list[Type], foreign_args: set[int], backend, launch, hidden=None
+    abi, types: list[Type], foreign_args: set[int], backend, launch, hidden=None, info=None
 ) -> Any:
     """A function ``run(grid, block, shared_mem, stream, args) -> bool`` that launches when
     the arguments have exactly this specialization's types (and returns False otherwise).
@@ -282,13 +356,14 @@ def make_runner(
 
     A kernel that can fail (``hidden`` given) also reports an earlier launch's failure
     before launching and books the launch for the error check after it
-    (:mod:`ember.diagnostics.errors`)."""
+    (:mod:`ember.diagnostics.device_errors`)."""
     offsets = backend.dialect.separate_offsets
     namespace: dict[str, Any] = {
         "_nd": argtypes.ARRAY,
         "_be": backend,
         "_launch": launch,
         "_note": note_uses,
+        **_grid(abi, backend),
         **(hidden or {}),
     }
     nargs = len(types)
@@ -298,6 +373,7 @@ def make_runner(
         guard = " and ".join(_guard(i, t, namespace) for i, t in enumerate(types)) or "True"
     values = "".join(f"            {_native(p, foreign_args, offsets)},\n" for p in abi)
     names = "".join(f"a{i}, " for i in range(nargs))
+    dynamic = _dynamic_bytes(info)
     source = (
         "def run(grid, block, shared_mem, stream, args):\n"
         "    try:\n"
@@ -305,6 +381,7 @@ def make_runner(
         "    except ValueError:\n"
         "        return False\n"
         f"    if {guard}:\n"
+        + (f"        shared_mem = max(shared_mem, {dynamic})\n" if dynamic else "")
         + ("        _em_before()\n" if hidden else "")
         + f"        _launch(grid, block, (\n{values}        ), shared_mem, stream)\n"
         + ("        _em_launched(stream)\n" if hidden else "")

@@ -30,17 +30,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.cache import key as keymod
-from ember.cache import memory as cache_memory
+from ember.cache import lookup as cache_lookup
 from ember.cache.disk import CacheWarning
-from ember.cache.entry import Entry, make_meta
+from ember.cache.entry import Entry, entry_name, make_meta
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
 from ember.codegen.emitter import Emitter
+from ember.compiler import deep
 from ember.config import settings
-from ember.diagnostics import errors as errmod
+from ember.diagnostics import device_errors as errmod
 from ember.diagnostics import report
 from ember.errors import CompileError, InternalError, UnsupportedFeatureError
-from ember.frontend import ir, passes
+from ember.frontend import ir, launchsize, passes
 from ember.frontend.capture import Captured
 from ember.frontend.typer import TypingContext, type_program
 from ember.frontend.types import Target, Type
@@ -73,10 +74,14 @@ def typed_ir(
 
     ``captures`` (function -> :class:`Captured`) is shared by a kernel's specializations so
     that the globals every function reads are frozen once.  ``checks``: bounds checks and
-    checked conversions (``boundscheck=True``)."""
-    ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
-    program = type_program(cap, arg_types, target, ctx)
-    return passes.run(program)
+    checked conversions (``boundscheck=True``).  Deeply nested code is typed on a deep
+    stack (:mod:`ember.compiler.deep`)."""
+
+    def stage() -> ir.Program:
+        ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
+        return passes.run(type_program(cap, arg_types, target, ctx))
+
+    return deep.run(stage, where=cap)
 
 
 def source_of(program: ir.Program, target: Target) -> str:
@@ -85,7 +90,7 @@ def source_of(program: ir.Program, target: Target) -> str:
     Raises :class:`UnsupportedFeatureError` when the code needs double precision (a
     ``float64`` value, a Python float argument) on a device without it."""
     emitter = Emitter(program, dialects.get(target.dialect))
-    source = emitter.source()
+    source = deep.run(emitter.source)
     if "fp64" in emitter.h.features and not target.has("fp64"):
         raise UnsupportedFeatureError(
             f"kernel '{program.kernel.pyname}' uses float64 (a float64 array or value, or a "
@@ -97,7 +102,7 @@ def source_of(program: ir.Program, target: Target) -> str:
 
 def build(backend, source: str, name: str, options: tuple[str, ...]) -> bytes:
     """Stage 5: C source -> binary; a failure here is Ember's bug (InternalError)."""
-    cache_memory.stats.compiles += 1
+    cache_lookup.stats.compiles += 1
     try:
         return backend.compile(source, name, options)
     except CompileError as exc:
@@ -137,12 +142,15 @@ class Specialization:
     run: Any = None  # run(grid, block, shared_mem, stream, args) -> launched? (fast path)
     origin: str = "compiled"
     entry: Any = None  # the ember.cache Entry (what the disk cache and bundles store)
-    sites: tuple = ()  # run-time check sites, for KernelError (diagnostics/errors.py)
+    sites: tuple = ()  # run-time check sites, for KernelError (diagnostics/device_errors.py)
     kernel_id: int = 0  # passed to a kernel that can fail
     errors: Any = None  # the backend's error record, for a kernel that can fail
     slow_paths: tuple = ()  # found in the code (diagnostics/report.py)
     kernel_loc: Any = None  # the kernel's def line, for the report
     announced: bool = False  # slow-path report done at the first launch
+    # dynamic shared memory layout and cooperative launch (frontend/launchsize.py)
+    launch_info: dict = field(default_factory=dict)
+    shared_bytes: Any = None  # shared_bytes(grid, block, args) -> bytes (compiler/args.py)
 
     def launch(self, args: tuple, grid, block, shared_mem: int = 0, stream=None) -> None:
         """Launch with ``args`` (which must have this specialization's types)."""
@@ -151,7 +159,12 @@ class Specialization:
         if not self.run(grid, block, shared_mem, stream, args):
             if self.errors is not None:
                 self.errors.before_launch()
-            self.function.launch(grid, block, self.pack(*args), shared_mem, stream)
+            if self.shared_bytes is not None:
+                shared_mem = max(shared_mem, self.shared_bytes(grid, block, args))
+            launch = self.function.launch
+            if self.launch_info.get("cooperative"):
+                launch = self.function.launch_cooperative
+            launch(grid, block, self.pack(*args, stream=stream), shared_mem, stream)
             if self.errors is not None:
                 self.errors.launched(stream)
             note_uses(args, stream)
@@ -176,25 +189,32 @@ def compile_specialization(
     parts = cache_parts(cap, arg_types, target, options, backend, captures, checks)
     key = keymod.digest(parts)
     if not settings.dump:  # EMBER_DUMP wants every stage: compile
-        hit = cache_memory.lookup(key, backend)
+        hit = cache_lookup.lookup(key, backend)
         spec = _from_cache(hit, backend, t0) if hit is not None else None
         if spec is not None:
             return spec
-    spec = _compile(cap, arg_types, backend, options, captures, target, checks)
+    spec = deep.run(_compile, cap, arg_types, backend, options, captures, target, checks, key,
+                    where=cap)  # fmt: skip
     spec.key = key
     pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
     meta = make_meta(spec.name, pyname, spec.abi, backend)
     meta.update(report.to_meta(spec))  # check sites and slow paths, for cache hits
+    meta["launch"] = spec.launch_info  # dynamic shared memory, cooperative launch
     spec.entry = Entry(key, spec.binary, spec.source, parts, meta)
-    cache_memory.store(spec.entry, backend)
+    cache_lookup.store(spec.entry, backend)
     return spec
 
 
-def _compile(cap, arg_types, backend, options, captures, target, checks) -> Specialization:
-    """Every stage, timed: typing, C generation, the backend compiler, module load."""
+def _compile(cap, arg_types, backend, options, captures, target, checks, key) -> Specialization:
+    """Every stage, timed: typing, C generation, the backend compiler, module load.
+
+    The kernel's C name ends in its key (:func:`~ember.cache.entry.entry_name`), which binds
+    the binary to the key: a cache entry or bundle member holding another kernel's binary
+    has no function of that name, and is refused."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     program = typed_ir(cap, arg_types, target, captures, checks)
+    program.kernel.name = entry_name(program.kernel.name, key)
     t1 = time.perf_counter()
     source = source_of(program, target)
     t2 = time.perf_counter()
@@ -210,6 +230,7 @@ def _compile(cap, arg_types, backend, options, captures, target, checks) -> Spec
     t4 = time.perf_counter()
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)
     spec = Specialization(name, program, source, abi, binary, function, backend, "", timings)
+    spec.launch_info = {**launchsize.layout(program), "cooperative": program.grid_sync}
     spec.sites = errmod.site_table(program)
     report.compiled(spec, program)
     return spec
@@ -231,16 +252,17 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
             CacheWarning,
             stacklevel=5,
         )
-        cache_memory.discard(entry.key)
+        cache_lookup.discard(entry.key)
         return None
     t2 = time.perf_counter()
-    cache_memory.note(entry, backend)
+    cache_lookup.note(entry, backend)
     timings = {"cache": t1 - t0, "load": t2 - t1}
     spec = Specialization(
         entry.name, None, entry.source, abi, entry.binary, function, backend, entry.key,
         timings, origin=hit.origin, entry=entry,
     )  # fmt: skip
     report.from_meta(spec, entry.meta)
+    spec.launch_info = dict(entry.meta.get("launch", {}))
     return spec
 
 
@@ -269,7 +291,16 @@ def cache_parts(
 ) -> dict:
     """What the cache key of a specialization is the hash of (see :mod:`ember.cache.key`):
     computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
-    deps = keymod.dependencies(cap, captures)
+    deps = deep.run(keymod.dependencies, cap, captures, where=cap)
     codegen = {"boundscheck": bool(checks)}
+    statics = [keymod.static_argument(t.value, captures) for t in arg_types if _is_static(t)]
+    if statics:  # the code of functions passed as compile-time arguments
+        codegen["static_arguments"] = statics
     versions = keymod.versions(backend)
     return keymod.key_parts(deps, arg_types, target, options, versions, codegen)
+
+
+def _is_static(t) -> bool:
+    from ember.frontend.types import CompileTime
+
+    return isinstance(t, CompileTime)

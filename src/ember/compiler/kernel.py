@@ -28,10 +28,11 @@ from typing import Any
 
 from ember.compiler import args as argmod
 from ember.compiler import driver, freshness
-from ember.diagnostics import errors as errmod
+from ember.diagnostics import device_errors as errmod
 from ember.errors import ArgumentError, LaunchError
-from ember.frontend import diagnostics, ir
+from ember.frontend import ir, messages
 from ember.frontend.capture import Captured, capture
+from ember.frontend.types import CompileTime
 from ember.runtime import argtypes
 from ember.runtime import backend as registry
 from ember.runtime.backend import dim3 as _dims
@@ -78,6 +79,7 @@ class Kernel:
         self._cap: Captured | None = None
         self._captures: dict = {}
         self._configs: dict = {}
+        self._ndranges: dict = {}  # (n, block) -> NDRangeLauncher
         self._lock = threading.Lock()
         self._last = _NO_SPECIALIZATION  # the inline cache: most recently launched
         self._deps: list | None = None  # what the compiled code read (notebooks only)
@@ -117,10 +119,20 @@ class Kernel:
         """``kernel.launch(n)(*args)``: at least ``n`` threads (an int or a 1-3 tuple), in
         blocks of ``block`` threads (default: chosen for the device)."""
         try:
-            return NDRangeLauncher(self, n, block)
+            return self._ndranges[(n, block)]  # kept per (n, block): no parsing per launch
+        except (KeyError, TypeError):
+            pass
+        try:
+            launcher = NDRangeLauncher(self, n, block)
         except Exception as exc:
             hide_internal_frames(exc)
             raise
+        if len(self._ndranges) < 256:
+            try:
+                self._ndranges[(n, block)] = launcher
+            except TypeError:  # unhashable sizes (lists): just not kept
+                pass
+        return launcher
 
     @api
     def __call__(self, *args, **kwargs):
@@ -153,7 +165,9 @@ class Kernel:
     def _slow_dispatch(self, args: tuple) -> tuple[driver.Specialization, tuple]:
         args = tuple(self._foreign(args))
         types, backend, foreign = self._types(args)
-        key = (tuple(t.key() for t in types), backend)
+        # compile-time arguments are keyed by the object itself (two functions may share a
+        # name); the others by their text form
+        key = (tuple(t if isinstance(t, CompileTime) else t.key() for t in types), backend)
         with self._lock:
             spec = self.specializations.get(key)
             if spec is None:
@@ -174,16 +188,19 @@ class Kernel:
         spec = driver.compile_specialization(
             self.captured, types, backend, self.options, self._captures, self.checks
         )
-        if self._deps is None and not self.py_func.__module__.startswith("ember."):
+        if self._deps is None and not (self.py_func.__module__ or "").startswith("ember."):
             freshness.watch_ipython()  # user kernels in notebooks notice redefinitions
             if freshness.watching():
                 self._deps = freshness.baseline(self.captured, self._captures)
                 freshness.track(self)
         hidden = errmod.attach(spec)  # a kernel that can fail: its error-record arguments
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend, hidden)
-        spec.run = argmod.make_runner(
-            spec.abi, types, foreign, backend, spec.function.launch, hidden
-        )
+        info = spec.launch_info
+        spec.shared_bytes = argmod.make_shared_bytes(info, len(types))
+        launch = spec.function.launch
+        if info.get("cooperative"):
+            launch = spec.function.launch_cooperative
+        spec.run = argmod.make_runner(spec.abi, types, foreign, backend, launch, hidden, info)
         return spec
 
     # ------------------------------------------------------------------ stale code
@@ -228,13 +245,17 @@ class Kernel:
 
     def _types(self, args: tuple, need_backend: bool = True):
         """Kernel types of ``args``, the backend they live on, foreign argument indices."""
-        params = self.captured.tree.args.args
-        if len(args) != len(params):
+        tree_args = self.captured.tree.args
+        params = list(tree_args.args)
+        varargs = tree_args.vararg is not None
+        if len(args) < len(params) or (len(args) > len(params) and not varargs):
+            more = " or more" if varargs else ""
             raise self._arg_error(
-                None, f"kernel '{self.__name__}' takes {len(params)} argument(s) "
+                None, f"kernel '{self.__name__}' takes {len(params)}{more} argument(s) "
                 f"({', '.join(p.arg for p in params)}), got {len(args)}",
                 "pass one value per parameter",
             )  # fmt: skip
+        params += [tree_args.vararg] * (len(args) - len(params))  # *args: one per item
         types, backends, foreign = [], set(), set()
         for i, (a, p) in enumerate(zip(args, params, strict=True)):
             try:
@@ -244,18 +265,19 @@ class Kernel:
                 raise self._arg_error(p, message, exc.hint) from None
             if isinstance(a, argmod.ForeignArray):
                 foreign.add(i)
-            elif hasattr(a, "backend"):
+            elif argtypes.is_array(a):
                 backends.add(a.backend)
         backend = self._backend(backends, foreign, args) if need_backend else None
         return types, backend, foreign
 
     def _backend(self, backends: set, foreign: set, args: tuple):
         if len(backends) > 1:
-            names = ", ".join(sorted(b.name for b in backends))
+            names = ", ".join(sorted(f"{b.name}:{b.device.index}" for b in backends))
             raise self._arg_error(
                 None,
-                f"the array arguments live on different backends ({names})",
-                "put every array on one device",
+                f"the array arguments live on different devices ({names}); a kernel runs "
+                "on the device of its arrays",
+                "put every array on one device first: x.to_device(y.device)",
             )
         backend = backends.pop() if backends else registry.get()
         kinds = {args[i].device_type for i in foreign} - {None}  # None: NumPy stand-ins
@@ -273,7 +295,7 @@ class Kernel:
     def _arg_error(self, node, message: str, hint: str | None) -> ArgumentError:
         cap = self.captured
         loc = cap.loc(node if node is not None else cap.tree)
-        return diagnostics.error(ArgumentError, message, loc, diagnostics.STAGE_LAUNCH, hint)
+        return messages.error(ArgumentError, message, loc, messages.STAGE_LAUNCH, hint)
 
     # ------------------------------------------------------------------ inspection
     @api
@@ -318,10 +340,13 @@ class Kernel:
         import numpy as np
 
         host = tuple(_host_example(a, np) for a in self._foreign(args))
-        types, backend, _ = self._types(host, need_backend=dialect is None)
-        if dialect is None:
-            return types, driver.target_of(backend), backend
-        return types, driver.default_target(dialect), None
+        types, _, _ = self._types(host, need_backend=False)
+        if dialect is not None:
+            return types, driver.default_target(dialect), None
+        # NumPy examples stand for arrays of any backend: the arrays' own, else the current
+        backends = {a.backend for a in host if argtypes.is_array(a)}
+        backend = self._backend(backends, set(), ())
+        return types, driver.target_of(backend), backend
 
     @api
     def report(self, *args, dialect: str | None = None, block=None) -> list:
@@ -433,7 +458,7 @@ def make_launcher(kernel: Kernel, grid, block, stream0, shared0):
 class NDRangeLauncher:
     """``kernel.launch(n)``: enough blocks of a device-chosen size to cover ``n`` threads."""
 
-    __slots__ = ("kernel", "n", "block", "ndim")
+    __slots__ = ("kernel", "n", "block", "ndim", "_be", "_grid", "_blk")
 
     def __init__(self, kernel: Kernel, n, block=None):
         self.kernel = kernel
@@ -441,15 +466,19 @@ class NDRangeLauncher:
         sizes = _dims(n, "launch size", smallest=0)
         self.n = None if 0 in sizes else sizes  # no threads: nothing to launch
         self.block = None if block is None else _dims(block, "block")
+        self._be = self._grid = self._blk = None  # the configuration last computed, for _be
 
     def __call__(self, *args, stream=None, shared_mem=0) -> None:
         if self.n is None:
             return  # nothing to do for zero threads
-        k = self.kernel
-        spec = k._last
+        spec = self.kernel._last
+        be = spec.backend
         try:  # costs nothing until it catches (tracebacks.py)
-            if spec.backend is not None:
-                grid, block = self._config(spec.backend)
+            if be is not None:
+                if be is self._be:  # the grid and block of this device, computed before
+                    grid, block = self._grid, self._blk
+                else:
+                    grid, block = self._config(be)
                 if spec.run(grid, block, shared_mem, stream, args):
                     return
             self._launch_slow(args, stream, shared_mem)
@@ -471,8 +500,11 @@ class NDRangeLauncher:
         k._last = spec
 
     def _config(self, backend) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """Grid and block on ``backend``'s device (kept for the next launch there)."""
         block = self.block or default_block(backend, self.ndim)
-        return tuple(-(-n // b) for n, b in zip(self.n, block, strict=True)), block  # type: ignore[return-value]
+        grid = tuple(-(-n // b) for n, b in zip(self.n, block, strict=True))
+        self._grid, self._blk, self._be = grid, block, backend
+        return grid, block  # type: ignore[return-value]
 
 
 class _Nothing:

@@ -34,9 +34,10 @@ import os
 import warnings
 from dataclasses import asdict, dataclass, field
 
+from ember.cache.entry import base_name
 from ember.config import settings
 from ember.errors import EmberPerformanceWarning, SlowPathError
-from ember.frontend import diagnostics, ir, passes
+from ember.frontend import ir, messages, passes
 from ember.frontend.capture import Loc
 from ember.frontend.types import Scalar
 
@@ -81,7 +82,7 @@ class SlowPath:
         out = [f"[{self.kind}] {self.message}"]
         if self.filename:
             loc = Loc(self.filename, self.line, self.col, self.end_col, self.text, self.function)
-            out.append(diagnostics.format_location(loc))
+            out.append(messages.format_location(loc))
         out.append(f"  fix: {self.fix}")
         return "\n".join(out)
 
@@ -209,7 +210,7 @@ def _is_double(e: ir.Expr) -> bool:
         return False
     operands = passes.children(e) if isinstance(e, ir.Compare) else [e]
     return any(
-        isinstance(o.type, Scalar) and o.type.dtype.name == "float64" for o in operands
+        isinstance(o.type, Scalar) and o.type.dtype.real.name == "float64" for o in operands
     ) and not (isinstance(e, ir.Intrinsic) and not e.args)
 
 
@@ -356,7 +357,7 @@ def _is_ember(filename: str) -> bool:
 
 def format_report(spec, items: list[SlowPath]) -> str:
     loc = getattr(spec, "kernel_loc", None)
-    name = loc.function if loc else spec.name
+    name = loc.function if loc else base_name(spec.name, getattr(spec, "key", ""))
     where = f" ({os.path.basename(loc.filename)}:{loc.line})" if loc else ""
     head = (
         f"kernel '{name}'{where} on {spec.backend.device.name} pulls in "
@@ -376,7 +377,7 @@ def format_report(spec, items: list[SlowPath]) -> str:
 
 def to_meta(spec) -> dict:
     """What the cache stores for the report and KernelError (JSON)."""
-    from ember.diagnostics.errors import sites_to_json
+    from ember.diagnostics.device_errors import sites_to_json
 
     out = {}
     if spec.sites:
@@ -391,12 +392,26 @@ def to_meta(spec) -> dict:
 
 def from_meta(spec, meta: dict) -> None:
     """Restore :func:`to_meta`'s data on a specialization loaded from the cache."""
-    from ember.diagnostics.errors import sites_from_json
+    from ember.diagnostics.device_errors import sites_from_json
 
     spec.sites = sites_from_json(meta.get("sites", ()))
     try:
         spec.slow_paths = tuple(SlowPath(**d) for d in meta.get("slow_paths", ()))
         loc = meta.get("kernel_loc")
         spec.kernel_loc = Loc(*loc) if loc else None
-    except TypeError:  # an entry from another Ember version: report what the code says
+        _check_types(spec.slow_paths, spec.kernel_loc)
+    except TypeError:  # another Ember version's entry, or a crafted one: report what we can
         spec.slow_paths, spec.kernel_loc = (), None
+
+
+def _check_types(items, loc) -> None:
+    """TypeError unless the restored items hold what the report prints (text, numbers)."""
+    for i in items:
+        text = (i.kind, i.message, i.fix, i.text, i.function)
+        numbers = (i.col, i.end_col) + (() if i.line is None else (i.line,))
+        if not all(type(t) is str for t in text) or not all(type(n) is int for n in numbers):
+            raise TypeError("malformed slow-path item")
+        if not isinstance(i.data, dict) or not isinstance(i.filename, str | None):
+            raise TypeError("malformed slow-path item")
+    if loc is not None and not (type(loc.line) is int and isinstance(loc.filename, str)):
+        raise TypeError("malformed kernel location")

@@ -22,6 +22,8 @@ import ast
 
 from ember.errors import KernelSyntaxError, KernelTypeError
 from ember.frontend import ir
+from ember.frontend.bits import BitsTyper
+from ember.frontend.complexes import ComplexTyper, is_complex
 from ember.frontend.intrinsics import MATH1, MATH2, PREDICATES, intrinsic_name
 from ember.frontend.operators import OperatorError, cast, minmax, truth
 from ember.frontend.parallel import ParallelTyper
@@ -32,6 +34,7 @@ from ember.frontend.types import (
     WEAK_FLOAT,
     WEAK_INT,
     Array,
+    CompileTime,
     Scalar,
     Tuple,
     describe,
@@ -42,22 +45,28 @@ from ember.frontend.types import (
 from ember.frontend.values import Static, TupleVal, Value, as_dtype, is_plain_function
 
 
-class CallTyper(ParallelTyper):
+class CallTyper(ComplexTyper, BitsTyper, ParallelTyper):
     """Call visitors: casts, intrinsics and device functions."""
 
     def ex_Call(self, node: ast.Call) -> Value:
+        method = self.scalar_method(node)  # z.conjugate()
+        if method is not None:
+            return method
         callee = self.value(node.func)
         if not isinstance(callee, Static):
             raise self.fail(KernelTypeError, "this value is not callable", node.func)
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
+        if any(k.arg is None for k in node.keywords):
             raise self.fail(
-                KernelSyntaxError,
-                "'*args' and '**kwargs' in calls are not supported in kernels",
-                node,
+                KernelSyntaxError, "'**kwargs' in calls is not supported in kernels", node
             )
         obj = callee.obj
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            inner = getattr(obj, "__ember_py_func__", obj)
+            if not is_plain_function(inner) or intrinsic_name(obj) is not None:
+                raise self.fail(
+                    KernelSyntaxError, "'*' in a call works for device functions only", node,
+                    "pass the items one by one",
+                )  # fmt: skip
         name = intrinsic_name(obj)
         if name is not None:
             return self.intrinsic(name, node)
@@ -116,7 +125,7 @@ class CallTyper(ParallelTyper):
 
     # ------------------------------------------------------------------ dispatch
     def intrinsic(self, name: str, node: ast.Call) -> Value:
-        if name in MATH1 or name in MATH2 or name == "fma":
+        if name in MATH1 or name in MATH2 or name in ("fma", "erfinv", "erfcinv"):
             return self._math(name, node)
         if name in PREDICATES:
             return self._predicate(name, node)
@@ -130,6 +139,8 @@ class CallTyper(ParallelTyper):
         return method(node)
 
     def _dtype_call(self, dtype, node: ast.Call) -> Value:
+        if dtype.is_complex:
+            return self.complex_dtype_call(dtype, node)
         (v,) = self.args_of(node, ("value",), 0)
         t = scalar(dtype)
         if v is None:
@@ -153,14 +164,14 @@ class CallTyper(ParallelTyper):
         for a in args[1:]:
             t = promote(t, a.type)
         t = float_result(t)
-        if name == "fabs" and t.dtype.kind != "f":
-            t = float_result(t)
+        if is_complex(t):
+            return self.complex_math(name, args, t, node)
         return ir.Intrinsic(t, name, [cast(a, t, check=False) for a in args])
 
     def _predicate(self, name: str, node: ast.Call) -> Value:
         (x,) = self.args_of(node, ("x",), 1)
         e = self.scalar_arg(x, node, f"{name}()")
-        if not e.type.dtype.is_float:
+        if not e.type.dtype.is_inexact:
             return ir.Const(BOOL, name == "isfinite")
         return ir.Intrinsic(BOOL, name, [e])
 
@@ -170,7 +181,10 @@ class CallTyper(ParallelTyper):
         e = self.scalar_arg(x, node, f"{name}()")
         if e.type.dtype.is_float:
             e = ir.Intrinsic(e.type, name, [e])
-        return self.checked(cast(e, WEAK_INT, check=False), node, e)
+        try:
+            return self.checked(cast(e, WEAK_INT, check=False), node, e)
+        except OperatorError as exc:  # complex
+            raise self.type_error(exc, node) from None
 
     def _py_floor(self, node):
         return self._float_then_int("floor", node)
@@ -208,6 +222,8 @@ class CallTyper(ParallelTyper):
         e = self.scalar_arg(x, node, "abs()")
         if e.type.dtype.kind == "b":
             return e
+        if is_complex(e.type):
+            return self.complex_abs(e)
         return ir.Intrinsic(e.type, "fabs" if e.type.dtype.is_float else "abs", [e])
 
     def _py_min(self, node: ast.Call) -> Value:
@@ -249,7 +265,10 @@ class CallTyper(ParallelTyper):
         if x is None:
             return ir.Const(t, 0)
         e = self.scalar_arg(x, node, f"{what}()")
-        return self.checked(cast(e, t, check=False), node, e)
+        try:
+            return self.checked(cast(e, t, check=False), node, e)
+        except OperatorError as exc:  # complex
+            raise self.type_error(exc, node) from None
 
     def _py_bool(self, node: ast.Call) -> Value:
         (x,) = self.args_of(node, ("x",), 0)
@@ -284,7 +303,7 @@ class CallTyper(ParallelTyper):
     def device_call(self, func, node: ast.Call) -> Value:
         cap = self._capture_callee(func, node)
         values = self._bind_device_args(cap, func, node)
-        types = [self.require_runtime(v, node) for v in values]
+        types = [self.arg_type_of(v, node) for v in values]
         fn = self.ctx.specialize(func, tuple(types), self.loc(node))
         if fn not in self.callees:
             self.callees.append(fn)
@@ -319,16 +338,44 @@ class CallTyper(ParallelTyper):
                 raise
             raise self.fail(KernelSyntaxError, str(exc), node) from None
 
+    def arg_type_of(self, v: Value, node: ast.AST):
+        """The type a device function is specialized on for argument ``v``: its run-time
+        type, or :class:`CompileTime` for functions, dtypes and tuples of them."""
+        if isinstance(v, Static):
+            if (
+                is_plain_function(getattr(v.obj, "__ember_py_func__", v.obj))
+                or as_dtype(v.obj) is not None
+                or intrinsic_name(v.obj) is not None
+            ):
+                return CompileTime(v.obj)
+        if isinstance(v, TupleVal) and any(_static_item(i) for i in v.items):
+            if all(_static_item(i) for i in v.items):
+                return CompileTime(_static_value(v))
+            return Tuple(tuple(self.arg_type_of(i, node) for i in v.items))
+        return self.require_runtime(v, node)
+
+    def _positional(self, node: ast.Call) -> list[Value]:
+        """The call's positional argument values, ``*t`` expanded (t a tuple)."""
+        out: list[Value] = []
+        for arg in node.args:
+            if not isinstance(arg, ast.Starred):
+                out.append(self.value(arg))
+                continue
+            v = self.value(arg.value)
+            if not isinstance(v, TupleVal):
+                raise self.fail(KernelTypeError, "'*' needs a tuple here", arg)
+            out.extend(v.items)
+        return out
+
     def _bind_device_args(self, cap, func, node: ast.Call) -> list[Value]:
         params = [a.arg for a in cap.tree.args.args]
         a = cap.tree.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        if a.kwarg or a.kwonlyargs or a.posonlyargs:
             raise self.fail(
-                KernelSyntaxError,
-                f"device function '{cap.name}' cannot take "
-                "*args, **kwargs or keyword-only parameters",
-                node,
-            )
+                KernelSyntaxError, f"device function '{cap.name}' cannot take **kwargs or "
+                "keyword-only parameters", node,
+            )  # fmt: skip
+        positional = self._positional(node)
         defaults = dict(
             zip(
                 params[len(params) - len(func.__defaults__ or ()) :],
@@ -336,15 +383,21 @@ class CallTyper(ParallelTyper):
                 strict=True,
             )
         )
+        if a.vararg is not None:  # the extra positional values, as one tuple
+            extra = positional[len(params) :]
+            positional = positional[: len(params)]
+            params = [*params, a.vararg.arg]
         values: list[Value | None] = [None] * len(params)
-        if len(node.args) > len(params):
+        if a.vararg is not None:
+            values[-1] = TupleVal(extra)
+        if len(positional) > len(params):
             raise self.fail(
                 KernelTypeError,
-                f"{cap.name}() takes {len(params)} arguments, got {len(node.args)}",
+                f"{cap.name}() takes {len(params)} arguments, got {len(positional)}",
                 node,
             )
-        for i, arg in enumerate(node.args):
-            values[i] = self.value(arg)
+        for i, v in enumerate(positional):
+            values[i] = v
         for kw in node.keywords:
             if kw.arg not in params or values[params.index(kw.arg)] is not None:
                 raise self.fail(
@@ -361,6 +414,16 @@ class CallTyper(ParallelTyper):
                     )
                 values[i] = self.from_python(defaults[p], node)
         return values  # type: ignore[return-value]
+
+
+def _static_item(v: Value) -> bool:
+    if isinstance(v, Static):
+        return True
+    return isinstance(v, TupleVal) and bool(v.items) and all(_static_item(i) for i in v.items)
+
+
+def _static_value(v: Value):
+    return v.obj if isinstance(v, Static) else tuple(_static_value(i) for i in v.items)
 
 
 def _rebuild(t, outs) -> Value:

@@ -110,6 +110,10 @@ def capture(func: Any) -> Captured:
     KernelSyntaxError
         When the source is not available (lambdas, functions typed at the prompt, builtins).
     """
+    try:  # a decorated function (functools.wraps): the source, globals and file of the
+        func = inspect.unwrap(func)  # function itself, never half of them the wrapper's
+    except ValueError:  # a __wrapped__ cycle
+        pass
     name = getattr(func, "__qualname__", getattr(func, "__name__", repr(func)))
     if not inspect.isfunction(func):
         raise KernelSyntaxError(
@@ -129,15 +133,25 @@ def capture(func: Any) -> Captured:
             f"cannot compile a lambda ({filename}:{first_line}); use a def function"
         )
     text = "".join(lines)
-    dedented = textwrap.dedent(text)
     indent = _indent_of(lines)
-    tree = ast.parse(dedented)
-    fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
-    if isinstance(fdef, ast.AsyncFunctionDef):
-        raise KernelSyntaxError(f"cannot compile async function {name!r}")
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+        fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    except (SyntaxError, StopIteration) as exc:  # source that inspect cut out oddly
+        raise KernelSyntaxError(
+            f"cannot parse the source of {name!r} ({filename}:{first_line}): {exc}"
+        ) from None
     digest = hashlib.sha256(text.encode()).hexdigest()
     original = [ln.rstrip("\n") for ln in lines]
-    return Captured(func, func.__name__, filename, first_line, indent, original, fdef, digest)
+    cap = Captured(func, func.__name__, filename, first_line, indent, original, fdef, digest)
+    if isinstance(fdef, ast.AsyncFunctionDef):
+        from ember.frontend import messages as diagnostics
+
+        raise diagnostics.error(
+            KernelSyntaxError, f"cannot compile async function {name!r}", cap.loc(fdef),
+            diagnostics.STAGE_CAPTURE, "kernels and device functions are plain 'def' functions",
+        )  # fmt: skip
+    return cap
 
 
 def _indent_of(lines: list[str]) -> int:

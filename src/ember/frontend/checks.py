@@ -127,8 +127,9 @@ class CheckTyper:
         return [e]
 
     # ------------------------------------------------------------------ bounds checks
-    def index_checks(self, array: ir.Expr, index: list[ir.Expr], node: ast.AST):
-        """Bounds checks for ``array[index]`` (none when checking is off or proven).
+    def index_checks(self, array: ir.Expr, index: list[ir.Expr], node: ast.AST, axes=None):
+        """Bounds checks for ``array[index]`` (none when checking is off or proven);
+        ``axes``: the axis of each index (default: 0, 1, ...).
 
         Index values with side effects are first evaluated into temporaries, since a checked
         access reads its index twice (in the check and in the address)."""
@@ -136,11 +137,12 @@ class CheckTyper:
             return []
         out = []
         name = ranges.var_name(array) or "array"
-        for k, i in enumerate(index):
+        for j, i in enumerate(index):
+            k = j if axes is None else axes[j]
             if self.proven(array, k, i):
                 continue
             if not is_pure(i):
-                i = index[k] = self.spill(i, node)
+                i = index[j] = self.spill(i, node)
             site = ir.Site("bounds", name, self.loc(node), "IndexError", axis=k)
             out.append(ir.IndexCheck(i, self.extent(array, k), site))
         return out

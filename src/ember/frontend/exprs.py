@@ -1,7 +1,7 @@
 """Expression typing (a mixin of :class:`~ember.frontend.typer.FunctionTyper`).
 
 Each ``ex_<Node>`` method returns a typer value: an IR expression, a :class:`TupleVal`, a
-:class:`Static` compile-time object or a :class:`SharedVal`.  Names resolve to locals first
+:class:`Static` compile-time object or a :class:`ArrayVal`.  Names resolve to locals first
 (Python's rule: a name assigned anywhere in the function is local), then to the captured
 closure, globals and builtins.
 """
@@ -17,6 +17,7 @@ from ember.frontend.capture import MISSING
 from ember.frontend.intrinsics import intrinsic_name, is_index_triple
 from ember.frontend.operators import OperatorError, cast, compare, logical, unary
 from ember.frontend.passes import is_pure
+from ember.frontend.tables import is_table
 from ember.frontend.types import BOOL, VOID, WEAK_INT, Array, Scalar, describe, promote, scalar
 from ember.frontend.values import (
     NotRepresentable,
@@ -73,7 +74,9 @@ class ExprTyper:
             )
         return v
 
-    def from_python(self, obj, node: ast.AST) -> Value:
+    def from_python(self, obj, node: ast.AST, name: str | None = None) -> Value:
+        if is_table(obj):  # a captured NumPy array: a constant table (frontend/tables.py)
+            return self.table(obj, node, name)
         try:
             return from_python(obj)
         except NotRepresentable as exc:
@@ -95,7 +98,7 @@ class ExprTyper:
             raise self.fail(
                 KernelSyntaxError, f"name '{node.id}' is not defined", node, self._suggest(node.id)
             )
-        return self.from_python(obj, node)
+        return self.from_python(obj, node, node.id)
 
     def _suggest(self, name: str) -> str:
         known = list(self.var_types) + list(self.cap.func.__globals__)
@@ -182,6 +185,8 @@ class ExprTyper:
 
     def ex_IfExp(self, node: ast.IfExp) -> Value:
         cond = self.condition(node.test)
+        if isinstance(cond, ir.Const):  # compile time: only the value that is used is typed
+            return self.value(node.body if cond.value else node.orelse)
         saved, self.no_spill = self.no_spill, "a conditional expression"
         try:
             a, b = self.runtime(node.body), self.runtime(node.orelse)
@@ -217,6 +222,8 @@ class ExprTyper:
             return self._static_attribute(base.obj, attr, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, Array):
             return self._array_attribute(base, attr, node)
+        if isinstance(base, ir.Expr) and isinstance(base.type, Scalar):
+            return self.scalar_attribute(base, attr, node)  # x.real, x.imag
         what = "a tuple" if isinstance(base, TupleVal) else describe(value_type(base))
         raise self.fail(KernelTypeError, f"{what} has no attribute '{attr}' in kernels", node)
 
@@ -234,7 +241,7 @@ class ExprTyper:
             raise self.fail(
                 KernelSyntaxError, f"{_describe_static(obj)} has no attribute '{attr}'", node
             ) from None
-        return self.from_python(value, node)
+        return self.from_python(value, node, attr)
 
     def _array_attribute(self, array: ir.Expr, attr: str, node: ast.AST) -> Value:
         t = array.type
@@ -266,15 +273,18 @@ class ExprTyper:
     # ------------------------------------------------------------------ subscripts
     def ex_Subscript(self, node: ast.Subscript) -> Value:
         base = self.value(node.value)
-        if _has_slice(node.slice):
-            raise self.fail(
-                KernelSyntaxError, "slicing is not supported in kernels", node.slice,
-                "index single elements (x[i, j]); make views on the host and pass them",
-            )  # fmt: skip
         if isinstance(base, TupleVal):
+            if isinstance(node.slice, ast.Slice):
+                return self._tuple_slice(base, node.slice)
             return self._tuple_item(base, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, Array):
-            index = self.indices(base, node.slice, node)
+            parts = _parts(node.slice)
+            if len(parts) == 1 and not _has_slice(node.slice):  # x[i], x[t] (a tuple)
+                v = self.value(node.slice)
+                parts = v.items if isinstance(v, TupleVal) else [v]
+            if _has_slice(node.slice) or len(parts) < base.type.ndim:
+                return self.view(base, parts, node)
+            index = self.indices(base, node.slice, node, parts)
             checks = self.index_checks(base, index, node)
             return ir.Load(scalar(base.type.dtype), base, index, checks=checks)
         what = (
@@ -284,17 +294,27 @@ class ExprTyper:
         )
         raise self.fail(KernelTypeError, f"{what} cannot be indexed", node)
 
-    def indices(self, array: ir.Expr, index_node: ast.expr, node: ast.AST) -> list[ir.Expr]:
-        """The typed indices of ``array[index_node]``, one per axis."""
-        v = self.value(index_node)
-        items = v.items if isinstance(v, TupleVal) else [v]
+    def indices(
+        self, array: ir.Expr, index_node: ast.expr, node: ast.AST, items=None
+    ) -> list[ir.Expr]:
+        """The typed indices of ``array[index_node]``, one per axis (``items``: the index
+        values or AST nodes, when already split)."""
+        if items is None:
+            if isinstance(index_node, ast.Slice) or _has_slice(index_node):
+                raise self.refuse_slice_store(node)
+            v = self.value(index_node)
+            items = v.items if isinstance(v, TupleVal) else [v]
         t = array.type
         if len(items) != t.ndim:
             raise self.fail(
                 KernelTypeError, f"{describe(t)} needs {t.ndim} indices, got {len(items)}", node,
-                "index every axis, e.g. x[i, j]; partial indexing and slices are not supported",
+                "index every axis to reach one element, e.g. x[i, j] (x[i] is a view of a row)",
             )  # fmt: skip
-        return [self._index(item, array, k, index_node) for k, item in enumerate(items)]
+        return [self._index(self._item(item), array, k, index_node) for k, item in enumerate(items)]
+
+    def _item(self, item):
+        """An index item: a value, or an AST node to type."""
+        return self.value(item) if isinstance(item, ast.AST) else item
 
     def _index(self, item: Value, array: ir.Expr, axis: int, node: ast.AST) -> ir.Expr:
         e = self.scalar_of(item, node)
@@ -309,6 +329,18 @@ class ExprTyper:
         if isinstance(e, ir.Const) and e.value < 0:  # x[-1]: counted from the end, as in Python
             return self.arith("add", self.extent(array, axis), e, node)
         return e
+
+    def _tuple_slice(self, tup: TupleVal, part: ast.Slice) -> Value:
+        """``t[a:b:c]`` with constant bounds: a new tuple (compile-time)."""
+        bounds = []
+        for b in (part.lower, part.upper, part.step):
+            v = None if b is None else self.value(b)
+            if v is not None and not (isinstance(v, ir.Const) and isinstance(v.value, int)):
+                raise self.fail(KernelTypeError, "tuple slices need constant bounds", b)
+            bounds.append(None if v is None else int(v.value))
+        if bounds[2] == 0:
+            raise self.fail(KernelTypeError, "slice step cannot be zero", part)
+        return TupleVal(tup.items[slice(*bounds)])
 
     def _tuple_item(self, tup: TupleVal, node: ast.Subscript) -> Value:
         idx = self.scalar_of(self.value(node.slice), node.slice)
@@ -360,6 +392,11 @@ class ExprTyper:
             node,
             "assign on a line of its own",
         )
+
+
+def _parts(node: ast.expr) -> list[ast.expr]:
+    """The items of an index: ``x[i, j]`` -> [i, j]; ``x[i]`` -> [i]."""
+    return list(node.elts) if isinstance(node, ast.Tuple) else [node]
 
 
 def _has_slice(node: ast.expr) -> bool:

@@ -44,6 +44,8 @@ def _stored(nodes: Iterable[ast.AST]) -> set[str]:
 def check_reads(fdef: ast.FunctionDef, local: set[str]) -> ast.Name | None:
     """The first ``Name`` that reads a local before any assignment may have run, or None."""
     assigned = {a.arg for a in fdef.args.args}
+    if fdef.args.vararg is not None:
+        assigned.add(fdef.args.vararg.arg)
     return _block(fdef.body, assigned, local)
 
 

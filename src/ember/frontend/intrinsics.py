@@ -19,18 +19,21 @@ from ember import lang
 MATH1 = frozenset(lang.MATH1)
 MATH2 = frozenset(lang.MATH2)
 PREDICATES = frozenset(lang.PREDICATES)
-ATOMICS = frozenset({"add", "sub", "min", "max", "exchange", "cas", "and", "or", "xor"})
+ATOMICS = frozenset(
+    {"add", "sub", "min", "max", "exchange", "exch", "cas", "and", "or", "xor", "inc", "dec"}
+)
 
 _BUILTINS = {
     builtins.abs: "py_abs", builtins.min: "py_min", builtins.max: "py_max",
     builtins.int: "py_int", builtins.float: "py_float", builtins.bool: "py_bool",
     builtins.round: "py_round", builtins.len: "py_len", builtins.pow: "py_pow",
-    builtins.divmod: "py_divmod", builtins.print: "py_print",
+    builtins.divmod: "py_divmod", builtins.print: "py_print", builtins.complex: "py_complex",
 }  # fmt: skip
 
 _MATH = {
     "floor": "py_floor", "ceil": "py_ceil", "trunc": "py_trunc", "log": "py_log",
-    "fabs": "fabs", "pow": "pow", "gamma": "tgamma", "fsum": None,
+    "fabs": "fabs", "pow": "pow", "gamma": "tgamma", "fsum": None, "frexp": "frexp",
+    "ldexp": "ldexp",
 }  # fmt: skip
 
 _NUMPY = {
@@ -42,6 +45,8 @@ _NUMPY = {
     "fabs": "fabs", "abs": "py_abs", "absolute": "py_abs", "arctan2": "atan2",
     "hypot": "hypot", "copysign": "copysign", "fmod": "fmod", "fmin": "fmin", "fmax": "fmax",
     "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "power": "py_pow",
+    "frexp": "frexp", "ldexp": "ldexp",
+    "conj": "conj", "conjugate": "conj", "real": "real", "imag": "imag", "angle": "angle",
 }  # fmt: skip
 
 
@@ -60,7 +65,7 @@ def _table() -> dict[int, tuple[Any, str]]:
             or name in MATH2
             or name in PREDICATES
             or name.startswith("py_")
-            or name in ("fma", "tgamma")
+            or name in ("fma", "tgamma", "frexp", "ldexp")
         )
         if known:
             table[id(obj)] = (obj, name)

@@ -8,9 +8,10 @@ decides a type.  Tuples do not exist here: the typer flattens them into scalars.
 
 Expressions
     Const, Ref, Field (array shape/stride), Load, Unary, Binary, Compare, Logical, Cast,
-    Select, Intrinsic (thread indices, math, shuffles), Call (device function), Atomic.
+    Select, Intrinsic (thread indices, math, shuffles), Call (device function), Atomic,
+    View (a sub-array: ``x[i, :]``, ``x[lo:hi]``).
 Statements
-    Assign, Store, Eval, If, ForRange, While, Break, Continue, Return, SharedDecl, Raise,
+    Assign, Store, Eval, If, ForRange, While, Break, Continue, Return, ArrayDecl, Raise,
     Print.
 
 Run-time checks (``raise``, ``assert``, bounds checks and checked conversions when checking is
@@ -167,6 +168,21 @@ class Call(Expr):
 
 
 @dataclass(eq=False)
+class View(Expr):
+    """A sub-array of ``array`` (its type is the view's :class:`~ember.frontend.types.Array`):
+    the element ``offset`` of its first element from ``array``'s data, and its ``shape`` and
+    ``strides`` (in elements; strides only for layout ``"A"``).  Both lists are empty when
+    the result is a bare pointer (a static shape).  ``checks``: the integer indices that
+    made it, when checking is on."""
+
+    array: Expr
+    offset: Expr
+    shape: list[Expr] = field(default_factory=list)
+    strides: list[Expr] = field(default_factory=list)
+    checks: list[IndexCheck] = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class Atomic(Expr):
     """Atomic read-modify-write of one array element; the value is the old element."""
 
@@ -247,10 +263,16 @@ class Return(Stmt):
 
 
 @dataclass(eq=False)
-class SharedDecl(Stmt):
-    """A static per-block array (``ember.shared``), declared at the top of the kernel."""
+class ArrayDecl(Stmt):
+    """An array the function allocates, declared at its top: per block (``ember.shared``,
+    space ``"shared"``) or per thread (``ember.local``, space ``"local"``).  ``size`` holds
+    the extents of a *dynamic* shared array (computed at launch, carved from the launch's
+    dynamic shared memory); it is empty for a static shape (in the variable's type).
+    Shared arrays of device functions are hoisted into the kernel
+    (:func:`~ember.frontend.hoisting.hoist_shared`)."""
 
     var: Variable
+    size: list[Expr] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -286,6 +308,10 @@ class Function:
     callees: list[Function] = field(default_factory=list)
     can_fail: bool = False  # it or a callee has a Site (set by passes.number_sites)
     notes: list = field(default_factory=list)  # (kind, Loc, detail) for the slow-path report
+    # shared arrays it or a callee declares, received from the kernel as hidden trailing
+    # parameters (set by hoisting.hoist_shared; the kernel declares them)
+    hoisted: list[Variable] = field(default_factory=list)
+    grid_sync: bool = False  # a kernel calling grid_sync: takes the barrier word (abi.py)
 
 
 @dataclass(eq=False)
@@ -298,6 +324,11 @@ class Program:
     constants: list[tuple[str, str]] = field(default_factory=list)  # captured name -> repr
     sites: list[Site] = field(default_factory=list)  # numbered by passes.number_sites
     no_return: bool = False  # can fail and synchronizes threads: failed threads run on
+    # warp operations are emulated through shared memory (a device without sub-groups)
+    warp_emulated: bool = False
+    grid_sync: bool = False  # calls ember.grid_sync(): needs a cooperative launch
+    # captured NumPy arrays (module-level tables): (variable, the array), constant memory
+    tables: list = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------- printing
@@ -349,8 +380,9 @@ def _dump_stmt(s: Stmt, out: list[str], pad: str) -> None:
         _dump_body(s.body, out, pad + "  ")
     elif isinstance(s, Return):
         out.append(f"{pad}return {', '.join(fmt(v) for v in s.values)}{line}".rstrip())
-    elif isinstance(s, SharedDecl):
-        out.append(f"{pad}shared {s.var.name}: {describe(s.var.type)}{line}")
+    elif isinstance(s, ArrayDecl):
+        size = f" size ({_idx(s.size)})" if s.size else ""
+        out.append(f"{pad}declare {s.var.name}: {describe(s.var.type)}{size}{line}")
     elif isinstance(s, Raise):
         out.append(f"{pad}raise #{s.site.id} {s.site.error}: {s.site.message}{line}")
     elif isinstance(s, Print):
@@ -409,6 +441,10 @@ def fmt(e: Expr) -> str:
     if isinstance(e, Call):
         outs = f" -> ({', '.join(v.name for v in e.outs)})" if e.outs else ""
         return f"{e.function.name}({_idx(e.args)}){outs}"
+    if isinstance(e, View):
+        dims = f", shape ({_idx(e.shape)})" if e.shape else ""
+        steps = f", strides ({_idx(e.strides)})" if e.strides else ""
+        return f"view({fmt(e.array)} + {fmt(e.offset)}{dims}{steps}){_chk(e)}"
     if isinstance(e, Atomic):
         return f"atomic_{e.op}({fmt(e.array)}[{_idx(e.index)}]{_chk(e)}, {_idx(e.args)})"
     return type(e).__name__

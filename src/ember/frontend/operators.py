@@ -18,6 +18,9 @@ Semantics (also in ``docs/design/compiler.md``):
   which compares in ``int64`` (``uint64`` for ``uint64``) so ``u8 < 300`` is exact.
 * A Python int literal that does not fit a strong integer type it meets is an error, like
   NumPy's ``OverflowError``; Python int values computed at run time wrap instead.
+* Complex numbers take ``+ - * / **``, ``== !=`` and unary ``-``/``+``; they have no order
+  (``<``, ``min``, ``max`` are refused, as in the Array API), no ``//``/``%`` (NumPy 2) and no
+  conversion to a real type (``z.real``, ``z.imag`` or ``abs(z)`` say which number is meant).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ SYMBOL = {
 }  # fmt: skip
 _BOOL_OK = {"bitand", "bitor", "bitxor", "truediv"}
 _INT_ONLY = {"lshift", "rshift", "bitand", "bitor", "bitxor"}
+_COMPLEX_OK = {"add", "sub", "mul", "truediv", "pow"}
+_NO_ORDER_HINT = "compare abs(z), z.real or z.imag instead"
 
 
 def _scalar_operand(e: ir.Expr, what: str) -> Scalar:
@@ -76,6 +81,11 @@ def binary(op: str, left: ir.Expr, right: ir.Expr) -> ir.Expr:
             f"cannot apply '{sym}' to two bools",
             "convert first, e.g. int(a) + int(b), or use & | ^ for logic",
         )
+    if kind == "c" and op not in _COMPLEX_OK:
+        raise OperatorError(
+            f"'{sym}' is not defined for complex numbers ({describe(lt)} and {describe(rt)})",
+            "use + - * / ** on complex numbers; z.real and z.imag are floats",
+        )
     if op in _INT_ONLY and kind == "f":
         raise OperatorError(
             f"'{sym}' needs integers, got {describe(lt)} and {describe(rt)}",
@@ -83,7 +93,7 @@ def binary(op: str, left: ir.Expr, right: ir.Expr) -> ir.Expr:
         )
     if op in ("lshift", "rshift") and kind == "b":
         raise OperatorError(f"'{sym}' needs integers, got two bools", "convert with int(x)")
-    if op == "truediv" and kind != "f":
+    if op == "truediv" and kind not in "fc":
         t = WEAK_FLOAT if t.weak else FLOAT64
     if op == "pow" and kind in "iu" and isinstance(right, ir.Const) and right.value < 0:
         raise OperatorError(
@@ -99,6 +109,9 @@ def minmax(op: str, left: ir.Expr, right: ir.Expr) -> ir.Expr:
     lt = _scalar_operand(left, f"{op}()")
     rt = _scalar_operand(right, f"{op}()")
     t = promote(lt, rt)
+    if t.dtype.is_complex:
+        raise OperatorError(f"{op}() of complex numbers: complex numbers have no order",
+                            _NO_ORDER_HINT)  # fmt: skip
     return fold(ir.Binary(t, op, cast(left, t), cast(right, t)))
 
 
@@ -107,6 +120,9 @@ def compare(op: str, left: ir.Expr, right: ir.Expr) -> ir.Expr:
     lt = _scalar_operand(left, f"'{op}'")
     rt = _scalar_operand(right, f"'{op}'")
     t = promote(lt, rt)
+    if t.dtype.is_complex and op not in ("==", "!="):
+        raise OperatorError(f"'{op}' of complex numbers: complex numbers have no order",
+                            _NO_ORDER_HINT)  # fmt: skip
     if lt.weak != rt.weak and t.dtype.is_integer and (lt.dtype.is_integer and rt.dtype.is_integer):
         t = scalar(dtypes.uint64) if t.dtype is dtypes.uint64 else INT64
     result = ir.Compare(BOOL, op, cast(left, t, check=False), cast(right, t, check=False))
@@ -126,7 +142,7 @@ def unary(op: str, operand: ir.Expr) -> ir.Expr:
     if op == "neg" and t.dtype.kind == "b":
         raise OperatorError("cannot negate a bool (as in NumPy)", "use 'not x' or ~x")
     if op == "invert":
-        if t.dtype.is_float:
+        if t.dtype.is_inexact:
             raise OperatorError(f"'~' needs an integer or bool, got {describe(t)}")
         if t.dtype.kind == "b":
             return fold(ir.Unary(BOOL, "not", operand))
@@ -138,7 +154,8 @@ def truth(e: ir.Expr) -> ir.Expr:
     if isinstance(e.type, Scalar):
         if e.type.dtype.kind == "b":
             return e
-        return fold(ir.Compare(BOOL, "!=", e, ir.Const(e.type, 0)))
+        zero = 0j if e.type.dtype.is_complex else 0
+        return fold(ir.Compare(BOOL, "!=", e, ir.Const(e.type, zero)))
     hint = None
     if describe(e.type).startswith("array"):
         hint = "compare an element instead, e.g. x[i] > 0"
@@ -167,6 +184,13 @@ def cast(e: ir.Expr, t: Scalar, check: bool = True) -> ir.Expr:
     """
     if e.type == t:
         return e
+    if isinstance(e.type, Scalar) and e.type.dtype.is_complex and not t.dtype.is_complex:
+        if t.dtype.kind == "b":  # 0 + 0j is False, anything else True (the Array API's rule)
+            return truth(e)
+        raise OperatorError(
+            f"cannot convert {describe(e.type)} to {describe(t)}: which part is meant?",
+            "use z.real, z.imag or abs(z) (the Array API refuses complex-to-real casts)",
+        )
     if isinstance(e, ir.Const) and isinstance(e.type, Scalar):
         src = e.type
         if check and src.weak and not src.dtype.is_float and t.dtype.is_integer and not t.weak:
@@ -188,6 +212,8 @@ def convert_constant(value, t: Scalar):
 
     if t.dtype.kind == "b":
         return bool(value)
+    if t.dtype.is_complex:
+        return complex(np.array(value).astype(t.dtype.numpy).item())
     if isinstance(value, float) and t.dtype.is_integer:
         if value != value or value in (float("inf"), float("-inf")):
             return None
@@ -224,6 +250,8 @@ def _np_value(c: ir.Const):
 def _from_np(value, t: Scalar):
     if t.dtype.kind == "b":
         return bool(value)
+    if t.dtype.is_complex:
+        return complex(value)
     return int(value) if t.dtype.is_integer else float(value)
 
 

@@ -1,9 +1,10 @@
-"""Typing of the parallel primitives: thread indices, barrier, shared memory, atomics and
-warp / sub-group operations (a mixin of :class:`~ember.frontend.typer.FunctionTyper`).
+"""Typing of the parallel primitives: thread indices, barriers, shared and per-thread
+arrays, atomics (a mixin of :class:`~ember.frontend.typer.FunctionTyper`; warp operations
+are in :mod:`~ember.frontend.warps`).
 
 What a target lacks is reported here, before any device work, with
-:class:`~ember.errors.UnsupportedFeatureError`: shuffles and warp reductions on an OpenCL
-device without sub-groups, 64-bit atomics without ``cl_khr_int64_base_atomics``.
+:class:`~ember.errors.UnsupportedFeatureError`: 64-bit atomics without
+``cl_khr_int64_base_atomics``, ``grid_sync`` without a cooperative launch.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import ast
 
 from ember import dtypes
 from ember.errors import KernelSyntaxError, KernelTypeError, UnsupportedFeatureError
-from ember.frontend import diagnostics, ir
+from ember.frontend import ir, launchsize, messages, ranges
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.types import VOID, WEAK_INT, Array, describe, scalar
-from ember.frontend.values import SharedVal, Static, TupleVal, Value, as_dtype
+from ember.frontend.values import ArrayVal, Static, TupleVal, Value, as_dtype
 
 ATOMIC_DTYPES = (
     dtypes.int32,
@@ -25,25 +26,23 @@ ATOMIC_DTYPES = (
     dtypes.float32,
     dtypes.float64,
 )
+# compare-and-swap and exchange: every integer and float type (8- and 16-bit elements
+# through a compare-and-swap loop on the 32-bit word that holds them)
+EXCHANGE_DTYPES = (
+    dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, *ATOMIC_DTYPES, dtypes.float16,
+)  # fmt: skip
 _BITWISE = ("and", "or", "xor")
-_SHUFFLES = {"shfl": "lane", "shfl_up": "delta", "shfl_down": "delta", "shfl_xor": "mask"}
-_SHUFFLE_FEATURE = {
-    "shfl": "subgroup_shuffle",
-    "shfl_xor": "subgroup_shuffle",
-    "shfl_up": "subgroup_shuffle_relative",
-    "shfl_down": "subgroup_shuffle_relative",
-}
 
 
 class ParallelTyper:
     """Thread indexing, synchronization, shared memory, atomics, shuffles."""
 
     def unsupported(self, message: str, node: ast.AST, hint: str) -> Exception:
-        return diagnostics.error(
+        return messages.error(
             UnsupportedFeatureError,
             message,
             self.loc(node),
-            diagnostics.STAGE_TARGET,
+            messages.STAGE_TARGET,
             hint,
             self.ctx.notes(),
         )
@@ -73,16 +72,6 @@ class ParallelTyper:
         ids = [self.index_intrinsic("global_id", k) for k in range(n)]
         return ids[0] if n == 1 else TupleVal(list(ids))
 
-    def _k_lane_id(self, node: ast.Call) -> Value:
-        self.args_of(node, (), 0)
-        self._need_subgroups("lane_id()", node)
-        return ir.Intrinsic(WEAK_INT, "lane_id", [])
-
-    def _k_warp_size(self, node: ast.Call) -> Value:
-        self.args_of(node, (), 0)
-        self._need_subgroups("warp_size()", node)
-        return ir.Intrinsic(WEAK_INT, "warp_size", [])
-
     def _k_barrier(self, node: ast.Call) -> Value:
         self.args_of(node, (), 0)
         return ir.Intrinsic(VOID, "barrier", [])
@@ -91,41 +80,94 @@ class ParallelTyper:
         self.args_of(node, (), 0)
         return ir.Intrinsic(VOID, "threadfence", [])
 
-    # ------------------------------------------------------------------ shared memory
-    def _k_shared(self, node: ast.Call) -> Value:
-        shape_v, dtype_v = self.args_of(node, ("shape", "dtype"), 2)
-        if not self.is_kernel:
-            raise self.fail(
-                KernelSyntaxError, "ember.shared() can only be called in the kernel itself, "
-                "not in a device function", node,
-                "allocate it in the kernel and pass the array to the function",
+    def _k_grid_sync(self, node: ast.Call) -> Value:
+        self.args_of(node, (), 0)
+        if not self.target.has("cooperative_launch"):
+            raise self.unsupported(
+                "ember.grid_sync() needs a cooperative launch (every block of the grid "
+                "resident at once), which this device's backend does not offer", node,
+                "split the kernel into two launches at the grid_sync(): the end of a launch "
+                "synchronizes the whole grid",
             )  # fmt: skip
-        items = shape_v.items if isinstance(shape_v, TupleVal) else [shape_v]
-        if not items or not all(
-            isinstance(i, ir.Const)
-            and isinstance(i.value, int)
-            and not isinstance(i.value, bool)
-            and i.value > 0
-            for i in items
-        ):
-            raise self.fail(
-                KernelTypeError, "ember.shared() needs a shape of positive constant integers",
-                node, "use numbers or module-level constants, e.g. ember.shared((16, 16), "
-                "ember.float32)",
-            )  # fmt: skip
+        self.ctx.grid_sync = True
+        return ir.Intrinsic(VOID, "grid_sync", [])
+
+    # ------------------------------------------------------------------ shared / local arrays
+    def _array_dtype(self, dtype_v: Value, node: ast.Call, what: str):
         dtype = as_dtype(dtype_v.obj) if isinstance(dtype_v, Static) else None
         if dtype is None:
             raise self.fail(
-                KernelTypeError, "ember.shared() needs a dtype, e.g. ember.float32", node
+                KernelTypeError, f"ember.{what}() needs a dtype, e.g. ember.float32", node
             )
-        shape = tuple(int(i.value) for i in items)
-        return SharedVal(Array(dtype, len(shape), "C", "shared", shape))
+        return dtype
+
+    def _k_shared(self, node: ast.Call) -> Value:
+        shape_v, dtype_v = self.args_of(node, ("shape", "dtype"), 2)
+        dtype = self._array_dtype(dtype_v, node, "shared")
+        items = shape_v.items if isinstance(shape_v, TupleVal) else [shape_v]
+        shape = _static_shape(items)
+        if shape is not None:
+            return ArrayVal(Array(dtype, len(shape), "C", "shared", shape))
+        if not self.is_kernel:
+            raise self.fail(
+                KernelSyntaxError, "a shared array whose size is known only at launch can "
+                "only be made in the kernel itself, not in a device function", node,
+                "make it in the kernel and pass it to the function",
+            )  # fmt: skip
+        sizes = [self._launch_size(i, node) for i in items]
+        return ArrayVal(Array(dtype, len(sizes), "C", "shared", None), sizes)
+
+    def _launch_size(self, item: Value, node: ast.Call) -> ir.Expr:
+        """One extent of a dynamic shared array: an integer the launch can compute from the
+        kernel's arguments, their shapes and ``ember.block_dim`` (it sizes the memory)."""
+        e = self.scalar_arg(item, node, "ember.shared()")
+        if not e.type.dtype.is_integer or (isinstance(e, ir.Const) and e.value <= 0):
+            raise self.fail(
+                KernelTypeError, "ember.shared() needs positive integer extents", node,
+                "e.g. ember.shared(ember.block_dim.x, ember.float32)",
+            )  # fmt: skip
+        tree = launchsize.tree(e, self.launch_args())
+        if tree is None:
+            raise self.fail(
+                KernelTypeError, "the size of a shared array must be a constant or computable "
+                "at launch: from the kernel's arguments (not reassigned in the kernel), their "
+                "shapes, ember.block_dim and constants, with + - * // << >> min max", node,
+                "e.g. ember.shared(n, ember.float32) with n a kernel argument, or "
+                "ember.shared(ember.block_dim.x, ember.float32)",
+            )  # fmt: skip
+        return e
+
+    def launch_args(self) -> dict:
+        """Kernel parameter variables never reassigned -> (argument index, tuple path)."""
+        stored = ranges.stored_names(self.cap.tree.body)
+        names = [a.arg for a in self.cap.tree.args.args]
+        return {
+            id(var): source
+            for var, source in zip(self.params, self.param_sources, strict=True)
+            if names[source[0]] not in stored
+        }
+
+    def _k_local(self, node: ast.Call) -> Value:
+        shape_v, dtype_v = self.args_of(node, ("shape", "dtype"), 2)
+        dtype = self._array_dtype(dtype_v, node, "local")
+        items = shape_v.items if isinstance(shape_v, TupleVal) else [shape_v]
+        shape = _static_shape(items)
+        if shape is None:
+            raise self.fail(
+                KernelTypeError, "ember.local() needs a shape of positive constant integers",
+                node, "per-thread arrays live in registers: their size is fixed at compile "
+                "time, e.g. ember.local(8, ember.float32) or a module-level constant",
+            )  # fmt: skip
+        return ArrayVal(Array(dtype, len(shape), "C", "local", shape))
 
     # ------------------------------------------------------------------ atomics
     def atomic(self, op: str, node: ast.Call) -> Value:
-        names = (
-            ("array", "index", "expected", "value") if op == "cas" else ("array", "index", "value")
-        )
+        op = "exchange" if op == "exch" else op
+        names = ("array", "index", "value")
+        if op == "cas":
+            names = ("array", "index", "expected", "value")
+        elif op in ("inc", "dec"):
+            names = ("array", "index", "limit")
         values = self.args_of(node, names, len(names))
         array = self.scalar_of(values[0], node)
         if not isinstance(array.type, Array):
@@ -135,6 +177,12 @@ class ParallelTyper:
                 node,
             )
         dtype = array.type.dtype
+        if array.type.space not in ("global", "shared"):
+            raise self.fail(
+                KernelTypeError, f"atomic_{op}() works on global and shared arrays, not on "
+                f"{describe(array.type)}", node,
+                "a per-thread array needs no atomics: update it directly",
+            )  # fmt: skip
         self._check_atomic(op, dtype, node)
         index_node = node.args[1] if len(node.args) > 1 else _keyword(node, "index")
         index = self.indices(array, index_node, node)
@@ -149,10 +197,19 @@ class ParallelTyper:
         return ir.Atomic(scalar(dtype), op, array, index, args, checks=checks)
 
     def _check_atomic(self, op: str, dtype, node: ast.AST) -> None:
-        if dtype not in ATOMIC_DTYPES:
+        if op in ("cas", "exchange"):
+            allowed = EXCHANGE_DTYPES
+            what = "every integer and float type"
+        elif op in ("inc", "dec"):
+            allowed = tuple(d for d in ATOMIC_DTYPES if d.is_integer)
+            what = "int32, uint32, int64 and uint64"
+        else:
+            allowed = ATOMIC_DTYPES
+            what = "int32, uint32, int64, uint64, float32 and float64"
+        if dtype not in allowed:
             raise self.fail(
                 KernelTypeError, f"atomic_{op}() is not available for {dtype.name} elements",
-                node, "atomics work on int32, uint32, int64, uint64, float32 and float64 arrays",
+                node, f"atomic_{op}() works on arrays of {what}",
             )  # fmt: skip
         if op in _BITWISE and dtype.is_float:
             raise self.fail(
@@ -165,56 +222,15 @@ class ParallelTyper:
                 "use a 32-bit array (int32/uint32/float32), or a device with 64-bit atomics",
             )  # fmt: skip
 
-    # ------------------------------------------------------------------ warps
-    def _need_subgroups(self, what: str, node: ast.AST, feature: str = "subgroups") -> None:
-        if not self.target.has(feature):
-            api = self.target.feature_names.get(feature)
-            raise self.unsupported(
-                f"{what} needs sub-groups, which {self.target.device} does not have"
-                + (f" ({api})" if api else ""), node,
-                "use a shared-memory reduction with ember.barrier(), or a GPU with sub-groups",
-            )  # fmt: skip
 
-    def _shuffle(self, name: str, node: ast.Call) -> Value:
-        value, lane = self.args_of(node, ("value", _SHUFFLES[name]), 2)
-        self._need_subgroups(f"ember.{name}()", node, _SHUFFLE_FEATURE[name])
-        v = self.scalar_arg(value, node, f"{name}()")
-        k = self.scalar_arg(lane, node, f"{name}()")
-        if not k.type.dtype.is_integer:
-            raise self.fail(KernelTypeError, f"{name}() lane argument must be an integer", node)
-        return ir.Intrinsic(v.type, name, [v, cast(k, scalar(dtypes.int32), check=False)])
-
-    def _k_shfl(self, node):
-        return self._shuffle("shfl", node)
-
-    def _k_shfl_up(self, node):
-        return self._shuffle("shfl_up", node)
-
-    def _k_shfl_down(self, node):
-        return self._shuffle("shfl_down", node)
-
-    def _k_shfl_xor(self, node):
-        return self._shuffle("shfl_xor", node)
-
-    def _warp_reduce(self, name: str, node: ast.Call) -> Value:
-        (value,) = self.args_of(node, ("value",), 1)
-        self._need_subgroups(f"ember.{name}()", node)
-        v = self.scalar_arg(value, node, f"{name}()")
-        t = v.type
-        if t.dtype.kind == "b":
-            raise self.fail(
-                KernelTypeError, f"{name}() needs numbers, got bool", node, "convert with int(x)"
-            )
-        return ir.Intrinsic(t, name, [v])
-
-    def _k_warp_sum(self, node):
-        return self._warp_reduce("warp_sum", node)
-
-    def _k_warp_min(self, node):
-        return self._warp_reduce("warp_min", node)
-
-    def _k_warp_max(self, node):
-        return self._warp_reduce("warp_max", node)
+def _static_shape(items: list) -> tuple[int, ...] | None:
+    """The shape when every item is a positive constant integer, else None."""
+    if items and all(
+        isinstance(i, ir.Const) and isinstance(i.value, int) and not isinstance(i.value, bool)
+        and i.value > 0 for i in items
+    ):  # fmt: skip
+        return tuple(int(i.value) for i in items)
+    return None
 
 
 def _keyword(node: ast.Call, name: str) -> ast.expr:

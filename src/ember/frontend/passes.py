@@ -6,7 +6,7 @@
   emitter prints ``x.data[i * x.shape[1] + j]`` without knowing about layouts.
 * :func:`number_sites` - number the run-time checks (:class:`~ember.frontend.ir.Site`) in
   program order and mark the functions that can fail (they get the error context); in a
-  program that also synchronizes threads, mark it ``no_return`` (see ``codegen/checks.py``).
+  program that also synchronizes threads, mark it ``no_return`` (see ``codegen/runtime_checks.py``).
 * :func:`walk` - every statement and expression of a function, for analyses
   (:mod:`ember.diagnostics.report`).
 * :func:`run` - the pass pipeline the driver applies after typing.
@@ -14,49 +14,21 @@
 
 from __future__ import annotations
 
-from ember.frontend import ir
+from ember.frontend import ir, rewrite
 from ember.frontend.operators import fold
 from ember.frontend.types import WEAK_INT, Array
 
 # Intrinsics with effects beyond their value (ordering, synchronization).
 EFFECTFUL = frozenset(
-    {
-        "barrier",
-        "threadfence",
-        "shfl",
-        "shfl_up",
-        "shfl_down",
-        "shfl_xor",
-        "warp_sum",
-        "warp_min",
-        "warp_max",
-    }
-)
+    {"barrier", "threadfence", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum",
+     "warp_min", "warp_max", "ballot", "all_sync", "any_sync", "syncwarp", "activemask",
+     "grid_sync", "block_any"}
+)  # fmt: skip
 
 
 def children(e: ir.Expr) -> list[ir.Expr]:
     """The direct sub-expressions of ``e``."""
-    if isinstance(e, ir.Field):
-        return [e.array]
-    if isinstance(e, ir.Load):
-        return [e.array, *e.index, *_check_exprs(e.checks)]
-    if isinstance(e, ir.Unary):
-        return [e.operand]
-    if isinstance(e, ir.Binary | ir.Compare | ir.Logical):
-        return [e.left, e.right]
-    if isinstance(e, ir.Cast):
-        return [e.value]
-    if isinstance(e, ir.Select):
-        return [e.cond, e.if_true, e.if_false]
-    if isinstance(e, ir.Intrinsic | ir.Call):
-        return list(e.args)
-    if isinstance(e, ir.Atomic):
-        return [e.array, *e.index, *e.args, *_check_exprs(e.checks)]
-    return []
-
-
-def _check_exprs(checks: list[ir.IndexCheck]) -> list[ir.Expr]:
-    return [x for c in checks for x in (c.index, c.extent)]
+    return rewrite.children(e)
 
 
 def is_pure(e: ir.Expr) -> bool:
@@ -115,79 +87,40 @@ def _index(e: ir.Expr) -> ir.Expr:
     return ir.Cast(WEAK_INT, e)
 
 
-def _rewrite_expr(e: ir.Expr) -> ir.Expr:
-    for name in ("array", "operand", "left", "right", "value", "cond", "if_true", "if_false"):
-        sub = getattr(e, name, None)
-        if isinstance(sub, ir.Expr):
-            setattr(e, name, _rewrite_expr(sub))
-    if isinstance(e, ir.Intrinsic | ir.Call | ir.Atomic):
-        e.args = [_rewrite_expr(a) for a in e.args]
+def _flatten(e: ir.Expr) -> ir.Expr:
     if isinstance(e, ir.Load | ir.Atomic) and not e.flat:
-        _rewrite_checks(e.checks)
-        e.index = [flat_index(e.array, [_rewrite_expr(i) for i in e.index])]
+        e.index = [flat_index(e.array, e.index)]
         e.flat = True
     return e
 
 
-def _rewrite_checks(checks: list[ir.IndexCheck]) -> None:
-    for c in checks:
-        c.index = _rewrite_expr(c.index)
-        c.extent = _rewrite_expr(c.extent)
-
-
-def _rewrite_block(body: list[ir.Stmt]) -> None:
+def _flatten_stores(body: list[ir.Stmt]) -> None:
     for s in body:
         if isinstance(s, ir.Store) and not s.flat:
-            _rewrite_checks(s.checks)
-            s.array = _rewrite_expr(s.array)
-            s.index = [flat_index(s.array, [_rewrite_expr(i) for i in s.index])]
+            s.index = [flat_index(s.array, s.index)]
             s.flat = True
-        for name in ("value", "expr", "cond", "start", "stop", "step"):
-            sub = getattr(s, name, None)
-            if isinstance(sub, ir.Expr):
-                setattr(s, name, _rewrite_expr(sub))
-        if isinstance(s, ir.Return):
-            s.values = [_rewrite_expr(v) for v in s.values]
-        for name in ("body", "orelse"):
-            if isinstance(getattr(s, name, None), list):
-                _rewrite_block(getattr(s, name))
+        for inner in rewrite.nested(s):
+            _flatten_stores(inner)
 
 
 def linearize(program: ir.Program) -> ir.Program:
     """Give every Load, Store and Atomic a single flat element index (in place)."""
     for fn in [*program.functions, program.kernel]:
-        _rewrite_block(fn.body)
+        rewrite.map_body(fn.body, _flatten)
+        _flatten_stores(fn.body)
     return program
 
 
 # ------------------------------------------------------------------------- walking
 
 
-_STMT_EXPRS = ("value", "expr", "cond", "start", "stop", "step")
-
-
 def own_exprs(s: ir.Stmt) -> list[ir.Expr]:
     """The expressions statement ``s`` evaluates itself (not those of nested bodies)."""
-    out = [getattr(s, n) for n in _STMT_EXPRS if isinstance(getattr(s, n, None), ir.Expr)]
-    if isinstance(s, ir.Store):
-        out += [s.array, *s.index, *_check_exprs(s.checks)]
-    elif isinstance(s, ir.Return):
-        out += s.values
-    elif isinstance(s, ir.Print):
-        out += [i for i in s.items if isinstance(i, ir.Expr)]
-    return out
+    return rewrite.children(s)
 
 
-def bodies(s: ir.Stmt) -> list[list[ir.Stmt]]:
-    """The nested statement lists of ``s`` (if/else branches, loop bodies)."""
-    return [getattr(s, n) for n in ("body", "orelse") if isinstance(getattr(s, n, None), list)]
-
-
-def subexprs(e: ir.Expr):
-    """``e`` and every expression inside it, depth first."""
-    yield e
-    for c in children(e):
-        yield from subexprs(c)
+bodies = rewrite.nested
+subexprs = rewrite.subexprs
 
 
 def walk(body: list[ir.Stmt]):
@@ -207,7 +140,7 @@ def sites_of(s: ir.Stmt, e: ir.Expr | None) -> list[ir.Site]:
     if e is None:
         out = [c.site for c in s.checks] if isinstance(s, ir.Store) else []
         return out + ([s.site] if isinstance(s, ir.Raise) else [])
-    if isinstance(e, ir.Load | ir.Atomic):
+    if isinstance(e, ir.Load | ir.Atomic | ir.View):
         return [c.site for c in e.checks]
     if isinstance(e, ir.Cast) and e.site is not None:
         return [e.site]
@@ -245,4 +178,32 @@ def _synchronizes(fn: ir.Function) -> bool:
 
 def run(program: ir.Program) -> ir.Program:
     """The passes, in order, applied to a freshly typed program."""
-    return number_sites(linearize(program))
+    from ember.frontend import hoisting, uniform
+
+    if program.warp_emulated:  # every thread of the block reaches each warp operation
+        uniform.make_uniform(program)
+    specials = []
+    if program.warp_emulated:
+        specials.append((warp_scratch(), hoisting.uses_warp))
+    if program.grid_sync:
+        specials.append((grid_barrier(), hoisting.uses_grid_sync))
+        program.kernel.grid_sync = True
+    hoisting.hoist_shared(linearize(program), specials)
+    return number_sites(hoisting.hoist_thread_queries(program))
+
+
+def warp_scratch() -> ir.Variable:
+    """The per-block scratch array of emulated warp operations (one 64-bit word per thread,
+    at the end of the launch's dynamic shared memory: ``frontend/launchsize.py``)."""
+    from ember import dtypes
+    from ember.frontend.types import Array
+
+    return ir.Variable("em_wscratch", Array(dtypes.uint64, 1, "C", "shared", (1,)), "scratch")
+
+
+def grid_barrier() -> ir.Variable:
+    """The barrier word of ``grid_sync`` in device memory (a hidden kernel parameter)."""
+    from ember import dtypes
+    from ember.frontend.types import Array
+
+    return ir.Variable("em_gbar", Array(dtypes.uint32, 1, "C", "global", (1,)), "grid barrier")

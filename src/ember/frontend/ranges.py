@@ -69,6 +69,8 @@ class Ranges:
     def __init__(self, tree: ast.FunctionDef, lookup):
         self.lookup = lookup
         params = {a.arg for a in tree.args.args}
+        if tree.args.vararg is not None:
+            params.add(tree.args.vararg.arg)
         self.stores: dict[str, list[tuple[str, ast.AST]]] = {}
         for stmt in tree.body:
             self._collect(stmt)

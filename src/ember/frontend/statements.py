@@ -13,10 +13,11 @@ import ast
 
 from ember.errors import KernelSyntaxError, KernelTypeError
 from ember.frontend import ir, ranges
+from ember.frontend.intrinsics import intrinsic_name
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.passes import is_pure
-from ember.frontend.types import Array, Scalar, describe, promote, scalar
-from ember.frontend.values import Pending, SharedVal, Static, TupleVal, as_dtype, c_identifier
+from ember.frontend.types import WEAK_INT, Array, Scalar, describe, promote, scalar
+from ember.frontend.values import ArrayVal, Pending, Static, TupleVal, as_dtype, c_identifier
 
 ARITH = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
@@ -61,12 +62,20 @@ class StatementTyper:
     # ------------------------------------------------------------------ assignment
     def stmt_Assign(self, node: ast.Assign) -> None:
         value = self.expr(node.value)
-        if len(node.targets) > 1:
-            value = self.materialize(value, node)
-            if isinstance(value, ir.Expr) and not is_pure(value):
-                value = self.spill(value, node)
+        if len(node.targets) > 1:  # a[i] = b[i] = v: v is evaluated once, as in Python
+            value = self._evaluated(self.materialize(value, node), node)
         for target in node.targets:
             self.assign_target(target, value, node)
+
+    def _evaluated(self, value, node: ast.stmt):
+        """``value`` computed into temporaries (constants stay): a chained assignment must
+        not evaluate it again per target - ``x[i] = y[i] = x[i] + 1`` once gave ``y`` the
+        value computed from the new ``x[i]`` (issue 18)."""
+        if isinstance(value, TupleVal):
+            return TupleVal([self._evaluated(item, node) for item in value.items])
+        if isinstance(value, ir.Expr) and not isinstance(value, ir.Const):
+            return self.spill(value, node)
+        return value
 
     def assign_target(self, target: ast.expr, value, node: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -128,10 +137,18 @@ class StatementTyper:
             raise self.fail(
                 KernelTypeError, f"cannot assign to an element of a {describe(array.type)}", target
             )
+        self._writable(array, target)
         index = self.indices(array, target.slice, target)
         checks = self.index_checks(array, index, target)
         element = self._element_value(value, array.type, node)
         self.emit(ir.Store(self.loc(node), array, index, element, checks=checks))
+
+    def _writable(self, array: ir.Expr, node: ast.AST) -> None:
+        if array.type.space == "constant":
+            raise self.fail(
+                KernelTypeError, "a captured NumPy array is a read-only table in kernels", node,
+                "pass the array as a kernel argument (ember.asarray(a)) to write to it",
+            )  # fmt: skip
 
     def _element_value(self, value, t: Array, node: ast.AST) -> ir.Expr:
         v = self.scalar_of(value, node)
@@ -162,6 +179,7 @@ class StatementTyper:
                     "augmented assignment needs a variable or an array element",
                     target,
                 )
+            self._writable(array, target)
             index = [
                 i if is_pure(i) else self.spill(i, node)
                 for i in self.indices(array, target.slice, target)
@@ -216,14 +234,15 @@ class StatementTyper:
     # ------------------------------------------------------------------ control flow
     def stmt_If(self, node: ast.If) -> None:
         cond = self._header(lambda: self.condition(node.test), node.test)
+        if isinstance(cond, ir.Const):  # compile time: only the branch that runs is typed
+            self.blocks[-1].extend(self.block(node.body if cond.value else node.orelse))
+            return
         known = self.ranges.facts(cond), self.ranges.facts(cond, negate=True)
         body = self.with_facts(known[0], node.body)
         orelse = self.with_facts(known[1], node.orelse)
         if not node.orelse and node.body and isinstance(node.body[-1], _EXITS):
             self.exit_facts = known[1]  # `if i >= n: return` -> i < n after it
-        if isinstance(cond, ir.Const):  # a compile-time condition keeps only its branch
-            self.blocks[-1].extend(body if cond.value else orelse)
-        else:
+        if cond is not None:
             self.emit(ir.If(self.loc(node), cond, body, orelse))
 
     def _header(self, typed, node: ast.AST):
@@ -273,6 +292,9 @@ class StatementTyper:
                 node.target,
                 "for i in range(n): ...",
             )
+        if self._static_range(node.iter):
+            self._unroll(node)
+            return
         header = self._header(lambda: self._range_header(node), node.iter)
         name = node.target.id
         counter = None
@@ -303,6 +325,58 @@ class StatementTyper:
                 prefix + body,
             )
         )
+
+    # ------------------------------------------------------------------ static_range
+    def _static_range(self, it: ast.expr) -> bool:
+        if not isinstance(it, ast.Call):
+            return False
+        func = self.value(it.func)
+        return isinstance(func, Static) and intrinsic_name(func.obj) == "static_range"
+
+    def _unroll(self, node: ast.For) -> None:
+        """``for k in ember.static_range(...)``: the body once per value, with ``k`` a
+        compile-time constant in each copy (it can index tuples, pick compile-time values)."""
+        call = node.iter
+        if call.keywords or not 1 <= len(call.args) <= 3:
+            raise self.fail(KernelTypeError, "static_range() takes 1 to 3 arguments", call)
+        bounds = [self.const_int(self.value(a), a, "a static_range() bound", 0) for a in call.args]
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise self.fail(KernelTypeError, "static_range() step must not be zero", call)
+        values = range(*bounds)
+        if len(values) > MAX_UNROLL:
+            raise self.fail(
+                KernelTypeError, f"static_range() of {len(values)} iterations: unrolled, the "
+                f"body would be copied more than {MAX_UNROLL} times", call,
+                "use range() for long loops",
+            )  # fmt: skip
+        for inner in node.body:
+            jump = _jump(inner)
+            if jump is not None:
+                raise self.fail(
+                    KernelSyntaxError, "break and continue are not supported in a "
+                    "static_range() loop (it is unrolled)", jump, "use an if around the rest",
+                )  # fmt: skip
+        name = node.target.id
+        saved = self.static_names.get(name)
+        try:
+            for v in values:
+                self.static_names[name] = ir.Const(WEAK_INT, v)
+                self.blocks[-1].extend(self.block(node.body))
+        finally:
+            self.static_names.pop(name, None)
+            if saved is not None:
+                self.static_names[name] = saved
+        if values and saved is None and self._read_after(name, node):
+            self.assign_name(name, ir.Const(WEAK_INT, values[-1]), node)  # as in Python
+
+    def _read_after(self, name: str, loop: ast.For) -> bool:
+        """Whether ``name`` is read anywhere in the function outside ``loop``'s body."""
+        inside = {id(n) for s in loop.body for n in ast.walk(s)}
+        return any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            and id(n) not in inside
+            for n in ast.walk(self.cap.tree)
+        )  # fmt: skip
 
     def _range_facts(self, name: str, start, stop, step, sign: int) -> list:
         """``for i in range(a, x.shape[k])`` with a >= 0 and a positive step:
@@ -423,10 +497,26 @@ class StatementTyper:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # a docstring
         value = self.expr(node.value)
-        if isinstance(value, SharedVal):
+        if isinstance(value, ArrayVal):
             self.materialize(value, node)
         elif isinstance(value, ir.Expr) and not is_pure(value):
             self.emit(ir.Eval(self.loc(node), value))
+
+
+MAX_UNROLL = 1024  # copies of a static_range() body
+
+
+def _jump(node: ast.AST) -> ast.AST | None:
+    """A break/continue of this loop level in ``node`` (not of nested loops)."""
+    if isinstance(node, ast.Break | ast.Continue):
+        return node
+    if isinstance(node, ast.For | ast.While | ast.FunctionDef):
+        return None
+    for child in ast.iter_child_nodes(node):
+        found = _jump(child)
+        if found is not None:
+            return found
+    return None
 
 
 def _reads_only(e: ir.Expr, changed: set[str]) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.errors import InternalError, KernelSyntaxError, KernelTypeError
-from ember.frontend import diagnostics, ir, ranges
+from ember.frontend import ir, messages, ranges
 from ember.frontend.calls import CallTyper
 from ember.frontend.capture import Captured, Loc, capture
 from ember.frontend.checks import CheckTyper
@@ -28,8 +28,30 @@ from ember.frontend.exprs import ExprTyper
 from ember.frontend.flow import check_reads, walk
 from ember.frontend.operators import OperatorError, binary, cast, truth
 from ember.frontend.statements import StatementTyper
-from ember.frontend.types import VOID, Array, Scalar, Target, Tuple, Type, describe, unify
-from ember.frontend.values import Names, Pending, SharedVal, TupleVal, Value, c_identifier
+from ember.frontend.tables import TableTyper
+from ember.frontend.types import (
+    VOID,
+    Array,
+    CompileTime,
+    Scalar,
+    Target,
+    Tuple,
+    Type,
+    describe,
+    unify,
+)
+from ember.frontend.values import (
+    ArrayVal,
+    Names,
+    Pending,
+    Static,
+    TupleVal,
+    Value,
+    c_identifier,
+    from_python,
+)
+from ember.frontend.views import ViewTyper
+from ember.frontend.warps import WarpTyper
 
 _MAX_WALKS = 32
 
@@ -45,6 +67,10 @@ class TypingContext:
     stack: list[tuple[str, Loc | None]] = field(default_factory=list)
     function_names: Names = field(default_factory=Names)
     active: list[Any] = field(default_factory=list)  # functions being typed (recursion check)
+    tables: dict = field(default_factory=dict)  # id(array) -> (variable, C-ordered data)
+    constant_bytes: int = 0  # used by the tables placed in constant memory
+    warp_emulated: bool = False  # a warp operation on a target without sub-groups
+    grid_sync: bool = False  # ember.grid_sync() is called
 
     def capture(self, func: Any) -> Captured:
         if func not in self.captures:
@@ -58,9 +84,9 @@ class TypingContext:
             return self.specs[key]
         cap = self.capture(func)
         if func in self.active:
-            raise diagnostics.error(
+            raise messages.error(
                 KernelSyntaxError, f"recursive call of '{cap.name}' is not supported in kernels",
-                call_loc, diagnostics.STAGE_TYPING, "rewrite the recursion as a loop",
+                call_loc, messages.STAGE_TYPING, "rewrite the recursion as a loop",
                 self.notes(),
             )  # fmt: skip
         cname = self.function_names.fresh(cap.name)
@@ -100,7 +126,11 @@ def type_program(cap: Captured, arg_types: list[Type], target: Target, ctx=None)
         for name, value in c.frozen_items()
         if _is_constant(value)
     ]
-    return ir.Program(kernel, [f for f in order if f is not kernel], sources, constants)
+    program = ir.Program(kernel, [f for f in order if f is not kernel], sources, constants)
+    program.warp_emulated = ctx.warp_emulated
+    program.tables = list(ctx.tables.values())
+    program.grid_sync = ctx.grid_sync
+    return program
 
 
 def _is_constant(value: Any) -> bool:
@@ -119,7 +149,9 @@ def _post_order(fn: ir.Function, out: list[ir.Function], seen: set[int]) -> None
     out.append(fn)
 
 
-class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
+class FunctionTyper(
+    CheckTyper, StatementTyper, ViewTyper, TableTyper, ExprTyper, WarpTyper, CallTyper
+):
     """Types one function (kernel or device function) for given argument types."""
 
     def __init__(
@@ -135,12 +167,13 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
         self.var_types: dict[str, Type] = {}
         self.fixed: dict[str, Type] = {}
         self.ret_type: Type | None = None
+        self.rebound: dict[str, tuple] = {}  # variables of two promoted types (warned)
 
     # ------------------------------------------------------------------ errors
     def fail(self, cls, message: str, node: ast.AST | None, hint: str | None = None) -> Exception:
         loc = self.cap.loc(node) if node is not None else self.cap.loc(self.cap.tree)
-        stage = diagnostics.STAGE_TYPING if cls is KernelTypeError else diagnostics.STAGE_SYNTAX
-        return diagnostics.error(cls, message, loc, stage, hint, self.ctx.notes())
+        stage = messages.STAGE_TYPING if cls is KernelTypeError else messages.STAGE_SYNTAX
+        return messages.error(cls, message, loc, stage, hint, self.ctx.notes())
 
     def type_error(self, exc: OperatorError, node: ast.AST) -> Exception:
         return self.fail(KernelTypeError, exc.message, node, exc.hint)
@@ -176,13 +209,20 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
 
     def _check_signature(self, tree: ast.FunctionDef) -> list[str]:
         a = tree.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        if a.kwarg or a.kwonlyargs or a.posonlyargs:
             raise self.fail(
-                KernelSyntaxError, f"a {self.kind} cannot take *args, **kwargs or "
+                KernelSyntaxError, f"a {self.kind} cannot take **kwargs or "
                 "keyword-only/positional-only parameters", tree,
-                "list the parameters one by one",
+                "list the parameters one by one (a *args tuple is fine)",
             )  # fmt: skip
         names = [p.arg for p in a.args]
+        self.vararg = None
+        if a.vararg is not None:
+            self.vararg = len(names)
+            names.append(a.vararg.arg)
+            if self.is_kernel:  # the launch's extra arguments, as one tuple
+                rest = self.arg_types[len(names) - 1 :]
+                self.arg_types = [*self.arg_types[: len(names) - 1], Tuple(tuple(rest))]
         if self.is_kernel and a.defaults:
             raise self.fail(
                 KernelSyntaxError,
@@ -200,7 +240,7 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
         self.names = Names({self.cname})
         self.bindings: dict[str, Any] = {}
         self.locals: list[ir.Variable] = []
-        self.shared: list[ir.SharedDecl] = []
+        self.shared: list[ir.ArrayDecl] = []  # declared at the top
         self.callees: list[ir.Function] = []
         self.params: list[ir.Variable] = []
         self.param_sources: list[tuple[int, tuple[int, ...]]] = []
@@ -210,6 +250,7 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
         self.facts: list[ranges.Fact] = []  # what enclosing conditions say about indices
         self.exit_facts: list[ranges.Fact] = []  # from `if i >= n: return`, for the rest
         self.notes: list = []  # for the slow-path report (ir.Function.notes)
+        self.static_names: dict[str, Value] = {}  # static_range counters being unrolled
         prologue: list[ir.Stmt] = []
         for index, (name, t) in enumerate(zip(names, self.arg_types, strict=True)):
             self._bind_param(index, name, t, prologue)
@@ -217,7 +258,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
 
     def _bind_param(self, index: int, name: str, t: Type, prologue: list[ir.Stmt]) -> None:
         wanted = self.var_types.get(name, t)
-        params = self._param_vars(name, t, index, ())
+        flat = self.is_kernel and index == self.vararg  # *args: one launch argument per item
+        params = self._param_vars(name, t, index, (), flat)
         value = self._read_binding(params)
         if wanted == t:
             self.bindings[name] = params
@@ -227,10 +269,14 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
         loc = self.loc(self.cap.tree)
         prologue.extend(self._assign_stmts(binding, value, self.cap.tree, loc))
 
-    def _param_vars(self, name: str, t: Type, index: int, path: tuple[int, ...]):
+    def _param_vars(self, name: str, t: Type, index: int, path: tuple[int, ...], flat=False):
+        if isinstance(t, CompileTime):
+            return from_python(t.value)  # a Static (or a tuple of them): no C parameter
         if isinstance(t, Tuple):
             return [
-                self._param_vars(f"{name}_{i}", it, index, (*path, i))
+                self._param_vars(f"{name}_{i}", it, index + i, ())
+                if flat
+                else self._param_vars(f"{name}_{i}", it, index, (*path, i))
                 for i, it in enumerate(t.items)
             ]
         var = ir.Variable(self.names.fresh(name), t, name)
@@ -239,6 +285,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
                 "data",
                 "start",
                 "u8",
+                "re",
+                "im",
                 *(f"{w}{k}" for w in ("shape", "stride") for k in range(getattr(t, "ndim", 0))),
             )
             self.names.taken.update(f"{var.name}_{x}" for x in extra)
@@ -247,6 +295,7 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
         return var
 
     def _finish(self, body: list[ir.Stmt]) -> ir.Function:
+        self._warn_rebindings()
         ret = self.ret_type or VOID
         if not self.is_kernel and ret is not VOID and not _always_returns(body):
             raise self.fail(
@@ -309,6 +358,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
     # ------------------------------------------------------------------ variables
     def read_name(self, name: str, node: ast.AST) -> Value:
         """The value of local ``name`` (raises :class:`Pending` if not typed yet)."""
+        if name in self.static_names:  # a static_range counter in an unrolled body
+            return self.static_names[name]
         if name not in self.var_types:
             raise Pending(name, node)
         if name not in self.bindings:
@@ -318,6 +369,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
     def _read_binding(self, binding) -> Value:
         if isinstance(binding, list):
             return TupleVal([self._read_binding(b) for b in binding])
+        if isinstance(binding, Static | TupleVal):  # a compile-time argument
+            return binding
         return ir.Ref(binding.type, binding)
 
     def _new_binding(self, name: str, t: Type):
@@ -329,15 +382,22 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
 
     def assign_name(self, name: str, value: Value, node: ast.AST) -> None:
         """``name = value``: unify the variable's type, then emit the assignment(s)."""
-        if isinstance(value, SharedVal):
-            self._declare_shared(name, value, node)
+        if isinstance(value, ArrayVal):
+            self._declare_array(name, value, node)
             return
-        t = self.require_runtime(value, node)
         old = self.var_types.get(name)
+        if isinstance(old, CompileTime) or name in self.static_names:
+            raise self.fail(
+                KernelSyntaxError, f"'{name}' is a compile-time value (an argument the kernel "
+                "is specialized on, or a static_range counter); it cannot be assigned", node,
+                "use another name",
+            )  # fmt: skip
+        t = self.require_runtime(value, node)
         if name in self.fixed:
             new = self.fixed[name]
         else:
             new = t if old is None else unify(old, t)
+            self._note_rebinding(name, old, t, new, node)
             if new is None:
                 raise self.fail(
                     KernelTypeError, f"variable '{name}' holds {describe(old)} elsewhere but is "
@@ -352,6 +412,31 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
             self.bindings[name] = self._new_binding(name, new)
         for stmt in self._assign_stmts(self.bindings[name], value, node, self.loc(node)):
             self.emit(stmt)
+
+    def _note_rebinding(self, name: str, old, t, new, node: ast.AST) -> None:
+        """Remember a variable whose two strong scalar types promote to a third one
+        (``int32`` and ``uint32`` -> ``int64``): its wrap-around is neither's (warned once
+        at the end of typing, :class:`~ember.errors.KernelTypeWarning`)."""
+        if not (isinstance(old, Scalar) and isinstance(t, Scalar) and isinstance(new, Scalar)):
+            return
+        if old.weak or t.weak or new in (old, t):
+            return
+        self.rebound.setdefault(name, (old, t, new, self.loc(node)))
+
+    def _warn_rebindings(self) -> None:
+        import warnings
+
+        from ember.errors import KernelTypeWarning
+
+        for name, (a, b, new, loc) in self.rebound.items():
+            message = (
+                f"variable '{name}' in {self.kind} '{self.cap.name}' is assigned both "
+                f"{a.dtype.name} and {b.dtype.name} values, so it holds {new.dtype.name} "
+                f"(NumPy's promotion), whose arithmetic wraps differently from either; "
+                f"annotate it (e.g. {name}: ember.{b.dtype.name} = ...) or give the "
+                f"{b.dtype.name} value its own name"
+            )
+            warnings.warn_explicit(message, KernelTypeWarning, loc.filename, loc.line)
 
     def _assign_stmts(self, binding, value: Value, node: ast.AST, loc: Loc) -> list[ir.Stmt]:
         if isinstance(binding, list):
@@ -378,38 +463,53 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
             node,
         )
 
-    def _declare_shared(self, name: str, value: SharedVal, node: ast.AST) -> None:
+    def _declare_array(self, name: str, value: ArrayVal, node: ast.AST) -> None:
+        """``name = ember.shared(...)`` / ``ember.local(...)``: a new array, declared at the
+        top of the function.  A per-thread array assigned again with the same type (a loop
+        body, an unrolled ``static_range``) keeps its storage: its contents are undefined
+        after the declaration either way."""
         old = self.var_types.get(name)
-        if name in self.bindings and isinstance(old, Array) and old.space == "shared":
+        space = value.type.space
+        bound = self.bindings.get(name)
+        if space == "local" and isinstance(bound, ir.Variable) and bound.type == value.type:
+            return
+        if bound is not None and isinstance(old, Array) and old.space == space:
+            word = "ember.shared" if space == "shared" else "ember.local"
             raise self.fail(
-                KernelSyntaxError, f"'{name}' is assigned ember.shared(...) twice", node,
-                "give each shared array its own name",
+                KernelSyntaxError, f"'{name}' is assigned {word}(...) twice", node,
+                "give each array its own name",
             )  # fmt: skip
         if old is not None and old != value.type:
             raise self.fail(
-                KernelTypeError,
-                f"variable '{name}' holds {describe(old)} elsewhere"
-                f"; it cannot also name a shared array",
-                node,
-            )
+                KernelTypeError, f"variable '{name}' holds {describe(old)} elsewhere; it "
+                f"cannot also name a new {describe(value.type)}", node,
+                "give the new array its own name",
+            )  # fmt: skip
         if old is None:
             self.var_types[name] = value.type
             self.changed = True
         var = ir.Variable(self.names.fresh(name), value.type, name)
         self.bindings[name] = var
-        self.shared.append(ir.SharedDecl(self.loc(node), var))
+        self.shared.append(ir.ArrayDecl(self.loc(node), var, list(value.size)))
 
     def materialize(self, value: Value, node: ast.AST) -> Value:
-        """A :class:`SharedVal` not assigned to a name gets an anonymous declaration."""
-        if not isinstance(value, SharedVal):
+        """An :class:`ArrayVal` not assigned to a name gets an anonymous declaration."""
+        if not isinstance(value, ArrayVal):
             return value
-        var = ir.Variable(self.names.internal("em_shared"), value.type, "shared")
-        self.shared.append(ir.SharedDecl(self.loc(node), var))
+        base = "em_shared" if value.type.space == "shared" else "em_local"
+        var = ir.Variable(self.names.internal(base), value.type, value.type.space)
+        self.shared.append(ir.ArrayDecl(self.loc(node), var, list(value.size)))
         return ir.Ref(value.type, var)
 
     def note_return(self, value: Value | None, node: ast.AST) -> list[ir.Expr]:
         """Unify the function's return type with ``value``; the flattened, cast values."""
         t = VOID if value is None else self.require_runtime(value, node)
+        if isinstance(t, Array) and t.space == "local":
+            raise self.fail(
+                KernelTypeError, "a device function cannot return a per-thread array (it "
+                "would outlive the function)", node,
+                "make the array in the caller and pass it in to be filled",
+            )  # fmt: skip
         if self.ret_type is None:
             self.ret_type = t
             self.changed = True
@@ -429,6 +529,8 @@ class FunctionTyper(CheckTyper, StatementTyper, ExprTyper, CallTyper):
         return self.flatten_to(value, self.ret_type, node)
 
     def flatten_to(self, value: Value, t: Type, node: ast.AST) -> list[ir.Expr]:
+        if isinstance(t, CompileTime):
+            return []  # compile-time arguments are not passed at run time
         if isinstance(t, Tuple):
             assert isinstance(value, TupleVal)
             out: list[ir.Expr] = []
@@ -472,6 +574,8 @@ def _always_returns(body: list[ir.Stmt]) -> bool:
 def _assigned_names(tree: ast.FunctionDef) -> set[str]:
     """Names the function assigns anywhere (Python's rule for what is local)."""
     names = {a.arg for a in tree.args.args}
+    if tree.args.vararg is not None:
+        names.add(tree.args.vararg.arg)
     for stmt in tree.body:
         for node in walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ember import dtypes
 from ember.dtypes import DType
@@ -44,7 +45,7 @@ class Scalar(Type):
 
     def key(self) -> str:
         if self.weak:
-            return "pyfloat" if self.dtype.is_float else "pyint"
+            return _WEAK_KEYS[self.dtype.kind]
         return self.dtype.name
 
     @property
@@ -53,13 +54,23 @@ class Scalar(Type):
         return scalar(self.dtype)
 
 
+SPACES = ("global", "shared", "local", "constant")
+_SPACE_WORDS = {"shared": "shared", "local": "per-thread", "constant": "constant"}
+
+
 @dataclass(frozen=True)
 class Array(Type):
     """An array view: element ``dtype``, ``ndim``, ``layout`` and memory ``space``.
 
     ``layout`` is ``"C"`` (C-contiguous: strides follow from the shape) or ``"A"`` (any
-    strides, passed at launch).  ``space`` is ``"global"`` (device memory, a kernel
-    argument) or ``"shared"`` (``ember.shared``: per-block, with a static ``shape``).
+    strides, known at run time).  ``space`` is ``"global"`` (device memory: kernel
+    arguments and their views), ``"shared"`` (``ember.shared``: per block), ``"local"``
+    (``ember.local``: per thread) or ``"constant"`` (captured NumPy arrays).  ``shape`` is
+    the static shape when it is known at compile time.
+
+    An array with a static shape and C layout is a plain C pointer in generated code
+    (:attr:`is_pointer`); every other array is a struct of a data pointer, the shape and
+    (layout ``"A"``) the strides.
     """
 
     dtype: DType
@@ -68,17 +79,26 @@ class Array(Type):
     space: str = "global"
     shape: tuple[int, ...] | None = None
 
+    @property
+    def is_pointer(self) -> bool:
+        """Whether the array is a bare pointer (its shape and strides are constants)."""
+        return self.shape is not None and self.layout == "C"
+
     def key(self) -> str:
         text = f"{self.dtype.name}[{self.ndim}d,{self.layout}"
-        if self.space != "global":
-            dims = "x".join(map(str, self.shape or ()))
+        if self.space != "global" or self.shape is not None:
+            dims = "x".join(map(str, self.shape)) if self.shape is not None else "?"
             text += f",{self.space}:{dims}"
         return text + "]"
 
     def describe(self) -> str:
         """The type as users read it: ``array(float32, 2d, strided)``."""
         layout = "contiguous" if self.layout == "C" else "strided"
-        where = f", shared {self.shape}" if self.space == "shared" else ""
+        where = ""
+        if self.space != "global":
+            where = f", {_SPACE_WORDS[self.space]}"
+            if self.shape is not None:
+                where += f" {self.shape}"
         return f"array({self.dtype.name}, {self.ndim}d, {layout}{where})"
 
 
@@ -94,6 +114,28 @@ class Tuple(Type):
 
 
 @dataclass(frozen=True)
+class CompileTime(Type):
+    """A compile-time argument: a dtype, a function (a device function to call) or a tuple
+    of those.  It has no run-time value: the kernel is specialized on it (its identity for
+    functions), and its code sees the object itself."""
+
+    value: Any
+
+    def key(self) -> str:
+        return _static_key(self.value)
+
+
+def _static_key(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "(" + ",".join(_static_key(i) for i in v) + ")"
+    if isinstance(v, DType):
+        return f"dtype:{v.name}"
+    func = getattr(v, "__ember_py_func__", v)
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", type(func).__name__)
+    return f"fn:{getattr(func, '__module__', '?')}.{name}"
+
+
+@dataclass(frozen=True)
 class Void(Type):
     """No value: the result of a function without ``return value``."""
 
@@ -102,12 +144,16 @@ class Void(Type):
 
 
 VOID = Void()
+_WEAK_KEYS = {"i": "pyint", "f": "pyfloat", "c": "pycomplex"}
+_WEAK_WORDS = {"i": "Python int", "f": "Python float", "c": "Python complex"}
 _SCALARS = {d: Scalar(d) for d in dtypes.ALL}
 BOOL = _SCALARS[dtypes.bool_]
 INT64 = _SCALARS[dtypes.int64]
 FLOAT64 = _SCALARS[dtypes.float64]
+COMPLEX128 = _SCALARS[dtypes.complex128]
 WEAK_INT = Scalar(dtypes.int64, weak=True)
 WEAK_FLOAT = Scalar(dtypes.float64, weak=True)
+WEAK_COMPLEX = Scalar(dtypes.complex128, weak=True)
 
 
 def scalar(dtype: DType) -> Scalar:
@@ -119,12 +165,14 @@ def describe(t: Type) -> str:
     """A type as it appears in error messages."""
     if isinstance(t, Scalar):
         if t.weak:
-            return "Python float" if t.dtype.is_float else "Python int"
+            return _WEAK_WORDS[t.dtype.kind]
         return t.dtype.name
     if isinstance(t, Array):
         return t.describe()
     if isinstance(t, Tuple):
         return "tuple(" + ", ".join(describe(i) for i in t.items) + ")"
+    if isinstance(t, CompileTime):
+        return f"compile-time {t.key()}"
     return t.key()
 
 
@@ -152,6 +200,10 @@ def promote_strong(a: DType, b: DType) -> DType:
         return b
     if b.kind == "b":
         return a
+    if a.is_complex or b.is_complex:  # complex parts as wide as the other's float needs
+        cpx, other = (a, b) if a.is_complex else (b, a)
+        part = other.real if other.is_inexact else _smallest_float_for_int(other)
+        return dtypes.complex_of(promote_strong(cpx.real, part))
     if a.is_float and b.is_float:
         return a if a.itemsize >= b.itemsize else b
     if a.is_float or b.is_float:
@@ -173,22 +225,33 @@ def promote(a: Scalar, b: Scalar) -> Scalar:
 
     * strong with strong: NumPy's promotion table;
     * weak int with a strong int or float: the strong type; with bool: ``int64``;
-    * weak float with a strong float: the strong type; with an int or bool: ``float64``;
-    * weak with weak: weak float if either is a float, else weak int.
+    * weak float with a strong float or complex: the strong type; with an int or bool:
+      ``float64``;
+    * weak complex with a strong complex: the strong type; with a float: the complex type of
+      the same precision (``float32`` -> ``complex64``, the Array API's rule); with an int or
+      bool: ``complex128``;
+    * weak with weak: the highest kind of the two (complex > float > int).
     """
     if a.weak and b.weak:
-        return WEAK_FLOAT if (a.dtype.is_float or b.dtype.is_float) else WEAK_INT
+        kinds = a.dtype.kind + b.dtype.kind
+        return WEAK_COMPLEX if "c" in kinds else WEAK_FLOAT if "f" in kinds else WEAK_INT
     if not a.weak and not b.weak:
         return scalar(promote_strong(a.dtype, b.dtype))
     weak, strong = (a, b) if a.weak else (b, a)
+    sk = strong.dtype.kind
+    if weak.dtype.is_complex:
+        if sk == "c":
+            return strong
+        return scalar(dtypes.complex_of(strong.dtype)) if sk == "f" else COMPLEX128
     if weak.dtype.is_float:
-        return strong if strong.dtype.is_float else FLOAT64
-    return strong if strong.dtype.kind != "b" else INT64
+        return strong if sk in "fc" else FLOAT64
+    return strong if sk != "b" else INT64
 
 
 def float_result(t: Scalar) -> Scalar:
-    """The float type NumPy's math ufuncs (sqrt, sin, true division...) give for ``t``."""
-    if t.dtype.is_float:
+    """The float type NumPy's math ufuncs (sqrt, sin, true division...) give for ``t``
+    (complex stays complex)."""
+    if t.dtype.is_inexact:
         return t
     if t.weak:
         return WEAK_FLOAT
@@ -232,10 +295,12 @@ class Target:
     features: frozenset[str] = frozenset()
     device: str = field(default="this device", compare=False)
     feature_names: Mapping[str, str] = field(default_factory=dict, compare=False)
+    constant_bytes: int = 65536  # constant memory for captured tables (frontend/tables.py)
 
     def key(self) -> str:
         return (
             f"{self.dialect}:{self.arch or '-'}:w{self.warp_size}:{','.join(sorted(self.features))}"
+            f":c{self.constant_bytes}"
         )
 
     def has(self, feature: str) -> bool:

@@ -2,7 +2,8 @@
 
 * :class:`TupleVal` - a tuple of values (shapes, multi-indices); flattened before the IR.
 * :class:`Static` - a compile-time Python object: a module, a function, a dtype, an intrinsic.
-* :class:`SharedVal` - the result of ``ember.shared(...)``, declared when it gets a name.
+* :class:`ArrayVal` - the result of ``ember.shared(...)`` / ``ember.local(...)``, declared
+  when it gets a name.
 * :func:`from_python` - a captured global / closure value as a typer value.
 """
 
@@ -11,12 +12,22 @@ from __future__ import annotations
 import keyword
 import re
 import types as pytypes
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ember import dtypes
 from ember.frontend import ir
-from ember.frontend.types import BOOL, WEAK_FLOAT, WEAK_INT, Array, Scalar, Tuple, Type, scalar
+from ember.frontend.types import (
+    BOOL,
+    WEAK_COMPLEX,
+    WEAK_FLOAT,
+    WEAK_INT,
+    Array,
+    Scalar,
+    Tuple,
+    Type,
+    scalar,
+)
 
 
 @dataclass(eq=False)
@@ -34,11 +45,14 @@ class Static:
 
 
 @dataclass(eq=False)
-class SharedVal:
+class ArrayVal:
+    """An array to allocate: ``size`` holds the run-time extents of a dynamic shared array."""
+
     type: Array
+    size: list = field(default_factory=list)
 
 
-Value = ir.Expr | TupleVal | Static | SharedVal
+Value = ir.Expr | TupleVal | Static | ArrayVal
 
 
 class Pending(Exception):
@@ -65,7 +79,7 @@ def value_type(v: Value) -> Type | None:
         return v.type
     if isinstance(v, TupleVal):
         return v.type
-    if isinstance(v, SharedVal):
+    if isinstance(v, ArrayVal):
         return v.type
     return None
 
@@ -74,7 +88,7 @@ def as_dtype(obj: Any) -> dtypes.DType | None:
     """The Ember dtype ``obj`` names when it is a dtype object or scalar type, else None."""
     if isinstance(obj, dtypes.DType):
         return obj
-    if obj in (bool, int, float):
+    if obj is bool or obj is int or obj is float or obj is complex:
         return None  # Python's own types are functions in kernels: int(x), float(x)
     if isinstance(obj, type) or type(obj).__name__.startswith("dtype"):
         try:
@@ -97,19 +111,22 @@ def from_python(obj: Any) -> Value:
         return ir.Const(WEAK_INT, obj)
     if isinstance(obj, float):
         return ir.Const(WEAK_FLOAT, obj)
+    if isinstance(obj, complex):
+        return ir.Const(WEAK_COMPLEX, obj)
     if isinstance(obj, tuple):
         return TupleVal([from_python(i) for i in obj])
     kind = getattr(getattr(obj, "dtype", None), "kind", None)
-    if kind in ("b", "i", "u", "f") and getattr(obj, "ndim", None) == 0 and not _is_array(obj):
+    if kind in ("b", "i", "u", "f", "c") and getattr(obj, "ndim", None) == 0 and not _is_array(obj):
         t = scalar(dtypes.dtype(obj.dtype))
         value = obj.item()
         return ir.Const(t, value)
-    if _is_array(obj):
+    if _is_array(obj):  # NumPy arrays become tables (frontend/tables.py); these are not
         raise NotRepresentable(
-            f"a kernel cannot capture an array ({type(obj).__name__}) from its globals",
-            "pass the array as a kernel argument instead",
+            f"a kernel cannot capture a device array ({type(obj).__name__}) from its globals",
+            "pass the array as a kernel argument instead (captured NumPy arrays are "
+            "compiled in as read-only tables)",
         )
-    if isinstance(obj, str | bytes | complex | list | dict | set):
+    if isinstance(obj, str | bytes | list | dict | set):
         raise NotRepresentable(
             f"a kernel cannot use a {type(obj).__name__} value",
             "kernels work on numbers, tuples of numbers and arrays",
@@ -141,7 +158,14 @@ co_yield decltype dynamic_cast reinterpret_cast static_cast static_assert noexce
 thread_local import module final override register _Bool _Complex _Imaginary complex
 imaginary quad private read_only write_only read_write uniform pipe image1d_t image3d_t
 image1d_array_t image2d_array_t image1d_buffer_t image2d_depth_t queue_t ndrange_t clk_event_t
-reserve_id_t cl_mem_fence_flags intptr_t uintptr_t NULL INFINITY NAN
+reserve_id_t cl_mem_fence_flags intptr_t uintptr_t NULL INFINITY NAN synchronized reflexpr
+atomic_cancel atomic_commit atomic_noexcept transaction_safe transaction_safe_dynamic
+atomic_int atomic_uint atomic_long atomic_ulong atomic_float atomic_double atomic_flag
+atomic_intptr_t atomic_uintptr_t atomic_size_t atomic_ptrdiff_t memory_order memory_scope
+sampler image2d_msaa_t image2d_array_msaa_t image2d_msaa_depth_t image2d_array_depth_t
+image2d_array_msaa_depth_t dim3 uint3 int3 float3 char1 uchar1 short1 ushort1 int1 uint1
+long1 ulong1 float1 double1 longlong1 ulonglong1 longlong2 ulonglong2 longlong3 ulonglong3
+longlong4 ulonglong4 int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 """.split()
 # Functions the generated code calls (math in both spellings, atomics, barriers, half
 # loads and stores) and common OpenCL built-ins: a variable or function with one of these

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ember.runtime import backend as _backend
-from ember.runtime.backend import Backend, DeviceInfo
+from ember.runtime.backend import Backend
 from ember.runtime.backend import Event as _Event
 from ember.runtime.backend import Stream as _Stream
 from ember.tracebacks import hide_internal_frames
@@ -25,13 +25,17 @@ def use_backend(name: str) -> Backend:
     return _backend.use(name)
 
 
-def devices(backend: str | None = None) -> list[DeviceInfo]:
-    """The devices of the current backend (or of ``backend``)."""
-    return _backend.get(backend).devices()
+def devices(backend: str | None = None) -> list:
+    """The devices of the current backend (or of ``backend``), as :class:`ember.Device`
+    objects (listing opens none of them)."""
+    from ember.runtime.device import devices as listed
+
+    return listed(backend)
 
 
 def synchronize(blocking: bool | None = None, spin: bool | None = None) -> None:
-    """Wait until all work Ember submitted to the current device has finished.
+    """Wait until all work Ember submitted to the current device has finished (the
+    calling thread's device: ``ember.Device(i).synchronize()`` waits for another).
 
     Costs no driver call when no stream Ember created has unfinished work.
 

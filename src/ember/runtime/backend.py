@@ -1,20 +1,28 @@
-"""The backend contract, the backend registry and backend selection.
+"""The backend contract: what a backend MUST, SHOULD and MAY implement, and its capabilities.
 
 A backend is *device + memory + module loader + compiler driver*.  Ember ships three:
 ``cuda`` (NVIDIA driver API through ``cuda-bindings``, NVRTC), ``opencl`` (``pyopencl``: GPUs
 and the PoCL CPU device) and ``cpu`` (C compiled by the ``ziglang`` wheel, run with ctypes).
 Everything above this layer (arrays, the kernel compiler, the CLI) talks only to the classes
-below.
+below, and asks a backend what it *can do* (its capabilities), never which one it is
+(``tests/unit/test_layers.py``).
 
-What a backend MUST implement is marked *abstract*: a backend class missing one of them is
-refused when it is loaded (:func:`validate`), naming what is missing.  What it SHOULD
-implement has a working but slower default here.  What it MAY implement is optional and
-checked with ``hasattr`` by the callers.
+* MUST: the abstract methods - a backend class missing one is refused when it is loaded
+  (:func:`~ember.runtime.registry.validate`), naming what is missing - and the class
+  attributes ``name``, ``dialect`` (a :class:`~ember.codegen.dialects.Dialect`),
+  ``binary_kind``.
+* SHOULD: methods with a working but slower default here (``fill_zero``, ``alloc_host``,
+  ``synchronize_async``, ``Stream.wait_event``).
+* MAY: capabilities (class attributes whose default is the conservative answer) and
+  optional methods whose default refuses or says "unknown" (``error_memory``, ``blas``,
+  ``solver``, the foreign-stream waits, ``disassemble``, ``inspect_offline``;
+  ``Function.resources/attributes/occupancy``).  Callers never probe with ``hasattr``.
+* :class:`DeviceInfo` describes the device: ``kind``, ``features``, ``fp64_ratio``...
 
-Selection: ``EMBER_BACKEND=auto|cuda|opencl|cpu`` or :func:`use`.  ``auto`` picks CUDA when
-a CUDA device answers, else an OpenCL GPU, else the cpu backend, else an OpenCL CPU device
-(PoCL), else raises :class:`BackendUnavailableError` naming the extra to install.  Backends
-are imported lazily: ``import ember`` touches no driver.
+Streams and events also subclass :class:`ember.runtime.sync.Waitable` and add 1 to
+``submitted`` per piece of work, so waits on idle work make no driver call.  The registry
+and selection live in :mod:`ember.runtime.registry` (re-exported at the end of this module).
+``docs/design/backend.md`` lists the capabilities and what a new backend writes.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from typing import Any, ClassVar
 
 from ember.codegen.dialects import Dialect
 from ember.dtypes import DType  # noqa: F401 - named by Param and the docs
-from ember.errors import LaunchError, UnsupportedFeatureError
+from ember.errors import BackendUnavailableError, LaunchError, UnsupportedFeatureError
 from ember.frontend.types import Target
 
 # Kernel features a device may have (DeviceInfo.features; the compiler's Target):
@@ -39,6 +47,9 @@ FEATURES = {
     "subgroups": "sub-groups (warps): lane ids, sub-group reductions",
     "subgroup_shuffle": "sub-group shuffles by lane",
     "subgroup_shuffle_relative": "sub-group shuffles up and down",
+    "subgroup_ballot": "sub-group ballots (ember.ballot)",
+    "cooperative_launch": "cooperative launches (ember.grid_sync)",
+    "global_tables": "program-scope device memory (captured tables past constant memory)",
 }
 
 # DLPack device types (dlpack.h): Backend.dlpack_device_type, foreign_device_types
@@ -249,7 +260,8 @@ class ErrorMemory(abc.ABC):
 
 
 class Backend(abc.ABC):
-    """One runtime (CUDA, OpenCL...) bound to one device.
+    """One runtime (CUDA, OpenCL...) bound to one device.  A process that uses several
+    devices of a backend holds one instance per device (:meth:`open_device`).
 
     Class attributes a backend MUST set: ``name`` (registry key), ``dialect`` (the
     :class:`~ember.codegen.dialects.Dialect` its compiler takes), ``binary_kind``
@@ -290,6 +302,11 @@ class Backend(abc.ABC):
     forward_progress: ClassVar[bool] = False
     # why a vendor library the backend MAY use (blas(), solver()) is absent here, by name
     vendor_missing: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    # (DeviceInfo.cooperative_launch: every block of a grid resident at once, so that
+    # ember.grid_sync() can wait for the whole grid.)  A backend whose devices can also
+    # implements ``Function.launch_cooperative`` (launch's arguments; a LaunchError saying
+    # how many blocks fit when the grid does not) and ``grid_barrier(stream)`` (the native
+    # pointer of a 4-byte device word per stream the kernel's grid barrier counts on).
 
     # ---------------------------------------------------------------- MUST: devices
     @abc.abstractmethod
@@ -313,10 +330,14 @@ class Backend(abc.ABC):
         found = self.__dict__.get("_ember_target")
         if found is None:
             dev, dialect = self.device, self.dialect
+            features = frozenset(dev.features)
+            if dev.cooperative_launch:  # ember.grid_sync() (a cooperative launch)
+                features |= {"cooperative_launch"}
             found = self.__dict__["_ember_target"] = Target(
-                dialect.name, dev.arch, dev.warp_size or 1, frozenset(dev.features),
+                dialect.name, dev.arch, dev.warp_size or 1, features,
                 device=f"this {self.label or self.name} device ({dev.name})",
                 feature_names=dialect.feature_names,
+                constant_bytes=int(dev.extra.get("max_constant_buffer_size", 65536)),
             )  # fmt: skip
         return found
 
@@ -411,6 +432,36 @@ class Backend(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional: a no-op by default
         """Release what the backend holds (streams, context references)."""
 
+    @classmethod
+    def open_device(cls, index: int) -> Backend:
+        """MAY: a new instance of this backend on its device ``index`` (the numbering of
+        :meth:`devices`).  The registry keeps one instance per device it opened
+        (:func:`ember.runtime.registry.device`); each has its own streams, allocator pool
+        and compiled modules.  Default: one device only - index 0 is ``cls()``."""
+        if index == 0:
+            return cls()
+        raise BackendUnavailableError(
+            f"the {cls.label or cls.name} backend runs on one device only; there is no "
+            f"device {index} (ember.devices() lists them)"
+        )
+
+    def copy_peer(
+        self, dst: Buffer, dst_offset: int, src_backend: Backend, src: Buffer, src_offset: int,
+        nbytes: int, stream: Stream | None = None,
+    ) -> bool:  # fmt: skip
+        """MAY: copy ``nbytes`` from ``src`` (a buffer of ``src_backend``, another device
+        of this backend class) into ``dst``, device to device, ordered after the work queued
+        so far on ``src_backend``'s default stream and on ``stream`` (this backend's
+        default stream when None).  Returns False where the driver cannot (the caller then
+        stages the copy through host memory).  Default: False."""
+        return False
+
+    def check_binary(self, binary: bytes) -> None:  # noqa: B027 - optional check
+        """SHOULD: raise :class:`~ember.errors.BinaryError` when ``binary`` is damaged as far
+        as its format shows (sizes and offsets past its end...), without a driver call.
+        :meth:`load_module` must call it first: drivers crash on damaged images
+        (``ember.backends.binaries`` has the checks).  Default: no check."""
+
     def __enter__(self) -> Backend:
         """``with ember.use_backend(name):`` - this backend is the current one inside the
         block, the previous choice again after it (:func:`ember.runtime.registry.enter`)."""
@@ -446,7 +497,7 @@ class Backend(abc.ABC):
 
     def error_memory(self, nbytes: int) -> ErrorMemory:
         """MAY: the claim word and ``nbytes`` error record that kernels that can fail
-        (``raise``, ``assert``, ``boundscheck=True``) write (ember/diagnostics/errors.py).
+        (``raise``, ``assert``, ``boundscheck=True``) write (ember/diagnostics/device_errors.py).
         Default: such kernels are refused on this backend."""
         raise UnsupportedFeatureError(
             f"the {self.label or self.name} backend cannot run kernels that can fail (raise, "
@@ -510,6 +561,69 @@ def dim3(value: Any, what: str, smallest: int = 1) -> Dim3:
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class LaunchLimits:
+    """The largest launch a device takes: ``grid`` (blocks per dimension), ``blocks`` (in
+    all), ``block`` (threads per dimension), ``threads`` (per block).  Backends check a
+    launch against them where the driver would crash rather than refuse it (PoCL's CPU
+    device counts work-groups in 32 bits: a larger grid was SIGILL or an assert, issue 18),
+    and to say which limit a refused launch broke."""
+
+    grid: Dim3
+    blocks: int
+    block: Dim3
+    threads: int
+
+    def problem(self, grid: Dim3, block: Dim3) -> str | None:
+        """What ``grid``/``block`` exceed (in words), or None when the launch fits."""
+        for what, dims, most in (("grid", grid, self.grid), ("block", block, self.block)):
+            for axis, (n, m) in enumerate(zip(dims, most, strict=True)):
+                if n > m:
+                    return f"{what} dimension {'xyz'[axis]} is {n}, the device allows {m}"
+        blocks, threads = grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]
+        if blocks > self.blocks:
+            return f"the grid has {blocks} blocks, the device allows {self.blocks}"
+        if threads > self.threads:
+            return f"a block has {threads} threads, the device allows {self.threads}"
+        return None
+
+    def error(self, kernel: str, grid: Dim3, block: Dim3) -> LaunchError | None:
+        """The :class:`LaunchError` for a launch that does not fit, else None."""
+        problem = self.problem(grid, block)
+        if problem is None:
+            return None
+        return LaunchError(
+            f"cannot launch kernel {kernel!r} with grid={tuple(grid)}, block={tuple(block)}: "
+            f"{problem}; split the work into several launches or loop inside the kernel"
+        )
+
+
+# ------------------------------------------------------------------------- shared by backends
+
+
+def host_array(value: Any, writable: bool):
+    """``value`` as a C-contiguous NumPy array for a copy (a view; never a copy for a
+    destination).  Raises ValueError saying what to pass instead."""
+    import numpy as np
+
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if not arr.flags.c_contiguous:
+        raise ValueError(
+            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
+        )
+    if writable and (arr is not value or not arr.flags.writeable):
+        raise ValueError("the host destination must be a writable NumPy array")
+    return arr
+
+
+def check_range(what: str, offset: int, nbytes: int, size: int) -> None:
+    """Raise ValueError unless ``[offset, offset + nbytes)`` lies in a ``size``-byte buffer."""
+    if offset < 0 or nbytes < 0 or offset + nbytes > size:
+        raise ValueError(
+            f"{what} range [{offset}, {offset + nbytes}) is outside the {size}-byte buffer"
+        )
+
+
 def check_arg_count(function: Function, args: Sequence[Any]) -> None:
     """Raise :class:`LaunchError` when ``args`` does not match ``function.params`` in length."""
     if len(args) != len(function.params):
@@ -526,11 +640,14 @@ from ember.runtime.registry import INSTALL_HINT as INSTALL_HINT  # noqa: E402
 from ember.runtime.registry import REGISTRY as REGISTRY  # noqa: E402
 from ember.runtime.registry import available as available  # noqa: E402
 from ember.runtime.registry import backend_class as backend_class  # noqa: E402
+from ember.runtime.registry import choose as choose  # noqa: E402
 from ember.runtime.registry import current as current  # noqa: E402
+from ember.runtime.registry import device as device  # noqa: E402
 from ember.runtime.registry import disable as disable  # noqa: E402
 from ember.runtime.registry import get as get  # noqa: E402
 from ember.runtime.registry import instance as instance  # noqa: E402
 from ember.runtime.registry import on_create as on_create  # noqa: E402
+from ember.runtime.registry import opened as opened  # noqa: E402
 from ember.runtime.registry import package as package  # noqa: E402
 from ember.runtime.registry import toolchain as toolchain  # noqa: E402
 from ember.runtime.registry import use as use  # noqa: E402

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import LaunchError, not_on_device
+from ember.codegen import dialects
+from ember.errors import CompileError, LaunchError, not_on_device
 from ember.runtime import argtypes
 from ember.runtime import backend as _backend
 from ember.runtime.allocator import note_uses
@@ -138,6 +139,35 @@ def _pointer(v: Any, index: int, kernel: str, be: Backend) -> Any:
     )
 
 
+def source_dialect(source: str) -> tuple[str, list[str]] | None:
+    """The dialect ``source`` is written in, with the spellings that say so, when only one
+    dialect's spellings (its ``source_markers``) appear (else None)."""
+    found = {}
+    for name in dialects.names():
+        markers = dialects.get(name).source_markers
+        if markers is not None:
+            found[name] = sorted({m.group(0) for m in markers.finditer(source)})
+    hits = [d for d, words in found.items() if words]
+    return (hits[0], found[hits[0]]) if len(hits) == 1 else None
+
+
+def _dialect_error(exc: CompileError, kernel, be) -> CompileError | None:
+    """The error for a source written for the other backend's compiler (None otherwise)."""
+    guess = source_dialect(kernel.source)
+    if guess is None or guess[0] == be.dialect.name or be.dialect.source_markers is None:
+        return None
+    other, words = guess
+    mine = be.dialect.language
+    message = (
+        f"RawKernel {kernel.name!r}: this source is {dialects.get(other).language} (it uses "
+        f"{', '.join(words[:4])}), but the {be.name} backend compiles "
+        f"{mine}.  Write the kernel in {mine} "
+        f"(choose by ember.get_backend().dialect), or use the backend it was written for "
+        f"(EMBER_BACKEND={other}, ember.use_backend({other!r})).\n\nThe compiler said:\n{exc}"
+    )
+    return CompileError(message, log=exc.log, source=exc.source)
+
+
 class RawKernel:
     """A kernel from C source in the backend's dialect (CUDA C++ or OpenCL C).
 
@@ -165,7 +195,10 @@ class RawKernel:
 
     def _load(self) -> tuple[Backend, Function, list]:
         be = _backend.get(self._backend_name)
-        binary = be.compile(self.source, self.name, self.options)
+        try:
+            binary = be.compile(self.source, self.name, self.options)
+        except CompileError as exc:
+            raise _dialect_error(exc, self, be) or exc from None
         fn = be.load_module(binary).function(self.name, self.params)
         convert = [_converter(p, i, self.name, be) for i, p in enumerate(self.params)]
         self._loaded = (be, fn, convert)

@@ -10,6 +10,12 @@ Selection: ``EMBER_BACKEND=auto|<name>`` or :func:`use`.  ``auto`` tries :data:`
 OpenCL CPU device such as PoCL) and raises :class:`BackendUnavailableError` naming the extra
 to install when none works.
 
+Devices: a backend instance runs one device.  The first one of each backend (its
+*default device*: ``EMBER_DEVICE``, else the backend's own choice) is what :func:`get`
+returns; :func:`device` opens the others, one instance each, on first use.  Each thread may
+choose its device (:func:`choose`, behind ``with ember.Device(1):``); :func:`current` is
+that choice, else the process's selection.
+
 State is private: other modules use :func:`instance`, :func:`disable` and :func:`on_create`
 (the warmup), :func:`use` and ``ember.use_backend`` (tests, users) - never the globals.
 """
@@ -51,6 +57,11 @@ _instances: dict[str, Backend] = {}
 _failures: dict[str, str] = {}
 _current: str | None = None
 _hooks: list[Callable[[str | None], None]] = []
+# every opened device: (name, index) -> its instance (the default devices included)
+_by_device: dict[tuple[str, int], Backend] = {}
+# each thread's device choice (ember.Device), read only once some thread made one
+_tls = threading.local()
+_threads_choose = False
 # ``with ember.use_backend(name):`` - the selection to restore, per open block, and what
 # the last use() replaced (so the block restores what was current before that call)
 _generation = 0
@@ -143,6 +154,10 @@ def disable(name: str, reason: str, *, select: bool = False) -> None:
     global _current
     with _lock:
         _instances.pop(name, None)
+        for key in [k for k in _by_device if k[0] == name]:
+            del _by_device[key]
+        if getattr(_tls.__dict__.get("backend"), "name", None) == name:
+            _tls.backend = None
         _failures[name] = reason
         if select and _current is None:
             _current = name
@@ -164,12 +179,78 @@ def _instantiate(name: str) -> Backend:
         if name in _failures:
             raise BackendUnavailableError(_failures[name])
         try:
-            inst = backend_class(name)()
+            cls = backend_class(name)
+            index = _default_index()
+            inst = cls() if index is None else cls.open_device(index)
         except BackendUnavailableError as exc:
             _failures[name] = str(exc)
             raise
         _instances[name] = inst
+        _by_device.setdefault(_key(inst), inst)
         return inst
+
+
+def _default_index() -> int | None:
+    from ember.config import settings
+
+    return settings.device
+
+
+def device(name: str, index: int) -> Backend:
+    """Backend ``name``'s instance on its device ``index`` (numbered as its
+    :meth:`~ember.runtime.backend.Backend.devices`), opened on first use.
+
+    Raises :class:`BackendUnavailableError` when the backend does not work here or has no
+    such device (the message lists the devices).
+    """
+    inst = _by_device.get((name, index))
+    if inst is not None:
+        return inst
+    _instantiate(name)  # the backend works here, and its default device is known
+    with _lock:
+        inst = _by_device.get((name, index))
+        if inst is None:
+            inst = backend_class(name).open_device(index)
+            _by_device[(name, index)] = inst
+        return inst
+
+
+def opened(name: str | None = None) -> list[Backend]:
+    """The instances opened so far (of backend ``name``), by backend and device index."""
+    found = sorted(_by_device.items(), key=lambda item: item[0])
+    return [be for (n, _), be in found if name in (None, n)]
+
+
+def choose(backend: Backend | None) -> Backend | None:
+    """Make ``backend`` (an opened device) the calling thread's current one - ``None``:
+    the process's selection again - and return the thread's previous choice."""
+    global _threads_choose
+    if backend is not None:
+        _check_opened(backend)
+        _threads_choose = True
+    previous = _tls.__dict__.get("backend")
+    _tls.backend = backend
+    return previous
+
+
+def chosen() -> Backend | None:
+    """The calling thread's own device choice, or None."""
+    return _tls.__dict__.get("backend")
+
+
+def _key(backend: Backend) -> tuple[str, int]:
+    """(name, device index) of an instance (a test fake may have no device: index 0)."""
+    return backend.name, getattr(backend.device, "index", 0)
+
+
+def _check_opened(backend: Backend) -> None:
+    name, index = _key(backend)
+    if _by_device.get((name, index)) is not backend:
+        raise BackendUnavailableError(
+            f"{backend!r} is not the registry's {name} backend (for its device {index}); "
+            f"only those can be made current: ember.use_backend({name!r}), "
+            f"ember.Device({name!r}, {index})"
+        )
 
 
 def get(name: str | None = None) -> Backend:
@@ -179,14 +260,16 @@ def get(name: str | None = None) -> Backend:
     """
     if name is not None:
         return _instantiate(name)
-    inst = _instances.get(_current) if _current else None
-    if inst is not None:
-        return inst
-    return _instantiate(_select())
+    return current()
 
 
 def current() -> Backend:
-    """The current backend: the hot-path spelling of ``get()``."""
+    """The current backend: the calling thread's device choice, else the process's
+    selection (the hot-path spelling of ``get()``)."""
+    if _threads_choose:
+        mine = _tls.__dict__.get("backend")
+        if mine is not None:
+            return mine
     inst = _instances.get(_current)  # type: ignore[arg-type]
     return inst if inst is not None else _instantiate(_select())
 
@@ -240,7 +323,7 @@ def use(name: str) -> Backend:
     with _lock:
         previous, _current = _current, name
         _generation += 1
-        _undo = (inst, previous, _generation)
+        _undo = (inst, previous, _generation, choose(None))
     return inst
 
 
@@ -249,26 +332,25 @@ def enter(backend: Backend) -> None:
     ``use(name)`` returned it, the block restores what was current before that call."""
     global _current, _generation, _undo
     with _lock:
-        if _instances.get(backend.name) is not backend:
-            raise BackendUnavailableError(
-                f"{backend!r} is not the registry's {backend.name} backend; only those can be "
-                "made current (ember.use_backend(name))"
-            )
+        _check_opened(backend)
         if _undo is not None and _undo[0] is backend and _undo[2] == _generation:
-            previous = _undo[1]
+            previous, mine = _undo[1], _undo[3]
         else:
             previous, _current = _current, backend.name
             _generation += 1
+            mine = choose(None if _instances.get(backend.name) is backend else backend)
         _undo = None
-        _restore.append(previous)
+        _restore.append((previous, mine))
 
 
 def leave() -> None:
-    """The end of a ``with backend:`` block: the previous choice is current again."""
+    """The end of a ``with backend:`` block: the previous choice is current again (the
+    process's, and the calling thread's device choice)."""
     global _current, _generation
     with _lock:
-        _current = _restore.pop()
+        _current, mine = _restore.pop()
         _generation += 1
+        _tls.backend = mine
 
 
 def available() -> dict[str, str | None]:

@@ -13,6 +13,11 @@ So:
   for the timer slack (~50-80 µs), so 256 of them made a 10-20 ms sleeping poll (H200:
   +37 µs on a 10 ms kernel; docs/design/sync.md).
 
+Ctrl-C: a driver wait holds signals off (Python runs handlers only between bytecodes of the
+main thread), so on the main thread the blocking phase runs on a waiter thread while the main
+thread waits on a lock that a signal interrupts (:func:`interruptible`): ``KeyboardInterrupt``
+within milliseconds, the device work goes on, the next wait waits for it again.
+
 The counters are plain ints.  ``x.submitted += 1`` is not a lock-free atomic in general,
 but on a GIL build of CPython ≥ 3.10 no thread switch can happen inside it (switches happen
 only at calls and backward jumps), and ``tests/backend/test_sync.py`` checks that 8 threads
@@ -32,8 +37,10 @@ measurements behind the defaults.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import queue
+import signal
 import threading
 import time
 import weakref
@@ -49,8 +56,11 @@ POLL_MAX_S = 1e-3
 ASYNC_SPINS = 16  # queries an await makes on the loop before handing the wait off
 MAX_WAITERS = 32  # waiter threads; more concurrent awaits poll instead
 WAITER_IDLE_S = 30.0  # an idle waiter thread exits after this long
+SIGNAL_SLICE_S = 0.05  # the main thread's longest sleep in a wait where signals wake no lock
+HANDOFF_YIELDS = 8  # queries before a main-thread wait is handed to a waiter thread
+EXIT_SETTLE_S = 0.5  # at exit, the longest wait for waiter threads still in a driver wait
 
-# Error records (ember.diagnostics.errors) with launches of kernels that can fail not yet
+# Error records (ember.diagnostics.device_errors) with launches of kernels that can fail not yet
 # checked.  Every completed wait reads them; while there are none this costs a list test.
 pending_errors: list = []
 
@@ -126,8 +136,9 @@ class Waitable:
 def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) -> None:
     """Spin → yield → block until ``obj``'s native query says done."""
     plain = settings.sync == "plain"
-    if spin if spin is not None else not plain:
-        query = obj._native_query
+    query = obj._native_query
+    spun = spin if spin is not None else not plain
+    if spun:
         for _ in range(SPINS):
             if query():
                 return
@@ -135,7 +146,57 @@ def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) 
             _yield()  # releases the GIL; returns at once when no other thread wants the core
             if query():
                 return
-    obj._native_block(settings.sync_blocking if blocking is None else blocking)
+    blocking = settings.sync_blocking if blocking is None else blocking
+    # a few queries before the hand-off, only where the stream's policy skipped spinning
+    # (EMBER_SYNC=plain means: the driver's wait and nothing else)
+    interruptible(obj._native_block, blocking, query=None if spun or plain else query)
+
+
+def interruptible(block: Callable[..., None], *args, query: Callable[[], bool] | None = None):
+    """Run ``block(*args)``, a driver wait that holds off signals, so that Ctrl-C still
+    interrupts the main thread (within :data:`SIGNAL_SLICE_S` at worst).
+
+    Python runs signal handlers only in the main thread, between bytecodes: a main thread
+    blocked in ``clFinish`` or ``cuEventSynchronize`` saw its ``KeyboardInterrupt`` only
+    when the kernel ended (issue 18: 3-4 s late).  There the wait runs on a waiter thread
+    while the main thread waits on a lock, which a signal interrupts.  That hand-off costs
+    two thread wake-ups, so ``query`` (when given: work that was not polled yet) is first
+    tried a few times (:data:`HANDOFF_YIELDS`), which short work passes.  An interrupted
+    wait leaves the device alone: the work goes on, nothing is marked complete, and the
+    next wait waits for it again.  Other threads (which receive no signals) block in the
+    driver directly, as does the main thread when every waiter thread is taken."""
+    if threading.get_ident() != threading.main_thread().ident or not _signals_raise():
+        return block(*args)
+    if query is not None:
+        for _ in range(HANDOFF_YIELDS):
+            if query():
+                return None
+            _yield()
+    done = threading.Lock()
+    done.acquire()
+    failure: list[BaseException] = []
+
+    def job() -> None:
+        try:
+            block(*args)
+        except BaseException as exc:  # handed to the waiting thread, if it still waits
+            failure.append(exc)
+        finally:
+            done.release()
+
+    if not waiters.submit(job):
+        return block(*args)
+    while not done.acquire(timeout=SIGNAL_SLICE_S):  # POSIX: a signal ends it at once
+        pass
+    if failure:
+        raise failure[0]
+    return None
+
+
+def _signals_raise() -> bool:
+    """Whether SIGINT runs a Python handler (by default one that raises KeyboardInterrupt);
+    with SIG_DFL or SIG_IGN a wait has nothing to let through."""
+    return callable(signal.getsignal(signal.SIGINT))
 
 
 # ----------------------------------------------------------------------------- registry
@@ -215,9 +276,11 @@ class WaiterThreads:
         self.limit = limit
         self.idle_s = idle_s
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # notified when a job ends
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self.threads = 0  # alive
         self.idle = 0  # alive and not reserved for a job
+        self.running = 0  # jobs running now
 
     @property
     def busy(self) -> int:
@@ -248,15 +311,30 @@ class WaiterThreads:
                         self.threads -= 1
                         return
                 continue  # a job was reserved for an idle thread just now: take it
+            with self._lock:
+                self.running += 1
             try:
                 job()
             except BaseException:  # jobs hand their errors on; never kill the thread
                 pass
             with self._lock:
+                self.running -= 1
                 self.idle += 1
+                self._settled.notify_all()
+
+    def settle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s until no job runs; False if one still does.
+
+        Called at exit: a daemon thread that comes back from a driver wait while the
+        interpreter finalizes is ended inside the extension's C++ frames, which aborts the
+        process ("terminate called without an active exception").  A wait interrupted by
+        Ctrl-C just before exit is the usual such job; it ends within microseconds."""
+        with self._settled:
+            return self._settled.wait_for(lambda: not self.running, timeout)
 
 
 waiters = WaiterThreads()
+atexit.register(waiters.settle, EXIT_SETTLE_S)
 
 
 async def wait_async(obj: Waitable, target: int | None = None) -> None:

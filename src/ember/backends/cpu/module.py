@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ember.backends.cpu import toolchain
+from ember.backends.cpu.device import SHARED_BYTES
 from ember.backends.cpu.printing import PrintBuffer
 from ember.backends.cpu.stream import INLINE_S
 from ember.codegen.cpu_runtime import PRINT_SYMBOL
@@ -215,6 +216,10 @@ class CPUModule(Module):
                 fn.figures[key] = ctypes.c_int64.in_dll(self.library, symbol + name).value
             except ValueError:
                 pass
+        try:
+            fn.dynamic = bool(ctypes.c_int64.in_dll(self.library, "em_dynamic_" + name).value)
+        except ValueError:
+            pass
         return fn
 
     def close(self) -> None:
@@ -246,6 +251,7 @@ class CPUFunction(Function):
         self._record = struct.Struct(f"<{HEADER_WORDS}q{codes}")
         self._nargs = len(self.params)
         self.figures: dict[str, int] = {}  # what resources() reports
+        self.dynamic = False  # it takes dynamic shared memory (the record's word 6)
         self._last = float("inf")  # seconds the last launch took (inline decisions)
         self._cost = 0.0  # seconds per work-item, measured (parallel decisions)
 
@@ -266,7 +272,7 @@ class CPUFunction(Function):
             record = self._record.pack(*grid, *block, shared_mem, 0, *args)
         except (*_BAD_VALUE, IndexError):
             groups, size, record = self._slow_record(grid, block, args, shared_mem)
-        if groups <= 0 or not 0 < size <= MAX_BLOCK or shared_mem:
+        if groups <= 0 or not 0 < size <= MAX_BLOCK or (shared_mem and not self.dynamic):
             groups, size, record = self._slow_record(grid, block, args, shared_mem)
         s = stream or self._backend.default_stream
         job = partial(self._run, record, groups, groups * size)
@@ -283,14 +289,22 @@ class CPUFunction(Function):
                 f"kernel {self.name!r}: a block of {size} threads is larger than the cpu "
                 f"backend allows ({MAX_BLOCK}); launch with a smaller block"
             )
-        if shared_mem:
+        if not isinstance(shared_mem, int) or shared_mem < 0:
+            raise LaunchError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+        if shared_mem and not self.dynamic:
             raise LaunchError(
-                f"kernel {self.name!r} was launched with shared_mem={shared_mem!r}: the cpu "
-                "backend has no dynamic shared memory (use ember.shared() in the kernel)"
+                f"kernel {self.name!r} was launched with shared_mem={shared_mem!r} but takes "
+                "no dynamic shared memory (a raw cpu kernel never does: declare its arrays "
+                "in the kernel)"
+            )
+        if shared_mem > SHARED_BYTES:
+            raise LaunchError(
+                f"kernel {self.name!r}: shared_mem={shared_mem} bytes is more than the cpu "
+                f"backend gives a block ({SHARED_BYTES})"
             )
         values = self._convert(args)
         try:
-            record = self._record.pack(*grid, *block, 0, 0, *values)
+            record = self._record.pack(*grid, *block, shared_mem, 0, *values)
         except _BAD_VALUE as exc:
             raise LaunchError(f"cannot launch kernel {self.name!r}: {exc}") from exc
         return grid[0] * grid[1] * grid[2], size, record

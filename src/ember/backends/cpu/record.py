@@ -1,4 +1,4 @@
-"""The memory of the error record (:mod:`ember.diagnostics.errors`) on the CPU backend.
+"""The memory of the error record (:mod:`ember.diagnostics.device_errors`) on the CPU backend.
 
 Plain host memory: the kernels write it with atomics (the claim) and stores, the host reads
 it in place - :meth:`CPUErrorMemory.peek` costs one NumPy read, no copy.

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.backends.binaries import check_cuda_image
 from ember.backends.cuda import LABEL
 from ember.backends.cuda import device as _device
 from ember.backends.cuda.driver import check, cu
@@ -26,8 +27,17 @@ from ember.backends.cuda.module import CudaModule
 from ember.backends.cuda.stream import CudaStream
 from ember.codegen.dialects.cuda import CUDA
 from ember.config import settings
-from ember.runtime.backend import DL_CUDA, DL_CUDA_MANAGED, Backend, Buffer, DeviceInfo
-from ember.runtime.sync import StreamSet, wait_all, wait_all_async
+from ember.errors import ClosedError
+from ember.runtime.backend import (
+    DL_CUDA,
+    DL_CUDA_MANAGED,
+    Backend,
+    Buffer,
+    DeviceInfo,
+    check_range,
+    host_array,
+)
+from ember.runtime.sync import StreamSet, interruptible, wait_all, wait_all_async
 
 __all__ = [
     "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
@@ -124,7 +134,7 @@ class CudaBackend(Backend):
 
     def copy_from_host(self, dst: CudaBuffer, dst_offset: int, src: Any, stream=None) -> None:
         """Copy the C-contiguous host array ``src`` into ``dst`` at ``dst_offset`` bytes."""
-        src = _host_array(src, writable=False)
+        src = host_array(src, writable=False)
         address = _span(dst, dst_offset, src.nbytes, "destination")
         self._context.ensure_current()
         s = stream or self._default_stream
@@ -139,10 +149,12 @@ class CudaBackend(Backend):
 
     def copy_to_host(self, dst: Any, src: CudaBuffer, src_offset: int, stream=None) -> None:
         """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``."""
-        dst = _host_array(dst, writable=True)
+        dst = host_array(dst, writable=True)
         address = _span(src, src_offset, dst.nbytes, "source")
         self._context.ensure_current()
         s = stream or self._default_stream
+        if stream is None and s.completed < s.submitted:
+            s.synchronize()  # a copy to pageable memory would wait in the driver, deaf to Ctrl-C
         check(
             cu.cuMemcpyDtoHAsync(dst.ctypes.data, address, dst.nbytes, s.handle),
             "cuMemcpyDtoHAsync",
@@ -173,6 +185,58 @@ class CudaBackend(Backend):
         )
         s.submitted += 1
 
+    @classmethod
+    def open_device(cls, index: int) -> CudaBackend:
+        """The backend on CUDA device ``index`` (its primary context, its own streams)."""
+        return cls(index)
+
+    def copy_peer(self, dst, dst_offset, src_backend, src, src_offset, nbytes, stream=None):
+        """``cuMemcpyPeerAsync`` from another CUDA device: direct over NVLink/PCIe where
+        the two devices can access each other (peer access is enabled once per pair),
+        else staged by the driver.  Events order it after the source device's queued work,
+        and that device's later work (reusing ``src``) after it."""
+        if not isinstance(src_backend, CudaBackend):
+            return False
+        to = _span(dst, dst_offset, nbytes, "destination")
+        frm = _span(src, src_offset, nbytes, "source")
+        s = stream or self._default_stream
+        theirs = src_backend.default_stream
+        self._enable_peer_access(src_backend)
+        before = src_backend.create_event()
+        before.record(theirs)
+        s.wait_event(before)
+        self._context.ensure_current()
+        check(
+            cu.cuMemcpyPeerAsync(
+                to, self._context.handle, frm, src_backend.context.handle, nbytes, s.handle
+            ),
+            "cuMemcpyPeerAsync",
+            f"copying {nbytes} bytes from device {src_backend.device.index} to device "
+            f"{self._index}",
+        )
+        s.submitted += 1
+        after = self.create_event()
+        after.record(s)
+        theirs.wait_event(after)
+        return True
+
+    def _enable_peer_access(self, other: CudaBackend) -> bool:
+        """Let this context reach ``other``'s memory directly, once per pair; False when
+        the two devices cannot (the driver then stages peer copies through the host)."""
+        peers = self.__dict__.setdefault("_peers", {})
+        if other._index not in peers:
+            can = check(
+                cu.cuDeviceCanAccessPeer(self._cu_device, other._cu_device),
+                "cuDeviceCanAccessPeer",
+            )
+            if can:
+                self._context.ensure_current()
+                (err,) = cu.cuCtxEnablePeerAccess(other.context.handle, 0)
+                already = cu.CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+                can = not err or err == already
+            peers[other._index] = bool(can)
+        return peers[other._index]
+
     def fill_zero(self, dst: CudaBuffer, offset: int, nbytes: int, stream=None) -> None:
         """Asynchronously set ``nbytes`` bytes of ``dst`` to zero (``cuMemsetD8Async``)."""
         address = _span(dst, offset, nbytes, "destination")
@@ -188,6 +252,18 @@ class CudaBackend(Backend):
     def alloc_pinned(self, nbytes: int) -> PinnedHostMemory:
         """Pinned host memory with an explicit :meth:`PinnedHostMemory.close`."""
         return PinnedHostMemory(nbytes, self._context)
+
+    def grid_barrier(self, stream=None) -> int:
+        """The device address of ``stream``'s grid-barrier word (``ember.grid_sync``):
+        launches on one stream run one after the other, so they can share it; it is
+        allocated once per stream and never reset (the barrier works from any value)."""
+        s = stream or self._default_stream
+        words = self.__dict__.setdefault("_grid_words", {})
+        word = words.get(s)
+        if word is None:
+            word = words[s] = self.alloc(4)
+            self.fill_zero(word, 0, 4, s)
+        return word.handle
 
     def error_memory(self, nbytes: int):
         """The claim word and error record of failing kernels (``backends/cuda/record.py``)."""
@@ -286,8 +362,12 @@ class CudaBackend(Backend):
         await wait_all_async(self._streams.busy())
 
     def _device_wait(self) -> None:
-        """``cuCtxSynchronize``: wait for everything queued in the context (GIL released)."""
-        self._context.ensure_current()
+        """``cuCtxSynchronize``: wait for everything queued in the context (GIL released;
+        interruptible by Ctrl-C, see :func:`ember.runtime.sync.interruptible`)."""
+        interruptible(self._context_synchronize)
+
+    def _context_synchronize(self) -> None:
+        self._context.ensure_current()  # also runs on a waiter thread (sync.interruptible)
         check(cu.cuCtxSynchronize(), "cuCtxSynchronize", "waiting for the device")
 
     # ------------------------------------------------------------------ code
@@ -311,8 +391,12 @@ class CudaBackend(Backend):
 
         return toolkit.sass(binary)
 
+    def check_binary(self, binary: bytes) -> None:
+        """:class:`BinaryError` when ``binary`` is not a well-formed cubin, fatbin or PTX."""
+        check_cuda_image(bytes(binary))
+
     def load_module(self, binary: bytes) -> CudaModule:
-        """Load a cubin made by :meth:`compile`."""
+        """Load a cubin made by :meth:`compile` (checked first: :meth:`check_binary`)."""
         return CudaModule(binary, self._context, self._default_stream)
 
     def close(self) -> None:
@@ -335,23 +419,6 @@ def _span(buffer: Buffer, offset: int, nbytes: int, what: str) -> int:
     if not isinstance(ptr, int) or not isinstance(buffer, Buffer):
         raise TypeError(f"the {what} must be a CUDA buffer (backend.alloc), got {buffer!r}")
     if not ptr:
-        raise ValueError(f"the {what} buffer was closed (freed); allocate a new one")
-    if offset < 0 or nbytes < 0 or offset + nbytes > buffer.nbytes:
-        raise ValueError(
-            f"{what} range [{offset}, {offset + nbytes}) is outside the {buffer.nbytes}-byte buffer"
-        )
+        raise ClosedError(f"the {what} buffer was closed (freed); allocate a new one")
+    check_range(what, offset, nbytes, buffer.nbytes)
     return ptr + offset
-
-
-def _host_array(value: Any, writable: bool):
-    """``value`` as a C-contiguous NumPy array (a view, never a copy for a destination)."""
-    import numpy as np
-
-    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
-    if not arr.flags.c_contiguous:
-        raise ValueError(
-            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
-        )
-    if writable and (arr is not value or not arr.flags.writeable):
-        raise ValueError("the host destination must be a writable NumPy array")
-    return arr

@@ -4,9 +4,9 @@ streams, workspace from Ember's allocator.
 :class:`Blas` is what :meth:`CudaBackend.blas` returns: ``gemm`` runs a (strided, batched)
 column-major product ``C = op(A) @ op(B)`` through ``cublasGemmStridedBatchedEx`` (or
 ``cublasGemmEx`` for one product) in float16 (accumulated in float32, tensor cores),
-float32 (IEEE float32, or TF32 tensor cores when asked) or float64.  bfloat16 is a cuBLAS
-type too, but Ember has no bfloat16 dtype yet.  Statuses become :class:`DriverError`
-here, and only here.
+float32 (IEEE float32, or TF32 tensor cores when asked), float64, complex64 (cgemm) or
+complex128 (zgemm).  bfloat16 is a cuBLAS type too, but Ember has no bfloat16 dtype
+yet.  Statuses become :class:`DriverError` here, and only here.
 """
 
 from __future__ import annotations
@@ -17,9 +17,19 @@ from ember.backends.cuda.vendor import I64, INT, VP, bind, library
 from ember.errors import DriverError
 
 # cudaDataType_t and cublasComputeType_t (library_types.h, cublas_api.h)
-R_32F, R_64F, R_16F = 0, 1, 2
+R_32F, R_64F, R_16F, C_32F, C_64F = 0, 1, 2, 4, 5
+C_FLOAT, C_DOUBLE = ctypes.c_float * 2, ctypes.c_double * 2  # cuComplex, cuDoubleComplex
 COMPUTE_32F, COMPUTE_64F, COMPUTE_32F_FAST_TF32 = 68, 70, 77
 GEMM_DEFAULT = -1
+# Ember dtype -> (cudaDataType of the matrices, compute type, ctypes type of alpha/beta:
+# complex products take complex scalars).
+TYPES = {
+    "float16": (R_16F, COMPUTE_32F, ctypes.c_float),
+    "float32": (R_32F, COMPUTE_32F, ctypes.c_float),
+    "float64": (R_64F, COMPUTE_64F, ctypes.c_double),
+    "complex64": (C_32F, COMPUTE_32F, C_FLOAT),
+    "complex128": (C_64F, COMPUTE_64F, C_DOUBLE),
+}
 OP = {"N": 0, "T": 1}
 WORKSPACE = 32 << 20  # bytes; cuBLAS's recommendation for Hopper
 STATUS = {
@@ -94,7 +104,9 @@ class Blas:
             "cublasSetWorkspace",
         )
         # alpha = 1, beta = 0 as host scalars of the compute type (pointer mode host)
-        self._scalars = {t: (t(1), t(0)) for t in (ctypes.c_float, ctypes.c_double)}
+        self._scalars = {
+            t: (t(1), t(0)) for t in (ctypes.c_float, ctypes.c_double, C_FLOAT, C_DOUBLE)
+        }  # (a complex one is 1 + 0j: the array's first item is the real part)
         self._ptrs = {
             t: (ctypes.addressof(one), ctypes.addressof(zero))
             for t, (one, zero) in self._scalars.items()
@@ -112,13 +124,10 @@ class Blas:
         """Column-major ``C[i] = op(A[i]) @ op(B[i])`` for ``i < batch`` on ``stream``
         (``a``, ``b``, ``c`` device addresses; ``s*`` element strides between products;
         ``op`` ``"N"`` or ``"T"``)."""
-        if dtype == "float64":
-            dt, compute, ptrs = R_64F, COMPUTE_64F, self._ptrs[ctypes.c_double]
-        else:
-            dt = R_16F if dtype == "float16" else R_32F
-            fast = tf32 and dtype == "float32"
-            compute = COMPUTE_32F_FAST_TF32 if fast else COMPUTE_32F
-            ptrs = self._ptrs[ctypes.c_float]
+        dt, compute, scalar = TYPES[dtype]
+        if tf32 and dtype == "float32":
+            compute = COMPUTE_32F_FAST_TF32
+        ptrs = self._ptrs[scalar]
         self._use(stream)
         api = self.api
         if batch == 1:

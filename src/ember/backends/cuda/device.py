@@ -34,7 +34,7 @@ _EXTRA_ATTRIBUTES = {
 # shuffles, 64-bit atomics, double precision (at the device's rate), half conversions.
 FEATURES = frozenset(
     {"fp64", "fp16", "int64_atomics", "subgroups", "subgroup_shuffle",
-     "subgroup_shuffle_relative"}
+     "subgroup_shuffle_relative", "subgroup_ballot", "global_tables"}
 )  # fmt: skip
 
 _initialized = False
@@ -145,11 +145,15 @@ def device_info(index: int) -> DeviceInfo:
 
 
 def warm_start():
-    """The GIL-free part of CUDA start-up, for the background warmup: ``cuInit``, device 0
-    and a reference to its primary context (every call releases the GIL).  Returns the
-    function that releases that reference (the backend holds its own)."""
-    device = get_device(0)
-    check(cu.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain", "device 0")
+    """The GIL-free part of CUDA start-up, for the background warmup: ``cuInit``, the
+    default device (``EMBER_DEVICE``, else 0) and a reference to its primary context (every
+    call releases the GIL).  Returns the function that releases that reference (the
+    backend holds its own)."""
+    from ember.config import settings
+
+    index = settings.device or 0
+    device = get_device(index)
+    check(cu.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain", f"device {index}")
 
     def release() -> None:
         cu.cuDevicePrimaryCtxRelease(device)
@@ -157,33 +161,42 @@ def warm_start():
     return release
 
 
+# The context each thread made current last (one per thread for the whole process: with
+# several devices open, a per-context flag would go stale when another context is set).
+_current = threading.local()
+# How many primary contexts this process holds; beyond one, launches make theirs current
+# first (the driver launches a CUfunction only in its own context).
+opened = 0
+
+
 class PrimaryContext:
     """A retained reference to a device's primary context, made current where needed.
 
     The driver's current context is per thread, so each thread that calls the driver needs
-    :meth:`ensure_current` (a thread-local flag test when it already is).
+    :meth:`ensure_current` (a thread-local identity test when it already is).
     """
 
     def __init__(self, device: cu.CUdevice, index: int):
+        global opened
         self.device = device
         self.index = index
         self.handle = check(
             cu.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain", f"device {index}"
         )
         self.alive = True
-        self._local = threading.local()
+        opened += 1
         self.ensure_current()
 
     def ensure_current(self) -> None:
         """Make this context current in the calling thread (cheap when it already is)."""
-        if getattr(self._local, "current", False):
+        if _current.__dict__.get("context") is self:
             return
         check(cu.cuCtxSetCurrent(self.handle), "cuCtxSetCurrent", f"device {self.index}")
-        self._local.current = True
+        _current.context = self
 
     def make_current(self) -> None:
         """Set the context current again, e.g. after another library changed it."""
-        self._local.current = False
+        _current.context = None
         self.ensure_current()
 
     def retry_on_invalid_context(self, err) -> bool:
@@ -195,6 +208,10 @@ class PrimaryContext:
 
     def close(self) -> None:
         """Release the primary context reference.  Idempotent."""
+        global opened
         if self.alive:
             self.alive = False
+            opened -= 1
+            if _current.__dict__.get("context") is self:
+                _current.context = None
             cu.cuDevicePrimaryCtxRelease(self.device)

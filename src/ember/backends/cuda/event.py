@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ember.backends.cuda.driver import check, cu, error, finished
+from ember.errors import ClosedError
 from ember.runtime.backend import Event
 from ember.runtime.sync import Waitable
 
@@ -45,7 +46,7 @@ class CudaEvent(Waitable, Event):
     def handle(self) -> cu.CUevent:
         """The ``CUevent``."""
         if self._handle is None:
-            raise ValueError("this event was closed; create a new one")
+            raise ClosedError("this event was closed; create a new one")
         return self._handle
 
     def record(self, stream: CudaStream) -> None:

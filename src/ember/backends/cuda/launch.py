@@ -25,11 +25,12 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ember.backends.cuda import device as _cuda_device
 from ember.backends.cuda.driver import check, cu, error
 from ember.dtypes import DType
 from ember.dtypes import dtype as to_dtype
 from ember.errors import LaunchError
-from ember.runtime.backend import PTR, Function, check_arg_count, dim3
+from ember.runtime.backend import PTR, Function, LaunchLimits, check_arg_count, dim3
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext
@@ -44,7 +45,11 @@ _FORMAT = {
     "uint8": "B", "uint16": "H", "uint32": "I", "uint64": "Q",
     "float16": "e", "float32": "f", "float64": "d", PTR: "Q",
 }  # fmt: skip
+# The launch limits of every CUDA device since compute capability 3.0 (the programming
+# guide's table); the driver refuses larger launches, and these name the limit broken.
+LIMITS = LaunchLimits((2**31 - 1, 65535, 65535), (2**31 - 1) * 65535**2, (1024, 1024, 64), 1024)
 SLOT = 8  # bytes per argument slot: every supported scalar fits, at its natural alignment
+_DEFAULT_SHARED = 48 * 1024  # dynamic shared memory a launch gets without opting in
 
 
 def _param_spec(param: Any) -> tuple[str, str]:
@@ -143,6 +148,8 @@ class CudaFunction(Function):
         h = s._handle
         if h is None:
             raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
+        if _cuda_device.opened > 1:  # several devices: this function's context, current
+            self._context.ensure_current()
         try:
             (err,) = _launch(self.handle, gx, gy, gz, bx, by, bz, shared_mem, h, address, 0)
         except (TypeError, ValueError, OverflowError) as exc:
@@ -151,10 +158,81 @@ class CudaFunction(Function):
             return self._failed(err, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args)
         s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
 
+    def _allow_shared(self, nbytes: int) -> None:
+        """Opt in to ``nbytes`` of dynamic shared memory (above 48 KiB CUDA asks for it)."""
+        A = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        self._shared_allowed = nbytes
+        check(cu.cuFuncSetAttribute(self.handle, A, nbytes), "cuFuncSetAttribute")
+
+    def launch_cooperative(self, grid, block, args, shared_mem=0, stream=None) -> None:
+        """:meth:`launch` with every block resident at once (``cuLaunchCooperativeKernel``),
+        for kernels that call ``ember.grid_sync()``.
+
+        Raises
+        ------
+        LaunchError
+            The grid has more blocks than fit on the device at once (the message says how
+            many fit, from the occupancy of this block size and shared memory).
+        """
+        (gx, gy, gz), (bx, by, bz) = dim3(grid, "grid"), dim3(block, "block")
+        blocks, threads = gx * gy * gz, bx * by * bz
+        if shared_mem > _DEFAULT_SHARED and shared_mem > getattr(self, "_shared_allowed", 0):
+            self._allow_shared(shared_mem)
+        fit = self.co_resident(threads, shared_mem)
+        if blocks > fit:
+            raise LaunchError(
+                f"kernel {self.name!r} calls ember.grid_sync(), so all its blocks must be "
+                f"resident at once: {blocks} blocks of {threads} threads were asked, but at "
+                f"most {fit} fit on this device ({fit // max(self._sms(), 1)} per "
+                f"multiprocessor x {self._sms()}); launch at most {fit} blocks and loop over "
+                "the work (a grid-stride loop)"
+            )
+        try:
+            slots, address = self._local.buffers
+        except AttributeError:
+            slots, address = self._buffers()
+        try:
+            self._pack(slots, 0, *args)
+        except (struct.error, TypeError):
+            self._pack(slots, 0, *self._convert(args))
+        s = stream or self._default_stream
+        (err,) = cu.cuLaunchCooperativeKernel(
+            self.handle, gx, gy, gz, bx, by, bz, shared_mem, s._handle, address
+        )
+        if err:
+            raise error(
+                err, "cuLaunchCooperativeKernel",
+                f"launching kernel {self.name!r} cooperatively with grid={(gx, gy, gz)}, "
+                f"block={(bx, by, bz)}, shared_mem={shared_mem}",
+            )  # fmt: skip
+        s.submitted += 1
+
+    def co_resident(self, threads: int, shared_mem: int = 0) -> int:
+        """How many blocks of ``threads`` threads (and ``shared_mem`` dynamic shared bytes)
+        the device runs at once (cached per configuration)."""
+        cache = self.__dict__.setdefault("_co_resident", {})
+        key = (threads, shared_mem)
+        if key not in cache:
+            cache[key] = self.occupancy(threads, shared_mem) * self._sms()
+        return cache[key]
+
+    def _sms(self) -> int:
+        A = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        device = check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
+        return check(cu.cuDeviceGetAttribute(A, device), "cuDeviceGetAttribute")
+
     def _failed(self, err, grid, block, shared_mem, stream, args) -> None:
-        """Error path of :meth:`launch`: retry once without a current context, else raise."""
+        """Error path of :meth:`launch`: retry once without a current context, or once
+        after allowing more than 48 KiB of dynamic shared memory, else raise (a
+        :class:`LaunchError` naming the limit when the grid or block is too large)."""
         if self._context.retry_on_invalid_context(err):
             return self.launch(grid, block, args, shared_mem, stream)
+        if shared_mem > _DEFAULT_SHARED and shared_mem > getattr(self, "_shared_allowed", 0):
+            self._allow_shared(shared_mem)
+            return self.launch(grid, block, args, shared_mem, stream)
+        too_large = LIMITS.error(self.name, grid, block)
+        if too_large is not None:
+            raise too_large
         raise error(
             err,
             "cuLaunchKernel",
@@ -164,8 +242,10 @@ class CudaFunction(Function):
 
     def _bad_config(self, grid, block, shared_mem, exc: Exception) -> LaunchError:
         """The LaunchError for launch dimensions the bindings could not convert."""
-        dim3(grid, "grid")
-        dim3(block, "block")
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        too_large = LIMITS.error(self.name, grid, block)
+        if too_large is not None:
+            return too_large
         if not isinstance(shared_mem, int) or shared_mem < 0:
             return LaunchError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
         return LaunchError(f"cannot launch kernel {self.name!r}: {exc}")
@@ -177,6 +257,8 @@ class CudaFunction(Function):
         for i, (value, type_name) in enumerate(zip(args, self._plan.type_names, strict=True)):
             if type_name == PTR and not isinstance(value, (int, float, str)):
                 value = _as_address(value)
+            elif hasattr(value, "item") and not isinstance(value, (int, float)):
+                value = value.item()  # a NumPy scalar: numpy.bool_ has no __index__ for "B"
             try:
                 struct.pack("<" + _FORMAT[type_name], value)
             except (struct.error, TypeError, OverflowError) as exc:

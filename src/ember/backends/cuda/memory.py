@@ -11,6 +11,7 @@ import ctypes
 from typing import TYPE_CHECKING
 
 from ember.backends.cuda.driver import check, cu
+from ember.errors import ClosedError
 from ember.runtime.backend import Buffer, Resource
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ class PinnedHostMemory(Resource):
         import numpy as np
 
         if not self.ptr:
-            raise ValueError("this pinned host memory was closed; allocate a new one")
+            raise ClosedError("this pinned host memory was closed; allocate a new one")
         raw = (ctypes.c_ubyte * self.nbytes).from_address(self.ptr)
         raw._ember_owner = self  # array -> raw -> self: the memory lives as long as the array
         return np.frombuffer(raw, dtype=np.uint8)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ember.backends.binaries import ELF_MAGIC, check_cuda_image
 from ember.backends.cuda.driver import check, cu
 from ember.backends.cuda.launch import CudaFunction
-from ember.errors import LaunchError
+from ember.errors import ClosedError, LaunchError
 from ember.runtime.backend import Module
 
 if TYPE_CHECKING:
@@ -31,10 +32,14 @@ class CudaModule(Module):
     def __init__(self, binary: bytes, context: PrimaryContext, default_stream: CudaStream):
         if not isinstance(binary, (bytes, bytearray)):
             raise TypeError(f"a CUDA module is loaded from bytes, got {type(binary).__name__}")
+        binary = bytes(binary)
+        check_cuda_image(binary)  # a damaged image crashes the driver: BinaryError instead
+        if not binary.startswith(ELF_MAGIC) and not binary.endswith(b"\0"):
+            binary += b"\0"  # PTX text: the driver reads up to a NUL
         context.ensure_current()
         self.context = context
         self.default_stream = default_stream
-        self._binary = bytes(binary)  # kept for inspection; the driver reads it only to load
+        self._binary = binary  # kept for inspection; the driver reads it only to load
         self._handle = check(
             cu.cuModuleLoadData(self._binary),
             "cuModuleLoadData",
@@ -45,7 +50,7 @@ class CudaModule(Module):
     def handle(self) -> cu.CUmodule:
         """The ``CUmodule``."""
         if self._handle is None:
-            raise ValueError("this module was unloaded (close()); load it again")
+            raise ClosedError("this module was unloaded (close()); load it again")
         return self._handle
 
     def function(self, name: str, params: Sequence[Any]) -> CudaFunction:

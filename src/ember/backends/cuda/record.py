@@ -1,4 +1,4 @@
-"""The memory of the context's error record (:mod:`ember.diagnostics.errors`).
+"""The memory of the context's error record (:mod:`ember.diagnostics.device_errors`).
 
 * The *claim word*: 4 bytes of device memory.  The first failing thread wins it with
   ``atomicCAS``; atomics on device memory work on every GPU, whereas atomics on mapped host

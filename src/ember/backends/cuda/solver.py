@@ -2,9 +2,11 @@
 stream, workspaces from Ember's allocator.
 
 Every method works on one **column-major** matrix at a device address (``ember.linalg``
-arranges the layouts and loops over batches) in float32 (``"S"``) or float64 (``"D"``),
-and returns the device address of the ``int`` status (``devInfo``) the caller reads to
-detect singular or non-positive-definite input.  Statuses of the calls themselves become
+arranges the layouts and loops over batches) in float32 (``"S"``), float64 (``"D"``),
+complex64 (``"C"``) or complex128 (``"Z"``; the complex versions of ``orgqr`` and
+``syevd`` are cuSOLVER's ``ungqr`` and ``heevd``, with the same arguments), and returns
+the device address of the ``int`` status (``devInfo``) the caller reads to detect singular
+or non-positive-definite input.  Statuses of the calls themselves become
 :class:`DriverError` here, and only here.
 """
 
@@ -26,7 +28,7 @@ STATUS = {
 }  # fmt: skip
 P = VP
 IP = ctypes.POINTER(INT)
-# name -> argument types after the handle (the "S"/"D" versions share them)
+# name -> argument types after the handle (the "S"/"D"/"C"/"Z" versions share them)
 SIGNATURES = {
     "potrf_bufferSize": (INT, INT, P, INT, IP),
     "potrf": (INT, INT, P, INT, P, INT, P),
@@ -42,6 +44,19 @@ SIGNATURES = {
     "syevd_bufferSize": (INT, INT, INT, P, INT, P, IP),
     "syevd": (INT, INT, INT, P, INT, P, P, INT, P),
 }
+
+
+ITEMSIZE = {"S": 4, "D": 8, "C": 8, "Z": 16}  # of a matrix element (and workspace item)
+REAL_ITEMSIZE = {"S": 4, "D": 8, "C": 4, "Z": 8}  # of singular values, rwork
+_COMPLEX_NAMES = {"orgqr": "ungqr", "syevd": "heevd"}
+
+
+def _spelled(t: str, name: str) -> str:
+    """cuSOLVER's name of ``name`` for type letter ``t`` (``Cungqr`` for ``Corgqr``)."""
+    if t in "CZ":
+        base, _, rest = name.partition("_")
+        return _COMPLEX_NAMES.get(base, base) + ("_" + rest if rest else "")
+    return name
 
 
 def check(status: int, call: str) -> None:
@@ -71,8 +86,8 @@ class Solver:
         self.backend = backend
         self.fn = {}
         for name, args in SIGNATURES.items():
-            for t in "SD":
-                self.fn[t + name] = bind(lib, f"cusolverDn{t}{name}", VP, *args)
+            for t in "SDCZ":
+                self.fn[t + name] = bind(lib, f"cusolverDn{t}{_spelled(t, name)}", VP, *args)
         create = bind(lib, "cusolverDnCreate", ctypes.POINTER(VP))
         self._destroy = bind(lib, "cusolverDnDestroy", VP)
         self._set_stream = bind(lib, "cusolverDnSetStream", VP, VP)
@@ -84,7 +99,7 @@ class Solver:
 
     # ----------------------------------------------------------------- plumbing
     def _call(self, t: str, name: str, *args) -> None:
-        check(self.fn[t + name](self.handle, *args), f"cusolverDn{t}{name}")
+        check(self.fn[t + name](self.handle, *args), f"cusolverDn{t}{_spelled(t, name)}")
 
     def _lwork(self, t: str, name: str, *args) -> int:
         n = INT()
@@ -109,7 +124,7 @@ class Solver:
     def potrf(self, t, n, a, lda, info, upper: bool, stream) -> None:
         """Cholesky in place (``upper``: ``A = U^T U``, else ``A = L L^T``)."""
         uplo = UPPER if upper else LOWER
-        isz = 4 if t == "S" else 8
+        isz = ITEMSIZE[t]
         lw = self._lwork(t, "potrf", uplo, n, a, lda)
         work, wp = self._scratch(lw * isz)
         self._call(t, "potrf", uplo, n, a, lda, wp, lw, info)
@@ -118,7 +133,7 @@ class Solver:
 
     def getrf(self, t, n, a, lda, ipiv, info, stream):
         """LU with partial pivoting in place; ``ipiv`` receives ``n`` int pivots."""
-        isz = 4 if t == "S" else 8
+        isz = ITEMSIZE[t]
         lw = self._lwork(t, "getrf", n, n, a, lda)
         work, wp = self._scratch(lw * isz)
         self._call(t, "getrf", n, n, a, lda, wp, ipiv, info)
@@ -131,7 +146,7 @@ class Solver:
         stream.submitted += 1
 
     def geqrf(self, t, m, n, a, lda, tau, info, stream):
-        isz = 4 if t == "S" else 8
+        isz = ITEMSIZE[t]
         lw = self._lwork(t, "geqrf", m, n, a, lda)
         work, wp = self._scratch(lw * isz)
         self._call(t, "geqrf", m, n, a, lda, tau, wp, lw, info)
@@ -139,7 +154,7 @@ class Solver:
         return work
 
     def orgqr(self, t, m, n, k, a, lda, tau, info, stream):
-        isz = 4 if t == "S" else 8
+        isz = ITEMSIZE[t]
         lw = self._lwork(t, "orgqr", m, n, k, a, lda, tau)
         work, wp = self._scratch(lw * isz)
         self._call(t, "orgqr", m, n, k, a, lda, tau, wp, lw, info)
@@ -149,10 +164,10 @@ class Solver:
     def gesvd(self, t, job, m, n, a, lda, s, u, ldu, vt, ldvt, info, stream):
         """SVD of the ``m x n`` (``m >= n``) matrix; ``job`` is ``b"A"``, ``b"S"`` or
         ``b"N"`` for both U and V^T."""
-        isz = 4 if t == "S" else 8
+        isz = ITEMSIZE[t]
         lw = self._lwork(t, "gesvd", m, n)
         work, wp = self._scratch(lw * isz)
-        rwork, rp = self._scratch(max(1, min(m, n) - 1) * isz)
+        rwork, rp = self._scratch(max(1, min(m, n) - 1) * REAL_ITEMSIZE[t])
         self._call(t, "gesvd", job, job, m, n, a, lda, s, u, ldu, vt, ldvt, wp, lw, rp, info)
         stream.submitted += 1
         return work, rwork
@@ -160,7 +175,7 @@ class Solver:
     def syevd(self, t, n, a, lda, w, info, vectors: bool, stream):
         """Eigenvalues (ascending, into ``w``) and, with ``vectors``, eigenvectors over
         ``a`` of the symmetric matrix whose lower triangle ``a`` holds."""
-        isz = 4 if t == "S" else 8
+        isz = ITEMSIZE[t]
         mode = VECTORS if vectors else NO_VECTORS
         lw = self._lwork(t, "syevd", mode, LOWER, n, a, lda, w)
         work, wp = self._scratch(lw * isz)

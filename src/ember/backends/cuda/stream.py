@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ember.backends.cuda.driver import check, cu, error, finished
 from ember.backends.cuda.event import CudaEvent
+from ember.errors import ClosedError
 from ember.runtime.backend import Stream
 from ember.runtime.sync import Waitable
 
@@ -54,7 +55,7 @@ class CudaStream(Waitable, Stream):
     def handle(self) -> cu.CUstream:
         """The ``CUstream``."""
         if self._handle is None:
-            raise ValueError("this stream was closed; create a new one")
+            raise ClosedError("this stream was closed; create a new one")
         return self._handle
 
     @property

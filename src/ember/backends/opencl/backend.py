@@ -35,14 +35,15 @@ from ember.backends.opencl.memory import OpenCLBuffer
 from ember.backends.opencl.module import (
     OpenCLFunction,
     OpenCLModule,
+    check_binary,
     compile_program,
     load_program,
 )
-from ember.backends.opencl.stream import OpenCLStream
+from ember.backends.opencl.stream import COMPLETE, OpenCLStream
 from ember.codegen.dialects.opencl import OPENCL
 from ember.errors import LaunchError
 from ember.runtime.backend import DL_OPENCL, Backend, DeviceInfo
-from ember.runtime.sync import StreamSet, wait_all, wait_all_async
+from ember.runtime.sync import StreamSet, interruptible, wait_all, wait_all_async
 
 __all__ = [
     "OpenCLBackend", "OpenCLBuffer", "OpenCLEvent", "OpenCLFunction", "OpenCLModule",
@@ -90,6 +91,13 @@ class OpenCLBackend(Backend):
         self._max_alloc = int(self._info.extra["max_mem_alloc_size"])
         self._streams = StreamSet()  # every stream made here, the default one included
         self._default_stream = self.create_stream()
+
+    @classmethod
+    def open_device(cls, index: int) -> OpenCLBackend:
+        """The backend on OpenCL device ``index`` (the flat numbering across platforms of
+        :meth:`devices`), in a context of its own: arrays move between two OpenCL devices
+        through the host."""
+        return cls(device=str(index))
 
     # ------------------------------------------------------------------ devices
     @classmethod
@@ -222,8 +230,12 @@ class OpenCLBackend(Backend):
         """OpenCL C → this device's program binary (see :mod:`.module` for source binaries)."""
         return compile_program(self._context, self._cl_device, source, name, tuple(options))
 
+    def check_binary(self, binary: bytes) -> None:
+        """:class:`BinaryError` when ``binary`` is damaged (see :func:`.module.check_binary`)."""
+        check_binary(bytes(binary))
+
     def load_module(self, binary: bytes) -> OpenCLModule:
-        """Load a binary made by :meth:`compile` on this device and driver."""
+        """Load a binary made by :meth:`compile` on this device and driver (checked first)."""
         program = load_program(self._context, self._cl_device, bytes(binary))
         return OpenCLModule(program, self._cl_device, self._default_stream)
 
@@ -253,8 +265,8 @@ def _enqueue(
         stream.submitted += 1
         target = stream.submitted
     if wait:
-        try:
-            event.wait()  # in an in-order queue: everything before it is done too
+        try:  # in an in-order queue: everything before it is done too; Ctrl-C ends the wait
+            interruptible(event.wait, query=lambda: event.command_execution_status == COMPLETE)
         except cl.Error as exc:
             raise driver_error(exc, "waiting for a copy") from exc
         stream._mark(target)

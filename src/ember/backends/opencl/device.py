@@ -217,6 +217,7 @@ def describe(f: Found) -> DeviceInfo:
             "int64_atomics": "cl_khr_int64_base_atomics" in extensions,
             "subgroups": "cl_khr_subgroups" in extensions or "cl_intel_subgroups" in extensions,
             "max_mem_alloc_size": int(dev.max_mem_alloc_size),
+            "max_constant_buffer_size": int(dev.max_constant_buffer_size),
             "max_work_item_sizes": tuple(int(s) for s in dev.max_work_item_sizes),
             "max_kernel_work_group_size": result.max_kernel_work_group,
             "can_compile": not result.error,
@@ -244,4 +245,6 @@ def features(extra: dict, extensions: list[str]) -> frozenset[str]:
         found.add("subgroup_shuffle")
     if "cl_khr_subgroup_shuffle_relative" in extensions:
         found.add("subgroup_shuffle_relative")
+    if "cl_khr_subgroup_ballot" in extensions:
+        found.add("subgroup_ballot")
     return frozenset(found)

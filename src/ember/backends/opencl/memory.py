@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ember.backends.opencl.check import cl, driver_error
-from ember.errors import OutOfMemoryError
-from ember.runtime.backend import Buffer
+from ember.errors import ClosedError, OutOfMemoryError
+from ember.runtime.backend import Buffer, check_range, host_array
 
 
 class OpenCLBuffer(Buffer):
@@ -42,7 +42,7 @@ class OpenCLBuffer(Buffer):
     def handle(self) -> cl.Buffer:
         """The ``cl.Buffer`` (what a ``PTR`` kernel parameter takes)."""
         if self._handle is None:
-            raise ValueError("this buffer was closed (freed); allocate a new one")
+            raise ClosedError("this buffer was closed (freed); allocate a new one")
         return self._handle
 
     def close(self) -> None:
@@ -100,24 +100,8 @@ def span(buffer: Any, offset: int, nbytes: int, what: str) -> cl.Buffer:
         raise TypeError(
             f"the {what} must be an OpenCL device buffer (backend.alloc), got {buffer!r}"
         )
-    size = getattr(buffer, "nbytes", handle.size)
-    if offset < 0 or nbytes < 0 or offset + nbytes > size:
-        raise ValueError(
-            f"{what} range [{offset}, {offset + nbytes}) is outside the {size}-byte buffer"
-        )
+    check_range(what, offset, nbytes, getattr(buffer, "nbytes", handle.size))
     return handle
-
-
-def host_array(value: Any, writable: bool) -> np.ndarray:
-    """``value`` as a C-contiguous NumPy array (a view; never a copy for a destination)."""
-    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
-    if not arr.flags.c_contiguous:
-        raise ValueError(
-            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
-        )
-    if writable and (arr is not value or not arr.flags.writeable):
-        raise ValueError("the host destination must be a writable NumPy array")
-    return arr
 
 
 def to_device(

@@ -30,14 +30,29 @@ from typing import Any
 
 import numpy as np
 
+from ember.backends import binaries
 from ember.backends.opencl.check import build_log, cl, driver_error
 from ember.backends.opencl.device import CPU_NAME_HINT
 from ember.backends.opencl.stream import OpenCLStream
 from ember.dtypes import dtype as as_dtype
-from ember.errors import CompileError, LaunchError, numbered
-from ember.runtime.backend import PTR, Buffer, Function, Module, check_arg_count, dim3
+from ember.errors import BinaryError, CompileError, LaunchError, numbered
+from ember.runtime.backend import (
+    PTR,
+    Buffer,
+    Function,
+    LaunchLimits,
+    Module,
+    check_arg_count,
+    dim3,
+)  # fmt: skip
 
 SOURCE_MARKER = b"ember-opencl-source-v1\n"
+# OpenCL states no limit on the number of work-groups; PoCL's CPU scheduler counts them in
+# 32 bits and crashes past it (SIGILL, or an assert: issue 18), so no OpenCL launch may
+# exceed it.  Work-group sizes are the driver's to refuse (it does, with an error).
+MAX_GROUPS = 2**32 - 1
+MAX_GLOBAL = 2**63 - 1  # a global size must fit size_t
+LIMITS = LaunchLimits((MAX_GROUPS,) * 3, MAX_GROUPS, (MAX_GLOBAL,) * 3, MAX_GLOBAL)
 
 
 # --------------------------------------------------------------------------- building
@@ -97,11 +112,33 @@ def pack_source(source: str, options: Sequence[str]) -> bytes:
 def unpack_source(binary: bytes) -> tuple[str, list[str]]:
     """The source and options of a source binary made by :func:`pack_source`."""
     header, _, source = binary[len(SOURCE_MARKER) :].partition(b"\n")
-    return source.decode(), list(json.loads(header)["options"])
+    try:
+        options = json.loads(header)["options"]
+        if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+            raise TypeError("the options are not a list of strings")
+        return source.decode(), options
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BinaryError(f"a source binary is damaged ({exc}); it was not built") from None
+
+
+def check_binary(binary: bytes) -> None:
+    """Raise :class:`BinaryError` where ``binary`` is damaged as far as its format shows
+    (``ember.backends.binaries``): PoCL archives and ELF images are walked; a source binary
+    is parsed; other vendors' formats are opaque and only refused when empty."""
+    if not binary:
+        raise BinaryError("the OpenCL program binary is empty; it was not loaded")
+    if binary.startswith(SOURCE_MARKER):
+        unpack_source(binary)
+    elif binary.startswith(binaries.POCL_MAGIC):
+        binaries.check_pocl(binary)
+    elif binary.startswith(binaries.ELF_MAGIC):
+        binaries.check_elf(binary, f"the {len(binary)}-byte OpenCL program binary")
 
 
 def load_program(context: cl.Context, device: cl.Device, binary: bytes) -> cl.Program:
-    """A built program from a binary made by :func:`compile_program` (for this device)."""
+    """A built program from a binary made by :func:`compile_program` (for this device);
+    :class:`BinaryError` before any driver call when the binary is damaged."""
+    check_binary(binary)
     if binary.startswith(SOURCE_MARKER):
         source, options = unpack_source(binary)
         return build_source(context, device, source, "<source binary>", options)
@@ -243,6 +280,8 @@ class OpenCLFunction(Function):
         if 0 in gsize:  # also catches an empty range, which PoCL aborts the process on
             grid, block = dim3(grid, "grid"), dim3(block, "block")
             gsize = (grid[0] * block[0], grid[1] * block[1], grid[2] * block[2])
+        if grid[0] * grid[1] * grid[2] > MAX_GROUPS or max(gsize) > MAX_GLOBAL:
+            raise LIMITS.error(self.name, tuple(grid), tuple(block))  # PoCL: SIGILL, not an error
         s = stream or self._default
         try:
             with self._lock, s.lock:  # kernel arguments; the stream's `last` (see .stream)

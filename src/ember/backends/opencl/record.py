@@ -1,4 +1,4 @@
-"""The memory of the context's error record (:mod:`ember.diagnostics.errors`).
+"""The memory of the context's error record (:mod:`ember.diagnostics.device_errors`).
 
 Two small buffers: the *claim word* (the first failing work-item wins it with
 ``atomic_cmpxchg``) and the *record*.  The host reads and clears them through a private

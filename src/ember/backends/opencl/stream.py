@@ -33,6 +33,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ember.backends.opencl.check import cl, driver_error, status_error
+from ember.errors import ClosedError
 from ember.runtime.backend import Stream
 from ember.runtime.sync import Waitable
 
@@ -78,7 +79,7 @@ class OpenCLStream(Waitable, Stream):
     def handle(self) -> cl.CommandQueue:
         """The ``cl.CommandQueue``."""
         if self.queue is None:
-            raise ValueError("this stream was closed; create a new one")
+            raise ClosedError("this stream was closed; create a new one")
         return self.queue
 
     @property

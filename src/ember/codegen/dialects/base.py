@@ -18,6 +18,7 @@ needs to know what a dialect can do reads an attribute (``separate_offsets``,
 from __future__ import annotations
 
 import abc
+import re
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:  # the helpers module imports this one
@@ -39,6 +40,10 @@ class Dialect(abc.ABC):
 
     # ---------------------------------------------------------------- identity
     name: ClassVar[str]  # registry key, cache entries, the header comment
+    language: ClassVar[str] = "C"  # what users call the language ("CUDA C++", "OpenCL C")
+    # spellings only this dialect's sources use: how a RawKernel source written for another
+    # backend is recognised (runtime/rawkernel.py); None where a dialect has none of its own
+    source_markers: ClassVar[re.Pattern | None] = None
     source_suffix: ClassVar[str] = ".c"  # file name suffix of the source (cache, bundles)
     preamble: ClassVar[str] = ""  # lines every program starts with (includes, typedefs)
 
@@ -47,7 +52,19 @@ class Dialect(abc.ABC):
     device: ClassVar[str]  # prefix of a device function definition
     global_space: ClassVar[str] = ""  # address-space qualifier of device-memory pointers
     shared_space: ClassVar[str] = ""  # ... of pointers to per-block memory
+    constant_space: ClassVar[str] = ""  # ... of pointers to constant memory
     shared_decl: ClassVar[str]  # declaration prefix of a static per-block array
+    constant_decl: ClassVar[str]  # declaration prefix of a file-scope constant table
+    global_table_decl: ClassVar[str] = ""  # ... of one in device memory (target feature
+    # "global_tables"; only dialects that have program-scope device memory)
+    # Dynamic shared memory (sized at launch): a declaration in the kernel body, or a
+    # trailing kernel parameter (the backend binds the launch's bytes to it).  Either names
+    # ``em_dyn``, a byte pointer that dynamic arrays are carved from.
+    dynamic_shared_decl: ClassVar[str | None] = None
+    dynamic_shared_param: ClassVar[str | None] = None
+    # element types that per-block / per-thread arrays cannot be declared with, and the
+    # type of the same size they are declared with instead (OpenCL's half without fp16)
+    array_storage: ClassVar[dict[str, str]] = {}
     # Pointers carry their address space in their type, so a helper taking a pointer is
     # made once per space (``em_atomic_add_i32_global`` / ``..._shared``).
     address_spaces: ClassVar[bool] = False
@@ -70,6 +87,11 @@ class Dialect(abc.ABC):
     unsigned: ClassVar[dict[int, str]]  # width in bytes -> unsigned C type (wrapping arithmetic)
     inf: ClassVar[dict[str, str]]  # "float32"/"float64" -> +infinity expression
     nan: ClassVar[dict[str, str]]
+    # A complex number (codegen/complexes.py) is a value type declared by ``complex_struct``
+    # ({name}: em_c64 / em_c128, {t}: the C type of a part, {align}: its size in bytes),
+    # real part first, read through the fields ``complex_fields``.
+    complex_struct: ClassVar[str] = "typedef struct {{ {t} re; {t} im; }} {name};"
+    complex_fields: ClassVar[tuple[str, str]] = ("re", "im")
 
     # ---------------------------------------------------------------- threads
     index: ClassVar[dict[str, str]]  # INDEX_NAMES -> template with {axis} / {xyz}
@@ -81,11 +103,21 @@ class Dialect(abc.ABC):
     float_suffix_names: ClassVar[bool] = False  # float32 math has an 'f' suffix (sqrtf)
     math_names: ClassVar[dict[str, str]] = {}  # renames (before the suffix)
     predicate: ClassVar[str]  # how isnan(x) & co. are wrapped to give a bool
+    missing_math: ClassVar[frozenset[str]] = frozenset()  # written in codegen/mathlib.py
+    # popc clz ffs brev -> (32-bit, 64-bit) function; mulhi -> (int32, int64, uint32,
+    # uint64); a missing name is written in codegen/mathlib.py
+    bit_ops: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     # ---------------------------------------------------------------- sub-groups
     shuffle: ClassVar[dict[str, str]]  # shfl, shfl_up, shfl_down, shfl_xor -> {v} {k}
     shuffle_types: ClassVar[frozenset[str]]  # dtypes shuffled directly (others via int)
     subgroup_reduce: ClassVar[dict[str, str]] = {}  # warp_sum/min/max -> built-in, if any
+    # shfl... with a mask {m} and a width {w} (a power of two); empty where the dialect has
+    # no width argument (the emitter then computes the source lane itself)
+    shuffle_sync: ClassVar[dict[str, str]] = {}
+    # ballot, all_sync, any_sync ({p}: a bool, {m}: the mask), syncwarp ({m}), activemask:
+    # the native spellings on a device with sub-groups (others emulate them)
+    votes: ClassVar[dict[str, str]] = {}
 
     # ---------------------------------------------------------------- float16 in memory
     f16_load: ClassVar[str]  # template {ptr} {i}: a float from half storage
@@ -94,11 +126,12 @@ class Dialect(abc.ABC):
 
     # ---------------------------------------------------------------- atomics
     atomic_volatile: ClassVar[str] = ""  # qualifier of the pointer an atomic helper takes
+    address_type: ClassVar[str]  # an unsigned integer type that holds a pointer
     # itemsize -> (bits type, to bits, from bits, compare-and-swap): float CAS loops
     cas_bits: ClassVar[dict[int, tuple[str, str, str, str]]]
 
     # ---------------------------------------------------------------- run-time checks
-    # codegen/checks.py and print: pointer types of the error claim word and record
+    # codegen/runtime_checks.py and print: pointer types of the error claim word and record
     # ("claim", "record"), the claim's compare-and-swap ("claim_cas", template {p}), the
     # fence before the record is marked complete ("fence"), float bit patterns
     # ("f32_bits", "f64_bits", template {x}), printf conversions and casts ("int_fmt",
@@ -139,8 +172,14 @@ class Dialect(abc.ABC):
         raise AssertionError(f"the {self.name} dialect cannot emit {type(s).__name__}")
 
     def space(self, space: str) -> str:
-        """The qualifier of a pointer into ``space`` memory (``"global"`` or ``"shared"``)."""
-        return self.shared_space if space == "shared" else self.global_space
+        """The qualifier of a pointer into ``space`` memory (``"global"``, ``"shared"``,
+        ``"local"`` (per thread: the default space) or ``"constant"``)."""
+        return {
+            "global": self.global_space,
+            "shared": self.shared_space,
+            "local": "",
+            "constant": self.constant_space,
+        }[space]
 
     def atomic_pointer(self, ctype: str, space: str) -> str:
         """The type of the pointer an atomic helper on ``ctype`` elements takes."""
@@ -156,6 +195,12 @@ class Dialect(abc.ABC):
         pointer of :meth:`atomic_pointer`, ``dt`` elements of C type ``t``) with ``v`` (and
         ``expected`` for ``cas``), returning the previous value.  Where the dialect has no
         instruction, :func:`ember.codegen.atomics.cas_loop` writes a compare-and-swap loop."""
+
+    def grid_sync_body(self, h: Helpers) -> str | None:
+        """The body of ``em_grid_sync(bar)`` (every thread of the grid waits; ``bar`` is a
+        zero-based barrier word of the launch in device memory), or None where the dialect
+        has no grid-wide synchronization (the typer refuses ``grid_sync`` there)."""
+        return None
 
     @abc.abstractmethod
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:

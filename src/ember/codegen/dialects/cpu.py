@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from ember.codegen import cpu_runtime
-from ember.codegen.atomics import cas_loop
+from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
@@ -46,6 +46,11 @@ class CPUDialect(Dialect):
     kernel = "static inline __attribute__((always_inline)) void"
     device = "static"
     shared_decl = "_Alignas(64) "  # a stack array of the thread running the group
+    constant_space = "const "  # tables are read-only
+    constant_decl = "static const "
+    # the launch's dynamic shared bytes (launch record word 6), on the stack as well
+    dynamic_shared_decl = "_Alignas(64) unsigned char em_dyn[em_dp->shm > 0 ? em_dp->shm : 1];"
+    address_type = "uint64_t"
     types = {
         "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
         "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -72,6 +77,12 @@ class CPUDialect(Dialect):
     lanes = "32"
     float_suffix_names = True
     math_names = {"rsqrt": "em_rsqrt"}
+    missing_math = frozenset({"erfinv", "erfcinv"})  # not in libm: codegen/mathlib.py
+    bit_ops = {  # the runtime header's (cpu_runtime.py)
+        "popc": ("em_popc32", "em_popc64"),
+        "clz": ("em_clz32", "em_clz64"),
+        "mulhi": ("em_mulhi_i32", "em_mulhi_i64", "em_mulhi_u32", "em_mulhi_u64"),
+    }
     predicate = "{f}({x})"
     shuffle = {k: _UNLOWERED for k in ("shfl", "shfl_up", "shfl_down", "shfl_xor")}
     shuffle_types = frozenset(
@@ -130,17 +141,20 @@ class CPUDialect(Dialect):
         reports: static shared bytes per work-group, bytes kept per work-item across
         barriers (the per-work-item arrays)."""
         from ember.codegen import workgroup as wg
+        from ember.codegen.emitter import uses_dynamic_shared
 
         body = program.kernel.body
         shared = sum(
             s.var.type.dtype.itemsize * math.prod(s.var.type.shape)
             for s in body
-            if isinstance(s, ir.SharedDecl)
+            if isinstance(s, ir.ArrayDecl) and not s.size
         )
-        item = sum(_item_bytes(s) for s in body if isinstance(s, wg.ItemArray))
+        item = sum(_item_bytes(s) for s in body if isinstance(s, wg.ItemArray | wg.ItemStorage))
+        dynamic = int(uses_dynamic_shared(program))
         resources = (
             f"EM_EXPORT const int64_t em_shared_bytes_{name} = {shared};\n"
             f"EM_EXPORT const int64_t em_item_bytes_{name} = {item};\n"
+            f"EM_EXPORT const int64_t em_dynamic_{name} = {dynamic};\n"
         )
         fields = []
         for ctype, p in params:
@@ -160,6 +174,13 @@ class CPUDialect(Dialect):
             emitter.put(depth, f"{done}EM_EXIT;")
         elif isinstance(s, wg.ItemArray):
             _item_array(emitter, s, depth)
+        elif isinstance(s, wg.ItemStorage):
+            t = s.var.type
+            emitter.put(
+                depth,
+                f"_Alignas(64) {emitter.storage(t.dtype)} em_ls_{s.var.name}[em_wg * "
+                f"{math.prod(t.shape)}];  // per-thread array, one slice per work-item",
+            )
         elif isinstance(s, wg.LeadUpdate):
             emitter.put(depth, "em_lead = 0;  // the first work-item still running")
             emitter.put(depth, "while (em_lead < em_wg && em_done[em_lead]) em_lead++;")
@@ -171,6 +192,8 @@ class CPUDialect(Dialect):
     def atomic_body(self, h: Helpers, op: str, dt: DType, t: str, space: str) -> str:
         if space == "shared":
             return _plain_atomic(self, op, dt, t)
+        if op in ("inc", "dec"):  # CUDA's, with a limit: a compare-and-swap loop
+            return int_cas_loop(h, op, dt, space)
         if dt.is_integer:
             if op == "cas":
                 return (
@@ -189,6 +212,8 @@ class CPUDialect(Dialect):
         return cas_loop(h, op, dt, space)
 
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:
+        if what in ("load", "store"):
+            return f"// {name}: in the runtime header"
         if what == "round_d":
             h.features.add("fp64")
             return h.fn("float", name, "double x", "    return em_f16_load(em_f16_store_d(x));")
@@ -207,6 +232,12 @@ def _plain_atomic(d: CPUDialect, op: str, dt: DType, t: str) -> str:
             lines.append(f"    *p = old {_PLAIN[op]} v;")
     elif op == "exchange":
         lines.append("    *p = v;")
+    elif op == "inc":
+        u = d.unsigned[max(dt.itemsize, 4)]
+        lines.append(f"    *p = (old >= v) ? ({t})0 : ({t})(({u})old + 1u);  // CUDA's atomicInc")
+    elif op == "dec":
+        u = d.unsigned[max(dt.itemsize, 4)]
+        lines.append(f"    *p = (old == 0 || old > v) ? v : ({t})(({u})old - 1u);  // atomicDec")
     elif op in ("min", "max"):
         cmp = "<" if op == "min" else ">"
         lines.append(f"    if (v {cmp} old) *p = v;  // keep ties and NaN, as on GPUs")
@@ -238,6 +269,12 @@ def _item_loop(emitter, s, depth: int) -> None:
         put(inner, "em_item.wi = em_wi;")
     if s.done:
         put(inner, "if (em_done[em_wi]) continue;  // it returned")
+    for var in s.arrays:  # per-thread arrays (ember.local)
+        t, size = var.type, math.prod(var.type.shape)
+        if s.declares:
+            put(inner, f"{emitter.storage(t.dtype)} {var.name}[{size}];  // per thread")
+        else:
+            put(inner, f"{emitter.ctype(t)} const {var.name} = em_ls_{var.name} + em_wi * {size};")
     if s.failed == "reset":
         put(inner, "em_ctx.failed = 0;")
     elif s.failed == "kept":
@@ -254,7 +291,11 @@ def _item_loop(emitter, s, depth: int) -> None:
 
 def _item_bytes(s) -> int:
     """Bytes one work-item's slot of item array ``s`` takes."""
+    from ember.codegen import workgroup as wg
+
     t = s.var.type
+    if isinstance(s, wg.ItemStorage):
+        return t.dtype.itemsize * math.prod(t.shape)
     if s.scratch:
         return t.dtype.itemsize
     if isinstance(t, Array):  # a struct (data pointer, shape, strides) or a shared pointer

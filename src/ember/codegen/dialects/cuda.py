@@ -3,7 +3,9 @@ address space, float16 is converted with PTX instructions, atomics are ``atomicA
 
 from __future__ import annotations
 
-from ember.codegen.atomics import cas_loop
+import re
+
+from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
@@ -20,11 +22,13 @@ _NATIVE = {
     "and": {"int32", "uint32", "uint64"},
     "or": {"int32", "uint32", "uint64"},
     "xor": {"int32", "uint32", "uint64"},
+    "inc": {"uint32"},
+    "dec": {"uint32"},
 }
 _ATOMIC = {
     "add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
     "exchange": "atomicExch", "cas": "atomicCAS", "and": "atomicAnd", "or": "atomicOr",
-    "xor": "atomicXor",
+    "xor": "atomicXor", "inc": "atomicInc", "dec": "atomicDec",
 }  # fmt: skip
 _ULL = "unsigned long long"
 
@@ -34,16 +38,25 @@ class CudaDialect(Dialect):
 
     name = "cuda"
     source_suffix = ".cu"
+    language = "CUDA C++"
+    source_markers = re.compile(
+        r"\b(__global__|__device__|__shared__|__syncthreads|threadIdx|blockIdx|blockDim|gridDim)\b"
+        r'|extern\s+"C"'
+    )
     kernel = 'extern "C" __global__ void'
     device = "static __device__"
     # 16-byte aligned, so NVVM may fuse four neighbouring 4-byte loads into one 128-bit load
     # (ld.shared.v4: a tiled GEMM's inner loop needs a quarter of the instructions)
     shared_decl = "__shared__ __align__(16) "
+    constant_space = "const "  # tables are read-only: pointers to them are const
+    constant_decl = "__constant__ const "
+    global_table_decl = "__device__ const "
+    dynamic_shared_decl = "extern __shared__ __align__(16) unsigned char em_dyn[];"
     offline_arch = "sm_90"
     offline_warp_size = 32
     offline_features = frozenset(
         {"fp64", "fp16", "int64_atomics", "subgroups", "subgroup_shuffle",
-         "subgroup_shuffle_relative"}
+         "subgroup_shuffle_relative", "subgroup_ballot", "cooperative_launch", "global_tables"}
     )  # fmt: skip
     types = {
         "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
@@ -52,6 +65,9 @@ class CudaDialect(Dialect):
         "float32": "float", "float64": "double",
     }  # fmt: skip
     storage = {"float16": "unsigned short"}
+    address_type = "unsigned long long"
+    # aligned like cuComplex (float2/double2): one 8- or 16-byte load per element
+    complex_struct = "typedef struct __align__({align}) {{ {t} re; {t} im; }} {name};"
     suffix = {"int64": "LL", "uint64": "ULL", "uint32": "u", "float32": "f"}
     unsigned = {4: "unsigned int", 8: "unsigned long long"}
     inf = {
@@ -76,6 +92,13 @@ class CudaDialect(Dialect):
     fence = "__threadfence()"
     lanes = "warpSize"
     float_suffix_names = True
+    bit_ops = {
+        "popc": ("__popc", "__popcll"),
+        "clz": ("__clz", "__clzll"),
+        "ffs": ("__ffs", "__ffsll"),
+        "brev": ("__brev", "__brevll"),
+        "mulhi": ("__mulhi", "__mul64hi", "__umulhi", "__umul64hi"),
+    }
     predicate = "{f}({x})"
     shuffle = {
         "shfl": "__shfl_sync(0xffffffffu, {v}, {k})",
@@ -86,6 +109,19 @@ class CudaDialect(Dialect):
     shuffle_types = frozenset(
         {"int32", "uint32", "int64", "uint64", "float16", "float32", "float64"}
     )
+    shuffle_sync = {
+        "shfl": "__shfl_sync({m}, {v}, {k}, {w})",
+        "shfl_up": "__shfl_up_sync({m}, {v}, (unsigned int){k}, {w})",
+        "shfl_down": "__shfl_down_sync({m}, {v}, (unsigned int){k}, {w})",
+        "shfl_xor": "__shfl_xor_sync({m}, {v}, {k}, {w})",
+    }
+    votes = {
+        "ballot": "__ballot_sync({m}, {p})",
+        "all_sync": "(__all_sync({m}, {p}) != 0)",
+        "any_sync": "(__any_sync({m}, {p}) != 0)",
+        "syncwarp": "__syncwarp({m})",
+        "activemask": "__activemask()",
+    }
     f16_load = "em_f16_load({ptr}[{i}])"
     f16_store = "{ptr}[{i}] = em_f16_store({v});"
     f16_helpers = ("load", "store")
@@ -120,6 +156,8 @@ class CudaDialect(Dialect):
         args = "expected, v" if op == "cas" else "v"
         if dt.name in _NATIVE[op]:
             return f"    return {fn}(p, {args});"
+        if op in ("inc", "dec"):
+            return int_cas_loop(h, op, dt, space)
         if dt.is_integer:  # int64 (and uint64 sub): same bits as unsigned long long
             if op == "sub":
                 return f"    return ({t})atomicAdd(({_ULL}*)p, ({_ULL})0 - ({_ULL})v);"
@@ -133,6 +171,24 @@ class CudaDialect(Dialect):
                 return f"    return {from_bits}(atomicExch(({bits}*)p, {to_bits}(v)));"
             return f"    return {from_bits}({cas}(({bits}*)p, {to_bits}(expected), {to_bits}(v)));"
         return cas_loop(h, op, dt, "")
+
+    def grid_sync_body(self, h: Helpers) -> str:
+        # Every block's first thread adds to the barrier word: block 0 adds 2**31 - (blocks
+        # - 1), the others 1, so the top bit flips once all have arrived and the low bits
+        # come back to where they were (any starting value works; cooperative_groups' way).
+        return (
+            "    __syncthreads();\n"
+            "    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n"
+            "        unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;\n"
+            "        bool first = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;\n"
+            "        unsigned int add = first ? 0x80000000u - (blocks - 1u) : 1u;\n"
+            "        __threadfence();\n"
+            "        unsigned int old = atomicAdd(bar, add);\n"
+            "        while (((old ^ *(volatile unsigned int*)bar) & 0x80000000u) == 0u) {}\n"
+            "        __threadfence();\n"
+            "    }\n"
+            "    __syncthreads();"
+        )
 
     # ------------------------------------------------------------------ float16
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:

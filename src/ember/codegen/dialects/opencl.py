@@ -4,7 +4,9 @@ float16 goes through ``vload_half``/``vstore_half_rte``, 32-bit atomics are ``at
 
 from __future__ import annotations
 
-from ember.codegen.atomics import cas_loop
+import re
+
+from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
@@ -21,11 +23,20 @@ class OpenCLDialect(Dialect):
 
     name = "opencl"
     source_suffix = ".cl"
+    language = "OpenCL C"
+    source_markers = re.compile(
+        r"\b(__kernel|get_global_id|get_local_id|get_group_id|get_local_size|__local"
+        r"|CLK_LOCAL_MEM_FENCE|CLK_GLOBAL_MEM_FENCE)\b|\b__global\s"
+    )
     kernel = "__kernel void"
     device = "static"
     global_space = "__global "
     shared_space = "__local "
     shared_decl = "__local "
+    constant_space = "__constant "
+    constant_decl = "__constant "
+    dynamic_shared_param = "__local uchar* em_dyn"
+    array_storage = {"float16": "ushort"}  # no `half` variables without cl_khr_fp16
     address_spaces = True
     separate_offsets = True
     pragmas = {
@@ -35,6 +46,7 @@ class OpenCLDialect(Dialect):
         + _EXT.format("cl_khr_int64_extended_atomics"),
         "subgroups": _EXT.format("cl_khr_subgroups"),
         "subgroup_shuffle": _EXT.format("cl_khr_subgroup_shuffle"),
+        "subgroup_ballot": _EXT.format("cl_khr_subgroup_ballot"),
         "subgroup_shuffle_relative": _EXT.format("cl_khr_subgroup_shuffle_relative"),
     }
     feature_names = {
@@ -42,6 +54,7 @@ class OpenCLDialect(Dialect):
         "int64_atomics": "cl_khr_int64_base_atomics", "subgroups": "cl_khr_subgroups",
         "subgroup_shuffle": "cl_khr_subgroup_shuffle",
         "subgroup_shuffle_relative": "cl_khr_subgroup_shuffle_relative",
+        "subgroup_ballot": "cl_khr_subgroup_ballot",
     }  # fmt: skip
     offline_features = frozenset({"fp64", "int64_atomics"})  # like PoCL's CPU device
     types = {
@@ -50,6 +63,9 @@ class OpenCLDialect(Dialect):
         "float16": "float", "float32": "float", "float64": "double",
     }  # fmt: skip
     storage = {"float16": "half", "bool": "uchar"}
+    address_type = "size_t"
+    complex_struct = "typedef {t}2 {name};"  # a vector: aligned loads, like cl_complex
+    complex_fields = ("x", "y")
     suffix = {"int64": "L", "uint64": "UL", "uint32": "u", "float32": "f"}
     unsigned = {4: "uint", 8: "ulong"}
     inf = {"float32": "INFINITY", "float64": "(double)INFINITY"}
@@ -68,6 +84,12 @@ class OpenCLDialect(Dialect):
     fence = "mem_fence(CLK_GLOBAL_MEM_FENCE)"
     lanes = "get_sub_group_size()"
     predicate = "(bool){f}({x})"
+    missing_math = frozenset({"erfinv", "erfcinv"})
+    bit_ops = {
+        "popc": ("popcount", "popcount"),
+        "clz": ("clz", "clz"),
+        "mulhi": ("mul_hi", "mul_hi", "mul_hi", "mul_hi"),
+    }
     shuffle = {
         "shfl": "sub_group_shuffle({v}, (uint){k})",
         "shfl_up": "sub_group_shuffle_up({v}, (uint){k})",
@@ -78,6 +100,16 @@ class OpenCLDialect(Dialect):
         {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
          "float16", "float32", "float64"}
     )  # fmt: skip
+    votes = {
+        # the sum of distinct powers of two is their union: cl_khr_subgroups has no ballot
+        "ballot": "sub_group_reduce_add(({p}) && get_sub_group_local_id() < 32u ? "
+        "1u << get_sub_group_local_id() : 0u)",
+        "all_sync": "(sub_group_all((int)({p})) != 0)",
+        "any_sync": "(sub_group_any((int)({p})) != 0)",
+        "syncwarp": "sub_group_barrier(CLK_LOCAL_MEM_FENCE)",
+        "activemask": "(get_sub_group_size() >= 32u ? 0xffffffffu : "
+        "(1u << get_sub_group_size()) - 1u)",
+    }
     subgroup_reduce = {
         "warp_sum": "sub_group_reduce_add",
         "warp_min": "sub_group_reduce_min",
@@ -106,6 +138,8 @@ class OpenCLDialect(Dialect):
     }
 
     def atomic_body(self, h: Helpers, op: str, dt: DType, t: str, space: str) -> str:
+        if op in ("inc", "dec"):  # OpenCL's atomic_inc has no limit: CUDA's needs a loop
+            return int_cas_loop(h, op, dt, space)
         prefix = "atom_" if dt.itemsize == 8 else "atomic_"
         args = "expected, v" if op == "cas" else "v"
         if dt.is_integer:
@@ -121,6 +155,11 @@ class OpenCLDialect(Dialect):
         return cas_loop(h, op, dt, space)
 
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:
+        if what == "store":  # float -> the bits of the nearest half
+            body = "    ushort bits;\n    vstore_half_rte(x, 0, (half*)&bits);\n    return bits;"
+            return h.fn("ushort", name, "float x", body)
+        if what == "load":  # the bits of a half -> float
+            return h.fn("float", name, "ushort h", "    return vload_half(0, (const half*)&h);")
         if what == "round_d":
             h.features.add("fp64")
         arg = "double x" if what == "round_d" else "float x"

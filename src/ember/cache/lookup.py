@@ -54,6 +54,7 @@ class Hit:
 
 stats = Stats()
 bundled: dict[str, Entry] = {}
+failed: set[str] = set()  # keys whose binary failed to load in this process
 recorders: set = set()
 _preloaded: dict[str, tuple[Any, Any, Entry]] = {}  # key -> (backend, module, entry)
 _used: dict[str, None] = {}  # keys used by this process, in order
@@ -62,18 +63,21 @@ _profile_hooked = False
 
 
 def lookup(key: str, backend) -> Hit | None:
-    """Where to get the binary of ``key`` without compiling, or None."""
+    """Where to get the binary of ``key`` without compiling, or None.
+
+    A binary that failed to load in this process, or crashed a process that loaded it
+    (:meth:`DiskCache.failed_load`), is passed over: the kernel is compiled again."""
     found = _preloaded.get(key)
     if found is not None and found[0] is backend:
         stats.preloaded_hits += 1
         return Hit(found[2], found[1], "preloaded")
+    cache = disk.current()
     entry = bundled.get(key)
-    if entry is not None:
+    if entry is not None and not _failed(entry, cache):
         stats.bundle_hits += 1
         return Hit(entry, None, "bundle")
-    cache = disk.current()
     entry = cache.load(key) if cache is not None else None
-    if entry is not None:
+    if entry is not None and not _failed(entry, cache):
         stats.disk_hits += 1
         cache.touch(key)  # type: ignore[union-attr]
         return Hit(entry, None, "disk")
@@ -81,11 +85,18 @@ def lookup(key: str, backend) -> Hit | None:
     return None
 
 
+def _failed(entry: Entry, cache) -> bool:
+    if entry.key in failed:
+        return True
+    return cache is not None and cache.failed_load(entry.key, entry.binary)
+
+
 def store(entry: Entry, backend) -> None:
     """Keep a newly compiled entry: in the disk cache (when enabled) and active recorders."""
     cache = disk.current()
     if cache is not None and cache.store(entry, backend.dialect.name):
         stats.stores += 1
+    failed.discard(entry.key)  # the new binary replaces the one that failed
     note(entry, backend)
 
 
@@ -102,16 +113,19 @@ def note(entry: Entry, backend=None) -> None:
 def for_bundles(entry: Entry, backend) -> Entry:
     """``entry`` with the binary a bundle should carry: one every device of the backend's
     kind loads, where the backend makes one (``Backend.portable_binary``)."""
-    make = getattr(backend, "portable_binary", None)
-    binary = make(entry.binary, entry.source, entry.name) if make is not None else None
+    if backend is None:
+        return entry
+    binary = backend.portable_binary(entry.binary, entry.source, entry.name)
     if binary is None:
         return entry
     return Entry(entry.key, binary, entry.source, entry.parts, entry.meta)
 
 
 def discard(key: str) -> None:
-    """Forget ``key`` in memory (its binary failed to load); the disk copy gets replaced."""
+    """Forget ``key`` in memory (its binary failed to load); the disk copy gets replaced,
+    and until then neither lookups nor the preload take it again."""
     stats.load_failures += 1
+    failed.add(key)
     _preloaded.pop(key, None)
     bundled.pop(key, None)
 
@@ -143,20 +157,32 @@ def incompatibility(parts: dict, env: dict) -> str | None:
 
 def preload(backend, keys: list[str], limit: int = 64) -> int:
     """Load the modules of ``keys`` (bundles first, then the disk) that fit ``backend``;
-    return how many were loaded.  Used by the warmup thread: failures are skipped."""
+    return how many were loaded.  Used by the warmup thread: failures are skipped.
+
+    A program that merely imports Ember runs this: a binary that crashes the driver must
+    not crash it on every run.  Each load leaves a note in the cache while it runs
+    (:meth:`DiskCache.begin_load`); a note left by a process that died there keeps that
+    binary from being preloaded, or loaded at all, again (issue 18).  The backend's
+    ``load_module`` checks the binary's structure first, which stops most such crashes."""
     env = environment(backend)
     cache = disk.current()
     loaded = 0
     for key in keys[:limit]:
-        if key in _preloaded:
+        if key in _preloaded or key in failed:
             continue
         entry = bundled.get(key) or (cache.load(key) if cache is not None else None)
         if entry is None or incompatibility(entry.parts, env) is not None:
             continue
+        if cache is not None and cache.failed_load(key, entry.binary):
+            continue  # it crashed a process once
+        noted = cache is not None and cache.begin_load(key, entry.binary)
         try:
             module = backend.load_module(entry.binary)
-        except Exception:  # the kernel's own lookup reports a real problem
+        except Exception:  # the kernel's own lookup meets it again: warns, recompiles
             continue
+        finally:
+            if noted:
+                cache.end_load(key)  # type: ignore[union-attr]
         _preloaded[key] = (backend, module, entry)
         loaded += 1
     return loaded

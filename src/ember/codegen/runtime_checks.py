@@ -19,7 +19,7 @@ and passes it to every device function that can fail.
   thread must not leave early, so a failed thread runs on with every memory access
   guarded by ``!em_c->failed`` (loads give 0, stores and atomics are skipped).
 
-The record layout (16 int64 words) is read on the host by :mod:`ember.diagnostics.errors`.
+The record layout (16 int64 words) is read on the host by :mod:`ember.diagnostics.device_errors`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class CheckEmitter:
     def ctx_type(self) -> str:
         c = self.d.checks
         text = (
-            "// Where a failing thread reports (read on the host by ember/diagnostics/errors.py)\n"
+            "// Where a failing thread reports (read on the host by "
+            "ember/diagnostics/device_errors.py)\n"
             "typedef struct {\n"
             f"    {c['claim']} claim;  // 0 until the first failure claims the record\n"
             f"    {c['record']} rec;  // state, kernel, site, block xyz, thread xyz, 2 values\n"
@@ -192,7 +193,7 @@ class CheckEmitter:
             return self.d.kernel_exit
         if isinstance(t, Tuple) or not isinstance(t, Scalar | Array):
             return "return;"
-        if isinstance(t, Array) and t.space != "shared":
+        if isinstance(t, Array) and not t.is_pointer:
             return f"{{ {self.ctype(t)} em_z = {{0}}; return em_z; }}"
         return "return 0;"
 
@@ -230,6 +231,10 @@ class CheckEmitter:
         if dt.is_float:
             cast = c["float_cast"] if dt.name != "float64" else ""
             return "%g", f"{cast}{self.expr(e, 15)}" if cast else value
+        if dt.is_complex:  # Python's form, (1+2j); the value is printed twice, once per part
+            cast = c["float_cast"] if dt.name != "complex128" else ""
+            re, im = (f"{cast}{value_part}" for value_part in self.complex_parts(e))
+            return "(%g%+gj)", f"{re}, {im}"
         if dt.kind == "u":
             return c["uint_fmt"], f"{c['uint_cast']}{self.expr(e, 15)}"
         return c["int_fmt"], f"{c['int_cast']}{self.expr(e, 15)}"

@@ -36,9 +36,10 @@ import threading
 import weakref
 from dataclasses import astuple, dataclass
 
-from ember.codegen.checks import DONE, RECORD_WORDS
+from ember.cache.entry import base_name
+from ember.codegen.runtime_checks import DONE, RECORD_WORDS
 from ember.errors import KernelError
-from ember.frontend import diagnostics, ir
+from ember.frontend import ir, messages
 from ember.frontend.capture import Loc
 from ember.runtime import sync
 
@@ -83,9 +84,18 @@ def sites_to_json(sites) -> list[list]:
     return [list(astuple(s)) for s in sites]
 
 
+_SITE_TYPES = (str, str, str, int, str, int, int, int, str, str)
+
+
 def sites_from_json(records) -> tuple[SiteInfo, ...]:
-    """The site table from :func:`sites_to_json`'s lists (empty if malformed)."""
+    """The site table from :func:`sites_to_json`'s lists (empty if malformed: a cache entry
+    may be crafted, and these fields end up in error messages)."""
     try:
+        for r in records:
+            if len(r) != len(_SITE_TYPES) or not all(
+                type(v) is t for v, t in zip(r, _SITE_TYPES, strict=True)
+            ):
+                return ()
         return tuple(SiteInfo(*r) for r in records)
     except TypeError:
         return ()
@@ -213,7 +223,7 @@ def _alive(stream) -> bool:
 
 
 def kernel_error(words: list[int]) -> KernelError:
-    """The exception for a complete record (see ``codegen/checks.py`` for the layout)."""
+    """The exception for a complete record (see ``codegen/runtime_checks.py`` for the layout)."""
     kid, site_id = words[1], words[2]
     block, thread = tuple(words[3:6]), tuple(words[6:9])
     info = _kernels.get(kid)
@@ -226,7 +236,7 @@ def kernel_error(words: list[int]) -> KernelError:
     error, brief = describe(site, words[9], words[10])
     text = (
         f"kernel '{info.name}' failed on the device: {error}: {brief}\n"
-        f"{diagnostics.format_location(site.loc)}\n"
+        f"{messages.format_location(site.loc)}\n"
         f"  in block {block}, thread {thread} (the first thread that failed; the device "
         "stays usable)"
     )
@@ -290,7 +300,7 @@ def attach(spec) -> dict | None:
     if any(p.kind == "kid" for p in spec.abi):
         if not spec.sites and spec.program is not None:
             spec.sites = site_table(spec.program)
-        name = spec.program.kernel.pyname if spec.program is not None else spec.name
+        name = spec.program.kernel.pyname if spec.program else base_name(spec.name, spec.key)
         spec.kernel_id = register(name, tuple(spec.sites))
         weakref.finalize(spec, _kernels.pop, spec.kernel_id, None)  # its sites go with it
         rec = record_of(spec.backend)

@@ -1,0 +1,309 @@
+"""Radix passes for GPUs: warp-match ranking and the single-pass ``onesweep`` (Adinets &
+Merrill 2022), written in Ember's kernel language.  Portable passes: :mod:`.sort_kernels`.
+
+**Warp-match ranking.**  Each warp owns a contiguous run of its tile; item ``j`` of lane
+``l`` is the run's key ``j * 32 + l`` (coalesced loads).  For each item the lanes holding the
+same digit find each other with one ballot per digit bit (``peers``); a lane's rank among
+its warp's keys with that digit is the warp's running count (a shared counter the lowest
+peer bumps by ``popc(peers)`` with an atomic, broadcast by a shuffle) plus the peers below
+it.  After the items, the warps' counts are scanned per digit (warp order: stable) and over
+the digits (the tile's digit starts), keys move to their tile position in shared memory,
+and runs of equal digits are written out contiguously.
+
+**Global places.**  ``mode="classic"``: from the scan of the upsweep's digit-major counts,
+as the portable passes.  ``mode="onesweep"``: one histogram kernel counts the digits of
+every pass up front (:func:`histogram`, one read of the keys); then each pass is a single
+kernel: tiles are taken in start order from an atomic counter, each tile publishes its digit
+counts, and thread ``d`` looks back over earlier tiles for digit ``d`` (a flag in the top
+two bits of the count's 32-bit word: 1 = this tile's count, 2 = the inclusive count of
+every tile up to it) - a decoupled look-back per digit.  Only on backends with
+``forward_progress``; counts below 2**30.
+
+``WarpOps`` gives the ballot, shuffle and popcount: the hardware's (``ember.ballot``...) or
+a shared-memory emulation, with which the same kernel runs (slowly) on devices without
+sub-groups, for tests.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import ember
+from ember import dtypes
+from ember.array import ops
+from ember.array import scan_kernels as sk
+from ember.array.scan_kernels import pad
+from ember.array.sort_kernels import MASK, RADIX, RADIX_BITS, SortGeometry, _named, digit
+from ember.compiler.kernel import Kernel
+from ember.dtypes import DType
+
+WARP = 32
+AGG, INCL = 1, 2  # look-back flags (top two bits of a count word)
+COUNT = (1 << 30) - 1
+
+
+# --------------------------------------------------------------------- warp operations
+def _hw_ballot(p, lane, w, wbuf):
+    return ember.ballot(p)
+
+
+def _hw_shfl(v, src, lane, w, wbuf):
+    return ember.shfl(v, src)
+
+
+def _hw_popc(x):
+    return ember.popc(x)
+
+
+def _emu_ballot(p, lane, w, wbuf):
+    """A warp ballot through shared memory (every thread of the block must call it)."""
+    wbuf[w * WARP + lane] = 1 if p else 0
+    ember.barrier()
+    m = ember.uint32(0)
+    for i in range(WARP):
+        if wbuf[w * WARP + i] != 0:
+            m |= ember.uint32(1) << i
+    ember.barrier()
+    return m
+
+
+def _emu_shfl(v, src, lane, w, wbuf):
+    wbuf[w * WARP + lane] = v
+    ember.barrier()
+    out = wbuf[w * WARP + src]
+    ember.barrier()
+    return out
+
+
+def _emu_popc(x):
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    y = x * 0x01010101
+    return ember.int32(y >> 24)
+
+
+@dataclass(frozen=True)
+class WarpOps:
+    """Ballot, shuffle and popcount of one kind (see the module docstring)."""
+
+    ballot: object
+    shfl: object
+    popc: object
+    name: str
+
+
+HARDWARE = WarpOps(_hw_ballot, _hw_shfl, _hw_popc, "hw")
+EMULATED = WarpOps(_emu_ballot, _emu_shfl, _emu_popc, "emu")
+
+
+def _rank_in_warp(ops_: WarpOps):
+    """``rank(d, lane, w, whist, wbuf)``: this lane's position among its warp's keys with
+    digit ``d`` so far (stable), counting the key in the warp's histogram."""
+    BALLOT, SHFL, POPC = ops_.ballot, ops_.shfl, ops_.popc
+
+    def rank(d, lane, w, whist, wbuf):
+        peers = ~ember.uint32(0)
+        for b in range(RADIX_BITS):
+            m = BALLOT((d >> b) & 1 != 0, lane, w, wbuf)
+            peers &= m if (d >> b) & 1 != 0 else ~m
+        below = ember.uint32(1) << lane
+        below -= ember.uint32(1)
+        lowest = peers & (~peers + ember.uint32(1))
+        leader = POPC(lowest - ember.uint32(1))
+        base = ember.int32(0)
+        if leader == lane:
+            base = ember.atomic_add(whist, w * RADIX + d, POPC(peers))
+        base = SHFL(base, leader, lane, w, wbuf)
+        return base + POPC(peers & below)
+
+    return rank
+
+
+# --------------------------------------------------------------------- kernels
+@functools.cache
+def histogram(U: DType, key_fns, g: SortGeometry, passes: int) -> Kernel:
+    """``hist[p * RADIX + d]`` += keys whose digit ``p`` is ``d``, for every pass at once."""
+    to_key = key_fns[0]
+    BLOCK, TILE, ITEMS, SLOTS = g.block, g.tile, g.items, passes * RADIX
+
+    def radix_histogram(n, tiles, kin, kbase, kstep, desc, hist):
+        h = ember.shared((SLOTS,), ember.uint32)
+        tid = ember.thread_idx.x
+        t = ember.block_idx.x
+        for i in range(tid, SLOTS, BLOCK):
+            h[i] = 0
+        ember.barrier()
+        while t < tiles:
+            e0 = t * TILE
+            for j in range(ITEMS):
+                e = e0 + j * BLOCK + tid
+                if e < n:
+                    k = to_key(kin[kbase + e * kstep], desc)
+                    for p in range(passes):
+                        ember.atomic_add(h, p * RADIX + digit(k, p * RADIX_BITS), 1)
+            t += ember.grid_dim.x
+        ember.barrier()
+        for i in range(tid, SLOTS, BLOCK):
+            if h[i] != 0:
+                ember.atomic_add(hist, i, h[i])
+
+    return _named(radix_histogram, f"radix_histogram_{to_key.__name__}_{passes}")
+
+
+@functools.cache
+def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: DType,
+               mode: str, warp_ops: WarpOps) -> Kernel:  # fmt: skip
+    """One radix pass with warp-match ranking; ``mode`` "classic" or "onesweep"."""
+    to_key, to_bits = key_fns
+    rank = _rank_in_warp(warp_ops)
+    BLOCK, ITEMS, TILE = g.block, g.items, g.tile
+    NWARPS, RUN = BLOCK // WARP, WARP * g.items
+    DPT = max(1, RADIX // BLOCK)  # digits per thread in the scans over digits
+    SLOTS = TILE + (TILE >> 5)
+    HAS_P, IOTA, ONESWEEP = payload != "none", payload == "iota", mode == "onesweep"
+    scan_fns = sk._tile_functions(ops.add, dtypes.int32, dtypes.int32, BLOCK, 1, 0)
+    block_scan = scan_fns.block_scan
+    lookback = _digit_lookback()
+    load = _key_loader(U, to_key, g.items)
+
+    def radix_pass(n, tiles, kin, kbase, kstep, pin, pbase, pstep, shift, tin, tout, desc,
+                   places, state, slot, kout, pout):  # fmt: skip
+        keys = ember.shared((SLOTS,), U)
+        ranks = ember.shared((SLOTS,), ember.uint16)
+        sorted_keys = ember.shared((TILE,), U)
+        sorted_pay = ember.shared((TILE if HAS_P else 1,), PT)
+        whist = ember.shared((NWARPS * RADIX,), ember.int32)
+        dstart = ember.shared((RADIX,), ember.int32)
+        dcount = ember.shared((RADIX,), ember.int32)
+        gofs = ember.shared((RADIX,), ember.int64)
+        buf = ember.shared((2 * BLOCK,), ember.int32)
+        wbuf = ember.shared((BLOCK,), ember.int32)
+        ctl = ember.shared((1,), ember.int32)
+        tid = ember.thread_idx.x
+        lane = tid % WARP
+        w = tid // WARP
+        for i in range(tid, NWARPS * RADIX, BLOCK):
+            whist[i] = 0
+        if tid == 0:
+            ctl[0] = ember.atomic_add(state, slot, 1) if ONESWEEP else ember.block_idx.x
+        ember.barrier()
+        t = ctl[0]
+        e0 = t * TILE
+        count = min(n - e0, TILE)
+        load(keys, kin, kbase + e0 * kstep, kstep, count, w * RUN + lane, tin, desc)
+        for j in range(ITEMS):  # 1. rank within the warp, in tile order
+            pos = w * RUN + j * WARP + lane
+            k = keys[pad(pos)]
+            ranks[pad(pos)] = ember.uint16(rank(digit(k, shift), lane, w, whist, wbuf))
+        ember.barrier()
+        tot = ember.int32(0)  # 2. warps' counts scanned per digit, then over the digits
+        for i in range(DPT):
+            d = tid * DPT + i
+            if d < RADIX:
+                c = ember.int32(0)
+                for v in range(NWARPS):
+                    x = whist[v * RADIX + d]
+                    whist[v * RADIX + d] = c
+                    c += x
+                dcount[d] = c
+                tot += c
+        excl, _ = block_scan(buf, tot, tid)
+        run = excl if tid > 0 else ember.int32(0)
+        for i in range(DPT):
+            d = tid * DPT + i
+            if d < RADIX:
+                dstart[d] = run
+                start = ember.int64(0)
+                if ONESWEEP:  # the digit's start in the output + its keys in earlier tiles
+                    if d > 0:
+                        start = places[d - 1]
+                    real = dcount[d] - (TILE - count if d == MASK else 0)
+                    start += lookback(state, t, d, real)
+                else:  # the scan of the upsweep's counts
+                    f = d * tiles + t
+                    if f > 0:
+                        start = places[f - 1]
+                gofs[d] = start - run
+                run += dcount[d]
+        ember.barrier()
+        for j in range(ITEMS):  # 3. to the tile position, in shared memory
+            pos = w * RUN + j * WARP + lane
+            k = keys[pad(pos)]
+            d = digit(k, shift)
+            r = dstart[d] + whist[w * RADIX + d] + ember.int32(ranks[pad(pos)])
+            sorted_keys[r] = k
+            if HAS_P:
+                if IOTA:
+                    sorted_pay[r] = PT(e0 + pos)
+                elif pos < count:
+                    sorted_pay[r] = pin[pbase + (e0 + pos) * pstep]
+        ember.barrier()
+        for j in range(ITEMS):  # 4. runs of equal digits to their places
+            e = j * BLOCK + tid
+            if e < count:
+                k = sorted_keys[e]
+                dst = gofs[digit(k, shift)] + e
+                kout[dst] = kout.dtype(to_bits(k, desc) if tout else k)
+                if HAS_P:
+                    pout[dst] = PO(sorted_pay[e])
+
+    name = (f"radix_{mode}_{warp_ops.name}_{to_key.__name__}_{payload}{PT.name}_"
+            f"{BLOCK}x{ITEMS}")  # fmt: skip
+    return _named(radix_pass, name)
+
+
+def _key_loader(U, to_key, ITEMS):
+    """``load(keys, kin, base, step, count, first, tin, desc)``: this thread's keys
+    (positions ``first + j * 32``) into shared memory as sort keys, past the end the
+    largest key (ranked after every real one); four loads in flight at a time."""
+    BATCHED = ITEMS - ITEMS % 4
+
+    def key(raw, p, count, tin, desc):
+        if p >= count:
+            return ~U(0)
+        return to_key(raw, desc) if tin else raw
+
+    def load(keys, kin, base, step, count, first, tin, desc):
+        for j in range(0, BATCHED, 4):
+            p = first + j * WARP
+            a = kin[base + p * step] if p < count else U(0)
+            b = kin[base + (p + WARP) * step] if p + WARP < count else U(0)
+            c = kin[base + (p + 2 * WARP) * step] if p + 2 * WARP < count else U(0)
+            d = kin[base + (p + 3 * WARP) * step] if p + 3 * WARP < count else U(0)
+            keys[pad(p)] = key(a, p, count, tin, desc)
+            keys[pad(p + WARP)] = key(b, p + WARP, count, tin, desc)
+            keys[pad(p + 2 * WARP)] = key(c, p + 2 * WARP, count, tin, desc)
+            keys[pad(p + 3 * WARP)] = key(d, p + 3 * WARP, count, tin, desc)
+        for j in range(BATCHED, ITEMS):
+            p = first + j * WARP
+            keys[pad(p)] = key(kin[base + p * step] if p < count else U(0), p, count, tin, desc)
+
+    return load
+
+
+def _digit_lookback():
+    """Thread ``d``'s look-back for its digit: publish ``count`` for tile ``t``, add the
+    counts of earlier tiles until one that published its inclusive count; publish ours.
+    ``state`` is this pass's: word ``t * RADIX + d`` (then the tile counter)."""
+
+    def lookback(state, t, d, count):
+        word = t * RADIX + d
+        if t == 0:
+            ember.atomic_exchange(state, word, (ember.uint32(INCL) << 30) | ember.uint32(count))
+            return ember.int64(0)
+        ember.atomic_exchange(state, word, (ember.uint32(AGG) << 30) | ember.uint32(count))
+        total = ember.int64(0)
+        j = t - 1
+        while j >= 0:
+            v = ember.atomic_or(state, j * RADIX + d, ember.uint32(0))
+            while (v >> 30) == 0:  # that tile's block has started: it will publish
+                v = ember.atomic_or(state, j * RADIX + d, ember.uint32(0))
+            total += ember.int64(v & COUNT)
+            j = -1 if (v >> 30) == INCL else j - 1
+        mine = ember.uint32(total + count)
+        ember.atomic_exchange(state, word, (ember.uint32(INCL) << 30) | mine)
+        return total
+
+    return lookback

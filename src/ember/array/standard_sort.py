@@ -1,0 +1,139 @@
+"""The standard precompiled set's scans, compactions (``x[mask]``, ``nonzero``) and sorts:
+``(kernel, example_args)`` pairs with exactly the argument types that :mod:`.scan`,
+:mod:`.compact` and :mod:`.sort` launch on the current device (which design a device runs -
+single pass or not, warp matching or counters - and its tile shape are the device's, so
+the examples are made for the backend that precompiles).
+
+An example array is a NumPy array of the right dtype (1-d, contiguous: every one of these
+kernels takes flat views); Python ints and bools stand for the size and flag arguments.
+``tests/array/test_array_standard.py`` checks in a fresh process that, after
+``ember precompile``, these operations compile nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ember import dtypes
+from ember.array import ops
+from ember.array import scan_kernels as sk
+from ember.array import sort_kernels as kern
+from ember.array import sort_match as match
+from ember.dtypes import DType
+
+SORTED = ("int32", "int64", "float32", "float64")  # dtypes whose sorts are precompiled
+
+
+def _a(dt: DType):
+    import numpy as np
+
+    return np.zeros(4, dt.numpy)
+
+
+def _scan(be, op, ct: DType, x: DType, out: DType) -> Iterator:
+    """What :func:`ember.array.scan.inclusive_scan` launches for input ``x``/output ``out``
+    on short rows and long ones (with the scans of the tile totals, in storage dtype)."""
+    from ember.array.scan import geometry
+
+    g = geometry(be, ct)
+    yield sk.rows_serial(op, ct), (1, 4, _a(x), 0, 4, 1, _a(out), 0, 4)
+    head = (1, 4, 1, _a(x), 0, 4, 1, _a(out), 0, 4)
+    if be.forward_progress:
+        at = sk.atomic_storage(ct)
+        yield sk.scan_lookback(op, ct, g), (*head, _a(dtypes.int32), _a(at), _a(at))
+        return
+    st = sk.storage(ct)
+    yield sk.tile_reduce(op, ct, g), (1, 4, 1, _a(x), 0, 4, 1, _a(st))
+    yield sk.scan_carry(op, ct, g), (*head, _a(st))
+    if st is not x or st is not out:
+        yield from _scan(be, op, ct, st, st)
+
+
+def scans(be, dts) -> Iterator:
+    """``cumsum``/``cumulative_sum`` and ``cumprod`` of 1-d arrays of ``dts``."""
+    from ember.array import ufuncs
+    from ember.array.scan import _accumulation_dtype, _resolve
+
+    for name in dts:
+        dt = dtypes.dtype(name)
+        for uf in (ufuncs.add, ufuncs.multiply):
+            op, ct, out = _resolve(uf, _accumulation_dtype(dt))
+            yield from _scan(be, op, ct, dt, out)
+
+
+def compactions(be, dts) -> Iterator:
+    """``x[mask]`` (a bool mask of ``x``'s shape) and ``nonzero``/``where`` of ``dts``."""
+    from ember.array.scan import geometry
+
+    g = geometry(be, dtypes.int32)
+    i32, i64 = dtypes.int32, dtypes.int64
+    yield from _scan(be, ops.add, i64, i32, i64)  # the tile counts' scan
+    for name in dict.fromkeys(("bool", *dts)):
+        dt = dtypes.dtype(name)
+        yield sk.tile_reduce(ops.add, i32, g, sk.flag), (1, 4, 1, _a(dt), 0, 0, 1, _a(i32))
+        flags = (4, 1, _a(dt), 0, 1)
+        yield sk.select(g, sk.index_of), (*flags, _a(dt), 0, 0, _a(i64), _a(i64))
+    for name in dts:
+        dt = dtypes.dtype(name)
+        args = (4, 1, _a(dtypes.bool_), 0, 1, _a(dt), 0, 1, _a(i64), _a(dt))
+        yield sk.select(g, sk.value_at), args
+
+
+def _payloads(passes: int) -> list[tuple[str, DType, DType, DType]]:
+    """``(payload, PT, PO, pin dtype)`` of the passes of a sort (none) and an argsort."""
+    i32, i64 = dtypes.int32, dtypes.int64
+    found = [("none", i32, i32, i32)]
+    if passes == 1:
+        return [*found, ("iota", i32, i64, i32)]
+    return [*found, ("iota", i32, i32, i32), ("load", i32, i32, i32), ("load", i32, i64, i32)]
+
+
+def sorts(be, dts) -> Iterator:
+    """``sort``/``argsort`` of 1-d arrays of ``dts``: row networks and radix passes."""
+    from ember.array import sort
+
+    i64, u32 = dtypes.int64, dtypes.uint32
+    warp_ops = sort.ranking(be)
+    for name in dts:
+        dt = dtypes.dtype(name)
+        U = kern.unsigned(dt.itemsize)
+        kind = "f" if dt.is_float else "i" if dt.kind == "i" else "u"
+        passes = max(1, U.itemsize * 8 // kern.RADIX_BITS)
+        for merge in dict.fromkeys((False, kind == "f")):
+            fns = kern.key_functions(kind, U, merge)
+            for p in sort.NETWORKS:
+                block = max(1, min(p // 2, 64 if sort.launch.is_cpu(be) else 256,
+                                   be.device.max_threads_per_block))  # fmt: skip
+                args = (1, 4, _a(U), 0, 4, 1, False, True, _a(U), 0, 4, True, _a(i64), 0, 4)
+                yield kern.bitonic_rows(U, fns, p, block), args
+            for payload, pt, po, pin in _payloads(passes):
+                if (payload != "none") != merge and kind == "f":
+                    continue  # sort: exact zeros; argsort: merged zeros
+                g = sort.geometry(be, U, pt if payload != "none" else None, warp_ops is not None)
+                head = (4, 1, _a(U), 0, 1, _a(pin), 0, 1, 0, True, True, False)
+                yield from _radix_pass(be, U, fns, g, payload, pt, po, head, passes, warp_ops)
+    yield from _scan(be, ops.add, i64, u32, i64)  # digit counts / histograms
+
+
+def _radix_pass(be, U, fns, g, payload, pt, po, head, passes, warp_ops) -> Iterator:
+    i64, u32 = dtypes.int64, dtypes.uint32
+    tail = (_a(U), _a(po if payload != "none" else pt))
+    if warp_ops is not None and be.forward_progress:
+        yield match.histogram(U, fns, g, passes), (4, 1, _a(U), 0, 1, False, _a(u32))
+        k = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
+        yield k, (*head, _a(i64), _a(u32), 3, *tail)
+        return
+    up_args = (4, 1, _a(U), 0, 1, 0, True, False, _a(u32))
+    yield kern.upsweep(U, fns, g), up_args
+    if warp_ops is not None:
+        k = match.match_pass(U, fns, g, payload, pt, po, "classic", warp_ops)
+        yield k, (*head, _a(i64), _a(u32), 0, *tail)
+    else:
+        yield kern.downsweep(U, fns, g, payload, pt, po), (*head, _a(i64), *tail)
+
+
+def examples(be, dts) -> Iterator:
+    """Every example of this module for ``be`` and the dtypes ``dts``."""
+    yield from scans(be, dts)
+    yield from compactions(be, dts)
+    yield from sorts(be, [d for d in dts if d in SORTED])

@@ -1,0 +1,172 @@
+"""Sorting against NumPy: sort/argsort of every dtype (ties: stable; NaNs last; -0.0 equal to
+0.0), descending, every axis, views; the bitonic row sort, the radix sort across tiles
+through each of its pass designs (per-thread counters, warp matching, onesweep); the
+unique family."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from array_common import DTYPES, check, sample
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ember
+from ember.array import sort, sort_match
+
+
+def _data(dtype, shape, seed=0):
+    """Values with many ties; floats with NaNs and both zeros."""
+    x = sample(dtype, shape, seed=seed, low=-3, high=3)
+    if x.dtype.kind == "f":
+        flat = x.reshape(-1)
+        flat[::5] = np.nan
+        flat[1::7] = -0.0
+        flat[2::7] = 0.0
+        flat[3::11] = np.inf
+    return x
+
+
+def _descending_argsort(x, axis=-1):
+    """NumPy has no descending sort: stable descending, NaNs first (the largest)."""
+    r = np.flip(x, axis=axis)
+    idx = np.flip(np.argsort(r, axis=axis, kind="stable"), axis=axis)
+    return x.shape[axis] - 1 - idx
+
+
+def _check_sorts(d, x, axis=-1):
+    check(ember.sort(d, axis=axis), np.sort(x, axis=axis), exact=True)
+    check(ember.argsort(d, axis=axis), np.argsort(x, axis=axis, kind="stable"))
+    expected = _descending_argsort(x, axis)
+    check(ember.argsort(d, axis=axis, descending=True), expected)
+    check(ember.sort(d, axis=axis, descending=True),
+          np.take_along_axis(x, expected, axis=axis), exact=True)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sort_and_argsort_of_every_dtype(backend, dtype):
+    x = _data(dtype, (3, 37))
+    _check_sorts(ember.asarray(x), x)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_every_axis_and_views(backend, axis):
+    x = _data("int16", (4, 6, 9), seed=1)
+    d = ember.asarray(x)
+    check(ember.argsort(d, axis=axis), np.argsort(x, axis=axis, kind="stable"))
+    v = x[::-1, 1:, ::2]
+    check(ember.sort(d[::-1, 1:, ::2], axis=axis), np.sort(v, axis=axis))
+    check(ember.sort(d, axis=None), np.sort(x, axis=None))
+
+
+def _long(backend, dtype, seed=0):
+    n = sort.SEGMENT + 3 * 1024 + 5  # radix passes, several tiles
+    return _data(dtype, (n,), seed)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "float16"])
+def test_radix_sort_across_tiles(backend, dtype):
+    x = _long(backend, dtype)
+    _check_sorts(ember.asarray(x), x)
+
+
+def test_long_rows_of_a_matrix(backend):
+    x = _data("float32", (2, sort.SEGMENT + 7), seed=2)
+    d = ember.asarray(x)
+    check(ember.argsort(d, axis=1), np.argsort(x, axis=1, kind="stable"))
+    check(ember.sort(d.T, axis=0), np.sort(x.T, axis=0), exact=True)
+
+
+@pytest.fixture(params=["warp-match", "onesweep"])
+def pass_design(backend, request, monkeypatch):
+    """The GPU pass designs on any device: warp operations emulated in shared memory,
+    and for onesweep the single-pass look-back also where the backend does not choose it."""
+    monkeypatch.setattr(sort, "ranking", lambda be: sort_match.EMULATED)
+    if request.param == "onesweep":
+        monkeypatch.setattr(type(backend), "forward_progress", True)
+    return request.param
+
+
+def test_gpu_pass_designs(pass_design):
+    x = _long(None, "float32", seed=3)
+    d = ember.asarray(x)
+    check(ember.sort(d), np.sort(x), exact=True)
+    check(ember.argsort(d, descending=True), _descending_argsort(x))
+
+
+def test_methods_and_errors(backend):
+    x = _data("int32", (5, 4))
+    d = ember.asarray(x)
+    check(d.argsort(axis=0), np.argsort(x, axis=0, kind="stable"))
+    d.sort()
+    x.sort()
+    check(d, x)
+    with pytest.raises(ValueError, match="0-d"):
+        ember.sort(ember.asarray(np.float32(1)))
+    with pytest.raises(ValueError, match="order="):
+        ember.sort(d, order="f")
+    with pytest.raises(ValueError, match="kind"):
+        ember.argsort(d, kind="bogo")
+    with pytest.raises(TypeError, match=r"ember\.asarray"):
+        ember.sort(np.ones(3))
+    check(ember.sort(ember.asarray(np.zeros((0, 3), np.int8))), np.zeros((0, 3), np.int8))
+
+
+# --------------------------------------------------------------------- unique
+def _reference(x, index=False, inverse=False, counts=False, equal_nan=False):
+    """NumPy's unique, sorted (NumPy's Array API functions may return any order); the Array
+    API functions count NaNs as distinct."""
+    out = np.unique(x, return_index=index, return_inverse=inverse, return_counts=counts,
+                    equal_nan=equal_nan)  # fmt: skip
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _same(got, want, x=None):
+    """Equal results; with ``x``, the second item is an inverse: NumPy may number distinct
+    NaNs in any order, so those only have to be distinct NaN slots."""
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        if k == 1 and x is not None and x.dtype.kind == "f" and np.isnan(x).any():
+            inv, nan = g.to_numpy(), np.isnan(x)
+            np.testing.assert_array_equal(inv[~nan], w[~nan])
+            assert np.isnan(got[0].to_numpy()[inv[nan]]).all()
+            assert len(set(inv[nan].tolist())) == nan.sum()
+            continue
+        check(g, w.astype(g.dtype.numpy))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "float64", "bool"])
+def test_unique_family(backend, dtype):
+    x = _data(dtype, (6, 7), seed=4)
+    d = ember.asarray(x)
+    _same((ember.unique_values(d),), _reference(x))
+    _same(ember.unique_counts(d), _reference(x, counts=True))
+    _same(ember.unique_inverse(d), _reference(x, inverse=True), x)
+    _same(ember.unique_all(d), _reference(x, True, True, True))
+    got = ember.unique(d, return_index=True, return_inverse=True, return_counts=True)
+    _same(got, np.unique(x, return_index=True, return_inverse=True, return_counts=True))
+    check(ember.unique(d), np.unique(x))
+
+
+def test_unique_across_tiles_and_empty(backend):
+    x = sample("int32", (sort.SEGMENT * 3 + 11,), low=-500, high=500)
+    d = ember.asarray(x)
+    _same(ember.unique_all(d), _reference(x, True, True, True))
+    empty = ember.asarray(np.zeros(0, np.float32))
+    check(ember.unique_values(empty), np.zeros(0, np.float32))
+    check(ember.unique_counts(empty).counts, np.zeros(0, np.int64))
+    with pytest.raises(NotImplementedError, match="axis"):
+        ember.unique(d, axis=0)
+
+
+SETTINGS = settings(
+    max_examples=25, derandomize=True, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)  # fmt: skip
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 7), min_size=1, max_size=3), st.data())
+def test_argsort_shapes_axes_and_stability(backend, shape, data):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = sample("int8", tuple(shape), low=0, high=2)  # many ties
+    check(ember.argsort(ember.asarray(x), axis=axis), np.argsort(x, axis=axis, kind="stable"))

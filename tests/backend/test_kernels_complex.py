@@ -1,0 +1,214 @@
+"""Complex numbers in kernels on every backend, against NumPy: every complex math function
+on random values over six decades of magnitude, the C99 Annex G special values of the
+functions that have them (``exp log sqrt sinh cosh tanh sin cos tan``, ``* /``, ``abs``),
+kernel arguments (Python and NumPy complex scalars), casts, parts and literals; and the
+same kernels compiled for CUDA by NVRTC (no GPU needed).
+
+Tolerances: complex64 rtol 1e-4, complex128 rtol 1e-11 on the modulus of the error over
+the random magnitudes (a few ulp, amplified by the functions' condition near their branch
+points); 2e-5 / 1e-12 per part on moderate values and special values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+COMPLEX = ["complex64", "complex128"]
+
+
+@ember.kernel
+def every_function(out, z):
+    i = ember.global_id()
+    if i < z.shape[0]:
+        v = z[i]
+        out[0, i] = ember.sqrt(v)
+        out[1, i] = ember.exp(v)
+        out[2, i] = ember.log(v)
+        out[3, i] = ember.sin(v)
+        out[4, i] = ember.cos(v)
+        out[5, i] = ember.tan(v)
+        out[6, i] = ember.sinh(v)
+        out[7, i] = ember.cosh(v)
+        out[8, i] = ember.tanh(v)
+        out[9, i] = ember.asin(v)
+        out[10, i] = ember.acos(v)
+        out[11, i] = ember.atan(v)
+        out[12, i] = ember.asinh(v)
+        out[13, i] = ember.acosh(v)
+        out[14, i] = ember.atanh(v)
+        out[15, i] = ember.exp2(v)
+        out[16, i] = ember.expm1(v)
+        out[17, i] = ember.log2(v)
+        out[18, i] = ember.log10(v)
+        out[19, i] = ember.log1p(v)
+        out[20, i] = abs(v)
+        out[21, i] = v * v
+        out[22, i] = 1 / v
+        out[23, i] = v**2.5
+
+
+FUNCTIONS = [
+    np.sqrt, np.exp, np.log, np.sin, np.cos, np.tan, np.sinh, np.cosh, np.tanh, np.arcsin,
+    np.arccos, np.arctan, np.arcsinh, np.arccosh, np.arctanh, np.exp2, np.expm1, np.log2,
+    np.log10, np.log1p, np.abs, lambda v: v * v, lambda v: 1 / v, lambda v: v**2.5,
+]  # fmt: skip
+NAMES = ("sqrt exp log sin cos tan sinh cosh tanh asin acos atan asinh acosh atanh exp2 expm1 "
+         "log2 log10 log1p abs square reciprocal pow").split()  # fmt: skip
+ANNEX_G = {"sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "abs", "square",
+           "reciprocal"}  # fmt: skip
+
+
+def run_every_function(z: np.ndarray) -> np.ndarray:
+    out = ember.zeros((len(FUNCTIONS), z.size), z.dtype)
+    every_function[-(-z.size // 64), 64](out, ember.asarray(z))
+    return out.to_numpy()
+
+
+def _failures(got, z, tol, special=False) -> list[str]:
+    out = []
+    with np.errstate(all="ignore"):
+        for k, f in enumerate(FUNCTIONS):
+            if special and NAMES[k] not in ANNEX_G:
+                continue
+            ref = f(z)
+            g = got[k]
+            if special:  # each part: NaN where NaN, the same infinities, close elsewhere
+                ok = np.isclose(g.real, np.real(ref), equal_nan=True, **tol) & np.isclose(
+                    g.imag, np.imag(ref), equal_nan=True, **tol
+                )
+            elif tol.get("atol") == 0:  # relative error of the modulus
+                ok = ~np.isfinite(ref) | (np.abs(g - ref) <= tol["rtol"] * np.abs(ref))
+            else:
+                ok = np.isclose(g, ref, **tol)
+            out += [f"{NAMES[k]}({z[j]}) = {g[j]}, NumPy {ref[j]}" for j in np.flatnonzero(~ok)]
+    return out
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_every_function_matches_numpy(backend, dtype):
+    rng = np.random.default_rng(0)
+    uniform = rng.uniform(-2, 2, 200) + 1j * rng.uniform(-2, 2, 200)
+    wide = 10 ** rng.uniform(-3, 3, 200) * np.exp(1j * rng.uniform(-np.pi, np.pi, 200))
+    z = np.concatenate([uniform, wide]).astype(dtype)
+    got = run_every_function(z)
+    c64 = dtype == "complex64"
+    moderate = {"rtol": 2e-5, "atol": 1e-6} if c64 else {"rtol": 1e-12, "atol": 1e-13}
+    modulus = {"rtol": 1e-4 if c64 else 1e-11, "atol": 0}
+    bad = _failures(got[:, :200], z[:200], moderate)
+    bad += _failures(got[:, 200:], z[200:], modulus)
+    assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_special_values_follow_c99_annex_g_as_numpy(backend, dtype):
+    values = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, np.inf, -np.inf, np.nan]
+    z = np.array([complex(a, b) for a in values for b in values], dtype)
+    got = run_every_function(z)
+    tol = {"rtol": 2e-5, "atol": 1e-6} if dtype == "complex64" else {"rtol": 1e-12, "atol": 0}
+    bad = _failures(got, z, tol, special=True)
+    assert not bad, "\n".join(bad[:20])
+
+
+@ember.kernel
+def arguments(out, parts, a, s, t):
+    i = ember.global_id()
+    if i < a.shape[0]:
+        z = a[i]
+        w = z * s + t  # s: a complex kernel argument, t: a real one
+        out[0, i] = w
+        out[1, i] = complex(z.imag, z.real) + ember.conj(z) * 1j
+        out[2, i] = ember.complex64(z.real, 2.5) if t > 0 else z.conjugate()
+        out[3, i] = ember.complex128(i) + (z == w) + (z != z) * 2j
+        out[4, i] = -z / (z - s) if z != s else z
+        parts[0, i] = abs(w) + ember.angle(z)
+        parts[1, i] = z.real * z.imag + ember.real(w) - ember.imag(w)
+        parts[2, i] = 1.0 if bool(z) and ember.isfinite(w) and not ember.isnan(z) else 0.0
+
+
+@pytest.mark.parametrize(("dtype", "s"), [("complex64", 1.5 - 0.5j), ("complex128", 2 + 1j),
+                                          ("complex64", np.complex64(0.25 + 3j))])  # fmt: skip
+def test_scalars_parts_casts_and_comparisons(backend, dtype, s):
+    rng = np.random.default_rng(1)
+    a = (rng.normal(size=70) + 1j * rng.normal(size=70)).astype(dtype)
+    a[0], a[1] = 0, s
+    t = 0.75
+    out = ember.zeros((5, a.size), dtype)
+    parts = ember.zeros((3, a.size), "float32" if dtype == "complex64" else "float64")
+    arguments[2, 64](out, parts, ember.asarray(a), s, t)
+    got, got_parts = out.to_numpy(), parts.to_numpy()
+    w = (a * np.asarray(s).astype(np.result_type(a, s)) + t).astype(dtype)
+    i = np.arange(a.size)
+    with np.errstate(all="ignore"):
+        expected = [
+            w,
+            (a.imag + 1j * a.real) + np.conj(a) * 1j,
+            (a.real + 2.5j).astype(np.complex64),
+            i + (a == w) + (a != a) * 2j,
+            np.where(a != s, -a / (a - s), a),
+        ]
+        expected_parts = [
+            np.abs(w) + np.angle(a),
+            a.real * a.imag + w.real - w.imag,
+            ((a != 0) & np.isfinite(w) & ~np.isnan(a)).astype(float),
+        ]
+    rtol = 1e-5 if dtype == "complex64" else 1e-12
+    for k, e in enumerate(expected):
+        np.testing.assert_allclose(got[k], e, rtol=rtol, atol=rtol, err_msg=f"row {k}")
+    for k, e in enumerate(expected_parts):
+        np.testing.assert_allclose(got_parts[k], e, rtol=rtol, atol=rtol, err_msg=f"part {k}")
+
+
+@ember.kernel
+def shared_and_shuffles(out, a):
+    buf = ember.shared((64,), ember.complex64)
+    t = ember.thread_idx.x
+    buf[t] = a[t]
+    ember.barrier()
+    out[t] = buf[63 - t] * 1j
+
+
+def test_shared_memory_holds_complex_values(backend):
+    a = (np.arange(64) + 1j * np.arange(64, 0, -1)).astype(np.complex64)
+    out = ember.zeros(64, ember.complex64)
+    shared_and_shuffles[1, 64](out, ember.asarray(a))
+    np.testing.assert_array_equal(out.to_numpy(), a[::-1] * 1j)
+
+
+# --------------------------------------------------------------------- NVRTC, without a GPU
+def _nvrtc_available() -> bool:
+    try:
+        every_function.inspect(np.zeros((24, 4), np.complex64), np.zeros(4, np.complex64),
+                               stage="ptx", dialect="cuda")  # fmt: skip
+    except Exception:
+        return False
+    return True
+
+
+@ember.kernel
+def warp_ops(out, a):
+    i = ember.global_id()
+    v = a[i]
+    v = v + ember.shfl_xor(v, 1) + ember.shfl_down(v, 2) * ember.shfl(v, 0)
+    out[i] = ember.warp_sum(v) + ember.shfl_up(v, 1)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_kernels_compile_for_cuda(dtype):
+    if not _nvrtc_available():
+        pytest.skip("NVRTC is not available")
+    z = np.zeros(4, dtype)
+    ptx = every_function.inspect(np.zeros((24, 4), dtype), z, stage="ptx", dialect="cuda")
+    # the aligned pair is loaded as one vector
+    assert ("ld.global.v2.f32" if dtype == "complex64" else "ld.global.v2.f64") in ptx
+    real = "float32" if dtype == "complex64" else "float64"
+    ptx = arguments.inspect(np.zeros((5, 4), dtype), np.zeros((3, 4), real), z, 1j, 0.5,
+                            stage="ptx", dialect="cuda")  # fmt: skip
+    assert ".entry" in ptx
+    ptx = warp_ops.inspect(z, z, stage="ptx", dialect="cuda")
+    assert "shfl.sync.bfly" in ptx and "shfl.sync.down" in ptx
+    source = every_function.inspect(np.zeros((24, 4), dtype), z, stage="source", dialect="cuda")
+    width = 8 if dtype == "complex64" else 16
+    assert f"__align__({width})" in source
