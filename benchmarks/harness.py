@@ -153,6 +153,38 @@ def per_call_us(
     return median(samples)
 
 
+def interleaved_us(
+    impls: dict[str, tuple[Callable[[], Any], Callable | None]], n: int, repeats: int
+) -> dict[str, Median | str]:
+    """:func:`per_call_us` of every ``(fn, sync)`` in ``impls``, the repeats interleaved
+    (impl A, B, C, A, B, C...) so that slow drifts of the machine fall on all alike.
+
+    A failing implementation is left out after its first error (its value: the message)."""
+    results: dict[str, Median | str] = {}
+    samples: dict[str, list[float]] = {name: [] for name in impls}
+    live = dict(impls)
+    for name, (fn, sync) in list(live.items()):
+        try:
+            for _ in range(max(n // 10, 1)):
+                fn()
+            if sync:
+                sync()
+        except Exception as exc:
+            results[name] = traceback.format_exception_only(type(exc), exc)[-1].strip()[:300]
+            del live[name]
+    for _ in range(repeats):
+        for name, (fn, sync) in live.items():
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            if sync:
+                sync()
+            samples[name].append((time.perf_counter() - t) / n * 1e6)
+    for name in live:
+        results[name] = median(samples[name])
+    return results
+
+
 def bandwidth_gbs(
     fn: Callable[[], Any], nbytes: int, sync: Callable, n: int, repeats: int
 ) -> Median:

@@ -21,7 +21,8 @@ class LockedFunction(CudaFunction):
     """One shared argument buffer, guarded by a lock held across ``cuLaunchKernel``."""
 
     def __init__(self, base: CudaFunction, unsafe: bool = False):
-        super().__init__(base.handle, base.name, base.params, base.module)
+        super().__init__(base.handle, base.name, base.params, base.module, direct=False)
+        del self.launch  # the instance's own launch (the bindings path): use this class's
         self._slots, self._pointers, self._address = self._plan.new_buffers()
         self._lock = threading.Lock()
         self._unsafe = unsafe

@@ -7,7 +7,12 @@
   ``ember.cached`` and not: time per iteration and the peak memory held (target: exactly
   8 MiB); PyTorch's peak is ``max_memory_reserved``.
 * ``mixed_sizes`` / ``mixed_fragmentation``: random sizes from 1 KiB to 64 MiB (log-uniform),
-  32 live at a time: time per allocation and peak reserved / peak requested-and-live bytes.
+  32 live at a time: time per allocation, and peak device memory in use / peak requested and
+  live bytes.  The device memory is sampled after every allocation in a second, untimed run
+  (``cuMemGetInfo``: total - free, from the same baseline for every library), so memory a
+  library gave back to the driver's pool but the driver still holds counts too;
+  ``fragmentation_own`` is the library's own statistic (Ember's and PyTorch's peak reserved,
+  CuPy's pool total).
 * ``upload_64MiB``: host-to-device copies of 64 MiB: throughput, and how long the call takes
   to return while the stream is still busy with a 50 ms kernel.
 
@@ -24,7 +29,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from benchmarks.harness import Context, case, guarded, per_call_us
+from benchmarks.harness import Context, case, guarded, interleaved_us, per_call_us
 from benchmarks.impls import peer_empty_1mib, raw_floor
 from benchmarks.sync import kernels_for, raw_kernels_for
 
@@ -194,6 +199,48 @@ def _churn(alloc: Callable[[int], Any], sizes: list[int], victims: list[int]) ->
     return dt
 
 
+def _device_used(ctx: Context) -> Callable[[], int] | None:
+    """Bytes of device memory in use (``cuMemGetInfo``), or None off CUDA."""
+    if not _cuda(ctx):
+        return None
+    from cuda.bindings import driver as cu
+
+    def used() -> int:
+        err, free, total = cu.cuMemGetInfo()
+        return int(total) - int(free)
+
+    return used
+
+
+def _sampled_peak(ctx: Context, alloc, sizes, victims) -> int | None:
+    """Peak device memory in use above the starting point while running the plan."""
+    used = _device_used(ctx)
+    if used is None:
+        return None
+    base = used()
+    peak = [0]
+
+    def sampled(n):
+        a = alloc(n)
+        peak[0] = max(peak[0], used() - base)
+        return a
+
+    _churn(sampled, sizes, victims)
+    return peak[0]
+
+
+def _with_device_peak(ctx: Context, row: dict, alloc, sizes, victims, peak_live) -> dict:
+    """``row`` with ``fragmentation`` from device memory (the library's own statistic kept
+    as ``fragmentation_own``)."""
+    _fresh(ctx)
+    peak = _sampled_peak(ctx, alloc, sizes, victims)
+    if peak is not None:
+        row["fragmentation_own"] = row["fragmentation"]
+        row["fragmentation"] = peak / peak_live
+        row["peak_device_MiB"] = peak / MiB
+    return row
+
+
 def _mixed(ctx: Context) -> dict[str, dict[str, float]]:
     steps = 300 if ctx.quick else 3000
     sizes, victims, peak_live = _plan(steps)
@@ -218,7 +265,11 @@ def _mixed(ctx: Context) -> dict[str, dict[str, float]]:
             peak = mem_pool.peak()
         else:
             peak = ember.memory.stats()["peak_reserved"] - base
-        return _mixed_metrics(dt, steps, peak, peak_live)
+        row = _mixed_metrics(dt, steps, peak, peak_live)
+        with driver_allocator(ctx) if driver else contextlib.nullcontext():
+            return _with_device_peak(
+                ctx, row, lambda n: ember.empty(n, u8), sizes, victims, peak_live
+            )
 
     guarded(results, "ember", ember_run)
     if _cuda(ctx):
@@ -234,7 +285,8 @@ def _mixed(ctx: Context) -> dict[str, dict[str, float]]:
             torch.cuda.reset_peak_memory_stats()
             dt = _churn(alloc, sizes, victims)
             torch.cuda.synchronize()
-            return _mixed_metrics(dt, steps, torch.cuda.max_memory_reserved() - base, peak_live)
+            row = _mixed_metrics(dt, steps, torch.cuda.max_memory_reserved() - base, peak_live)
+            return _with_device_peak(ctx, row, alloc, sizes, victims, peak_live)
 
         guarded(results, "torch", torch_run)
     if "cupy" in ctx.peers:
@@ -254,7 +306,8 @@ def _mixed(ctx: Context) -> dict[str, dict[str, float]]:
 
             _fresh(ctx)
             _churn(sampled, sizes, victims)
-            return _mixed_metrics(dt, steps, peak[0], peak_live)
+            row = _mixed_metrics(dt, steps, peak[0], peak_live)
+            return _with_device_peak(ctx, row, alloc, sizes, victims, peak_live)
 
         guarded(results, "cupy", cupy_run)
     return results
@@ -298,9 +351,9 @@ def mixed_sizes(ctx: Context):
     return ctx.once("mixed", lambda: _mixed(ctx))
 
 
-@case("mixed_fragmentation", "fragmentation", "peak reserved / peak live bytes")
+@case("mixed_fragmentation", "fragmentation", "peak device memory / peak live bytes")
 def mixed_fragmentation(ctx: Context):
-    """The same run: peak memory reserved over the peak of requested bytes alive at once."""
+    """The same plan: peak device memory in use over the peak of requested bytes alive."""
     return ctx.once("mixed", lambda: _mixed(ctx))
 
 
@@ -394,3 +447,134 @@ def _torch_uploads(torch, host: np.ndarray) -> dict[str, tuple]:
         "torch (pageable, non_blocking)": (copy(src), s.synchronize, busy),
         "torch (pinned, non_blocking)": (copy(pinned), s.synchronize, busy),
     }
+
+
+# ------------------------------------------------------------------ host <-> device by size
+TRANSFER_MIB = (1, 16, 64, 256, 1024)
+
+
+def _transfer_impls(ctx: Context, nbytes: int, upload: bool) -> dict[str, tuple[Callable, Any]]:
+    """impl -> (copy, sync) for one direction.  ``raw`` is the driver's own copy of a
+    pageable NumPy array (what code on the bindings does), ``raw (pinned)`` the copy
+    engine's limit."""
+    host = ctx.once(
+        f"host_{nbytes}", lambda: np.random.default_rng(1).integers(0, 255, nbytes, dtype=np.uint8)
+    )
+    dev = ember.asarray(host)
+    keep = ctx.cache.setdefault("keep_transfer", [])
+    keep.append(dev)
+    stream = ember.Stream()
+    impls: dict[str, tuple[Callable, Any]] = {}
+    if upload:
+        impls["ember.asarray()"] = (lambda: ember.asarray(host), None)
+        impls["ember.asarray(stream=)"] = (
+            lambda: ember.asarray(host, stream=stream),
+            stream.synchronize,
+        )
+    else:
+        impls["ember.to_numpy()"] = (dev.to_numpy, None)
+    if _cuda(ctx):
+        impls.update(_raw_transfers(ctx, host, nbytes, upload, keep))
+    if "torch" in ctx.peers:
+        torch = ctx.peers["torch"]
+        th = torch.from_numpy(host)
+        if upload:
+            pinned = th.pin_memory()
+            keep.append(pinned)
+            impls["torch (pageable)"] = (lambda: th.to("cuda"), torch.cuda.synchronize)
+            impls["torch (pinned, non_blocking)"] = (
+                lambda: pinned.to("cuda", non_blocking=True), torch.cuda.synchronize,
+            )  # fmt: skip
+        else:
+            td = th.to("cuda")
+            keep.append(td)
+            impls["torch .cpu()"] = (td.cpu, None)
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        if upload:
+            impls["cupy"] = (lambda: cp.asarray(host), cp.cuda.Device().synchronize)
+        else:
+            cd = cp.asarray(host)
+            keep.append(cd)
+            impls["cupy.asnumpy"] = (lambda: cp.asnumpy(cd), None)
+    return impls
+
+
+def _raw_transfers(ctx: Context, host, nbytes: int, upload: bool, keep: list) -> dict:
+    raw = raw_floor(ctx)
+    cu, s = raw.cu, raw.stream
+    dst = raw.alloc(nbytes)
+    keep.append(_Freed(raw, dst))
+    pinned = ctx.backend.alloc_host(nbytes)
+    pinned[:] = host
+    keep.append(pinned)
+    if upload:
+
+        def h2d(src):
+            return lambda: cu.cuMemcpyHtoDAsync(dst, src.ctypes.data, nbytes, s)
+
+        return {"raw": (h2d(host), raw.sync), "raw (pinned)": (h2d(pinned), raw.sync)}
+    cu.cuMemcpyHtoD(dst, host.ctypes.data, nbytes)
+
+    def fresh():
+        out = np.empty(nbytes, np.uint8)
+        cu.cuMemcpyDtoHAsync(out.ctypes.data, dst, nbytes, s)
+        raw.sync()
+        return out
+
+    return {
+        "raw": (fresh, None),
+        "raw (pinned)": (
+            lambda: cu.cuMemcpyDtoHAsync(pinned.ctypes.data, dst, nbytes, s),
+            raw.sync,
+        ),
+    }
+
+
+class _Freed:
+    """Frees a raw device allocation when the benchmark's cache is dropped."""
+
+    def __init__(self, raw, ptr):
+        self.raw, self.ptr = raw, ptr
+
+    def __del__(self):
+        try:
+            self.raw.free(self.ptr)
+        except Exception:
+            pass
+
+
+def _transfer_case(ctx: Context, mib: int, upload: bool) -> dict[str, dict[str, Any]]:
+    if ctx.quick and mib > 64:
+        return {}
+    nbytes = mib * MiB
+    impls = _transfer_impls(ctx, nbytes, upload)
+    n = max(1, min(20, 64 // mib))
+    measured = interleaved_us(impls, n, 3 if ctx.quick else 5)
+    ctx.cache.pop("keep_transfer", None)
+    ctx.cache.pop(f"host_{nbytes}", None)
+    _fresh(ctx)
+    return {
+        impl: {"GB/s": v.map(lambda us: nbytes / us / 1e3)}
+        if not isinstance(v, str)
+        else {"error": v}
+        for impl, v in measured.items()
+    }
+
+
+def _register_transfers() -> None:
+    for mib in TRANSFER_MIB:
+        for upload, word in ((True, "h2d"), (False, "d2h")):
+
+            def run(ctx: Context, mib=mib, upload=upload):
+                return _transfer_case(ctx, mib, upload)
+
+            run.__doc__ = (
+                f"{'Host to device' if upload else 'Device to host'} copy of {mib} MiB of "
+                f"pageable NumPy memory (GB/s; impls interleaved)"
+            )
+            run.__module__ = __name__
+            case(f"{word}_{mib}MiB", "GB/s", "GB/s", better="higher")(run)
+
+
+_register_transfers()

@@ -8,6 +8,8 @@ same run.
   ``kernel_vs_blas`` in the ``ember-kernel`` row is its share of ``ember``.
 * ``matmul_f16``: 8192 x 8192 float16 in TFLOP/s (tensor cores); PyTorch's bfloat16 as
   ``torch-bf16`` (Ember has no bfloat16 dtype yet).
+* ``matmul_c64``: 4096 x 4096 complex64 in TFLOP/s (8 n^3 real flops per product): cuBLAS
+  cgemm (``ember``) and Ember's kernel on complex values (``ember-kernel``).
 * ``matmul_dispatch``: host time per 64 x 64 float32 product (µs per call, queued).
 * ``randn``: 1 GiB of standard normal float32 in GB/s (written bytes);
   ``ember-uniform`` is ``rng.random`` for scale.
@@ -66,8 +68,9 @@ def _time_product(results: dict, impl: str, x, y, work: float, sync, ctx: Contex
     guarded(results, impl, lambda: {"tflops": _rate(lambda: x @ y, work, sync, iters, ctx.repeats)})
 
 
-def _matmul(ctx: Context, n: int, dtype: str, variants: dict, peer_dtypes: dict) -> dict:
-    work = 2.0 * n**3 / 1e9  # "GB" of flops per call -> TFLOP/s after _rate
+def _matmul(ctx: Context, n: int, dtype: str, variants: dict, peer_dtypes: dict,
+            flops: float = 2.0) -> dict:  # fmt: skip
+    work = flops * n**3 / 1e9  # "GB" of flops per call -> TFLOP/s after _rate
     results: dict[str, dict[str, float]] = {}
     a = ember.random.default_rng(1).standard_normal((n, n)).astype(dtype)
     b = ember.random.default_rng(2).standard_normal((n, n)).astype(dtype)
@@ -112,6 +115,18 @@ def matmul_f16(ctx: Context):
     if "torch" in ctx.peers:
         peer["-bf16"] = "bfloat16"
     return _matmul(ctx, n, "float16", {"ember": {}}, peer)
+
+
+@case("matmul_c64", "tflops", "TFLOP/s", better="higher")
+def matmul_c64(ctx: Context):
+    """a @ b, 4096^3 complex64 (8 real flops per multiply-add): cgemm, Ember's kernel."""
+    n = (1024 if ctx.quick else 4096) if _cuda(ctx) else 128
+    variants = {"ember": {}, "ember-kernel": {"blas": "ember"}}
+    results = _matmul(ctx, n, "complex64", variants, {"": "complex64"}, flops=8.0)
+    blas, mine = results.get("ember", {}).get("tflops"), results.get("ember-kernel", {})
+    if blas and mine.get("tflops"):
+        mine["kernel_vs_blas"] = mine["tflops"] / blas
+    return results
 
 
 @case("matmul_dispatch", "us", "us/op")

@@ -11,7 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import Context, bandwidth_gbs, case, guarded, per_call_us
+from benchmarks.harness import (
+    Context,
+    bandwidth_gbs,
+    case,
+    guarded,
+    interleaved_us,
+    per_call_us,
+)
 from benchmarks.impls import RawCuda, peer_empty_1mib
 from ember.runtime.backend import PTR
 
@@ -138,6 +145,152 @@ def launch_noop(ctx: Context):
 def launch_axpy3(ctx: Context):
     """Launch a 3-argument axpy (float, 2 pointers) on one block."""
     return _launch_case(ctx, "axpy3")
+
+
+# ------------------------------------------------------------------ launch by arity
+ARITY_SOURCE = r"""
+extern "C" __global__ void a0() { }
+extern "C" __global__ void a1(float* y) { if (threadIdx.x == 1000) y[0] = 1.0f; }
+extern "C" __global__ void a3(float a, const float* x, float* y) {
+    if (threadIdx.x == 1000) y[0] = a * x[0];
+}
+extern "C" __global__ void a8(float a, const float* x, float* y, int n, float b,
+                              const float* z, float* w, long long m) {
+    if (threadIdx.x == 1000) y[0] = a * x[0] + b * z[0] + n + m + w[0];
+}
+"""
+ARITY_PARAMS = {
+    0: (),
+    1: (PTR,),
+    3: ("float32", PTR, PTR),
+    8: ("float32", PTR, PTR, "int32", "float32", PTR, PTR, "int64"),
+}
+
+
+def _arity_values(arity: int, ptrs: list) -> list:
+    """Scalar values and pointers (``ptrs``: 4 device arrays in any form) for ``a<arity>``."""
+    x, y, z, w = ptrs
+    return {
+        0: [],
+        1: [y],
+        3: [np.float32(2.0), x, y],
+        8: [np.float32(2.0), x, y, np.int32(5), np.float32(1.0), z, w, np.int64(7)],
+    }[arity]
+
+
+def _ember_kernels():
+    import ember
+
+    def never(i):  # a condition the typer cannot fold: the kernels do nothing at run time
+        return i == 1 << 40
+
+    @ember.kernel
+    def k0():
+        i = ember.global_id()
+        if never(i):
+            pass
+
+    @ember.kernel
+    def k1(y):
+        i = ember.global_id()
+        if never(i):
+            y[0] = 1.0
+
+    @ember.kernel
+    def k3(a, x, y):
+        i = ember.global_id()
+        if never(i):
+            y[0] = a * x[0]
+
+    @ember.kernel
+    def k8(a, x, y, n, b, z, w, m):
+        i = ember.global_id()
+        if never(i):
+            y[0] = a * x[0] + b * z[0] + n + m + w[0]
+
+    return {0: k0, 1: k1, 3: k3, 8: k8}
+
+
+def _arity_impls(ctx: Context, arity: int) -> dict[str, tuple[Any, Any]]:
+    """impl -> (launch, sync) of the ``arity``-argument kernel on one block of 32 threads."""
+    import ember
+
+    be = ctx.backend
+    module = ctx.once("arity_module", lambda: be.load_module(be.compile(ARITY_SOURCE, "arity")))
+    arrays = ctx.once(
+        "arity_arrays", lambda: [ember.zeros(N_SMALL, ember.float32) for _ in range(4)]
+    )
+    sync = be.default_stream.synchronize
+    name, params = f"a{arity}", ARITY_PARAMS[arity]
+    ptrs = [a.buffer.handle for a in arrays]
+    fn = module.function(name, params)
+    args = _arity_values(arity, ptrs)
+    out: dict[str, tuple[Any, Any]] = {"ember": (lambda: fn.launch(ONE, WARP, args), sync)}
+    try:
+        from ember.backends.cuda.launch import CudaFunction
+
+        slow = CudaFunction(fn.handle, name, params, module, direct=False)
+        out["ember[bindings]"] = (lambda: slow.launch(ONE, WARP, args), sync)
+    except (ImportError, TypeError):  # an Ember before the direct launch
+        pass
+    kernels = ctx.once("arity_kernels", _ember_kernels)
+    launch = kernels[arity][1, 32]
+    kargs = _arity_values(arity, arrays)
+    out["ember.kernel"] = (lambda: launch(*kargs), sync)
+    raw_kernel = ember.RawKernel(ARITY_SOURCE, name)[1, 32]
+    out["ember.RawKernel"] = (lambda: raw_kernel(*kargs), sync)
+    raw = _raw(ctx)
+    rf = ctx.once(f"raw_{name}", lambda: raw.function(ARITY_SOURCE, name))
+    rptrs = ctx.once("raw_arity_ptrs", lambda: [raw.alloc(N_SMALL * 4) for _ in range(4)])
+    values = _arity_values(arity, [np.uint64(p) for p in rptrs])
+    params_addr = raw.kernel_params(*values) if values else 0
+    cu, stream = raw.cu, raw.stream
+    out["raw"] = (
+        lambda: cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, params_addr, 0),
+        raw.sync,
+    )
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        ck = cp.RawKernel(ARITY_SOURCE, name)
+        carrs = ctx.once(
+            "cupy_arity_arrays", lambda: [cp.zeros(N_SMALL, cp.float32) for _ in range(4)]
+        )
+        cargs = tuple(_arity_values(arity, carrs))
+        out["cupy"] = (lambda: ck((1,), (32,), cargs), cp.cuda.get_current_stream().synchronize)
+    return out
+
+
+def _arity_case(ctx: Context, arity: int) -> dict[str, dict[str, Any]]:
+    n = ctx.iterations(20000)
+    measured = interleaved_us(_arity_impls(ctx, arity), n, ctx.repeats)
+    return {
+        impl: ({"us": v} if not isinstance(v, str) else {"error": v})
+        for impl, v in measured.items()
+    }
+
+
+@case("launch_0args", "us", "us/launch")
+def launch_0args(ctx: Context):
+    """Launch a kernel with no arguments (1 block of 32 threads; impls interleaved)."""
+    return _arity_case(ctx, 0)
+
+
+@case("launch_1arg", "us", "us/launch")
+def launch_1arg(ctx: Context):
+    """Launch a kernel with one pointer argument (impls interleaved)."""
+    return _arity_case(ctx, 1)
+
+
+@case("launch_3args", "us", "us/launch")
+def launch_3args(ctx: Context):
+    """Launch a kernel with a float and two pointers (impls interleaved)."""
+    return _arity_case(ctx, 3)
+
+
+@case("launch_8args", "us", "us/launch")
+def launch_8args(ctx: Context):
+    """Launch a kernel with 8 arguments: 4 pointers, 2 floats, an int32, an int64."""
+    return _arity_case(ctx, 8)
 
 
 # ------------------------------------------------------------------ sync

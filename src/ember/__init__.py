@@ -155,6 +155,7 @@ _MODULES = {
     "cache": "ember.cache",
     "random": "ember.array.random",
     "linalg": "ember.array.linalg",
+    "fft": "ember.array.fft",
 }
 
 

@@ -237,6 +237,13 @@ SETTINGS: dict[str, Setting] = {
             "float16/32/64 where it is installed, 'ember' always Ember's own tiled kernel.",
         ),
         Setting(
+            "EMBER_FFT",
+            "auto",
+            _choice("auto", "ember"),
+            "Fourier transforms (ember.fft): 'auto' uses the device's vendor library (cuFFT "
+            "on CUDA) where it is installed, 'ember' always Ember's own kernels.",
+        ),
+        Setting(
             "EMBER_MATMUL_TF32",
             False,
             _parse_bool,

@@ -8,9 +8,9 @@ backend is the backend's own business, said by the start-up hooks of its (light)
 ``start_driver``); nothing here knows a backend by name.
 
 ``ember-warmup-driver``
-    the backend's ``start_driver()`` (CUDA: ``cuInit``, the device and the primary context
-    through the backend's own bindings; every call releases the GIL), once the import it
-    needs (``DRIVER_AFTER``) is done.
+    the backend's ``start_driver()`` (CUDA: ``cuInit``, the device and the primary context,
+    through ctypes; every call releases the GIL), once the import it needs
+    (``DRIVER_AFTER``; ``""``: none) is done.
 ``ember-warmup``
     the backend's imports (the driver work runs beside the later ones), then the backend
     itself, the library versions cache keys use (CUDA: loads NVRTC), Ember's compiler
@@ -164,6 +164,8 @@ class Warmup:
 
     def _main(self, hooks) -> None:
         after = getattr(hooks, "DRIVER_AFTER", None)
+        if after == "":  # the driver step needs no import: it runs beside all of them
+            self._driver_may_start.set()
         try:
             try:
                 for module in getattr(hooks, "WARMUP_IMPORTS", ()):

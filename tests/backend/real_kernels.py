@@ -477,6 +477,17 @@ def culocal(A, B):
         B[i] = C[i]
 
 
+# numba-cuda docs, "Memory management: dynamic shared memory" (``cuda.shared.array(0, ...)``
+# sized by the launch: ``f[1, 32, 0, 128]``)
+@ember.kernel
+def dynamic_shared_numba(x, y):
+    dynsmem = ember.shared(0, f32)
+    i = ember.grid(1)
+    dynsmem[i] = x[i]
+    ember.barrier()
+    y[i] = dynsmem[ember.block_dim.x - 1 - i] + len(dynsmem)
+
+
 # CUDA C++ Programming Guide, "Shared memory" (__shared__ variable type qualifier): several
 # dynamically sized arrays carved from one `extern __shared__` buffer
 @ember.kernel

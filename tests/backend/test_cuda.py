@@ -218,3 +218,58 @@ def test_out_of_memory_is_readable(cuda):
     assert "What to do" in message
     with cuda.alloc(1 << 20):  # still works afterwards
         pass
+
+
+RECORD = r"""
+extern "C" __global__ void record(signed char a, short b, int c, long long d,
+                                  unsigned char e, unsigned short f, unsigned int g,
+                                  unsigned long long h, float i, double j, double* out) {
+    out[0] = a; out[1] = b; out[2] = c; out[3] = (double)d; out[4] = e; out[5] = f;
+    out[6] = g; out[7] = (double)h; out[8] = i; out[9] = j;
+}
+"""
+RECORD_PARAMS = (
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", PTR,
+)  # fmt: skip
+
+
+def test_direct_and_bindings_launches_pass_the_same_values(cuda):
+    from ember.backends.cuda.launch import CudaFunction
+
+    mod = cuda.load_module(cuda.compile(RECORD, "record"))
+    direct = mod.function("record", RECORD_PARAMS)
+    assert direct._ex is not None  # a real driver: the ctypes entry point is there
+    slow = CudaFunction(direct.handle, "record", RECORD_PARAMS, mod, direct=False)
+    values = [-5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**53, 1.5, -2.25]
+    for fn in (direct, slow):
+        out = cuda.alloc(10 * 8)
+        fn.launch((1, 1, 1), (1, 1, 1), [*values, out.handle])
+        np.testing.assert_array_equal(to_host(cuda, out, np.empty(10)), values)
+        numpy_values = [np.int8(-5), np.int16(-300), np.int32(-70000), np.int64(-(2**40))]
+        fn.launch(1, [1], [*numpy_values, *values[4:], out.handle])  # int/list dims: slow path
+        np.testing.assert_array_equal(to_host(cuda, out, np.empty(10)), values)
+
+
+def test_direct_launch_keeps_the_checks(cuda, module):
+    fill = module.function("fill", (PTR, "int32", "int64"))
+    buf = cuda.alloc(1024 * 4)
+    with pytest.raises(LaunchError, match="takes 3 argument"):
+        fill.launch((1, 1, 1), (32, 1, 1), [buf.handle, 1])
+    with pytest.raises(LaunchError, match="argument 1 of kernel 'fill' must be a int32"):
+        fill.launch((1, 1, 1), (32, 1, 1), [buf.handle, 2**40, 1024])
+    with pytest.raises(LaunchError, match="grid must be"):
+        fill.launch((0, 1, 1), (32, 1, 1), [buf.handle, 1, 1024])
+    with pytest.raises(LaunchError, match="grid dimension y is 70000"):
+        fill.launch((1, 70000, 1), (32, 1, 1), [buf.handle, 1, 1024])
+    with pytest.raises(LaunchError, match="shared_mem must be"):
+        fill.launch((1, 1, 1), (32, 1, 1), [buf.handle, 1, 1024], shared_mem=-1)
+    stream = cuda.create_stream()
+    stream.close()
+    with pytest.raises(LaunchError, match="closed stream"):
+        fill.launch((1, 1, 1), (32, 1, 1), [buf.handle, 1, 1024], stream=stream)
+    other = cuda.create_stream()  # a launch on another stream after those: counted there
+    fill.launch((4, 1, 1), (256, 1, 1), [buf.handle, 3, 1024], stream=other)
+    assert other.submitted == 1
+    other.synchronize()
+    assert (to_host(cuda, buf, np.empty(1024, np.int32)) == 3).all()

@@ -179,3 +179,25 @@ def test_warmup_opens_another_device(two_devices):
     assert d1 in ember.__array_namespace_info__().devices()
     with d1:
         assert ember.__array_namespace_info__().default_device() is d1
+
+
+ADD = {
+    "cuda": 'extern "C" __global__ void add_into(const float* x, float* y, long long n) {\n'
+    "    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+    "    if (i < n) y[i] += x[i];\n}",
+    "opencl": "__kernel void add_into(__global const float* x, __global float* y, long n) {\n"
+    "    long i = get_global_id(0);\n    if (i < n) y[i] += x[i];\n}",
+}
+
+
+def test_source_kernels_follow_their_arrays(two_devices):
+    d0, d1 = two_devices
+    k = ember.RawKernel(ADD[d0.get_backend().dialect], "add_into")
+    a = ember.arange(8, dtype=ember.float32)
+    b = ember.arange(8, dtype=ember.float32, device=d1)
+    for x in (a, b, a, b):  # loaded once per device, launched where the arrays are
+        k[1, 8](x, x, 8)
+    np.testing.assert_array_equal(a.to_numpy(), np.arange(8) * 4)
+    np.testing.assert_array_equal(b.to_numpy(), np.arange(8) * 4)
+    with pytest.raises(ember.LaunchError, match="different devices"):
+        k[1, 8](b, a, 8)

@@ -177,6 +177,26 @@ def test_shared_memory_holds_complex_values(backend):
     np.testing.assert_array_equal(out.to_numpy(), a[::-1] * 1j)
 
 
+TWIDDLES = np.exp(-2j * np.pi * np.arange(8) / 8).astype(np.complex64)  # a captured table
+TABLE2 = (TWIDDLES.astype(np.complex128) * 2).reshape(2, 4)
+
+
+@ember.kernel
+def twiddle(out, x):
+    i = ember.global_id()
+    if i < 8:
+        out[i] = x[i] * TWIDDLES[i] + TABLE2[i // 4, i % 4]
+
+
+def test_captured_complex_tables(backend):
+    """Captured NumPy complex arrays are constant tables (FFT twiddles, filter taps)."""
+    x = np.arange(8).astype(np.complex64) + 1j
+    out = ember.zeros(8, ember.complex128)
+    twiddle[1, 8](out, ember.asarray(x))
+    expected = x.astype(np.complex128) * TWIDDLES + TABLE2.ravel()
+    np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-6)
+
+
 # --------------------------------------------------------------------- NVRTC, without a GPU
 def _nvrtc_available() -> bool:
     try:
@@ -207,6 +227,7 @@ def test_complex_kernels_compile_for_cuda(dtype):
     ptx = arguments.inspect(np.zeros((5, 4), dtype), np.zeros((3, 4), real), z, 1j, 0.5,
                             stage="ptx", dialect="cuda")  # fmt: skip
     assert ".entry" in ptx
+    assert ".const" in twiddle.inspect(np.zeros(8, np.complex128), z, stage="ptx", dialect="cuda")
     ptx = warp_ops.inspect(z, z, stage="ptx", dialect="cuda")
     assert "shfl.sync.bfly" in ptx and "shfl.sync.down" in ptx
     source = every_function.inspect(np.zeros((24, 4), dtype), z, stage="source", dialect="cuda")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 import pickle
 from concurrent.futures import ProcessPoolExecutor
 

@@ -239,6 +239,15 @@ def test_numba_local_memory(backend):
     np.testing.assert_array_equal(b.to_numpy(), a)
 
 
+def test_numba_dynamic_shared_memory_sized_by_the_launch(backend):
+    x = _uniform(32)
+    y = ember.zeros(32, ember.float32)
+    rk.dynamic_shared_numba[1, 32, 0, 32 * 4](ember.asarray(x), y)  # Numba's [g, b, stream, bytes]
+    np.testing.assert_array_equal(y.to_numpy(), x[::-1] + 32)
+    rk.dynamic_shared_numba[1, 32, 64 * 4](ember.asarray(x), y)  # CUDA's order: [g, b, bytes]
+    np.testing.assert_array_equal(y.to_numpy(), x[::-1] + 64)
+
+
 def test_cuda_guide_several_dynamic_shared_arrays(backend):
     out = ember.zeros((128, 3), ember.float64)
     rk.carved[1, 128](128, 64, 100, out)  # three arrays carved from the launch's memory

@@ -77,6 +77,46 @@ def test_size_class_covers_request_with_bounded_waste(n):
     assert size_class(c) == c  # a class is its own class
 
 
+def test_a_miss_gives_idle_blocks_of_other_classes_back_first():
+    be = FakeBackend(capacity=10 * MiB)
+    pool = Pool(be)
+    small, big = pool.allocate(MiB), pool.allocate(6 * MiB)
+    small_handle = small.handle
+    del small, big  # both idle
+    b = pool.allocate(8 * MiB)  # a miss: the idle blocks go back before reserving 8 MiB
+    assert b.nbytes == 8 * MiB and be.allocated == 8 * MiB
+    assert pool.stats()["oom_retries"] == 0 and pool.stats()["returned_blocks"] == 2
+    assert small_handle in be.freed and be.syncs == 0  # stream-ordered: no device wait
+    assert pool.stats()["reserved"] == 8 * MiB and pool.stats()["cached"] == 0
+    del b
+    again = pool.allocate(8 * MiB)  # a hit: nothing else is given back
+    assert pool.stats()["returned_blocks"] == 2 and again.nbytes == 8 * MiB
+
+
+def test_enough_returns_only_what_the_request_needs():
+    be = FakeBackend(capacity=64 * MiB)
+    pool = Pool(be)
+    pool.return_idle = "enough"
+    blocks = [pool.allocate(n * MiB) for n in (1, 2, 16)]
+    del blocks
+    kept = pool.allocate(6 * MiB)  # the largest idle block (16 MiB) covers it: the rest stay
+    assert pool.stats()["returned_blocks"] == 1
+    assert pool.stats()["cached"] == 3 * MiB and kept.nbytes == 6 * MiB
+
+
+def test_a_block_used_on_another_stream_is_freed_after_that_use():
+    be = FakeBackend(capacity=64 * MiB)
+    pool = Pool(be)
+    other = FakeStream()
+    a = pool.allocate(MiB, other)  # allocated (home) on `other`
+    del a
+    b = pool.allocate(MiB)  # reused on the default stream: the default stream waits
+    del b
+    pool.allocate(4 * MiB)  # miss: the 1 MiB block goes back, freed on its home stream...
+    assert len(other.waited) == 1  # ...after an event on the default stream it last ran on
+    assert other.waited[0].stream is be.default_stream
+
+
 def test_reuse_by_size_class():
     pool = Pool(FakeBackend())
     a = pool.allocate(1000)
@@ -130,6 +170,7 @@ def test_cross_stream_reuse_orders_the_new_stream_after_the_old():
 def test_out_of_memory_releases_cache_and_retries():
     be = FakeBackend(capacity=10 * MiB)
     pool = Pool(be)
+    pool.return_idle = "off"  # (with it on, the miss gives the idle block back first: below)
     a = pool.allocate(6 * MiB)
     del a  # 6 MiB cached
     b = pool.allocate(8 * MiB)  # does not fit next to the cached block: release + retry

@@ -122,5 +122,99 @@ def test_finished_maps_query_statuses():
     answers = [(R.CUDA_ERROR_INVALID_CONTEXT,), (R.CUDA_SUCCESS,)]
     assert driver.finished(lambda h: answers.pop(0), 0, _Context(1), "cuEventQuery", "q") is True
     bad = lambda h: (R.CUDA_ERROR_LAUNCH_FAILED,)  # noqa: E731
-    with pytest.raises(DriverError, match="cuEventQuery failed with CUDA_ERROR_LAUNCH_FAILED while querying an event"):
+    with pytest.raises(
+        DriverError,
+        match="cuEventQuery failed with CUDA_ERROR_LAUNCH_FAILED while querying an event",
+    ):
         driver.finished(bad, 0, _Context(0), "cuEventQuery", "querying an event")
+
+
+# ------------------------------------------------------------------ the direct launch
+
+
+class _Stream:
+    def __init__(self, address):
+        self._handle = cu.CUstream(address)
+        self._address = address
+        self.submitted = 0
+
+    def close(self):
+        self._handle = self._address = None
+
+
+def _direct_function(monkeypatch, params):
+    """A CudaFunction whose ctypes entry point is a Python function reading the frame the
+    driver would read: every launch's (grid, block, shared, stream, slot bytes)."""
+    import ctypes
+
+    from ember.backends.cuda import direct
+    from ember.backends.cuda.launch import CONFIG, CONFIG_SIZE
+
+    launches = []
+
+    def fake_ex(config, function, kernel_params, extra):
+        raw = ctypes.string_at(config.value, CONFIG_SIZE)
+        gx, gy, gz, bx, by, bz, shared, stream = struct.unpack(CONFIG, raw)
+        table = (ctypes.c_void_p * max(len(params), 1)).from_address(kernel_params.value)
+        slots = [ctypes.string_at(table[i], SLOT) for i in range(len(params))]
+        launches.append(((gx, gy, gz), (bx, by, bz), shared, stream, slots))
+        return 1 if gy > 65535 else 0  # the driver refuses what the device cannot run
+
+    monkeypatch.setattr(direct, "entry", lambda name: fake_ex)
+    default = _Stream(0x1000)
+    module = types.SimpleNamespace(context=_Context(0), default_stream=default)
+    fn = CudaFunction(cu.CUfunction(), "k", params, module)
+    assert fn._ex is fake_ex
+    return fn, launches, default
+
+
+def test_direct_launch_writes_config_and_arguments(monkeypatch):
+    fn, launches, default = _direct_function(monkeypatch, [dtypes.float32, PTR, dtypes.int64])
+    fn.launch((2, 3, 4), (32, 1, 1), [1.5, 0xABC, -7])
+    (grid, block, shared, stream, slots) = launches[-1]
+    assert (grid, block, shared, stream) == ((2, 3, 4), (32, 1, 1), 0, 0x1000)
+    assert struct.unpack_from("<f", slots[0])[0] == 1.5
+    assert struct.unpack_from("<Q", slots[1])[0] == 0xABC
+    assert struct.unpack_from("<q", slots[2])[0] == -7
+    assert default.submitted == 1
+
+
+def test_direct_launch_never_reuses_a_stale_configuration(monkeypatch):
+    fn, launches, default = _direct_function(monkeypatch, [PTR])
+    grid = (1, 1, 1)
+    fn.launch(grid, (32, 1, 1), [1])
+    fn.launch(grid, (32, 1, 1), [2])  # same configuration objects: only the argument packed
+    assert [entry[:4] for entry in launches] == [((1, 1, 1), (32, 1, 1), 0, 0x1000)] * 2
+    fn.launch((5, 1, 1), (32, 1, 1), [3])
+    assert launches[-1][0] == (5, 1, 1)
+    fn.launch((5, 1, 1), (64, 1, 1), [3], shared_mem=128)
+    assert launches[-1][1:3] == ((64, 1, 1), 128)
+    mutable = [7, 1, 1]  # a list may change between launches: never remembered
+    fn.launch(mutable, (64, 1, 1), [4])
+    mutable[0] = 9
+    fn.launch(mutable, (64, 1, 1), [4])
+    assert [e[0] for e in launches[-2:]] == [(7, 1, 1), (9, 1, 1)]
+    other = _Stream(0x2000)
+    fn.launch(grid, (32, 1, 1), [5], stream=other)
+    assert launches[-1][3] == 0x2000 and other.submitted == 1
+    other.close()
+    with pytest.raises(LaunchError, match="closed stream"):
+        fn.launch(grid, (32, 1, 1), [5], stream=other)
+    fn.launch(32, [8], [6])  # an int and a short list: the checked path
+    assert launches[-1][:2] == ((32, 1, 1), (8, 1, 1))
+    fn.launch(grid, (32, 1, 1), [7])  # and back: the configuration is packed again
+    assert launches[-1][:3] == ((1, 1, 1), (32, 1, 1), 0)
+
+
+def test_direct_launch_errors_leave_nothing_half_packed(monkeypatch):
+    fn, launches, _ = _direct_function(monkeypatch, [dtypes.int32, PTR])
+    grid, block = (4, 1, 1), (32, 1, 1)
+    fn.launch(grid, block, [1, 2])
+    with pytest.raises(LaunchError, match="argument 0 of kernel 'k' must be a int32"):
+        fn.launch((9, 1, 1), block, [2**40, 2])  # fails after the new grid was packed
+    fn.launch(grid, block, [3, 4])  # the frame holds the right grid again
+    assert launches[-1][0] == (4, 1, 1) and len(launches) == 2
+    with pytest.raises(LaunchError, match="grid dimension y is 70000"):  # the driver refused
+        fn.launch((1, 70000, 1), block, [1, 2])
+    with pytest.raises(LaunchError, match="takes 2 argument"):
+        fn.launch(grid, block, [1])

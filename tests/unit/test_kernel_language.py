@@ -230,6 +230,32 @@ def test_dynamic_shared_arrays_are_carved_at_the_kernel_start():
     assert ", long n, __local uchar* em_dyn)" in source_of(dynamic_from_argument, F32, 5)
 
 
+def test_launch_configurations_accept_both_orders_of_stream_and_shared_bytes():
+    from ember.compiler.kernel import _stream_and_shared
+
+    s = object()
+    assert _stream_and_shared(()) == (None, 0)
+    assert _stream_and_shared((s,)) == (s, 0)  # [grid, block, stream]
+    assert _stream_and_shared((128,)) == (None, 128)  # CUDA: [grid, block, bytes]
+    assert _stream_and_shared((0, 128)) == (None, 128)  # Numba: stream 0 is the default
+    assert _stream_and_shared((s, 64)) == (s, 64)
+    assert _stream_and_shared((64, s)) == (s, 64)  # CUDA: <<<g, b, bytes, stream>>>
+
+
+@ember.kernel
+def rest_twice(out):
+    a = ember.shared(0, ember.float32)
+    b = ember.shared(0, ember.float32)  # mistake
+    out[0] = a[0] + b[0]
+
+
+def test_the_rest_of_the_dynamic_shared_memory_is_made_once():
+    with pytest.raises(ember.KernelSyntaxError, match="can be made once"):
+        ir_of(rest_twice, F32)
+    text = source_of(dynamic_from_argument, F32, 5, dialect="cuda")
+    assert "em_dyn_bytes" not in text  # only ember.shared(0, ...) takes the launch's bytes
+
+
 # ---------------------------------------------------------------- warps, atomics, grid
 @ember.kernel
 def bad_width(out):

@@ -33,19 +33,22 @@ BLOCK = 256
 
 # --------------------------------------------------------------------- kernels
 def _index_math(ndim: int, wide: bool):
+    """``(offsets device function, index dtype)`` for ``ndim`` axes (kernels._offsets)."""
     index = ember.uint64 if wide else ember.uint32
-    return kernels._offsets(ndim, index, kernels.div_plain if wide else kernels.div_magic)
+    return kernels._offsets(ndim, index, kernels.div_plain if wide else kernels.div_magic), index
 
 
 @functools.cache
 def offsets_kernel(ndim: int, wide: bool) -> Kernel:
     """``L[o] (+)= wrap(idx[p]) * stride`` over the index shape (``first``: assign)."""
-    OFF = _index_math(ndim, wide)
+    OFF, U = _index_math(ndim, wide)
 
     def index_offsets(n, dims, lo, slo, idx, sidx, size, stride, first):
+        offs = ember.local((2,), U)
         i = ember.global_id()
         while i < n:
-            o, p, _, _ = OFF(i, dims, slo, sidx, slo, slo)
+            OFF(i, dims, (slo, sidx), offs)
+            o, p = offs[0], offs[1]
             raw = idx[p]
             j = ember.int64(raw)
             if raw < 0:
@@ -67,19 +70,23 @@ def offsets_kernel(ndim: int, wide: bool) -> Kernel:
 @functools.cache
 def gather_kernel(ndim: int, wide: bool, backwards: bool) -> Kernel:
     """``w[o] = v[p + L[q]]`` (gather) or ``v[p + L[q]] = w[o]`` (scatter)."""
-    OFF = _index_math(ndim, wide)
+    OFF, U = _index_math(ndim, wide)
 
     def gather(n, dims, w, sw, v, sv, lo, slo):
+        offs = ember.local((3,), U)
         i = ember.global_id()
         while i < n:
-            o, p, q, _ = OFF(i, dims, sw, sv, slo, sw)
+            OFF(i, dims, (sw, sv, slo), offs)
+            o, p, q = offs[0], offs[1], offs[2]
             w[o] = v[ember.int64(p) + lo[q]]
             i += ember.global_size()
 
     def scatter(n, dims, w, sw, v, sv, lo, slo):
+        offs = ember.local((3,), U)
         i = ember.global_id()
         while i < n:
-            o, p, q, _ = OFF(i, dims, sw, sv, slo, sw)
+            OFF(i, dims, (sw, sv, slo), offs)
+            o, p, q = offs[0], offs[1], offs[2]
             v[ember.int64(p) + lo[q]] = v.dtype(w[o])
             i += ember.global_size()
 

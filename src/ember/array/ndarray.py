@@ -23,6 +23,7 @@ from ember.dtypes import DType
 from ember.errors import not_on_device  # noqa: F401 - its users import it from here
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import Backend, Buffer
+from ember.runtime.memory import copy_out
 from ember.tracebacks import api
 
 
@@ -243,11 +244,11 @@ class ndarray:  # noqa: N801 - NumPy's spelling
         if self.is_c_contiguous:
             out = np.empty(self.shape, self.dtype.numpy)
             if out.nbytes:
-                self.backend.copy_to_host(out, self.buffer, self.offset, stream)
+                copy_out(self.backend, out, self.buffer, self.offset, stream)
             return out
         low, high = self._extent()
         raw = np.empty(high - low, np.uint8)
-        self.backend.copy_to_host(raw, self.buffer, self.offset + low, stream)
+        copy_out(self.backend, raw, self.buffer, self.offset + low, stream)
         view = np.lib.stride_tricks.as_strided(
             raw[-low:].view(self.dtype.numpy) if low else raw.view(self.dtype.numpy),
             shape=self.shape,

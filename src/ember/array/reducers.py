@@ -234,7 +234,7 @@ def nan_to(CT, value) -> Callable:
 
     def pre(x):
         v = CT(x)
-        if v != v:
+        if ember.isnan(v):
             return CT(V)
         return v
 
@@ -254,29 +254,31 @@ def extreme(ct: DType, largest: bool):
 
 def _pick(largest: bool, skip_nan: bool) -> Callable:
     """``pick(a, b)``: the larger (smaller) of two values; NaN wins (``max``) or loses
-    (``nanmax``: a NaN ``a`` is only kept when ``b`` is NaN too)."""
+    (``nanmax``: a NaN ``a`` is only kept when ``b`` is NaN too).  NaN tests are
+    ``ember.isnan`` (the constant False on integers), not ``a != a``: C compilers warn about a
+    self-comparison in every integer specialization."""
     if largest and not skip_nan:
 
         def pick(a, b):
-            if a > b or a != a:
+            if a > b or ember.isnan(a):
                 return a
             return b
     elif not skip_nan:
 
         def pick(a, b):
-            if a < b or a != a:
+            if a < b or ember.isnan(a):
                 return a
             return b
     elif largest:
 
         def pick(a, b):
-            if a > b or b != b:
+            if a > b or ember.isnan(b):
                 return a
             return b
     else:
 
         def pick(a, b):
-            if a < b or b != b:
+            if a < b or ember.isnan(b):
                 return a
             return b
 
@@ -365,17 +367,17 @@ def arg(ct: DType, largest: bool, skip_nan: bool = False) -> Reducer:
 
         def better(v, b):  # v beats b
             if largest:
-                return v > b or (v != v and b == b)
-            return v < b or (v != v and b == b)
+                return v > b or (ember.isnan(v) and not ember.isnan(b))
+            return v < b or (ember.isnan(v) and not ember.isnan(b))
 
         def same(v, b):
-            return v == b or (v != v and b != b)
+            return v == b or (ember.isnan(v) and ember.isnan(b))
     else:
 
         def better(v, b):
             if largest:
-                return v > b or (b != b and v == v)
-            return v < b or (b != b and v == v)
+                return v > b or (ember.isnan(b) and not ember.isnan(v))
+            return v < b or (ember.isnan(b) and not ember.isnan(v))
 
         def same(v, b):
             return v == b
@@ -420,7 +422,7 @@ def _welford(ACC, skip_nan: bool) -> dict:
         return (n, a[1] + d * f, (a[2] + b[2]) + d * d * a[0] * f)
 
     def step(s, v, j):
-        if skip_nan and v != v:
+        if skip_nan and ember.isnan(v):
             return s
         n = s[0] + 1
         d = v - s[1]

@@ -169,7 +169,7 @@ def _device(args: tuple) -> tuple:
     return tuple(out)
 
 
-def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None):
+def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None, backend=None):
     """Yield ``(kernel, example_args)`` for Ember's standard precompiled set.
 
     The set: ``+ - * / // % **``, comparisons, ``maximum``/``minimum``, ``logical_and/or``
@@ -182,7 +182,8 @@ def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None):
     ``nonzero`` and (but for bool) ``sort``/``argsort`` of 1-d arrays, in the designs the
     current device runs (:mod:`ember.array.standard_sort`).  ``dtypes_`` defaults to bool,
     int32, int64, float32, float64.  Example arrays are NumPy arrays (precompile copies them to the
-    device) except transposed views, which are made on the current device.
+    device) except transposed views, which are made on the current device.  ``backend`` (default:
+    the current one) is the device whose scan and sort designs and tile shapes are listed.
     """
     from ember.array import elementwise
 
@@ -217,17 +218,17 @@ def standard_kernels(dtypes_: Iterable[str] = DTYPES, fp64: bool | None = None):
         if key not in seen:
             seen.add(key)
             yield kernel, args
-    yield from _scans_and_sorts(dts, fp64)
+    yield from _scans_and_sorts(dts, fp64, backend)
 
 
-def _scans_and_sorts(dts, fp64: bool) -> Iterator:
+def _scans_and_sorts(dts, fp64: bool, be=None) -> Iterator:
     """Cumulative sums and products, ``x[mask]``/``nonzero`` and sorts (standard_sort.py)."""
     from ember.array import standard_sort
     from ember.runtime import backend as registry
 
     usable = tuple(d for d in dts if fp64 or d != "float64")
     seen: set = set()
-    for kernel, args in standard_sort.examples(registry.current(), usable):
+    for kernel, args in standard_sort.examples(be or registry.current(), usable):
         key = (kernel, tuple(_signature(a) for a in args))
         if key not in seen:
             seen.add(key)

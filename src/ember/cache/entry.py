@@ -42,7 +42,7 @@ _ABSENT = object()
 _META_FIELDS: dict[str, type | tuple[type, ...]] = {
     "name": str, "abi": list, "pyname": str, "dialect": str, "binary_kind": str,
     "device": str, "created": (int, float), "sites": list, "slow_paths": list,
-    "kernel_loc": (list, type(None)),
+    "kernel_loc": (list, type(None)), "launch": dict,
 }  # fmt: skip
 
 
@@ -210,5 +210,6 @@ def abi_param(record: Any):
 
 
 _ABI_KINDS = frozenset(
-    {"scalar", "re", "im", "data", "start", "shape", "stride", "claim", "record", "kid"}
+    {"scalar", "re", "im", "data", "start", "shape", "stride", "claim", "record", "kid", "grid",
+     "dynbytes"}
 )

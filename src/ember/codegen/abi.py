@@ -102,6 +102,8 @@ def kernel_abi(fn: ir.Function, dialect: Dialect) -> list[AbiParam]:
                 )
     if getattr(fn, "grid_sync", False):  # a barrier word of the launch (grid_sync)
         out.append(AbiParam("em_gbar", "grid", None, -1, ()))
+    if getattr(fn, "dynamic_bytes", False):  # the launch's shared_mem (ember.shared(0, ..))
+        out.append(AbiParam("em_dyn_bytes", "dynbytes", dtypes.int64, -1, ()))
     if fn.can_fail:
         out += [
             AbiParam("em_claim", "claim", None, -1, ()),

@@ -173,10 +173,6 @@ def _predicate(name: str, join: str) -> Callable[[_Code], str]:
     return make
 
 
-def _from_real(c: _Code) -> str:
-    return c.fn(f"{c.t} x", f"    return {c.mk}(x, 0);")
-
-
 # --------------------------------------------------------------------- exp, log, sqrt
 def _exp(c: _Code) -> str:
     m = c.m
@@ -456,7 +452,7 @@ def _atanh(c: _Code) -> str:
 
 MAKERS: dict[str, Callable[[_Code], str]] = {
     "make": _make, "add": _add, "sub": _sub, "mul": _mul, "div": _div, "neg": _neg,
-    "conj": _conj, "eq": _eq, "abs": _abs, "arg": _arg, "from_real": _from_real,
+    "conj": _conj, "eq": _eq, "abs": _abs, "arg": _arg,
     "isnan": _predicate("isnan", "||"), "isinf": _predicate("isinf", "||"),
     "isfinite": _predicate("isfinite", "&&"),
     "exp": _exp, "log": _log, "sqrt": _sqrt, "pow": _pow, "expm1": _expm1, "log1p": _log1p,

@@ -214,6 +214,8 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
                 ctype = self.d.checks[p.kind]
             elif p.kind == "grid":
                 ctype = self.ctype(passes.grid_barrier().type)
+            elif p.kind == "dynbytes":
+                ctype = self.h.c(dtypes.int64)
             else:
                 ctype = self.h.c(p.dtype)
             params.append(f"{ctype} {p.name}")
@@ -292,12 +294,11 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
         of emulated warp operations."""
         i64 = self.h.c(dtypes.int64)
         self.put(1, f"{i64} em_dyn_at = 0;  // dynamic shared memory, carved in order")
-        for s in dynamic:
-            t, name = s.var.type, s.var.name
-            ptr = f"{self.d.shared_space}{self.storage(t.dtype)}*"
+        rest = [s for s in dynamic if launchsize.is_rest(s)]
+        for s in [s for s in dynamic if not launchsize.is_rest(s)]:
             dims = ", ".join(self.expr(e) for e in s.size)
-            self.put(1, f"{self.struct(t)} {name} = {self.make_struct(t)}(({ptr})(em_dyn + "
-                     f"em_dyn_at), {dims});")  # fmt: skip
+            self._carved(s, dims)
+            t, name = s.var.type, s.var.name
             count = " * ".join(f"{name}.shape[{k}]" for k in range(t.ndim))
             align = launchsize.ALIGN
             step = f"({count} * {t.dtype.itemsize} + {align - 1}) / {align} * {align}"
@@ -305,6 +306,17 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
         if self.program.warp_emulated:
             ptr = self.ctype(passes.warp_scratch().type)
             self.put(1, f"{ptr} em_wscratch = ({ptr})(em_dyn + em_dyn_at);  // warp exchange")
+            threads = " * ".join(self.d.index_expr(self.h, "block_dim", k) for k in range(3))
+            self.put(1, f"em_dyn_at += ({threads} + 1) * {launchsize.SCRATCH_BYTES};")
+        for s in rest:  # ember.shared(0, dtype): what the launch gave beyond the rest
+            size = s.var.type.dtype.itemsize
+            self._carved(s, f"(em_dyn_bytes - em_dyn_at) / {size}")
+
+    def _carved(self, s: ir.ArrayDecl, dims: str) -> None:
+        t, name = s.var.type, s.var.name
+        ptr = f"{self.d.shared_space}{self.storage(t.dtype)}*"
+        self.put(1, f"{self.struct(t)} {name} = {self.make_struct(t)}(({ptr})(em_dyn + "
+                 f"em_dyn_at), {dims});")  # fmt: skip
 
     # ------------------------------------------------------------------ statements
     def block(self, body: list[ir.Stmt], depth: int) -> None:

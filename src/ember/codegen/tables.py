@@ -53,6 +53,12 @@ class TableEmitter:
         t: Scalar = scalar(dt)
         if dt.kind == "b":
             items = ["1" if v else "0" for v in flat]
+        elif dt.kind == "c":  # a pair per element: brace-initialized structs / vectors
+            part = scalar(dt.real)
+            items = [
+                f"{{{self.literal(v.real, part)[0]}, {self.literal(v.imag, part)[0]}}}"
+                for v in flat.tolist()
+            ]
         else:
             items = [self.literal(v.item(), t, typed=dt.is_integer)[0] for v in flat]
         lines = [

@@ -177,7 +177,8 @@ class WarpEmitter:
                 f"    {i64} t = {self._tid()}();\n"
                 f"    {i64} lane = t & {WARP - 1};\n"
                 f"    {i64} src = t - lane + ({rule});\n"
-                f"    return src < {self._threads()} ? src : t;  // past the block: my own"
+                # outside the block (or a garbage lane from an inactive thread): my own
+                f"    return (src >= 0 && src < {self._threads()}) ? src : t;"
             )
             return self.h.fn(i64, name, f"{i64} k, {i64} w", body)
 

@@ -265,6 +265,7 @@ _HIDDEN = {
     "record": "_em_rec",
     "kid": "_em_kid",
     "grid": "_em_grid(stream)",  # grid_sync's barrier word, one per stream
+    "dynbytes": "shared_mem",  # the launch's dynamic shared memory (ember.shared(0, ...))
 }
 
 
@@ -318,7 +319,7 @@ def make_packer(
     offsets = backend.dialect.separate_offsets
     values = "".join(f"        {_native(p, foreign_args, offsets)},\n" for p in abi)
     params = "".join(f"a{i}, " for i in range(nargs))
-    source = f"def pack({params}stream=None):\n    return (\n{values}    )\n"
+    source = f"def pack({params}stream=None, shared_mem=0):\n    return (\n{values}    )\n"
     namespace: dict[str, Any] = {**_grid(abi, backend), **(hidden or {})}
     exec(compile(source, "<ember argument packing>", "exec"), namespace)  # noqa: S102
     pack = namespace["pack"]

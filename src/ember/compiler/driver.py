@@ -164,7 +164,8 @@ class Specialization:
             launch = self.function.launch
             if self.launch_info.get("cooperative"):
                 launch = self.function.launch_cooperative
-            launch(grid, block, self.pack(*args, stream=stream), shared_mem, stream)
+            native = self.pack(*args, stream=stream, shared_mem=shared_mem)
+            launch(grid, block, native, shared_mem, stream)
             if self.errors is not None:
                 self.errors.launched(stream)
             note_uses(args, stream)
@@ -243,6 +244,8 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
     t1 = time.perf_counter()
     try:
         abi = entry.abi()
+        launch_info = dict(entry.meta.get("launch", {}))
+        launchsize.layout_bytes(launch_info)  # data only: a malformed layout is a miss
         module = hit.module if hit.module is not None else backend.load_module(entry.binary)
         function = module.function(entry.name, backend_params(abi))
     except Exception as exc:  # a damaged or foreign binary must never be fatal
@@ -262,7 +265,7 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
         timings, origin=hit.origin, entry=entry,
     )  # fmt: skip
     report.from_meta(spec, entry.meta)
-    spec.launch_info = dict(entry.meta.get("launch", {}))
+    spec.launch_info = launch_info
     return spec
 
 

@@ -87,7 +87,9 @@ class Kernel:
 
     # ------------------------------------------------------------------ launching
     def __getitem__(self, config):
-        """``kernel[grid, block]`` (also ``[grid, block, stream]`` and ``[..., shared_mem]``)."""
+        """``kernel[grid, block]``; also ``[grid, block, stream, shared_mem]`` and, in CUDA's
+        order, ``[grid, block, shared_mem]`` / ``[grid, block, shared_mem, stream]`` (an int
+        third item is the dynamic shared memory in bytes)."""
         try:
             return self._configs[config]
         except (KeyError, TypeError):
@@ -105,8 +107,7 @@ class Kernel:
                 f"{self.__name__}[{config!r}]"
             )
         grid, block = _dims(config[0], "grid"), _dims(config[1], "block")
-        stream = config[2] if len(config) > 2 else None
-        shared = config[3] if len(config) > 3 else 0
+        stream, shared = _stream_and_shared(config[2:])
         launcher = make_launcher(self, grid, block, stream, shared)
         if len(self._configs) < 256:
             try:
@@ -345,7 +346,7 @@ class Kernel:
             return types, driver.default_target(dialect), None
         # NumPy examples stand for arrays of any backend: the arrays' own, else the current
         backends = {a.backend for a in host if argtypes.is_array(a)}
-        backend = self._backend(backends, set(), ())
+        backend = self._backend(backends, set(), host)
         return types, driver.target_of(backend), backend
 
     @api
@@ -434,6 +435,24 @@ class _NumpyExample(argmod.ForeignArray):
         from ember import dtypes
 
         super().__init__(0, a.shape, a.strides, dtypes.dtype(a.dtype), a, None)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _stream_and_shared(rest: tuple):
+    """(stream, shared bytes) from a launch configuration's items after grid and block:
+    ``[stream]``, ``[stream, shared]`` (Numba's order; a stream ``0`` is the default one), or
+    CUDA's ``<<<..., shared, stream>>>`` order: ``[shared]``, ``[shared, stream]``."""
+    if not rest:
+        return None, 0
+    if len(rest) == 1:
+        return (None, rest[0]) if _is_int(rest[0]) else (rest[0], 0)
+    first, second = rest
+    if _is_int(first) and not _is_int(second):  # CUDA's order
+        return second, first
+    return (None if first == 0 else first), second
 
 
 def make_launcher(kernel: Kernel, grid, block, stream0, shared0):

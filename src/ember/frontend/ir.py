@@ -312,6 +312,7 @@ class Function:
     # parameters (set by hoisting.hoist_shared; the kernel declares them)
     hoisted: list[Variable] = field(default_factory=list)
     grid_sync: bool = False  # a kernel calling grid_sync: takes the barrier word (abi.py)
+    dynamic_bytes: bool = False  # uses ember.shared(0, dtype): takes the launch's bytes
 
 
 @dataclass(eq=False)

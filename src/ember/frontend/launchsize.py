@@ -15,8 +15,10 @@ Tree nodes::
     ["add" | "sub" | "mul" | "floordiv" | "min" | "max" | "lshift" | "rshift", a, b]
 
 Layout (:func:`layout_bytes`): arrays in declaration order, each starting at a multiple of
-:data:`ALIGN` bytes, then the warp-emulation scratch (8 bytes per thread of the block, and 8 for a
-block-wide flag) when warp operations are emulated.  The kernel computes the same offsets (codegen).
+:data:`ALIGN` bytes, then the warp-emulation scratch (8 bytes per thread of the block, and 8
+for a block-wide flag) when warp operations are emulated, then ``ember.shared(0, dtype)``:
+whatever the launch gives beyond (``k[grid, block, shared_bytes]``).  The kernel computes the
+same offsets (codegen).
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def layout(program: ir.Program) -> dict:
     args = {id(v): src for v, src in zip(k.params, k.param_sources, strict=True)}  # type: ignore[attr-defined]
     arrays = []
     for s in program.kernel.body:
-        if isinstance(s, ir.ArrayDecl) and s.size:
+        if isinstance(s, ir.ArrayDecl) and s.size and not is_rest(s):
             trees = [tree(e, args) for e in s.size]
             arrays.append([s.var.type.dtype.itemsize, trees])
     return {"arrays": arrays, "scratch": bool(program.warp_emulated)}
@@ -119,6 +121,13 @@ def layout_bytes(layout: dict) -> str | None:
     if layout.get("scratch"):
         terms.append(f"(block[0] * block[1] * block[2] + 1) * {SCRATCH_BYTES}")
     return " + ".join(terms) if terms else None
+
+
+def is_rest(decl: ir.ArrayDecl) -> bool:
+    """Whether a declaration is ``ember.shared(0, dtype)``: the launch's dynamic shared
+    memory beyond the sized arrays (its extent from the launch's bytes, a hidden argument)."""
+    size = decl.size
+    return len(size) == 1 and isinstance(size[0], ir.Intrinsic) and size[0].name == "dynamic_rest"
 
 
 def is_dynamic(t: Array) -> bool:

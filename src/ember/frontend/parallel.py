@@ -108,6 +108,8 @@ class ParallelTyper:
         shape = _static_shape(items)
         if shape is not None:
             return ArrayVal(Array(dtype, len(shape), "C", "shared", shape))
+        if len(items) == 1 and isinstance(items[0], ir.Const) and items[0].value == 0:
+            return self._rest_of_dynamic(dtype, node)
         if not self.is_kernel:
             raise self.fail(
                 KernelSyntaxError, "a shared array whose size is known only at launch can "
@@ -116,6 +118,20 @@ class ParallelTyper:
             )  # fmt: skip
         sizes = [self._launch_size(i, node) for i in items]
         return ArrayVal(Array(dtype, len(sizes), "C", "shared", None), sizes)
+
+    def _rest_of_dynamic(self, dtype, node: ast.Call) -> Value:
+        """``ember.shared(0, dtype)`` (Numba's spelling): the launch's dynamic shared
+        memory after the sized arrays, its extent from the bytes the launch gives
+        (``k[grid, block, shared_bytes]`` or ``shared_mem=``)."""
+        if not self.is_kernel or self.rest_made:
+            raise self.fail(
+                KernelSyntaxError, "ember.shared(0, dtype) (the rest of the launch's dynamic "
+                "shared memory) can be made once, in the kernel itself", node,
+                "give the other arrays sizes, or carve one array yourself",
+            )  # fmt: skip
+        self.rest_made = True
+        size = ir.Intrinsic(WEAK_INT, "dynamic_rest", [ir.Const(WEAK_INT, dtype.itemsize)])
+        return ArrayVal(Array(dtype, 1, "C", "shared", None), [size])
 
     def _launch_size(self, item: Value, node: ast.Call) -> ir.Expr:
         """One extent of a dynamic shared array: an integer the launch can compute from the

@@ -188,6 +188,11 @@ def run(program: ir.Program) -> ir.Program:
     if program.grid_sync:
         specials.append((grid_barrier(), hoisting.uses_grid_sync))
         program.kernel.grid_sync = True
+    from ember.frontend import launchsize
+
+    program.kernel.dynamic_bytes = any(
+        isinstance(s, ir.ArrayDecl) and launchsize.is_rest(s) for s in program.kernel.body
+    )
     hoisting.hoist_shared(linearize(program), specials)
     return number_sites(hoisting.hoist_thread_queries(program))
 

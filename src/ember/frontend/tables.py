@@ -48,6 +48,11 @@ class TableTyper:
                 KernelTypeError, f"a kernel cannot read a captured {array.dtype} array",
                 node, "tables hold booleans, integers or floats",
             ) from None  # fmt: skip
+        if dt.is_complex and not np.all(np.isfinite(array)):
+            raise self.fail(
+                KernelTypeError, "a captured complex table must hold finite values", node,
+                "pass an array with infinities or NaN as a kernel argument",
+            )  # fmt: skip
         if array.ndim == 0 or array.size == 0:
             raise self.fail(
                 KernelTypeError, f"a captured table must have elements (shape {array.shape})",

@@ -251,6 +251,7 @@ class FunctionTyper(
         self.exit_facts: list[ranges.Fact] = []  # from `if i >= n: return`, for the rest
         self.notes: list = []  # for the slow-path report (ir.Function.notes)
         self.static_names: dict[str, Value] = {}  # static_range counters being unrolled
+        self.rest_made = False  # ember.shared(0, dtype) was made (once per kernel)
         prologue: list[ir.Stmt] = []
         for index, (name, t) in enumerate(zip(names, self.arg_types, strict=True)):
             self._bind_param(index, name, t, prologue)

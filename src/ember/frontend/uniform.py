@@ -18,8 +18,8 @@ the way a SIMT machine runs them - by predication:
   iterations under its own predicate; ``break``/``continue``/``return`` clear the predicates
   they leave (a returning device function keeps its value for the end).
 
-Inactive threads pass unspecified values into the operations and ignore what comes back:
-what CUDA's inactive lanes do.  Kernels whose threads all take the same path pay the
+Inactive threads pass zeros into the operations (never an undefined value: a lane index must
+stay one) and ignore what comes back, as CUDA's inactive lanes.  Kernels whose threads all take the same path pay the
 predicates and, per loop iteration around a warp operation, the vote.
 """
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ember.frontend import ir, rewrite
-from ember.frontend.types import BOOL, VOID, Tuple
+from ember.frontend.types import BOOL, VOID, Scalar, Tuple
 
 # Operations every thread of the block must execute (in emulation).
 COLLECTIVE = frozenset(
@@ -173,6 +173,8 @@ class _Predicator:
                 args.append(a)
                 continue
             t = self.var("a", a.type)
+            if isinstance(a.type, Scalar):  # inactive threads pass 0, never an undefined
+                pre.append(ir.Assign(loc, t, ir.Const(a.type, 0)))  # value (a lane index)
             pre += self.guarded([ir.Assign(loc, t, a)], loc)
             args.append(ir.Ref(a.type, t))
         e.args = args

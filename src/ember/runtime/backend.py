@@ -15,7 +15,7 @@ below, and asks a backend what it *can do* (its capabilities), never which one i
   ``synchronize_async``, ``Stream.wait_event``).
 * MAY: capabilities (class attributes whose default is the conservative answer) and
   optional methods whose default refuses or says "unknown" (``error_memory``, ``blas``,
-  ``solver``, the foreign-stream waits, ``disassemble``, ``inspect_offline``;
+  ``solver``, ``fft``, the foreign-stream waits, ``disassemble``, ``inspect_offline``;
   ``Function.resources/attributes/occupancy``).  Callers never probe with ``hasattr``.
 * :class:`DeviceInfo` describes the device: ``kind``, ``features``, ``fp64_ratio``...
 
@@ -300,7 +300,7 @@ class Backend(abc.ABC):
     # it.  False, the safe default, selects multi-pass designs: OpenCL gives no such
     # guarantee between work-groups.
     forward_progress: ClassVar[bool] = False
-    # why a vendor library the backend MAY use (blas(), solver()) is absent here, by name
+    # why a vendor library the backend MAY use (blas(), solver(), fft()) is absent here, by name
     vendor_missing: ClassVar[Mapping[str, str]] = MappingProxyType({})
     # (DeviceInfo.cooperative_launch: every block of a grid resident at once, so that
     # ember.grid_sync() can wait for the whole grid.)  A backend whose devices can also
@@ -423,6 +423,15 @@ class Backend(abc.ABC):
 
         self.copy_from_host(dst, offset, np.zeros(nbytes, np.uint8), stream)
 
+    # MAY: large copies of pageable host memory are faster through pinned staging buffers
+    # (alloc_host) than the driver's own copy (ember.runtime.staging); CUDA: yes.
+    staged_copies = False
+
+    def is_pinned(self, host: Any) -> bool:
+        """MAY: whether the NumPy array's memory is page-locked, so the device copies it
+        directly (no staging).  Default: False."""
+        return False
+
     def alloc_host(self, nbytes: int) -> Any:
         """Host memory for fast async copies (pinned on CUDA).  Default: a NumPy byte array."""
         import numpy as np
@@ -514,6 +523,13 @@ class Backend(abc.ABC):
     def solver(self) -> Any:
         """MAY: the vendor dense factorizations (ember/backends/cuda/solver.py).  Default
         None: factorizations run on the host (with an EmberPerformanceWarning)."""
+        return None
+
+    def fft(self) -> Any:
+        """MAY: the vendor FFT (ember/backends/cuda/cufft.py): ``plan(...)`` (cached),
+        ``execute(plan, src, dst, inverse, stream)`` on device addresses, and ``cache``
+        (the plan cache, with its statistics).  Default None: ``ember.fft`` runs Ember's
+        own kernels."""
         return None
 
     def wait_for_foreign_stream(self, handle: int) -> None:

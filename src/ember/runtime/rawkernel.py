@@ -118,11 +118,49 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
             f"got {type(v).__name__}"
         )
 
+    scalar.fits = fits  # type: ignore[attr-defined]  # the generated fast path tests it inline
     return scalar
+
+
+def _values_function(params: Sequence[Any], kernel: str, be: Backend) -> Callable[..., tuple]:
+    """``values(*args)``: the native value of every argument, as a tuple.
+
+    Generated per kernel so that a launch costs one call: each common case (an ember array
+    of this backend for a pointer, a number of a fitting kind for a scalar) is an inline
+    type test; anything else goes to :func:`_converter`'s checking path."""
+    namespace: dict[str, Any] = {"_nd": argtypes.ARRAY, "_be": be}
+    items = []
+    for i, p in enumerate(params):
+        namespace[f"_c{i}"] = _converter(p, i, kernel, be)
+        if p == PTR:
+            fast = (
+                f"a{i}.buffer.handle + a{i}.offset"
+                if be.pointer_offsets
+                else f"_be.native_pointer(a{i}.buffer, a{i}.offset)"
+            )
+            items.append(f"{fast} if type(a{i}) is _nd and a{i}.backend is _be else _c{i}(a{i})")
+        else:
+            namespace[f"_f{i}"] = namespace[f"_c{i}"].fits
+            items.append(f"a{i} if type(a{i}) in _f{i} else _c{i}(a{i})")
+    names = ", ".join(f"a{i}" for i in range(len(params)))
+    body = "".join(f"        {item},\n" for item in items)
+    source = f"def values({names}):\n    return (\n{body}    )\n"
+    exec(compile(source, f"<ember RawKernel {kernel} arguments>", "exec"), namespace)  # noqa: S102
+    return namespace["values"]
+
+
+class _OtherDevice(Exception):
+    """An array argument lives on another device of the kernel's backend: the launch moves
+    there (the kernel's module is loaded once per device)."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
 
 
 def _pointer(v: Any, index: int, kernel: str, be: Backend) -> Any:
     if argtypes.is_array(v):
+        if v.backend is not be and type(v.backend) is type(be):
+            raise _OtherDevice(v.backend)
         if v.backend is not be:
             raise LaunchError(
                 f"kernel {kernel!r}: argument {index} lives on the {v.backend.name} backend, "
@@ -190,18 +228,24 @@ class RawKernel:
         self.options = tuple(options)
         self.params, self._local_tail = parse_params(source, name)
         self._backend_name = backend
-        self._loaded: tuple[Backend, Function, list] | None = None
+        self._loaded: tuple[Backend, Function, Callable] | None = None  # the last device's
+        self._devices: dict[Backend, tuple[Backend, Function, Callable]] = {}
         self._configs: dict[Any, Callable[..., None]] = {}
 
-    def _load(self) -> tuple[Backend, Function, list]:
-        be = _backend.get(self._backend_name)
+    def _load(self, be: Backend | None = None) -> tuple[Backend, Function, Callable]:
+        """Compile and load for ``be`` (default: the current device of the kernel's backend),
+        once per device; it becomes the device launches try first."""
+        be = be or _backend.get(self._backend_name)
+        found = self._devices.get(be)
+        if found is not None:
+            self._loaded = found
+            return found
         try:
             binary = be.compile(self.source, self.name, self.options)
         except CompileError as exc:
             raise _dialect_error(exc, self, be) or exc from None
         fn = be.load_module(binary).function(self.name, self.params)
-        convert = [_converter(p, i, self.name, be) for i, p in enumerate(self.params)]
-        self._loaded = (be, fn, convert)
+        self._loaded = self._devices[be] = (be, fn, _values_function(self.params, self.name, be))
         return self._loaded
 
     @api
@@ -227,11 +271,21 @@ class RawKernel:
 
         def launch(*args, shared_mem: int = 0, stream=None) -> None:
             try:  # costs nothing until it catches (ember/tracebacks.py)
-                fn, convert = (self._loaded or self._load())[1:]
-                if len(args) != len(convert):
+                fn, values = (self._loaded or self._load())[1:]
+                if len(args) != len(fn.params):
                     _backend.check_arg_count(fn, args)
-                values = [c(a) for c, a in zip(convert, args, strict=False)]  # lengths: checked
-                fn.launch(g, b, values, shared_mem, stream)
+                try:
+                    native = values(*args)
+                except _OtherDevice as other:  # arrays of another device: launch there
+                    fn, values = self._load(other.backend)[1:]
+                    try:
+                        native = values(*args)
+                    except _OtherDevice:
+                        raise LaunchError(
+                            f"kernel {self.name!r}: the array arguments live on different "
+                            "devices; put them on one device first (x.to_device(y.device))"
+                        ) from None
+                fn.launch(g, b, native, shared_mem, stream)
                 if stream is not None:  # arrays used on another stream than their own
                     note_uses(args, stream)
             except Exception as exc:

@@ -186,7 +186,7 @@ def _instantiate(name: str) -> Backend:
             _failures[name] = str(exc)
             raise
         _instances[name] = inst
-        _by_device.setdefault(_key(inst), inst)
+        _by_device[_key(inst)] = inst
         return inst
 
 

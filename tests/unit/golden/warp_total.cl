@@ -31,7 +31,7 @@ static inline long em_wsrc_shfl_down(long k, long w) {
     long t = em_tid();
     long lane = t & 31;
     long src = t - lane + (((lane & (w - 1)) + k < w) ? lane + k : lane);
-    return src < (long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2) ? src : t;  // past the block: my own
+    return (src >= 0 && src < (long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2)) ? src : t;
 }
 
 static inline ulong em_wxchg(__local ulong* s, ulong v, long src) {
@@ -58,6 +58,7 @@ __kernel void warp_total(__global float* x_data, long x_start, long x_shape0, __
     em_f32_1d out = {out_data + out_start, {out_shape0}};
     long em_dyn_at = 0;  // dynamic shared memory, carved in order
     __local ulong* em_wscratch = (__local ulong*)(em_dyn + em_dyn_at);  // warp exchange
+    em_dyn_at += ((long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2) + 1) * 8;
     long i;
     float s;
     bool em_live1;
@@ -73,6 +74,7 @@ __kernel void warp_total(__global float* x_data, long x_start, long x_shape0, __
         i = (long)get_global_id(0);
     }
     // golden_kernels.py:87  s = ember.warp_sum(x[i])
+    em_a2 = 0.0f;
     if (em_live1) {
         em_a2 = x.data[i];
     }

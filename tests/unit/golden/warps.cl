@@ -37,7 +37,7 @@ static inline long em_wsrc_shfl_xor(long k, long w) {
     long t = em_tid();
     long lane = t & 31;
     long src = t - lane + ((((lane ^ k) & ~(w - 1)) > (lane & ~(w - 1))) ? lane : lane ^ k);
-    return src < (long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2) ? src : t;  // past the block: my own
+    return (src >= 0 && src < (long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2)) ? src : t;
 }
 
 static inline ulong em_wxchg(__local ulong* s, ulong v, long src) {
@@ -55,6 +55,7 @@ __kernel void warps(__global float* x_data, long x_start, long x_shape0, __globa
     em_f32_1d out = {out_data + out_start, {out_shape0}};
     long em_dyn_at = 0;  // dynamic shared memory, carved in order
     __local ulong* em_wscratch = (__local ulong*)(em_dyn + em_dyn_at);  // warp exchange
+    em_dyn_at += ((long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2) + 1) * 8;
     long i;
     float v;
     uint mask;
@@ -78,6 +79,7 @@ __kernel void warps(__global float* x_data, long x_start, long x_shape0, __globa
         v = x.data[i];
     }
     // golden_kernels.py:129  mask = ember.ballot(v > 0)
+    em_a2 = false;
     if (em_live1) {
         em_a2 = v > 0.0f;
     }
@@ -86,10 +88,12 @@ __kernel void warps(__global float* x_data, long x_start, long x_shape0, __globa
         mask = em_w3;
     }
     // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    em_a4 = false;
     if (em_live1) {
         em_a4 = v > -1.0f;
     }
     em_w5 = (em_wballot(em_wscratch, em_a4) == em_wactive());
+    em_a6 = false;
     if (em_live1) {
         em_a6 = v < 1.0f;
     }

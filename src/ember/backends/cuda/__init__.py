@@ -14,7 +14,7 @@ The start-up hooks the background warmup (:mod:`ember.startup`) asks every backe
     the imports to make in the background, one step each;
 ``start_driver()``
     the GIL-free driver start-up, run beside the imports once ``DRIVER_AFTER`` is
-    imported; returns a function releasing what it holds;
+    imported (``""``: at once); returns a function releasing what it holds;
 ``driver_started()``
     whether this process started the driver (a forked child then refuses the backend);
 ``LABEL``
@@ -30,15 +30,15 @@ from typing import Any
 LABEL = "CUDA"
 WARM_AT_IMPORT = True
 
-# Imports in order, big packages split so pauses can fall between them.  The driver step
-# starts once cuda.bindings.driver is in; cuda.bindings.nvrtc comes last: its library load
-# is the NVRTC step.
+# Imports in order, big packages split so pauses can fall between them; cuda.bindings.nvrtc
+# comes last: its library load is the NVRTC step.  The driver step needs none of them (it
+# calls libcuda through ctypes, .early), so it starts at once and runs beside them.
 WARMUP_IMPORTS = (
     "typing", "dataclasses", "subprocess", "cuda.pathfinder", "cuda.bindings.driver",
     "asyncio", "ember.runtime.sync", "ember.backends.cuda.backend", "cuda.bindings.nvrtc",
     "ember.backends.cuda.nvrtc",
 )  # fmt: skip
-DRIVER_AFTER = "cuda.bindings.driver"  # start_driver() needs this import done
+DRIVER_AFTER = ""  # start_driver() needs no import: it starts with the warmup
 
 _LAZY = {
     "CudaBackend": "backend", "CudaBuffer": "memory", "CudaEvent": "event",
@@ -63,18 +63,29 @@ def plausible() -> bool:
     return False
 
 
-def start_driver():
-    """``cuInit``, device 0 and its primary context (every call releases the GIL); returns
-    the function that releases the context reference taken here."""
-    from ember.backends.cuda.device import warm_start
+_early_start = False  # start_driver() called libcuda (cuInit) in this process
 
-    return warm_start()
+
+def start_driver():
+    """``cuInit``, device 0 and its primary context (every call releases the GIL), through
+    ctypes (:mod:`.early`) or, where that fails, the bindings; returns the function that
+    releases the context reference taken here."""
+    global _early_start
+    _early_start = True  # from the first driver call on: a fork child must not use CUDA
+    try:
+        from ember.backends.cuda.early import start
+
+        return start()
+    except Exception:  # the bindings' start-up says precisely what is wrong, or works
+        from ember.backends.cuda.device import warm_start
+
+        return warm_start()
 
 
 def driver_started() -> bool:
     """Whether ``cuInit`` ran in this process (by the backend or the warmup)."""
     device = sys.modules.get("ember.backends.cuda.device")
-    return bool(getattr(device, "_initialized", False))
+    return _early_start or bool(getattr(device, "_initialized", False))
 
 
 def __getattr__(name: str) -> Any:

@@ -1,31 +1,35 @@
 """Kernel launch: the packing plan of a kernel's arguments and :class:`CudaFunction`.
 
-This is Ember's hot path (target: 3.0 µs per launch on an H200, where raw ``cuda.bindings``
-takes 2.85 µs), so the work is split in two:
+This is Ember's hot path, so the work is split in two:
 
-* once per function, a :class:`PackingPlan`: a ``struct.Struct`` that writes every argument
-  into its own 8-byte slot of a fixed ctypes buffer, and the array of pointers to those
-  slots that ``cuLaunchKernel`` takes as ``kernelParams``;
-* per launch, one ``Struct.pack_into`` and one ``cuLaunchKernel`` with the plain integer
-  address of the pointer array, the status tested with a bare ``if err``, and one
-  ``stream.submitted += 1`` (see :mod:`ember.runtime.sync`).
+* once per function and thread, a *frame*: one ctypes buffer holding a ``CUlaunchConfig``
+  (grid, block, shared memory, stream), one 8-byte slot per argument, and the array of
+  pointers to those slots that the driver takes as ``kernelParams``;
+* per launch, one ``Struct.pack_into`` that writes the configuration and every argument
+  into the frame, and one call of the driver's ``cuLaunchKernelEx`` through ``ctypes``
+  (:mod:`.direct`) with three pointers made once: the status tested with a bare ``if err``,
+  then ``stream.submitted += 1`` (see :mod:`ember.runtime.sync`).
 
-``cuLaunchKernel`` releases the GIL and reads the argument slots while it runs, so two
-threads launching the same function at once must not share slots.  Each thread gets its
-own buffers through a ``threading.local``: measured on CPython 3.11 that adds ~0.1 µs a
-launch, against ~0.2 µs (``acquire``/``release``) to ~0.33 µs (``with lock``) for a
-per-function lock.
+Where ``ctypes`` cannot reach the driver's entry point (:func:`.direct.entry` says None)
+the launch goes through ``cuda.bindings``' ``cuLaunchKernel`` with the slots alone, as it
+did before; docs/design/cuda-backend.md compares the two.
+
+The driver reads the frame while the call runs, with the GIL released, so two threads
+launching the same function at once must not share one: each thread gets its own through
+a ``threading.local`` (~0.05 µs a launch; a per-function lock measured ~0.2-0.33 µs).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import struct
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ember.backends.cuda import device as _cuda_device
+from ember.backends.cuda import direct as _direct
 from ember.backends.cuda.driver import check, cu, error
 from ember.dtypes import DType
 from ember.dtypes import dtype as to_dtype
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
     from ember.backends.cuda.module import CudaModule
     from ember.backends.cuda.stream import CudaStream
 
-_launch = cu.cuLaunchKernel
+_launch = cu.cuLaunchKernel  # the bindings' entry: the fallback path
 
 # struct format character of each scalar type; device pointers are 64-bit integers.
 _FORMAT = {
@@ -49,6 +53,10 @@ _FORMAT = {
 # guide's table); the driver refuses larger launches, and these name the limit broken.
 LIMITS = LaunchLimits((2**31 - 1, 65535, 65535), (2**31 - 1) * 65535**2, (1024, 1024, 64), 1024)
 SLOT = 8  # bytes per argument slot: every supported scalar fits, at its natural alignment
+# CUlaunchConfig: grid x/y/z, block x/y/z, shared bytes (unsigned ints), 4 bytes of padding,
+# the stream, then attrs (NULL) and numAttrs (0) as 16 zero bytes: 56 bytes in all.
+CONFIG = "<7I4xQ16x"
+CONFIG_SIZE = struct.calcsize(CONFIG)
 _DEFAULT_SHARED = 48 * 1024  # dynamic shared memory a launch gets without opting in
 
 
@@ -60,17 +68,65 @@ def _param_spec(param: Any) -> tuple[str, str]:
         dt = param if isinstance(param, DType) else to_dtype(param)
     except TypeError as exc:
         raise LaunchError(f"kernel parameter type {param!r} is not supported: {exc}") from None
+    if dt.name not in _FORMAT:  # complex: Ember kernels take its parts (codegen/abi.py)
+        raise LaunchError(
+            f"kernel parameter type {dt.name} is not supported: pass a complex number as two "
+            "real parameters (its real and imaginary parts)"
+        )
     return dt.name, _FORMAT[dt.name]
 
 
+# The direct launch, generated per arity by CudaFunction._direct_launch ({names}: "a0, a1, ").
+# ``last`` remembers the configuration packed in this thread's frame (grid and block only
+# when they are tuples, which cannot change; the stream by its address, None once closed),
+# so a launch with the configuration of the previous one packs just its arguments.
+_LAUNCH_SOURCE = """
+def launch(grid, block, args, shared_mem=0, stream=None):
+    try:
+        buf, go, last = _local.frame
+    except AttributeError:
+        buf, go, last = _frame()
+    s = stream or _default
+    if _devices.opened > 1:  # several devices: this function's context, current
+        _context.ensure_current()
+    try:
+        {unpack}
+        if grid is not last[0] or block is not last[1] or shared_mem != last[2] or (
+            s._address is not last[3]
+        ):
+            g0, g1, g2 = grid
+            b0, b1, b2 = block
+            _pack_config(buf, 0, g0, g1, g2, b0, b1, b2, shared_mem, s._address)
+            last[:] = _memo(grid, block, shared_mem, s._address)
+        {pack}
+    except Exception:  # anything unusual: the checked path packs it or says what is wrong
+        last[0] = None
+        _pack(buf, 0, *_checked(grid, block, shared_mem, s, args))
+    err = go()
+    if err:
+        return _failed(err, grid, block, shared_mem, stream, args)
+    s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
+"""
+
+
+def _memo(grid, block, shared_mem, address) -> tuple:
+    """What ``last`` holds after packing a configuration (lists are never remembered)."""
+    if type(grid) is tuple and type(block) is tuple:
+        return (grid, block, shared_mem, address)
+    return (None, None, -1, None)
+
+
 class PackingPlan:
-    """How to write one function's arguments: a struct with one 8-byte slot per parameter."""
+    """How to write one function's arguments: a struct with one 8-byte slot per parameter
+    (:attr:`struct`), and the same slots after a ``CUlaunchConfig`` (:attr:`frame_struct`)."""
 
     def __init__(self, params: Sequence[Any]):
         specs = [_param_spec(p) for p in params]
         self.type_names = tuple(name for name, _ in specs)
-        fmt = "<" + "".join(c + "x" * (SLOT - struct.calcsize("<" + c)) for _, c in specs)
-        self.struct = struct.Struct(fmt)
+        slots = "".join(c + "x" * (SLOT - struct.calcsize("<" + c)) for _, c in specs)
+        self.struct = struct.Struct("<" + slots)
+        self.frame_struct = struct.Struct(CONFIG + slots)
+        self.config_struct = struct.Struct(CONFIG)
         self.count = len(specs)
 
     def new_buffers(self) -> tuple[ctypes.Array, ctypes.Array, int]:
@@ -81,6 +137,17 @@ class PackingPlan:
             *[base + i * SLOT for i in range(self.count)]
         )
         return slots, pointers, ctypes.addressof(pointers)
+
+    def new_frame(self) -> tuple[ctypes.Array, ctypes.c_void_p, ctypes.c_void_p]:
+        """A fresh frame for one thread: (buffer, address of its ``CUlaunchConfig``, address
+        of its ``kernelParams``).  Layout: config, slots, pointers to the slots."""
+        n = max(self.count, 1)
+        buf = ctypes.create_string_buffer(CONFIG_SIZE + 2 * n * SLOT)
+        base = ctypes.addressof(buf)
+        table = base + CONFIG_SIZE + n * SLOT
+        for i in range(self.count):
+            ctypes.c_void_p.from_address(table + i * SLOT).value = base + CONFIG_SIZE + i * SLOT
+        return buf, ctypes.c_void_p(base), ctypes.c_void_p(table)
 
 
 class CudaFunction(Function):
@@ -96,9 +163,19 @@ class CudaFunction(Function):
         One :class:`DType` (or anything :func:`ember.dtype` takes) or ``"ptr"`` per parameter.
     module : CudaModule
         The module it lives in (kept alive while the function is).
+    direct : bool, optional
+        Launch through ``ctypes`` (:mod:`.direct`); default: wherever the driver's entry
+        point can be had.  ``False`` keeps the ``cuda.bindings`` path (for comparisons).
     """
 
-    def __init__(self, handle: cu.CUfunction, name: str, params: Sequence[Any], module: CudaModule):
+    def __init__(
+        self,
+        handle: cu.CUfunction,
+        name: str,
+        params: Sequence[Any],
+        module: CudaModule,
+        direct: bool | None = None,
+    ):
         self.name = name
         self.params = tuple(params)
         self.handle = handle
@@ -107,14 +184,21 @@ class CudaFunction(Function):
         self._default_stream: CudaStream = module.default_stream
         self._plan = PackingPlan(self.params)
         self._pack = self._plan.struct.pack_into
+        self._pack_frame = self._plan.frame_struct.pack_into
         self._local = threading.local()
+        ex = None if direct is False else _direct.entry("cuLaunchKernelEx")
+        self._ex = ex
+        self._fptr = _direct.pointer(handle) if ex is not None else None
+        # per instance: the direct path's generated code, or the bindings' path
+        self.launch = self._direct_launch() if ex is not None else self._launch_bindings
 
-    def _buffers(self) -> tuple[ctypes.Array, int]:
-        """This thread's (slots, pointer array address), made on its first launch."""
-        slots, pointers, address = self._plan.new_buffers()
-        self._local.keep = pointers  # the pointer array must outlive the launches
-        self._local.buffers = (slots, address)
-        return slots, address
+    def _frame(self) -> tuple[ctypes.Array, Any, list]:
+        """This thread's (frame buffer, bound driver call, configuration it holds), made on
+        its first launch."""
+        buf, config, params = self._plan.new_frame()
+        go = functools.partial(self._ex, config, self._fptr, params, None)
+        frame = self._local.frame = (buf, go, [None, None, -1, None])
+        return frame
 
     def launch(self, grid, block, args, shared_mem=0, stream=None) -> None:
         """Enqueue one launch of ``grid`` blocks of ``block`` threads on ``stream``.
@@ -127,10 +211,63 @@ class CudaFunction(Function):
         Raises
         ------
         LaunchError
-            Wrong argument count or a value that does not fit its parameter's type.
+            Wrong argument count, a value that does not fit its parameter's type, bad
+            launch dimensions, or a closed stream.
         DriverError
-            The driver refused the launch (bad dimensions, too much shared memory...).
+            The driver refused the launch (too much shared memory, an invalid handle...).
         """
+        # Replaced per instance by the code _direct_launch() generates for this arity;
+        # this body is that code's meaning, for readers and for subclasses.
+        try:
+            buf, go, last = self._local.frame
+        except AttributeError:
+            buf, go, last = self._frame()
+        s = stream or self._default_stream
+        last[0] = None
+        self._pack_frame(buf, 0, *self._checked(grid, block, shared_mem, s, args))
+        err = go()
+        if err:
+            return self._failed(err, grid, block, shared_mem, stream, args)
+        s.submitted += 1
+
+    def _direct_launch(self) -> Any:
+        """:meth:`launch` for this function's arity, as a plain function: the arguments
+        unpacked into names and packed positionally (a ``*args`` call of ``pack_into`` costs
+        twice as much), and no attribute lookups beyond the thread's frame."""
+        names = "".join(f"a{i}, " for i in range(self._plan.count))
+        pack = f"_pack_args(buf, {CONFIG_SIZE}, {names})" if names else "pass"
+        source = _LAUNCH_SOURCE.format(unpack=f"[{names}] = args", pack=pack)
+        namespace = {
+            "_local": self._local, "_frame": self._frame, "_default": self._default_stream,
+            "_pack": self._pack_frame, "_pack_config": self._plan.config_struct.pack_into,
+            "_pack_args": self._plan.struct.pack_into, "_memo": _memo,
+            "_checked": self._checked, "_failed": self._failed, "_devices": _cuda_device,
+            "_context": self._context,
+        }  # fmt: skip
+        exec(compile(source, f"<ember launch of {self.name}>", "exec"), namespace)  # noqa: S102
+        return namespace["launch"]
+
+    def _checked(self, grid, block, shared_mem, s, args) -> list[Any]:
+        """Slow path of :meth:`launch`: every value of the frame, or a LaunchError."""
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        too_large = LIMITS.error(self.name, grid, block)
+        if too_large is not None:
+            raise too_large
+        if not isinstance(shared_mem, int) or not 0 <= shared_mem < 2**32:
+            raise LaunchError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+        if getattr(s, "_handle", None) is None:
+            raise LaunchError(f"cannot launch kernel {self.name!r} on a closed stream")
+        return [*grid, *block, shared_mem, int(s._handle), *self._convert(args)]
+
+    def _buffers(self) -> tuple[ctypes.Array, int]:
+        """This thread's (slots, pointer array address) for the bindings' calls."""
+        slots, pointers, address = self._plan.new_buffers()
+        self._local.keep = pointers  # the pointer array must outlive the launches
+        self._local.buffers = (slots, address)
+        return slots, address
+
+    def _launch_bindings(self, grid, block, args, shared_mem=0, stream=None) -> None:
+        """:meth:`launch` through ``cuda.bindings`` (where :mod:`.direct` has no entry)."""
         try:
             gx, gy, gz = grid
             bx, by, bz = block
@@ -139,7 +276,9 @@ class CudaFunction(Function):
         try:
             slots, address = self._local.buffers
         except AttributeError:
-            slots, address = self._buffers()
+            slots, pointers, address = self._plan.new_buffers()
+            self._local.keep = pointers  # the pointer array must outlive the launches
+            self._local.buffers = (slots, address)
         try:
             self._pack(slots, 0, *args)
         except (struct.error, TypeError):
@@ -156,7 +295,7 @@ class CudaFunction(Function):
             raise self._bad_config(grid, block, shared_mem, exc) from None
         if err:
             return self._failed(err, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args)
-        s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
+        s.submitted += 1
 
     def _allow_shared(self, nbytes: int) -> None:
         """Opt in to ``nbytes`` of dynamic shared memory (above 48 KiB CUDA asks for it)."""
@@ -230,6 +369,7 @@ class CudaFunction(Function):
         if shared_mem > _DEFAULT_SHARED and shared_mem > getattr(self, "_shared_allowed", 0):
             self._allow_shared(shared_mem)
             return self.launch(grid, block, args, shared_mem, stream)
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
         too_large = LIMITS.error(self.name, grid, block)
         if too_large is not None:
             raise too_large

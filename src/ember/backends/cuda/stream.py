@@ -48,6 +48,7 @@ class CudaStream(Waitable, Stream):
             "cuStreamCreateWithPriority",
             "creating a stream",
         )
+        self._address = int(self._handle)  # what direct launches pack; None once closed
         self._block_event: CudaEvent | None = None
         self.registry = None  # the backend's StreamSet, told when work is left orphaned
 
@@ -104,6 +105,7 @@ class CudaStream(Waitable, Stream):
         and its next ``synchronize()`` waits for the whole device.
         """
         handle, self._handle = self._handle, None
+        self._address = None
         if handle is not None and self.completed < self.submitted and self.registry is not None:
             self.registry.orphaned = True
         if self._block_event is not None:

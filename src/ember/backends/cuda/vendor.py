@@ -1,4 +1,4 @@
-"""NVIDIA's math libraries (cuBLAS, cuSOLVER) from their PyPI wheels, through ctypes.
+"""NVIDIA's math libraries (cuBLAS, cuSOLVER, cuFFT) from their PyPI wheels, through ctypes.
 
 Why a thin ctypes binding and not ``nvmath-python``: Ember needs a handful of entry points
 (GEMM, a few dense factorizations), stream-ordered on its own streams and with workspace
@@ -6,8 +6,8 @@ from its own allocator; ``nvmath-python`` is a large extra dependency (its own C
 bindings of every library and its own memory management) that is not on the GPU machines
 Ember is measured on and would have to be carried there.  The libraries are located by
 ``cuda.pathfinder.load_nvidia_dynamic_lib`` (part of ``cuda-bindings``' dependencies),
-which finds the ``nvidia-cublas``/``nvidia-cusolver`` wheels (the ``ember[cuda]`` extra) or
-a CUDA toolkit.  A call through ctypes costs about a microsecond.
+which finds the ``nvidia-cublas``/``nvidia-cusolver``/``nvidia-cufft`` wheels (the
+``ember[cuda]`` extra) or a CUDA toolkit.  A call through ctypes costs about a microsecond.
 
 :func:`library` loads one library once per process; :class:`VendorUnavailable` says what
 is missing and what to install.
@@ -20,7 +20,7 @@ import functools
 
 from ember.errors import BackendUnavailableError
 
-INSTALL = "pip install 'ember[cuda]' (it pulls nvidia-cublas and nvidia-cusolver)"
+INSTALL = "pip install 'ember[cuda]' (it pulls nvidia-cublas, nvidia-cusolver and nvidia-cufft)"
 
 
 class VendorUnavailable(BackendUnavailableError):
@@ -29,7 +29,8 @@ class VendorUnavailable(BackendUnavailableError):
 
 @functools.cache
 def library(name: str) -> ctypes.CDLL:
-    """The shared library ``name`` (``"cublas"``, ``"cusolver"``) loaded with ctypes.
+    """The shared library ``name`` (``"cublas"``, ``"cusolver"``, ``"cufft"``) loaded with
+    ctypes.
 
     Raises
     ------
