@@ -232,7 +232,8 @@ class Lowering:
         self.sync: set[int] = set()  # id() of statements that run at group level
         self.labels = itertools.count()
         self.temps = itertools.count()
-        self.scratch: dict[str, ir.Variable] = {}  # dtype name -> scratch array
+        self.scratch: dict[str, ir.Variable] = {}  # dtype name (+ turn) -> scratch array
+        self._turns: dict[str, int] = {}  # dtype name -> the scratch array used last (0, 1)
         self.counters: set[ir.Variable] = set()  # the group-level loops' own variables
         self.predicates: list[ir.Expr] = []  # conditions of the branches being lowered
         self.regions: list[ItemLoop] = []
@@ -473,7 +474,12 @@ class Lowering:
         return var
 
     def _scratch(self, t: Scalar) -> ir.Variable:
-        key = t.dtype.name
+        """The scratch array of the next sub-group operation on ``t`` values.  Two per dtype,
+        used in turn: the region that reads one operation's lanes also stores the next
+        operation's operand (``shfl_xor(a, k)`` then ``shfl_xor(b, k)``), and a store into
+        the same array would overwrite lanes later work-items of that region still read."""
+        turn = self._turns[t.dtype.name] = 1 - self._turns.get(t.dtype.name, 1)
+        key = f"{t.dtype.name}{'_b' if turn else ''}"
         if key not in self.scratch:
             arr = Array(t.dtype, 1, "C", "shared", (LANES,))
             self.scratch[key] = ir.Variable(f"em_lanes_{key}", arr, "em_lanes")
