@@ -220,6 +220,45 @@ def test_shuffles_at_the_edges_of_a_partial_sub_group(cpu):
         np.testing.assert_array_equal(got.to_numpy(), want)
 
 
+@ember.kernel
+def two_shuffles(x, y, out):
+    i = ember.global_id()
+    a = ember.shfl_xor(x[i], 1)
+    b = ember.shfl_xor(y[i], 1)  # its operand is stored where a's lanes are being read
+    out[i] = a - 2 * b
+
+
+@ember.kernel
+def first_warp_tree(x, out):
+    t = ember.thread_idx.x
+    v = x[ember.global_id()]
+    k = 1
+    while k < 32:  # every lane gets its sub-group's sum
+        v += ember.shfl_xor(v, k)
+        k *= 2
+    if t < 32:  # k again, now only in the first sub-group: a variable of its own
+        k = 16
+        w = v * (t + 1)
+        while k > 0:
+            w += ember.shfl_down(w, k)
+            k //= 2
+        if t == 0:
+            out[ember.block_idx.x] = w
+
+
+def test_consecutive_shuffles_and_loops_in_a_sub_group_branch(cpu):
+    x, y = np.arange(64, dtype=np.int32), np.arange(64, dtype=np.int32) * 7
+    out = ember.zeros(64, ember.int32)
+    two_shuffles[1, 64](ember.asarray(x), ember.asarray(y), out)
+    pair = np.arange(64) ^ 1
+    np.testing.assert_array_equal(out.to_numpy(), x[pair] - 2 * y[pair])
+    out = ember.zeros(2, ember.int32)
+    x = np.arange(128, dtype=np.int32)
+    first_warp_tree[2, 64](ember.asarray(x), out)
+    sums = x.reshape(2, 2, 32).sum(axis=2)[:, 0]
+    np.testing.assert_array_equal(out.to_numpy(), sums * np.arange(1, 33).sum())
+
+
 # ---------------------------------------------------------------------- runtime
 
 

@@ -290,8 +290,9 @@ def test_uniform_break_of_a_group_loop_is_a_group_level_break():
 
 def test_assigned_parameters_become_per_work_item_copies():
     text = c_source(assigns_param, F32, 4)
-    assert "n_v_w[em_wi] = n;" in text
-    assert "n_v_w[em_wi] += t;" in text  # t = em_lx is recomputed, n is per work-item
+    # the copy is set once for the group; the new value, a web of its own, per work-item
+    assert "n_v = n;" in text
+    assert "n_v_1_w[em_wi] = n_v + t;" in text  # t = em_lx is recomputed
 
 
 def test_device_functions_receive_the_work_item():
@@ -362,6 +363,43 @@ def test_an_inlined_function_returning_early_is_refused():
 
 def test_other_dialects_keep_barriers_in_device_functions():
     assert "barrier(" in barrier_in_function.inspect(F32, stage="source", dialect="opencl")
+
+
+@ember.kernel
+def loaded_bound_in_branch(x, sizes):
+    t = ember.thread_idx.x
+    v = x[t]
+    if t < 32:
+        k = sizes[0]  # uniform, but computed per work-item inside the branch
+        while k > 0:
+            v += ember.shfl_down(v, k)
+            k //= 2
+    x[t] = v
+
+
+@ember.kernel
+def reused_counter(x):
+    t = ember.thread_idx.x
+    v = x[t]
+    k = 1
+    while k < 32:
+        v += ember.shfl_xor(v, k)
+        k *= 2
+    if t < 5:
+        k = t  # a varying value in the same variable: another web
+        v += k
+    x[t] = v
+
+
+def test_a_reused_variable_is_split_into_webs():
+    text = c_source(reused_counter, F32)
+    assert "while (k < 32)" in text and "k_1 = t;" in text
+
+
+def test_a_branch_local_bound_computed_per_work_item_is_refused():
+    with pytest.raises(ember.KernelSyntaxError, match="reads 'k'.*per work-item") as info:
+        loaded_bound_in_branch.inspect(F32, I32, stage="source", dialect="cpu")
+    assert "hint: compute 'k' from arguments" in str(info.value)
 
 
 # ---------------------------------------------------------------------- uniformity

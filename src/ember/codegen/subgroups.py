@@ -77,8 +77,8 @@ def shuffled(e: ir.Intrinsic, scratch: ir.Variable) -> ir.Expr:
         src = ir.Select(WEAK_INT, fits, _op("add", me, k), me)
     else:  # shfl_xor: CUDA lets a lane read earlier groups of w lanes, never later ones
         other = _op("bitxor", me, k)
-        later = ir.Compare(_BOOL, ">", _op("sub", other, _op("bitand", other, _op("sub", w, _i(1)))),
-                           base)  # fmt: skip
+        other_base = _op("sub", other, _op("bitand", other, _op("sub", w, _i(1))))
+        later = ir.Compare(_BOOL, ">", other_base, base)
         src = ir.Select(WEAK_INT, later, me, other)
     ok = ir.Logical(
         _BOOL, "and", ir.Compare(_BOOL, ">=", src, _i(0)), ir.Compare(_BOOL, "<", src, lane_count())

@@ -13,7 +13,10 @@ Varying, by construction:
 * a load whose array or index is varying;
 * a variable assigned a varying value, or assigned under a varying condition (some
   work-items assign it, others keep the old value), or in a loop some work-items leave
-  early (a ``break``/``continue`` under a varying condition).
+  early (a ``break``/``continue`` under a varying condition).  Except a variable that lives
+  only inside one varying branch (set there before it is read, read nowhere else): it is
+  *branch-local* (:attr:`Uniformity.branch_local`), the same in every work-item that took
+  the branch when it is set from uniform values.
 
 Uniform: constants, parameters, ``block_idx``, ``block_dim``, ``grid_dim``,
 ``global_size``, ``warp_size``, and anything computed only from uniform values - loads at a
@@ -59,16 +62,23 @@ class Uniformity:
 
     def __init__(self, kernel: ir.Function):
         self.varying: set[ir.Variable] = set()
+        # uniform only among the work-items of the varying branch they live in (_local)
+        self.branch_local: set[ir.Variable] = set()
         self._memo: dict = {}
+        self._everywhere = _occurrences(kernel.body)
+        self._inside: dict[int, tuple] = {}
         self._divergent: set[int] = set()  # id() of loops left early by some work-items
         # a per-thread array (ember.local) is one array per work-item: what it holds varies
         self.varying |= {
-            s.var for s in kernel.body if isinstance(s, ir.ArrayDecl) and s.var.type.space == "local"
+            s.var
+            for s in kernel.body
+            if isinstance(s, ir.ArrayDecl) and s.var.type.space == "local"
         }
         changed = True
         while changed:
             before = (len(self.varying), len(self._divergent))
             self._block(kernel.body, False)
+            self.branch_local -= self.varying
             changed = (len(self.varying), len(self._divergent)) != before
 
     # ------------------------------------------------------------------ expressions
@@ -95,34 +105,66 @@ class Uniformity:
         return any(self.is_varying(x) for x in (s.start, s.stop, s.step))
 
     # ------------------------------------------------------------------ statements
-    def _assign(self, var: ir.Variable, varying: bool) -> None:
-        if varying:
+    # ``control`` says why the statements being visited may run in some work-items only:
+    # False (they run in all), True (a loop some work-items run more often), or the body
+    # of the innermost branch on a varying condition.
+    def _assign(self, var: ir.Variable, varying: bool, control) -> None:
+        if varying or control is True:
             self.varying.add(var)
+        elif control is not False:
+            if self._local(var, control):
+                self.branch_local.add(var)
+            else:
+                self.varying.add(var)
 
-    def _block(self, body: list[ir.Stmt], control: bool) -> None:
+    def _local(self, var: ir.Variable, body: list[ir.Stmt]) -> bool:
+        """Whether ``var`` lives only inside branch ``body``: every statement that sets or
+        reads it is in there, and it is set there before it is read.  Its value is then the
+        same in every work-item that took the branch when it is computed from uniform
+        values (``offset = warp_size() // 2`` for a shuffle loop in ``if tid < 32:``)."""
+        from ember.codegen import regions  # (regions imports this module)
+
+        key = id(body)
+        if key not in self._inside:
+            self._inside[key] = (_occurrences(body), regions.live_in(body))
+        inside, live = self._inside[key]
+        return var not in live and inside.get(var, 0) == self._everywhere.get(var, 0)
+
+    def _block(self, body: list[ir.Stmt], control) -> None:
         for s in body:
             self._stmt(s, control)
 
-    def _stmt(self, s: ir.Stmt, control: bool) -> None:
+    def _stmt(self, s: ir.Stmt, control) -> None:
         if isinstance(s, ir.Assign):
-            self._assign(s.target, control or self.is_varying(s.value))
+            self._assign(s.target, self.is_varying(s.value), control)
         elif isinstance(s, ir.If):
-            inner = control or self.is_varying(s.cond)
-            self._block(s.body, inner)
-            self._block(s.orelse, inner)
+            varying = self.is_varying(s.cond) and control is not True
+            self._block(s.body, s.body if varying else control)
+            self._block(s.orelse, s.orelse if varying else control)
         elif isinstance(s, ir.ForRange | ir.While):
-            inner = control or self.loop_is_varying(s)
+            inner = True if self.loop_is_varying(s) else control
             if isinstance(s, ir.ForRange):
-                self._assign(s.var, inner)
+                self._assign(s.var, False, inner)
             self._block(s.body, inner)
-            if not inner and _leaves_early(s.body, self):
+            if inner is not True and _leaves_early(s.body, self):
                 self._divergent.add(id(s))
         for e in passes.own_exprs(s):  # tuple results of calls are assigned too
             for sub in passes.subexprs(e):
                 if isinstance(sub, ir.Call) and sub.outs:
-                    varying = control or self.is_varying(sub)
                     for v in sub.outs:
-                        self._assign(v, varying)
+                        self._assign(v, self.is_varying(sub), control)
+
+
+def _occurrences(body: list[ir.Stmt]) -> dict[ir.Variable, int]:
+    """How many statements of ``body`` (nested ones included) read or set each variable."""
+    from ember.codegen import regions  # (regions imports this module)
+
+    out: dict[ir.Variable, int] = {}
+    for s, e in passes.walk(body):
+        if e is None:
+            for v in set(regions.reads_of(s)) | set(regions.writes_of(s)):
+                out[v] = out.get(v, 0) + 1
+    return out
 
 
 def _leaves_early(body: list[ir.Stmt], u: Uniformity, control: bool = False) -> bool:

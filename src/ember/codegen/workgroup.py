@@ -36,6 +36,7 @@ from ember.codegen import regions, subgroups, sweeps
 from ember.codegen.inline import inline_synchronizing
 from ember.codegen.uniformity import SUBGROUP_OPS, Uniformity
 from ember.codegen.uniformity import VARYING_INTRINSICS as VARYING
+from ember.codegen.webs import split_webs
 from ember.errors import KernelSyntaxError
 from ember.frontend import ir, messages, passes
 from ember.frontend.types import WEAK_INT, Array, Scalar, scalar
@@ -122,6 +123,7 @@ def lower(program: ir.Program) -> ir.Program:
     for fn in functions:
         _refuse_sync_in_device_function(fn)
     kernel.body = _copy_assigned_params(_hoist_subgroup_operands(kernel.body, kernel), kernel)
+    kernel.body = split_webs(kernel)  # a reused variable: one per value's life
     program = dataclasses.replace(program, functions=functions)
     lowered = Lowering(kernel, program).run()
     return dataclasses.replace(program, kernel=lowered)
@@ -297,18 +299,27 @@ class Lowering:
         writes: dict[ir.Variable, list[ir.Expr | None]] = {}
         elsewhere: set[ir.Variable] = set()
 
-        def visit(body: list[ir.Stmt]) -> None:
+        def note(var: ir.Variable, value: ir.Expr | None, predicated: bool) -> None:
+            # In a branch some work-items skip, only a variable living in the branch alone
+            # may be set for the whole group: no work-item reads it elsewhere.
+            if predicated and var not in self.uniformity.branch_local:
+                elsewhere.add(var)
+            else:
+                writes.setdefault(var, []).append(value)
+
+        def visit(body: list[ir.Stmt], predicated: bool = False) -> None:
             for s in body:
                 sync = id(s) in self.sync
-                if sync and isinstance(s, ir.If) and not self._predicated(s):
-                    visit(s.body)
-                    visit(s.orelse)
+                if sync and isinstance(s, ir.If):
+                    inner = predicated or self._predicated(s)
+                    visit(s.body, inner)
+                    visit(s.orelse, inner)
                 elif sync and isinstance(s, ir.While | ir.ForRange):
                     if isinstance(s, ir.ForRange):
-                        writes.setdefault(s.var, []).append(None)  # the loop sets it
-                    visit(s.body)
+                        note(s.var, None, predicated)  # the loop sets it
+                    visit(s.body, predicated)
                 elif not sync and isinstance(s, ir.Assign):
-                    writes.setdefault(s.target, []).append(s.value)
+                    note(s.target, s.value, predicated)
                 else:
                     for st, e in passes.walk([s]):
                         if e is None:
@@ -437,6 +448,23 @@ class Lowering:
                 s.loc,
                 messages.STAGE_TARGET,
                 "assign the condition's value to a variable first",
+            )
+        local = [
+            x.var.pyname for x in passes.subexprs(e)
+            if isinstance(x, ir.Ref) and x.var in self.uniformity.branch_local
+            and x.var not in self.scalars
+        ]  # fmt: skip
+        if local and self.predicates:
+            raise messages.error(
+                KernelSyntaxError,
+                f"this {what} contains {self._sync_what(s)} and is inside a branch some "
+                f"work-items of a block skip; its condition reads '{local[0]}', which the "
+                "cpu backend keeps per work-item there, so it cannot evaluate the condition "
+                "once for the work-items in the branch",
+                s.loc,
+                messages.STAGE_TARGET,
+                f"compute '{local[0]}' from arguments, constants and block indices only, or "
+                "before the branch",
             )
         early = isinstance(s, ir.While | ir.ForRange) and self.uniformity.loop_is_varying(s)
         if self.uniformity.is_varying(e) or early:
