@@ -229,8 +229,14 @@ class CPUBackend(Backend):
             builds.append((meta, blob))
         return _module.pack(builds)
 
+    def check_binary(self, binary: bytes) -> None:
+        """:class:`~ember.errors.BinaryError` when ``binary`` is damaged (see
+        :func:`.module.check`)."""
+        _module.check(bytes(binary))
+
     def load_module(self, binary: bytes) -> CPUModule:
-        """Load a binary made by :meth:`compile` (the build made for this CPU)."""
+        """Load a binary made by :meth:`compile` (the build made for this CPU); a damaged
+        one is a :class:`~ember.errors.BinaryError`, checked before it is loaded."""
         return CPUModule(bytes(binary), self)
 
     def close(self) -> None:

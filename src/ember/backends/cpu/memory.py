@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import OutOfMemoryError
+from ember.errors import ClosedError, OutOfMemoryError
 from ember.runtime.backend import Buffer
 
 ALIGN = 64  # a cache line, and the widest vector (AVX-512) a kernel loads
@@ -59,7 +59,7 @@ class CPUBuffer(Buffer):
     def handle(self) -> int:
         """The address of the first byte (what a ``PTR`` kernel parameter takes)."""
         if self._handle is None:
-            raise ValueError("this buffer was closed (freed); allocate a new one")
+            raise ClosedError("this buffer was closed (freed); allocate a new one")
         return self._handle
 
     def close(self) -> None:

@@ -2,10 +2,11 @@
 
 Binaries
     :func:`pack` makes a small container: the marker :data:`MAGIC`, one JSON line (the
-    builds it holds: ``march``, the CPU fingerprint of a native build, the family, sizes,
-    whether the code prints), then each build's shared library.  :func:`choose` picks the
-    native build when it was made for this CPU, else the portable baseline build (a bundle
-    made elsewhere), else refuses (the caller recompiles).
+    builds it holds: ``march``, the CPU fingerprint of a native build, the family, sizes
+    and digests, whether the code prints), then each build's shared library.  A build
+    whose digest does not match is refused before ``dlopen`` sees it (:func:`unpack`).
+    :func:`choose` picks the native build when it was made for this CPU, else the portable
+    baseline build (a bundle made elsewhere), else refuses (the caller recompiles).
 
 Loading
     Each library is loaded with ``dlopen`` (``RTLD_NOW``: a missing symbol fails at load,
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import itertools
 import json
 import os
@@ -39,20 +41,24 @@ from typing import Any
 
 import numpy as np
 
+from ember.backends.binaries import ELF_MAGIC, check_elf
 from ember.backends.cpu import toolchain
 from ember.backends.cpu.device import SHARED_BYTES
 from ember.backends.cpu.printing import PrintBuffer
 from ember.backends.cpu.stream import INLINE_S
 from ember.codegen.cpu_runtime import PRINT_SYMBOL
 from ember.dtypes import dtype as as_dtype
-from ember.errors import DriverError, LaunchError
-from ember.runtime.backend import PTR, Buffer, Function, Module, check_arg_count, dim3
+from ember.errors import BinaryError, DriverError, LaunchError
+from ember.runtime.backend import PTR, Buffer, Function, LaunchLimits, Module, check_arg_count, dim3
 
 MAGIC = b"ember-cpu-v1\n"
 HEADER_WORDS = 8  # grid xyz, block xyz, shared bytes, spare
 PARALLEL_S = 150e-6  # a launch expected to run longer than this is shared with helpers
 PARALLEL_ITEMS = 1 << 16  # the guess before a kernel's first run
 MAX_BLOCK = 1024
+# CUDA's launch limits, so that a launch written for a GPU fits here too; a larger grid
+# would run for hours (work-groups one after another) rather than fail
+LIMITS = LaunchLimits((2**31 - 1, 65535, 65535), (2**31 - 1) * 65535**2, (1024, 1024, 64), 1024)
 
 # One 8-byte slot per parameter: the struct code of its C type, padded.
 _CODES = {
@@ -68,22 +74,63 @@ _BAD_VALUE = (struct.error, TypeError, ValueError, OverflowError)
 
 def pack(builds: Sequence[tuple[dict, bytes]]) -> bytes:
     """The container of ``builds`` ((description, shared library) pairs)."""
-    described = [dict(meta, size=len(blob)) for meta, blob in builds]
+    described = [dict(meta, size=len(blob), digest=_digest(blob)) for meta, blob in builds]
     header = json.dumps({"builds": described}).encode()
     return MAGIC + header + b"\n" + b"".join(blob for _, blob in builds)
 
 
 def unpack(binary: bytes) -> list[tuple[dict, bytes]]:
-    """The (description, library) pairs of a container made by :func:`pack`."""
+    """The (description, library) pairs of a container made by :func:`pack`.
+
+    Raises
+    ------
+    BinaryError
+        ``binary`` is not such a container, or is damaged: its header does not parse, or
+        the sizes it names do not add up to what follows it.
+    """
+    what = f"the {len(binary)}-byte cpu binary"
     if not binary.startswith(MAGIC):
-        raise LaunchError("not a cpu backend binary (it was compiled for another backend)")
-    header, _, rest = binary[len(MAGIC) :].partition(b"\n")
+        raise BinaryError(
+            f"{what} is not a cpu backend binary (it was compiled for another backend, or "
+            "is damaged); it was not loaded"
+        )
+    header, newline, rest = binary[len(MAGIC) :].partition(b"\n")
+    try:
+        described = json.loads(header)["builds"]
+        sizes = [int(meta["size"]) for meta in described]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BinaryError(f"{what} is damaged: its header does not parse ({exc})") from None
+    if not newline or any(n <= 0 for n in sizes) or sum(sizes) != len(rest):
+        raise BinaryError(
+            f"{what} is damaged: its builds ({sizes} bytes) do not fill the "
+            f"{len(rest)} bytes after its header; it was not loaded"
+        )
     builds, at = [], 0
-    for meta in json.loads(header)["builds"]:
-        blob = rest[at : at + meta["size"]]
-        at += meta["size"]
+    for meta, size in zip(described, sizes, strict=True):
+        blob = rest[at : at + size]
+        if meta.get("digest") != _digest(blob):
+            raise BinaryError(
+                f"{what} is damaged: its {meta.get('march')} build does not match the digest "
+                "recorded when it was made; it was not loaded"
+            )
         builds.append((meta, blob))
+        at += size
     return builds
+
+
+def _digest(blob: bytes) -> str:
+    """A digest of one build: ``dlopen`` trusts the library it maps, and a checksum
+    recomputed over a damaged cache entry proves nothing about what is inside it."""
+    return hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+
+def check(binary: bytes) -> None:
+    """Raise :class:`BinaryError` where ``binary`` is damaged as far as its format shows:
+    the container (:func:`unpack`), and each ELF library's tables inside it (``dlopen``
+    of a damaged shared object can crash the process)."""
+    for meta, blob in unpack(binary):
+        if blob.startswith(ELF_MAGIC) or sys.platform.startswith("linux"):
+            check_elf(blob, f"the {meta.get('march', '')} build of a cpu binary")
 
 
 def choose(builds: list[tuple[dict, bytes]]) -> tuple[dict, bytes]:
@@ -177,6 +224,7 @@ class CPUModule(Module):
     """
 
     def __init__(self, binary: bytes, backend):
+        check(binary)  # before dlopen: a damaged library can crash the process
         self.meta, blob = choose(unpack(binary))
         self.library, self._path = load_library(blob)
         self.backend = backend
@@ -272,7 +320,7 @@ class CPUFunction(Function):
             record = self._record.pack(*grid, *block, shared_mem, 0, *args)
         except (*_BAD_VALUE, IndexError):
             groups, size, record = self._slow_record(grid, block, args, shared_mem)
-        if groups <= 0 or not 0 < size <= MAX_BLOCK or (shared_mem and not self.dynamic):
+        if not 0 < groups < 2**31 or not 0 < size <= MAX_BLOCK or (shared_mem and not self.dynamic):
             groups, size, record = self._slow_record(grid, block, args, shared_mem)
         s = stream or self._backend.default_stream
         job = partial(self._run, record, groups, groups * size)
@@ -284,6 +332,9 @@ class CPUFunction(Function):
         """Error path of :meth:`launch`: check the configuration, convert the arguments."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         size = block[0] * block[1] * block[2]
+        too_large = LIMITS.error(self.name, grid, block)
+        if too_large is not None:
+            raise too_large
         if size > MAX_BLOCK:
             raise LaunchError(
                 f"kernel {self.name!r}: a block of {size} threads is larger than the cpu "

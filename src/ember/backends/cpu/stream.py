@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 
 from ember.backends.cpu import pool
-from ember.errors import DriverError
+from ember.errors import ClosedError, DriverError
 from ember.runtime.backend import Event, Stream
 from ember.runtime.sync import Waitable
 
@@ -59,7 +59,7 @@ class CPUStream(Waitable, Stream):
     def handle(self) -> CPUStream:
         """The stream itself (it has no driver object)."""
         if not self.alive:
-            raise ValueError("this stream was closed; create a new one")
+            raise ClosedError("this stream was closed; create a new one")
         return self
 
     # ------------------------------------------------------------------ submitting
@@ -74,7 +74,9 @@ class CPUStream(Waitable, Stream):
         """Queue ``job``: its number, and ``submitted`` once it is counted."""
         with self._lock:
             if not self.alive:
-                raise ValueError("cannot submit work to a closed stream; create a new one")
+                raise ClosedError(
+                    "this stream was closed; create a new one (cannot submit work to it)"
+                )
             self._pending.append(job)
             self.queued += 1
             number = self.queued

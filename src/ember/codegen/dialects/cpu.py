@@ -19,6 +19,7 @@ that runs its work-items in loops.
 from __future__ import annotations
 
 import math
+import re
 
 from ember.codegen import cpu_runtime
 from ember.codegen.atomics import cas_loop, int_cas_loop
@@ -42,6 +43,8 @@ class CPUDialect(Dialect):
 
     name = "cpu"
     source_suffix = ".c"
+    language = "C"  # raw kernels: EMBER_KERNEL functions, OpenCL's work-item functions
+    source_markers = re.compile(r"\bEMBER_KERNEL\b")  # raw kernels (backends/cpu/raw.py)
     preamble = cpu_runtime.HEADER
     kernel = "static inline __attribute__((always_inline)) void"
     device = "static"
