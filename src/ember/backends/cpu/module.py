@@ -45,7 +45,7 @@ from ember.backends.binaries import ELF_MAGIC, check_elf
 from ember.backends.cpu import toolchain
 from ember.backends.cpu.device import SHARED_BYTES
 from ember.backends.cpu.printing import PrintBuffer
-from ember.backends.cpu.stream import INLINE_S
+from ember.backends.cpu.stream import INLINE_S, STEAL_S
 from ember.codegen.cpu_runtime import PRINT_SYMBOL
 from ember.dtypes import dtype as as_dtype
 from ember.errors import BinaryError, DriverError, LaunchError
@@ -324,8 +324,9 @@ class CPUFunction(Function):
             groups, size, record = self._slow_record(grid, block, args, shared_mem)
         s = stream or self._backend.default_stream
         job = partial(self._run, record, groups, groups * size)
-        if self._last < INLINE_S and s.run_inline(job):
+        if 0 < self._last < INLINE_S and s.run_inline(job):
             return
+        job.long = not 0 < self._last < STEAL_S  # (unknown before its first run)
         s.submit(job)
 
     def _slow_record(self, grid, block, args, shared_mem) -> tuple[int, int, bytes]:

@@ -10,8 +10,9 @@ usual stream semantics (``runtime/backend.py``), with the usual sync fast paths
 Waiting *steals*: :meth:`CPUStream.run_until` runs, on the waiting thread, every job up to
 the target that no worker has started, and sleeps (GIL released) only while a job started
 by someone else runs.  So a launch followed by a synchronize never waits for a worker to
-wake up.  Waits never spin (``spin = False``): on a CPU the spinning thread would take a
-core from the kernel.
+wake up - except a launch that may be long (:data:`STEAL_S`) when the waiter is the main
+thread: Ctrl-C must interrupt the wait, and cannot interrupt a C call.  Waits never spin
+(``spin = False``): on a CPU the spinning thread would take a core from the kernel.
 
 A job that could not take long - a launch whose kernel ran in under
 :data:`INLINE_S` last time, a small copy - runs at once on the submitting thread when the
@@ -33,9 +34,18 @@ from collections.abc import Callable
 from ember.backends.cpu import pool
 from ember.errors import ClosedError, DriverError
 from ember.runtime.backend import Event, Stream
-from ember.runtime.sync import Waitable
+from ember.runtime.sync import Waitable, _signals_raise
 
 INLINE_S = 50e-6  # a job this short runs on the submitting thread when the stream is idle
+# A launch that may run longer (``job.long``) is not stolen by a wait on the main thread
+# while Ctrl-C raises there: run by a worker, it leaves the wait interruptible.
+STEAL_S = 20e-3
+
+
+def _interruptible() -> bool:
+    """Whether this thread is where Ctrl-C raises KeyboardInterrupt (the main thread, with
+    Python's SIGINT handler)."""
+    return threading.current_thread() is threading.main_thread() and _signals_raise()
 
 
 class CPUStream(Waitable, Stream):
@@ -122,6 +132,8 @@ class CPUStream(Waitable, Stream):
     def _run(self, job: Callable[[], None]) -> None:
         try:
             job()
+        except KeyboardInterrupt:  # Ctrl-C in a job a wait stole: the waiter's to handle
+            raise
         except BaseException as exc:  # kept for the next wait: jobs run on other threads
             if self._error is None:
                 self._error = exc
@@ -144,6 +156,9 @@ class CPUStream(Waitable, Stream):
                     return
                 if not self._pending:
                     return
+                if getattr(self._pending[0], "long", False) and _interruptible():
+                    self._cond.wait()  # a worker runs it (the submit scheduled one)
+                    continue
                 job = self._pending.popleft()
                 self._running = True
             self._run(job)
