@@ -302,7 +302,9 @@ class Lowering:
         def note(var: ir.Variable, value: ir.Expr | None, predicated: bool) -> None:
             # In a branch some work-items skip, only a variable living in the branch alone
             # may be set for the whole group: no work-item reads it elsewhere.
-            if predicated and var not in self.uniformity.branch_local:
+            # (Without run-time checks: set for the group, it is computed even when no
+            # work-item takes the branch.)
+            if predicated and (var not in self.uniformity.branch_local or _checked(value)):
                 elsewhere.add(var)
             else:
                 writes.setdefault(var, []).append(value)
@@ -560,6 +562,13 @@ def _from(e: ir.Expr | None, allowed: set[ir.Variable]) -> bool:
         if isinstance(x, ir.Intrinsic) and (x.name in VARYING or x.name in SUBGROUP_OPS):
             return False
     return True
+
+
+def _checked(e: ir.Expr | None) -> bool:
+    """``e`` holds a run-time check (an index or a conversion that can fail)."""
+    return e is not None and any(
+        getattr(x, "checks", None) or getattr(x, "site", None) for x in passes.subexprs(e)
+    )
 
 
 def _place_local_arrays(kernel: ir.Function, arrays: list[ir.Variable]) -> None:

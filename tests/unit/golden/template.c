@@ -221,6 +221,10 @@ static inline __attribute__((always_inline)) void template_(float* out_data, int
     em_i32_1d ops_1 = {ops_1_data, {ops_1_shape0}};
     int64_t i;
     float acc;
+    float acc_1;
+    float acc_2;
+    // golden_kernels.py:151  acc = CT(0)
+    acc = 0.0f;
     // golden_kernels.py:150  i = ember.global_id()
     #define EM_EXIT goto em_next_0
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
@@ -230,13 +234,11 @@ static inline __attribute__((always_inline)) void template_(float* out_data, int
             em_item.l[0] = em_lx; em_item.l[1] = em_ly; em_item.l[2] = em_lz;
             em_item.wi = em_wi;
             i = em_gx * em_bx + em_lx;
-            // golden_kernels.py:151  acc = CT(0)
-            acc = 0.0f;
             // golden_kernels.py:153  acc += CT(ops[k][i])
-            acc += ops_0.data[i];
-            acc += (float)ops_1.data[i];
+            acc_1 = acc + ops_0.data[i];
+            acc_2 = acc_1 + (float)ops_1.data[i];
             // golden_kernels.py:154  out[i] = OP(acc, ember.erfinv(CT(0.5)))
-            out.data[i] = pair(acc, em_erfinv_f32(0.5f), em_it);
+            out.data[i] = pair(acc_2, em_erfinv_f32(0.5f), em_it);
             em_next_0: ;
         }
     }}

@@ -240,20 +240,18 @@ static inline __attribute__((always_inline)) void views(float* a_data, int64_t a
     int64_t i;
     float em_call0;
     float em_call2;
+    em_f32_1d_s r_row_total_13;
+    float total_row_total_13;
+    int64_t k_row_total_13;
     float em_call4;
     float v_block_scratch5;
     bool em_p0;
     bool em_more2;
-    bool em_more4;
     // golden_kernels.py:114  def views(a, out, lo, hi):
     bool em_live1_w[em_wg];  // one per work-item
-    bool em_live3_w[em_wg];  // one per work-item
     int64_t k_row_total1_w[em_wg];  // one per work-item
-    int64_t k_row_total_13_w[em_wg];  // one per work-item
     em_f32_1d r_row_total1_w[em_wg];  // one per work-item
-    em_f32_1d_s r_row_total_13_w[em_wg];  // one per work-item
     float total_row_total1_w[em_wg];  // one per work-item
-    float total_row_total_13_w[em_wg];  // one per work-item
     _Alignas(64) float em_ls_loc[em_wg * 6];  // per-thread array, one slice per work-item
     // golden_kernels.py:117  i = ember.global_id()
     #define EM_EXIT goto em_next_0
@@ -320,62 +318,10 @@ static inline __attribute__((always_inline)) void views(float* a_data, int64_t a
         }}
         #undef EM_EXIT
     }
-    // golden_kernels.py:101  for k in range(len(r)):
-    em_more4 = false;
-    #define EM_EXIT goto em_next_3
-    for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
-    for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
-        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
-            const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-            float* const loc = em_ls_loc + em_wi * 6;
-            em_p0 = em_gx * em_bx + em_lx < a.shape[0];
-            em_live3_w[em_wi] = false;
-            if (em_p0) {
-                // golden_kernels.py:103  return total
-                em_call0 = total_row_total1_w[em_wi];
-                // golden_kernels.py:119  loc[1, 0] = row_total(a[i, lo:hi])
-                loc[3] = em_call0;
-                // golden_kernels.py:120  loc[0, 2] = row_total(a[:, 0])
-                r_row_total_13_w[em_wi] = em_f32_1d_s_make(a.data, a.shape[0], a.shape[1]);
-                // golden_kernels.py:100  total = 0.0
-                total_row_total_13_w[em_wi] = 0.0f;
-                // golden_kernels.py:101  for k in range(len(r)):
-                k_row_total_13_w[em_wi] = 0;
-                em_live3_w[em_wi] = k_row_total_13_w[em_wi] < r_row_total_13_w[em_wi].shape[0];
-                if (em_live3_w[em_wi]) {
-                    em_more4 = true;
-                }
-            }
-            em_next_3: ;
-        }
-    }}
-    #undef EM_EXIT
-    // golden_kernels.py:101  for k in range(len(r)):
-    while (em_more4) {
-        em_more4 = false;
-        #define EM_EXIT goto em_next_4
-        for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
-        for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
-            for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
-                const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-                float* const loc = em_ls_loc + em_wi * 6;
-                if (em_live3_w[em_wi]) {
-                    // golden_kernels.py:102  total += r[k]
-                    total_row_total_13_w[em_wi] += r_row_total_13_w[em_wi].data[k_row_total_13_w[em_wi] * r_row_total_13_w[em_wi].strides[0]];
-                    // golden_kernels.py:101  for k in range(len(r)):
-                    k_row_total_13_w[em_wi] += 1;
-                    em_live3_w[em_wi] = k_row_total_13_w[em_wi] < r_row_total_13_w[em_wi].shape[0];
-                    if (em_live3_w[em_wi]) {
-                        em_more4 = true;
-                    }
-                }
-                em_next_4: ;
-            }
-        }}
-        #undef EM_EXIT
-    }
+    // golden_kernels.py:120  loc[0, 2] = row_total(a[:, 0])
+    r_row_total_13 = em_f32_1d_s_make(a.data, a.shape[0], a.shape[1]);
     // golden_kernels.py:103  return total
-    #define EM_EXIT goto em_next_5
+    #define EM_EXIT goto em_next_3
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
@@ -384,7 +330,18 @@ static inline __attribute__((always_inline)) void views(float* a_data, int64_t a
             em_p0 = em_gx * em_bx + em_lx < a.shape[0];
             i = em_gx * em_bx + em_lx;
             if (em_p0) {
-                em_call2 = total_row_total_13_w[em_wi];
+                em_call0 = total_row_total1_w[em_wi];
+                // golden_kernels.py:119  loc[1, 0] = row_total(a[i, lo:hi])
+                loc[3] = em_call0;
+                // golden_kernels.py:100  total = 0.0
+                total_row_total_13 = 0.0f;
+                // golden_kernels.py:101  for k in range(len(r)):
+                for (k_row_total_13 = 0; k_row_total_13 < r_row_total_13.shape[0]; k_row_total_13++) {
+                    // golden_kernels.py:102  total += r[k]
+                    total_row_total_13 += r_row_total_13.data[k_row_total_13 * r_row_total_13.strides[0]];
+                }
+                // golden_kernels.py:103  return total
+                em_call2 = total_row_total_13;
                 // golden_kernels.py:120  loc[0, 2] = row_total(a[:, 0])
                 loc[2] = em_call2;
                 // golden_kernels.py:121  dyn[ember.thread_idx.x] = loc[1, 0] + loc[0, 2] + WEIGHTS[i % 3]
@@ -394,12 +351,12 @@ static inline __attribute__((always_inline)) void views(float* a_data, int64_t a
                 // golden_kernels.py:108  tmp[ember.thread_idx.x] = v
                 em_sh_block_scratch_tmp[em_lx] = v_block_scratch5;
             }
-            em_next_5: ;
+            em_next_3: ;
         }
     }}
     #undef EM_EXIT
     // golden_kernels.py:110  return tmp[63 - ember.thread_idx.x]
-    #define EM_EXIT goto em_next_6
+    #define EM_EXIT goto em_next_4
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
@@ -412,14 +369,14 @@ static inline __attribute__((always_inline)) void views(float* a_data, int64_t a
                 // golden_kernels.py:122  out[i] = dyn[ember.thread_idx.x] + block_scratch(a[i, -1])
                 out.data[i] = dyn.data[em_lx] + em_call4;
             }
-            em_next_6: ;
+            em_next_4: ;
         }
     }}
     #undef EM_EXIT
 }
 
 EM_EXPORT const int64_t em_shared_bytes_views = 256;
-EM_EXPORT const int64_t em_item_bytes_views = 90;
+EM_EXPORT const int64_t em_item_bytes_views = 53;
 EM_EXPORT const int64_t em_dynamic_views = 1;
 EM_EXPORT int64_t em_run_views(const em_word* em_a, int64_t* em_next, int64_t em_chunk) {
     const em_dims em_d = {{em_a[0].i, em_a[1].i, em_a[2].i}, {em_a[3].i, em_a[4].i, em_a[5].i}, em_a[6].i};

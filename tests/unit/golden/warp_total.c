@@ -198,6 +198,7 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
     // golden_kernels.py:85  def warp_total(x, out):
     float s_w[em_wg];  // one per work-item
     float em_lanes_float32[em_wg];  // one per work-item
+    float em_lanes_float32_b[em_wg];  // one per work-item
     // golden_kernels.py:86  i = ember.global_id()
     #define EM_EXIT goto em_next_0
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
@@ -236,7 +237,7 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
             em_p2 = (em_wi & 31) == 0;
             if (em_p2) {
-                em_lanes_float32[em_wi] = s_w[em_wi];
+                em_lanes_float32_b[em_wi] = s_w[em_wi];
             }
             em_next_2: ;
         }
@@ -251,7 +252,7 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
             em_p2 = (em_wi & 31) == 0;
             i = em_gx * em_bx + em_lx;
             if (em_p2) {
-                em_sg3 = (((em_wi & 31) & 32 - 1) + (int64_t)1 < 32 ? (em_wi & 31) + (int64_t)1 : em_wi & 31) >= 0 && (((em_wi & 31) & 32 - 1) + (int64_t)1 < 32 ? (em_wi & 31) + (int64_t)1 : em_wi & 31) < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))) ? em_lanes_float32[em_wi - (em_wi & 31) + (((em_wi & 31) & 32 - 1) + (int64_t)1 < 32 ? (em_wi & 31) + (int64_t)1 : em_wi & 31)] : em_lanes_float32[em_wi];
+                em_sg3 = (((em_wi & 31) & 32 - 1) + (int64_t)1 < 32 ? (em_wi & 31) + (int64_t)1 : em_wi & 31) >= 0 && (((em_wi & 31) & 32 - 1) + (int64_t)1 < 32 ? (em_wi & 31) + (int64_t)1 : em_wi & 31) < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))) ? em_lanes_float32_b[em_wi - (em_wi & 31) + (((em_wi & 31) & 32 - 1) + (int64_t)1 < 32 ? (em_wi & 31) + (int64_t)1 : em_wi & 31)] : em_lanes_float32_b[em_wi];
                 out.data[em_floordiv_i64(i, 32)] = em_sg3 + s_w[em_wi];
             }
             em_next_3: ;
@@ -261,7 +262,7 @@ static inline __attribute__((always_inline)) void warp_total(float* x_data, int6
 }
 
 EM_EXPORT const int64_t em_shared_bytes_warp_total = 0;
-EM_EXPORT const int64_t em_item_bytes_warp_total = 8;
+EM_EXPORT const int64_t em_item_bytes_warp_total = 12;
 EM_EXPORT const int64_t em_dynamic_warp_total = 0;
 EM_EXPORT int64_t em_run_warp_total(const em_word* em_a, int64_t* em_next, int64_t em_chunk) {
     const em_dims em_d = {{em_a[0].i, em_a[1].i, em_a[2].i}, {em_a[3].i, em_a[4].i, em_a[5].i}, em_a[6].i};

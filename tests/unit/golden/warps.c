@@ -195,6 +195,7 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
     uint32_t mask_w[em_wg];  // one per work-item
     float v_w[em_wg];  // one per work-item
     bool em_lanes_bool[em_wg];  // one per work-item
+    bool em_lanes_bool_b[em_wg];  // one per work-item
     float em_lanes_float32[em_wg];  // one per work-item
     // golden_kernels.py:127  i = ember.global_id()
     #define EM_EXIT goto em_next_0
@@ -223,7 +224,7 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
             }
             mask_w[em_wi] = em_sg0;
             // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
-            em_lanes_bool[em_wi] = v_w[em_wi] > -1.0f;
+            em_lanes_bool_b[em_wi] = v_w[em_wi] > -1.0f;
             em_next_1: ;
         }
     }}
@@ -236,7 +237,7 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
             em_sg2_w[em_wi] = true;
             for (em_lane3 = 0; em_lane3 < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))); em_lane3++) {
-                em_sg2_w[em_wi] = em_sg2_w[em_wi] && em_lanes_bool[em_wi - (em_wi & 31) + em_lane3];
+                em_sg2_w[em_wi] = em_sg2_w[em_wi] && em_lanes_bool_b[em_wi - (em_wi & 31) + em_lane3];
             }
             em_lanes_bool[em_wi] = v_w[em_wi] < 1.0f;
             em_next_2: ;
@@ -301,7 +302,7 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
 }
 
 EM_EXPORT const int64_t em_shared_bytes_warps = 0;
-EM_EXPORT const int64_t em_item_bytes_warps = 15;
+EM_EXPORT const int64_t em_item_bytes_warps = 16;
 EM_EXPORT const int64_t em_dynamic_warps = 0;
 EM_EXPORT int64_t em_run_warps(const em_word* em_a, int64_t* em_next, int64_t em_chunk) {
     const em_dims em_d = {{em_a[0].i, em_a[1].i, em_a[2].i}, {em_a[3].i, em_a[4].i, em_a[5].i}, em_a[6].i};
