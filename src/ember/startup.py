@@ -558,6 +558,9 @@ def _poison_parent_backends(interrupted: bool = False) -> None:
         used = registry.instance(name) is not None or (started is not None and started())
         if not (used or by_warmup):
             continue
+        forget = getattr(hooks, "forget_after_fork", None)
+        if forget is not None:
+            forget()  # before the parent's objects are dropped: nothing may call the driver
         label = getattr(hooks, "LABEL", name)
         how = " (by Ember's background warmup at import)" if by_warmup else ""
         # the parent would have picked the backend it warmed: say so instead of falling back

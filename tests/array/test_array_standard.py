@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -65,6 +66,16 @@ def _run(body: str, env: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _kernel_names(cache_dir, before) -> list[str]:
+    """The kernels that entered the disk cache since ``before`` (what a run compiled)."""
+    names = []
+    for path in sorted(set(cache_dir.rglob("*.ember")) - before):
+        source = next(path.parent.glob(path.stem + ".*[!r]"), None)  # the .cl/.cu beside it
+        text = source.read_text(errors="replace") if source else ""
+        names += re.findall(r"(?:__kernel|__global__) void (\w+)", text) or [path.stem[:16]]
+    return names
+
+
 def test_fresh_process_after_precompile_compiles_nothing(backend, tmp_path):
     env = {**os.environ, "EMBER_CACHE": "1", "EMBER_CACHE_DIR": str(tmp_path),
            "EMBER_BACKEND": backend.name}  # fmt: skip
@@ -118,6 +129,7 @@ def test_scans_masks_and_sorts_after_precompile_compile_nothing(backend, tmp_pat
         """,
         env,
     )
+    before = set(tmp_path.rglob("*.ember"))
     user = _run(
         """
         import numpy as np
@@ -131,4 +143,4 @@ def test_scans_masks_and_sorts_after_precompile_compile_nothing(backend, tmp_pat
         """,
         env,
     )
-    assert user["compiles"] == 0, user
+    assert user["compiles"] == 0, (user, _kernel_names(tmp_path, before))

@@ -472,7 +472,7 @@ def test_gpu_gems_prescan(backend):
 
 # ======================================================================= grid sync
 def _grid_sync_supported(backend) -> bool:
-    return bool(getattr(backend, "cooperative_launch", False))
+    return backend.device.cooperative_launch
 
 
 def test_numba_sequential_rows_with_grid_sync(backend):

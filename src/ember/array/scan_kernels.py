@@ -368,7 +368,7 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
         if tid == 0:
             ctl[0] = ember.atomic_add(state, 0, 1)  # this block's tile, in start order
         ember.barrier()
-        t = ctl[0]
+        t = ember.int64(ctl[0])  # 64-bit: k * TILE passes 2**31 past 2**19 tiles
         r = t // tiles
         k = t - r * tiles
         e0 = k * TILE

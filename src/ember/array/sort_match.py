@@ -189,7 +189,7 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         if tid == 0:
             ctl[0] = ember.atomic_add(state, slot, 1) if ONESWEEP else ember.block_idx.x
         ember.barrier()
-        t = ctl[0]
+        t = ember.int64(ctl[0])  # 64-bit: t * TILE passes 2**31 in long rows
         e0 = t * TILE
         count = min(n - e0, TILE)
         load(keys, kin, kbase + e0 * kstep, kstep, count, w * RUN + lane, tin, desc)

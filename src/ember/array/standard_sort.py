@@ -38,11 +38,12 @@ def _scan(be, op, ct: DType, x: DType, out: DType) -> Iterator:
     g = geometry(be, ct)
     yield sk.rows_serial(op, ct), (1, 4, _a(x), 0, 4, 1, _a(out), 0, 4)
     head = (1, 4, 1, _a(x), 0, 4, 1, _a(out), 0, 4)
+    st = sk.storage(ct)
     if be.forward_progress:
         at = sk.atomic_storage(ct)
         yield sk.scan_lookback(op, ct, g), (*head, _a(dtypes.int32), _a(at), _a(at))
+        yield sk.scan_carry(op, ct, g), (*head, _a(st))  # rows of one tile
         return
-    st = sk.storage(ct)
     yield sk.tile_reduce(op, ct, g), (1, 4, 1, _a(x), 0, 4, 1, _a(st))
     yield sk.scan_carry(op, ct, g), (*head, _a(st))
     if st is not x or st is not out:

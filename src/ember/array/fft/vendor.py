@@ -185,6 +185,10 @@ def prepare(lib, x: ndarray, axes, lengths, kind: str, inverse: bool, scales, sh
     describe it (Ember's kernels run it then)."""
     if dtype.name not in ("float32", "float64", "complex64", "complex128"):
         return None  # (float16 results: computed in float32 by Ember's path)
+    if min(lengths) < 2 or min(x.shape[a] for a in axes) < 2:
+        # cuFFT refuses one-point transforms and one-point inputs along a transformed axis
+        # (rfft/irfft: CUFFT_INVALID_VALUE); Ember's kernels run these trivial cases
+        return None
     ct = _args.complex_of(x.dtype)
     precision = "single" if ct.itemsize == 8 else "double"
     want = ct.real if kind == "r2c" else ct

@@ -17,6 +17,10 @@ The start-up hooks the background warmup (:mod:`ember.startup`) asks every backe
     imported (``""``: at once); returns a function releasing what it holds;
 ``driver_started()``
     whether this process started the driver (a forked child then refuses the backend);
+``forget_after_fork()``
+    (in a forked child, before the parent's backend objects are dropped) mark every driver
+    object inherited from the parent dead, so that releasing them calls no driver function
+    (the child has no usable context: ``cuStreamDestroy`` there crashed the process);
 ``LABEL``
     the backend's name in messages.
 """
@@ -46,9 +50,18 @@ _LAZY = {
     "PinnedHostMemory": "memory",
 }  # fmt: skip
 __all__ = [
-    "LABEL", "WARMUP_IMPORTS", "WARM_AT_IMPORT", "driver_started", "plausible", "start_driver",
+    "LABEL", "WARMUP_IMPORTS", "WARM_AT_IMPORT", "driver_started", "forget_after_fork",
+    "plausible", "start_driver",
     *_LAZY,
 ]  # fmt: skip
+
+
+def forget_after_fork() -> None:
+    """In a forked child: the parent's contexts are unusable here; their objects' ``close``
+    must not call the driver."""
+    device = sys.modules.get("ember.backends.cuda.device")
+    if device is not None:
+        device.forget_contexts()
 
 
 def plausible() -> bool:

@@ -8,6 +8,7 @@ from answering (no ``libcuda``, ``cuInit`` failing, no device) becomes a
 from __future__ import annotations
 
 import threading
+import weakref
 
 from ember.backends.cuda.driver import INVALID_CONTEXT, check, cu, describe, result_name
 from ember.errors import BackendUnavailableError
@@ -164,6 +165,17 @@ def warm_start():
 # The context each thread made current last (one per thread for the whole process: with
 # several devices open, a per-context flag would go stale when another context is set).
 _current = threading.local()
+_contexts: weakref.WeakSet = weakref.WeakSet()  # every PrimaryContext this process retained
+
+
+def forget_contexts() -> None:
+    """Mark every retained context dead (a forked child: the driver state is the parent's);
+    objects on them then release nothing through the driver."""
+    global opened
+    for context in list(_contexts):
+        context.alive = False
+    _current.__dict__.clear()
+    opened = 0
 # How many primary contexts this process holds; beyond one, launches make theirs current
 # first (the driver launches a CUfunction only in its own context).
 opened = 0
@@ -184,6 +196,7 @@ class PrimaryContext:
             cu.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain", f"device {index}"
         )
         self.alive = True
+        _contexts.add(self)
         opened += 1
         self.ensure_current()
 

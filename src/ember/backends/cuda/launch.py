@@ -300,8 +300,8 @@ class CudaFunction(Function):
     def _allow_shared(self, nbytes: int) -> None:
         """Opt in to ``nbytes`` of dynamic shared memory (above 48 KiB CUDA asks for it)."""
         A = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        self._shared_allowed = nbytes
         check(cu.cuFuncSetAttribute(self.handle, A, nbytes), "cuFuncSetAttribute")
+        self._shared_allowed = nbytes  # only once the driver agreed: a refusal is retried
 
     def launch_cooperative(self, grid, block, args, shared_mem=0, stream=None) -> None:
         """:meth:`launch` with every block resident at once (``cuLaunchCooperativeKernel``),
