@@ -8,5 +8,5 @@ peers (CuPy, PyTorch) that are importable, side by side in one process.
 
 AREAS = (
     "runtime", "compiler", "sync", "memory", "startup", "diagnostics", "arrays", "numeric",
-    "reductions", "arrays_sort", "scale", "fft",
+    "reductions", "arrays_sort", "scale", "fft", "cpu",
 )

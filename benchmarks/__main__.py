@@ -58,7 +58,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-BACKENDS = ("cuda", "opencl")
+BACKENDS = ("cuda", "opencl", "cpu")  # cpu: the cpu area (benchmarks/cpu.py)
 
 
 def env_backend() -> str:

@@ -29,7 +29,10 @@ os.environ.setdefault("POCL_DEVICES", "pthread pthread")
 from ember import config  # noqa: E402 - after the environment
 from ember.runtime import backend as registry  # noqa: E402
 
-BACKENDS = tuple(registry.REGISTRY)
+# EMBER_TEST_BACKENDS=cpu,opencl: run the backend-parametrized tests on those only (CI runs
+# the whole suite on cpu and a chosen part on OpenCL); default: every registered backend.
+_wanted = [b.strip() for b in os.environ.get("EMBER_TEST_BACKENDS", "").split(",") if b.strip()]
+BACKENDS = tuple(b for b in registry.REGISTRY if not _wanted or b in _wanted)
 
 
 @functools.cache

@@ -41,7 +41,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             print("  unavailable: " + str(exc).replace("\n", "\n  "))
             continue
         usable.append(name)
-        for lib, version in be.library_versions().items():
+        for lib, version in {**be.library_versions(), **be.describe()}.items():
             print(f"  {lib}: {version}")
         for dev in be.devices():
             mark = "*" if dev.index == be.device.index else " "

@@ -88,8 +88,9 @@ SETTINGS: dict[str, Setting] = {
             "EMBER_BACKEND",
             "auto",
             _parse_name,
-            "Backend to use: a registered backend's name ('cuda', 'opencl'...), or 'auto' (the "
-            "first that works, in the registry's order: CUDA when a device answers, else OpenCL).",
+            "Backend to use: a registered backend's name ('cuda', 'opencl', 'cpu'...), or 'auto' "
+            "(the first that works: CUDA when a device answers, else an OpenCL GPU, else the "
+            "native CPU backend, else an OpenCL CPU device such as PoCL).",
         ),
         Setting(
             "EMBER_OPENCL_DEVICE",
@@ -105,6 +106,12 @@ SETTINGS: dict[str, Setting] = {
             "Index of the device Ember uses by default, in the backend's numbering "
             "(ember.devices()); wins over EMBER_OPENCL_DEVICE.  Empty: the backend's own "
             "choice (CUDA: device 0).  One Dask worker per device sets it per worker.",
+        ),
+        Setting(
+            "EMBER_CPU_THREADS",
+            0,
+            int,
+            "Threads a cpu-backend launch may use (0: every core this process may run on).",
         ),
         Setting(
             "EMBER_BOUNDSCHECK",

@@ -16,7 +16,7 @@ from ember import dtypes
 from ember.array import gather, ops, search, sets, sort, sort_kernels, sort_match
 from ember.array import scan_kernels as sk
 
-nvrtc = pytest.importorskip("ember.compiler.nvrtc")
+nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
 
 
 def _ptx(kernel, args):
@@ -36,7 +36,11 @@ def _row_args(dt_in, dt_out):
     return (x, 0, 8, 1, o, 0, 8)
 
 
-pytestmark = pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available")
+# slow: hundreds of NVRTC compiles (pytest -m slow; the GPU machine's batch runs them)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available"),
+]
 
 SHARED_LIMIT = 48 * 1024
 

@@ -16,7 +16,7 @@ from ember.array import mapreduce, ops, reducers
 from ember.array import reduce as red
 from ember.array import reductions as r
 
-nvrtc = pytest.importorskip("ember.compiler.nvrtc")
+nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
 
 H100 = red.Device(block=256, threads=132 * 2048, max_grid=(1 << 31) - 1, shuffle=True)
 EVERY_PASS = tuple(itertools.product(("rows", "cols"), (False, True), (False, True)))
@@ -36,7 +36,11 @@ def _nvrtc_available() -> bool:
     return True
 
 
-pytestmark = pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available")
+# slow: hundreds of NVRTC compiles (pytest -m slow; the GPU machine's batch runs them)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available"),
+]
 
 
 def bigger(a, b):

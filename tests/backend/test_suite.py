@@ -24,10 +24,16 @@ __kernel void axpy(float a, __global const float* x, __global float* y, long n) 
     long i = get_global_id(0);
     if (i < n) y[i] = a * x[i] + y[i];
 }""",
+    "cpu": r"""
+EMBER_KERNEL void axpy(float a, const float* x, float* y, int64_t n) {
+    int64_t i = get_global_id(0);
+    if (i < n) y[i] = a * x[i] + y[i];
+}""",
 }
 BROKEN = {
     "cuda": 'extern "C" __global__ void broken(float* y) {\n  y[0] = undefined_name;\n}',
     "opencl": "__kernel void broken(__global float* y) {\n  y[0] = undefined_name;\n}",
+    "cpu": "EMBER_KERNEL void broken(float* y) {\n  y[0] = undefined_name;\n}",
 }
 
 

@@ -68,7 +68,8 @@ def test_auto_selection_error_names_the_extras(monkeypatch):
     code = (
         "import ember.runtime.registry as r\n"
         "r.REGISTRY = {'cuda': ('no_such_module_x', 'B', r.INSTALL_HINT['cuda']),\n"
-        "              'opencl': ('no_such_module_y', 'B', r.INSTALL_HINT['opencl'])}\n"
+        "              'opencl': ('no_such_module_y', 'B', r.INSTALL_HINT['opencl']),\n"
+        "              'cpu': ('no_such_module_z', 'B', r.INSTALL_HINT['cpu'])}\n"
         "try:\n    r.get()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,5 +1,6 @@
-"""Golden tests of generated source, both dialects; every CUDA source is compiled by NVRTC
-for sm_90 and every OpenCL source built by an OpenCL device when one is here.
+"""Golden tests of generated source, every dialect; every CUDA source is compiled by NVRTC
+for sm_90, every OpenCL source built by an OpenCL device when one is here, and every cpu
+source compiled by zig's clang when the ziglang wheel is installed.
 
 Update the files after an intended change with ``EMBER_UPDATE_GOLDEN=1 pytest <this file>``
 and review the diff.
@@ -34,8 +35,9 @@ CASES = {
     "template": (gk.template, (F32, gk.pair, ember.float32, F32, np.zeros(8, np.int32))),
     "grid_steps": (gk.grid_steps, (F32, 3)),
 }
-DIALECT_EXT = {"cuda": "cu", "opencl": "cl"}
-SKIP = {("grid_steps", "opencl")}  # no cooperative launch: refused (test below)
+DIALECT_EXT = {"cuda": "cu", "opencl": "cl", "cpu": "c"}
+# no cooperative launch: refused (test below)
+SKIP = {("grid_steps", "opencl"), ("grid_steps", "cpu")}
 
 
 def generated(name: str, dialect: str) -> str:
@@ -86,6 +88,18 @@ def _opencl_backend():
 def test_opencl_source_builds(name):
     be = _opencl_backend()
     assert be.compile(generated(name, "opencl"), name)
+
+
+@pytest.mark.parametrize("name", [n for n, d in PARAMS if d == "cpu"])
+def test_cpu_source_compiles(name):
+    try:
+        from ember.backends.cpu import toolchain
+
+        toolchain.zig_path()
+    except ember.BackendUnavailableError as exc:
+        pytest.skip(f"no C compiler: {exc}")
+    binary, seconds = toolchain.compile_shared(generated(name, "cpu"), name)
+    assert binary[:4] == b"\x7fELF" or binary[:2] == b"MZ" or len(binary) > 1000
 
 
 def test_grid_sync_is_refused_without_cooperative_launch():

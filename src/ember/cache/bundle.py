@@ -68,8 +68,8 @@ class Recorder:
     def add(self, kernel) -> None:
         """Also record every specialization ``kernel`` already has (made before the block)."""
         for spec in list(kernel.specializations.values()):
-            if getattr(spec, "entry", None) is not None:
-                self.add_entry(spec.entry)
+            if getattr(spec, "entry", None) is not None and spec.entry.key not in self.entries:
+                self.add_entry(lookup.for_bundles(spec.entry, spec.backend))
 
     def save(self, path: str | os.PathLike) -> str:
         """Write the recorded kernels as a bundle at ``path``; return the path.  Publish

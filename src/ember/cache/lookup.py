@@ -97,16 +97,28 @@ def store(entry: Entry, backend) -> None:
     if cache is not None and cache.store(entry, backend.dialect.name):
         stats.stores += 1
     failed.discard(entry.key)  # the new binary replaces the one that failed
-    note(entry)
+    note(entry, backend)
 
 
-def note(entry: Entry) -> None:
+def note(entry: Entry, backend=None) -> None:
     """``entry`` was used by this process: recorders and the profile learn about it."""
     for rec in list(recorders):
-        rec.add_entry(entry)
+        if entry.key not in rec.entries:
+            rec.add_entry(for_bundles(entry, backend))
     if entry.key not in _used:
         _used[entry.key] = None
         _hook_profile()
+
+
+def for_bundles(entry: Entry, backend) -> Entry:
+    """``entry`` with the binary a bundle should carry: one every device of the backend's
+    kind loads, where the backend makes one (``Backend.portable_binary``)."""
+    if backend is None:
+        return entry
+    binary = backend.portable_binary(entry.binary, entry.source, entry.name)
+    if binary is None:
+        return entry
+    return Entry(entry.key, binary, entry.source, entry.parts, entry.meta)
 
 
 def discard(key: str) -> None:

@@ -236,7 +236,7 @@ class ExpressionEmitter(ComplexExpressions):
             right_text = right[0] if right[1] > prec else f"({right[0]})"
             return f"{left_text} {sym} {right_text}", prec
         if isinstance(e, ir.Const):
-            suffix = "u" if u in ("unsigned int", "uint") else self.d.suffix["uint64"]
+            suffix = "u" if u == self.d.unsigned[4] else self.d.suffix["uint64"]
             return f"{int(e.value) % (1 << (8 * max(t.dtype.itemsize, 4)))}{suffix}", PRIMARY
         if (
             isinstance(e, ir.Cast)
@@ -316,6 +316,7 @@ class ExpressionEmitter(ComplexExpressions):
         args += [hoisted_name(self.fn, v) for v in e.function.hoisted]
         if e.function.can_fail:
             args.append("em_c")
+        args += self.d.call_hidden
         return f"{e.function.name}({', '.join(args)})", PRIMARY
 
     def r_Intrinsic(self, e: ir.Intrinsic) -> tuple[str, int]:

@@ -51,7 +51,8 @@ class CheckEmitter:
             f"    {c['record']} rec;  // state, kernel, site, block xyz, thread xyz, 2 values\n"
             f"    {self.h.c(dtypes.uint32)} kid;  // which kernel specialization this is\n"
             "    int failed;  // this thread failed: it stops after the current statement\n"
-            "} em_ctx_t;"
+            + (f"    {c['item']} item;  // the work-item it runs for\n" if "item" in c else "")
+            + "} em_ctx_t;"
         )
         return self.h.use("em_ctx_t", lambda: text)
 
@@ -70,7 +71,8 @@ class CheckEmitter:
             self.h.use("em_fail", self._fail),
             self.h.c(dtypes.int64),
         )
-        body = f"    c->failed = 1;\n    {record}(c->claim, c->rec, c->kid, site, v0, v1);"
+        item = ", c->item" if "item" in self.d.checks else ""
+        body = f"    c->failed = 1;\n    {record}(c->claim, c->rec, c->kid, site, v0, v1{item});"
         return self.h.fn("void", "em_failed", f"{ctx}* c, {i64} site, {i64} v0, {i64} v1", body)
 
     def _fail(self) -> str:
@@ -95,6 +97,8 @@ class CheckEmitter:
             f"    rec[0] = {DONE};  // complete: the host may read it",
         ])  # fmt: skip
         params = f"{c['claim']} claim, {c['record']} rec, {u32} kid, {i64} site, {i64} v0, {i64} v1"
+        if "item" in c:  # the index templates read the work-item through em_it
+            params += f", {c['item']} em_it"
         return f"{d.device} {c['cold']}void em_fail({params}) {{\n{body}\n}}"
 
     def bounds_helper(self) -> str:
@@ -185,7 +189,9 @@ class CheckEmitter:
     def zero_return(self) -> str:
         fn = self.fn
         t = fn.return_type
-        if fn.is_kernel or isinstance(t, Tuple) or not isinstance(t, Scalar | Array):
+        if fn.is_kernel:
+            return self.d.kernel_exit
+        if isinstance(t, Tuple) or not isinstance(t, Scalar | Array):
             return "return;"
         if isinstance(t, Array) and not t.is_pointer:
             return f"{{ {self.ctype(t)} em_z = {{0}}; return em_z; }}"
@@ -200,7 +206,8 @@ class CheckEmitter:
 
     def context_prologue(self) -> list[str]:
         ctx = self.ctx_type()
-        return [f"{ctx} em_ctx = {{em_claim, em_rec, em_kid, 0}};", f"{ctx}* em_c = &em_ctx;"]
+        item = ", em_it" if "item" in self.d.checks else ""
+        return [f"{ctx} em_ctx = {{em_claim, em_rec, em_kid, 0{item}}};", f"{ctx}* em_c = &em_ctx;"]
 
     # ------------------------------------------------------------------ print
     def print_stmt(self, s: ir.Print, depth: int) -> None:

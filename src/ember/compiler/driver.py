@@ -258,7 +258,7 @@ def _from_cache(hit, backend, t0: float) -> Specialization | None:
         cache_lookup.discard(entry.key)
         return None
     t2 = time.perf_counter()
-    cache_lookup.note(entry)
+    cache_lookup.note(entry, backend)
     timings = {"cache": t1 - t0, "load": t2 - t1}
     spec = Specialization(
         entry.name, None, entry.source, abi, entry.binary, function, backend, entry.key,

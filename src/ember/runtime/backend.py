@@ -1,10 +1,11 @@
 """The backend contract: what a backend MUST, SHOULD and MAY implement, and its capabilities.
 
-A backend is *device + memory + module loader + compiler driver*.  Ember ships two:
-``cuda`` (NVIDIA driver API through ``cuda-bindings``, NVRTC) and ``opencl`` (``pyopencl``;
-the PoCL CPU device where there is no GPU).  Everything above this layer (arrays, the kernel
-compiler, the CLI) talks only to the classes below, and asks a backend what it *can do*
-(its capabilities), never which one it is (``tests/unit/test_layers.py``).
+A backend is *device + memory + module loader + compiler driver*.  Ember ships three:
+``cuda`` (NVIDIA driver API through ``cuda-bindings``, NVRTC), ``opencl`` (``pyopencl``: GPUs
+and the PoCL CPU device) and ``cpu`` (C compiled by the ``ziglang`` wheel, run with ctypes).
+Everything above this layer (arrays, the kernel compiler, the CLI) talks only to the classes
+below, and asks a backend what it *can do* (its capabilities), never which one it is
+(``tests/unit/test_layers.py``).
 
 * MUST: the abstract methods - a backend class missing one is refused when it is loaded
   (:func:`~ember.runtime.registry.validate`), naming what is missing - and the class
@@ -484,6 +485,25 @@ class Backend(abc.ABC):
         registry.leave()
 
     # ---------------------------------------------------------------- MAY
+    @classmethod
+    def has_devices(cls, kind: str) -> bool:
+        """MAY: whether a device of ``kind`` (``"GPU"``, ``"CPU"``) is present, found
+        without creating a context or building anything.  Automatic selection asks it to
+        try one backend's GPUs before another backend (``registry.AUTO_ORDER``).  Default:
+        True."""
+        return True
+
+    def portable_binary(self, binary: bytes, source: str, name: str) -> bytes | None:
+        """MAY: ``binary`` (compiled from ``source``, kernel ``name``) made loadable on every
+        device of this backend's kind, for a bundle to carry (the cpu backend adds a baseline
+        build next to the one for this CPU).  Default None: it is, as it is."""
+        return None
+
+    def describe(self) -> dict[str, str]:
+        """MAY: more about the backend in words (compiler, target...), for ``ember info``;
+        may be slow.  Default: nothing."""
+        return {}
+
     def error_memory(self, nbytes: int) -> ErrorMemory:
         """MAY: the claim word and ``nbytes`` error record that kernels that can fail
         (``raise``, ``assert``, ``boundscheck=True``) write (ember/diagnostics/device_errors.py).

@@ -207,7 +207,8 @@ def _dialect_error(exc: CompileError, kernel, be) -> CompileError | None:
 
 
 class RawKernel:
-    """A kernel from C source in the backend's dialect (CUDA C++ or OpenCL C).
+    """A kernel from C source in the backend's dialect (CUDA C++, OpenCL C, or C with
+    ``EMBER_KERNEL`` and OpenCL's work-item functions on the cpu backend).
 
     Parameters
     ----------
@@ -218,7 +219,7 @@ class RawKernel:
     options : sequence of str
         Extra compiler options (NVRTC or OpenCL build options).
     backend : str, optional
-        ``"cuda"`` or ``"opencl"``; default: the current backend.
+        ``"cuda"``, ``"opencl"`` or ``"cpu"``; default: the current backend.
     """
 
     @api

@@ -6,8 +6,9 @@ contract until a backend is used.  :mod:`ember.runtime.backend` holds the contra
 re-exports these functions.
 
 Selection: ``EMBER_BACKEND=auto|<name>`` or :func:`use`.  ``auto`` tries :data:`AUTO_ORDER`
-(CUDA when a CUDA device answers, else OpenCL) and raises :class:`BackendUnavailableError`
-naming the extra to install when none works.
+(CUDA when a CUDA device answers, else an OpenCL GPU, else the native cpu backend, else an
+OpenCL CPU device such as PoCL) and raises :class:`BackendUnavailableError` naming the extra
+to install when none works.
 
 Devices: a backend instance runs one device.  The first one of each backend (its
 *default device*: ``EMBER_DEVICE``, else the backend's own choice) is what :func:`get`
@@ -40,9 +41,15 @@ REGISTRY: dict[str, tuple[str, str, str]] = {
     "cuda": ("ember.backends.cuda", "CudaBackend",
              "pip install 'ember[cuda]' (CUDA 13 driver) or 'ember[cuda12]' (CUDA 12 driver)"),
     "opencl": ("ember.backends.opencl", "OpenCLBackend",
-               "pip install 'ember[cpu]' (pyopencl + the PoCL CPU device)"),
+               "pip install 'ember[opencl]' (pyopencl + the PoCL CPU device)"),
+    "cpu": ("ember.backends.cpu", "CPUBackend",
+            "pip install 'ember[cpu]' (the ziglang wheel: zig's C compiler)"),
 }  # fmt: skip
 AUTO_ORDER = tuple(REGISTRY)
+# Backends ``auto`` takes in their place only for a GPU (Backend.has_devices("GPU")); their
+# CPU devices come after every other backend: OpenCL GPUs before the native cpu backend,
+# PoCL's CPU device after it.
+GPU_FIRST = ("opencl",)
 INSTALL_HINT = {name: entry[2] for name, entry in REGISTRY.items()}
 
 _lock = threading.RLock()
@@ -277,19 +284,30 @@ def _select() -> str:
         if _current is not None:
             return _current
         wanted = settings.backend
-        candidates = AUTO_ORDER if wanted == "auto" else (wanted,)
+        candidates = _auto_candidates() if wanted == "auto" else [wanted]
         reasons = []
-        for name in candidates:
+        for candidate in candidates:
+            name, _, kind = candidate.partition(":")
             try:
+                if kind and not backend_class(name).has_devices(kind):
+                    continue  # tried again at the end of the order, for its other devices
                 _instantiate(name)
             except BackendUnavailableError as exc:
-                reasons.append(f"  {name}: {exc}")
+                if f"  {name}: {exc}" not in reasons:
+                    reasons.append(f"  {name}: {exc}")
                 continue
             _current = name
             return name
         raise BackendUnavailableError(
             f"no Ember backend is usable (EMBER_BACKEND={wanted}):\n" + "\n".join(reasons)
         )
+
+
+def _auto_candidates() -> list[str]:
+    """:data:`AUTO_ORDER` with each :data:`GPU_FIRST` backend as ``"name:GPU"`` in its place
+    and again, for any device, at the end."""
+    first = [f"{n}:GPU" if n in GPU_FIRST else n for n in AUTO_ORDER]
+    return first + [n for n in AUTO_ORDER if n in GPU_FIRST]
 
 
 def use(name: str) -> Backend:

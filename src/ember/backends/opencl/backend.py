@@ -100,6 +100,11 @@ class OpenCLBackend(Backend):
         return cls(device=str(index))
 
     # ------------------------------------------------------------------ devices
+    @classmethod
+    def has_devices(cls, kind: str) -> bool:
+        """Whether an OpenCL device of ``kind`` (``"GPU"``, ``"CPU"``) is present (no build)."""
+        return any(f.kind == kind for f in _device.enumerate_devices())
+
     def devices(self) -> list[DeviceInfo]:
         """Every OpenCL device of every platform, by flat index (builds a probe on each)."""
         return [_device.describe(f) for f in _device.enumerate_devices()]

@@ -17,6 +17,7 @@ __all__ = ["Dialect", "REGISTRY", "get", "names", "source_suffix"]
 REGISTRY: dict[str, tuple[str, str]] = {
     "cuda": ("ember.codegen.dialects.cuda", "CUDA"),
     "opencl": ("ember.codegen.dialects.opencl", "OPENCL"),
+    "cpu": ("ember.codegen.dialects.cpu", "CPU"),
 }
 
 _loaded: dict[str, Dialect] = {}

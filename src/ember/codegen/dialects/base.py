@@ -138,7 +138,39 @@ class Dialect(abc.ABC):
     # "uint_fmt", "int_cast", "uint_cast", "float_cast") and the no-inline qualifier ("cold")
     checks: ClassVar[dict[str, str]]
 
+    # ---------------------------------------------------------------- work-groups
+    # Extra trailing parameters of the kernel and of every device function, and the
+    # arguments every call passes for the latter (the cpu dialect's current work-item).
+    kernel_hidden: ClassVar[tuple[str, ...]] = ()
+    device_hidden: ClassVar[tuple[str, ...]] = ()
+    call_hidden: ClassVar[tuple[str, ...]] = ()
+    # The statement that ends the current thread of a kernel (a failed check's bail).
+    kernel_exit: ClassVar[str] = "return;"
+    # Generating code with no device at hand (kernel.inspect(dialect=...)): the sub-group
+    # size and the features to assume.
+    offline_warp_size: ClassVar[int] = 1
+    offline_features: ClassVar[frozenset[str]] = frozenset({"fp64", "int64_atomics"})
+
     # ================================================================ methods
+    def lower(self, program):
+        """The program as this dialect's emitter prints it.  Default: unchanged.  (The cpu
+        dialect turns the work-items of a group into loops: ``codegen/workgroup.py``.)"""
+        return program
+
+    def kernel_prologue(self, program) -> list[str]:
+        """Lines at the start of the kernel's body, before its locals.  Default: none."""
+        return []
+
+    def kernel_entry(self, name: str, params: list, program) -> str:
+        """Code after the kernel: an entry point calling it.  ``params`` holds (C type,
+        :class:`~ember.codegen.abi.AbiParam`) of each kernel parameter; ``program`` is the
+        lowered program.  Default: none."""
+        return ""
+
+    def statement(self, emitter, s, depth: int) -> None:
+        """Print statement ``s`` of a kind only :meth:`lower` makes."""
+        raise AssertionError(f"the {self.name} dialect cannot emit {type(s).__name__}")
+
     def space(self, space: str) -> str:
         """The qualifier of a pointer into ``space`` memory (``"global"``, ``"shared"``,
         ``"local"`` (per thread: the default space) or ``"constant"``)."""
