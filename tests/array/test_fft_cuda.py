@@ -83,6 +83,7 @@ def test_large_real_and_multidimensional(engine):
 
 def test_torch_and_cupy_arrays_are_taken_without_a_copy(cuda):
     torch = pytest.importorskip("torch")
-    t = torch.arange(64, dtype=torch.float32, device="cuda").to(torch.complex64)  # no complex arange
+    # (torch has no complex arange on CUDA)
+    t = torch.arange(64, dtype=torch.float32, device="cuda").to(torch.complex64)
     got = F.fft(ember.asarray(t))
     check(got, np.fft.fft(np.arange(64, dtype=np.complex128)), "complex64", 64)

@@ -608,7 +608,7 @@ def test_chained_assignment_evaluates_its_value_once():
 def double_negation(x, y):
     i = ember.global_id()
     if i < x.shape[0]:
-        y[i] = -(-x[i]) + -(-1.5)
+        y[i] = -(-x[i]) + -(-1.5)  # noqa: B002 - double negation on purpose
 
 
 @pytest.mark.parametrize("dialect", ["opencl", "cuda"])

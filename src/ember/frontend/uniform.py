@@ -19,8 +19,9 @@ the way a SIMT machine runs them - by predication:
   they leave (a returning device function keeps its value for the end).
 
 Inactive threads pass zeros into the operations (never an undefined value: a lane index must
-stay one) and ignore what comes back, as CUDA's inactive lanes.  Kernels whose threads all take the same path pay the
-predicates and, per loop iteration around a warp operation, the vote.
+stay one) and ignore what comes back, as CUDA's inactive lanes.  Kernels whose threads all
+take the same path pay the predicates and, per loop iteration around a warp operation, the
+vote.
 """
 
 from __future__ import annotations
