@@ -54,7 +54,7 @@ class _H100:
 
     device = SimpleNamespace(
         shared_memory_per_block=SHARED_LIMIT, max_threads_per_block=1024, multiprocessors=132,
-        extra={},
+        kind="GPU", extra={},
     )  # fmt: skip
     forward_progress = True
 

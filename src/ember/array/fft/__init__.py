@@ -131,7 +131,7 @@ FAST_KEPT = 256
 def _one(x, n, axis, norm, out, name, kind, inverse):
     key = None
     if out is None and type(x) is _ndarray:  # a call seen before: straight to its recipe
-        key = (name, x.shape, x.strides, x.dtype, x.backend, n, axis, norm,
+        key = (name, x.shape, x.strides, x.dtype, x.offset % 16, x.backend, n, axis, norm,
                _settings.values["fft"])  # fmt: skip
         try:
             recipe = _FAST.get(key)

@@ -105,8 +105,8 @@ RECIPES_KEPT = 256
 
 def _recipe(lib, x, axes, lengths, kind, inverse, scales, shape, dtype):
     """The vendor recipe of this call's signature (made once; False when declined)."""
-    key = (lib, x.shape, x.strides, x.dtype, tuple(axes), tuple(lengths), kind, inverse,
-           tuple(scales))  # fmt: skip
+    key = (lib, x.shape, x.strides, x.dtype, x.offset % 16, tuple(axes), tuple(lengths), kind,
+           inverse, tuple(scales))  # fmt: skip
     recipe = _RECIPES.get(key)
     if recipe is None:
         from ember.array.fft import vendor

@@ -58,7 +58,8 @@ class Recipe:
         for f in self.prep:
             x = f(x)
         be = x.backend
-        y = out if out is not None and out.c_strided else launch.new(be, self.shape, self.dtype)
+        direct = out is not None and out.c_strided and out.offset % (2 * out.dtype.itemsize) == 0
+        y = out if direct else launch.new(be, self.shape, self.dtype)
         arrays = {"x": x, "y": y}
         if self.temp is not None:
             arrays["t"] = self.temp(x)
@@ -190,6 +191,8 @@ def prepare(lib, x: ndarray, axes, lengths, kind: str, inverse: bool, scales, sh
         # (rfft/irfft: CUFFT_INVALID_VALUE); Ember's kernels run these trivial cases
         return None
     ct = _args.complex_of(x.dtype)
+    if kind == "r2c" and x.offset % (2 * ct.real.itemsize) and x.dtype is ct.real:
+        return None  # a real input view not aligned to the complex type: cuFFT refuses it
     precision = "single" if ct.itemsize == 8 else "double"
     want = ct.real if kind == "r2c" else ct
     sizes = list(lengths)
@@ -345,6 +348,11 @@ class _Builder:
         self.lib.plan(*key)
         isa, isb = sp.dtype.itemsize, dp.dtype.itemsize
         offsets = tuple((c * li * isa, c * lo * isb) for c in range(count))
+        if kind in ("r2c", "c2r") and not all(
+            (o if kind == "r2c" else p) % (2 * (isa if kind == "r2c" else isb)) == 0
+            for o, p in offsets
+        ):
+            return None  # cuFFT refuses a real side not aligned to the complex type
         return Step(key, src, dst, offsets, inverse)
 
     def _copy_for_c2r(self, inverse: bool) -> str:
