@@ -163,7 +163,7 @@ import json, sys
 sys.path.insert(0, {here!r})
 import ember
 from device_work import SOURCES
-be = ember.get_backend({backend!r})
+be = ember.use_backend({backend!r})  # current for the rest: y is made on it too
 f = be.load_module(be.compile(SOURCES[be.dialect], "add")).function(
     "add", ["ptr", ember.int32, ember.int64])
 y = ember.zeros(4, ember.int32)
