@@ -31,7 +31,7 @@ import ember
 from ember import config
 from device_work import Work, ready_zeros
 
-backend = ember.get_backend({backend!r})
+backend = ember.use_backend({backend!r})  # current for the rest: arrays are made on it too
 work = Work.on(backend)
 stream = backend.default_stream  # a blocking copy (stream=None) is ordered after the kernel
 out = ready_zeros(4)
