@@ -499,22 +499,21 @@ def test_complex_array_kernels_compile_for_cuda(ct):
         return kernel.inspect(*args, stage="ptx", dialect="cuda")
 
     dev = reduce.Device(block=256, threads=132 * 2048, max_grid=(1 << 31) - 1, shuffle=True)
-    for ct in (ct,):
-        z = np.zeros(8, ct.numpy)
-        for a_kfast, b_nfast in itertools.product((True, False), repeat=2):
-            k = gemm.gemm_kernel(ct, True, a_kfast, b_nfast)
-            assert ".entry" in ptx(k, (z, z, z, 2, 2, 2, 2, 1, 2, 1, 1, 1, 0, 0, 0, 0))
-        for what in ("sum", "prod"):
-            R, out = reductions.sum_reducer(what, ct)
-            for kernel, args in reduce.examples(R, ct, out, dev=dev):
-                assert ".entry" in ptx(kernel, args), kernel.__name__
-        for what, mean in (("var", None), ("std_mean", ct), ("mean", None)):
-            R, out = reductions.stat_reducer(what, ct)
-            for kernel, args in reduce.examples(R, ct, out, mean, dev=dev):
-                assert ".entry" in ptx(kernel, args), kernel.__name__
-        for op in (ops.add, ops.multiply):
-            g = sk.Geometry(256, 8, 32)
-            head = (1, 8, 1, z, 0, 8, 1, z, 0, 8)
-            assert "shfl.sync" in ptx(sk.scan_carry(op, ct, g), (*head, z))
-            assert ".entry" in ptx(sk.tile_reduce(op, ct, g), (1, 8, 1, z, 0, 8, 1, z))
-            assert ".entry" in ptx(sk.rows_serial(op, ct), (1, 1, z, 0, 8, 1, z, 0, 8))
+    z = np.zeros(8, ct.numpy)
+    for a_kfast, b_nfast in itertools.product((True, False), repeat=2):
+        k = gemm.gemm_kernel(ct, True, a_kfast, b_nfast)
+        assert ".entry" in ptx(k, (z, z, z, 2, 2, 2, 2, 1, 2, 1, 1, 1, 0, 0, 0, 0))
+    for what in ("sum", "prod"):
+        R, out = reductions.sum_reducer(what, ct)
+        for kernel, args in reduce.examples(R, ct, out, dev=dev):
+            assert ".entry" in ptx(kernel, args), kernel.__name__
+    for what, mean in (("var", None), ("std_mean", ct), ("mean", None)):
+        R, out = reductions.stat_reducer(what, ct)
+        for kernel, args in reduce.examples(R, ct, out, mean, dev=dev):
+            assert ".entry" in ptx(kernel, args), kernel.__name__
+    for op in (ops.add, ops.multiply):
+        g = sk.Geometry(256, 8, 32)
+        head = (1, 8, 1, z, 0, 8, 1, z, 0, 8)
+        assert "shfl.sync" in ptx(sk.scan_carry(op, ct, g), (*head, z))
+        assert ".entry" in ptx(sk.tile_reduce(op, ct, g), (1, 8, 1, z, 0, 8, 1, z))
+        assert ".entry" in ptx(sk.rows_serial(op, ct), (1, 1, z, 0, 8, 1, z, 0, 8))

@@ -6,10 +6,10 @@ memory fits a block (48 KiB) with the launch geometry chosen for an H100-like de
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from gpu_standin import H100, SHARED_LIMIT
 
 import ember
 from ember import dtypes
@@ -42,24 +42,12 @@ pytestmark = [
     pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available"),
 ]
 
-SHARED_LIMIT = 48 * 1024
 
 
 def _shared_bytes(ptx: str) -> int:
     return sum(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \S+\[(\d+)\]", ptx))
 
 
-class _H100:
-    """What the launch geometry reads of an H100's backend."""
-
-    device = SimpleNamespace(
-        shared_memory_per_block=SHARED_LIMIT, max_threads_per_block=1024, multiprocessors=132,
-        kind="GPU", extra={},
-    )  # fmt: skip
-    forward_progress = True
-
-
-H100 = _H100()
 
 
 @pytest.mark.parametrize(

@@ -4,16 +4,15 @@ operands, transposes, ranges), so the GPU batch finds no CUDA-only codegen probl
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import numpy as np
 import pytest
+from gpu_standin import H100
 
 import ember
 from ember.array import broadcast, kernels, ops
 from ember.array.standard import standard_kernels
-from ember.compiler.driver import default_target
 
 nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
 
@@ -36,23 +35,6 @@ pytestmark = pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not ava
 PARTS = 4  # the slow rest of the set in interleaved quarters (xdist workers share them)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Device:
-    kind: str = "GPU"
-    shared_memory_per_block: int = 48 * 1024
-    max_threads_per_block: int = 1024
-
-
-@dataclasses.dataclass(frozen=True)
-class _OfflineGPU:
-    """What the scan and sort designs ask of a backend, as a CUDA GPU answers (sm_90): the
-    set lists the kernels and tile shapes that device would run, not the test machine's."""
-
-    device: _Device = _Device()
-    forward_progress: bool = True
-    target: object = dataclasses.field(default_factory=lambda: default_target("cuda"))
-
-
 def _family(name: str) -> str:
     """A kernel's family: its name up to the first dtype (``map_add``, ``reduce_cols_sum``)."""
     return re.sub(r"_(bool|u?int\d+|float\d+|complex\d+).*", "", name)
@@ -62,7 +44,7 @@ def _standard_set_part(part: int) -> list:
     """Part 0: the first kernel of every family (each generated shape compiled once, in CI);
     parts 1..PARTS: the other kernels, interleaved (`slow`: the GPU batch runs them)."""
     firsts, rest, seen = [], [], set()
-    for kernel, args in standard_kernels(fp64=True, backend=_OfflineGPU()):
+    for kernel, args in standard_kernels(fp64=True, backend=H100):
         family = _family(kernel.__name__)
         (rest if family in seen else firsts).append((kernel, args))
         seen.add(family)
