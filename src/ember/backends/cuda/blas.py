@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import ctypes
 
-from ember.backends.cuda.vendor import I64, INT, VP, bind, library
-from ember.errors import DriverError
+from ember.backends.cuda.vendor import I64, INT, VP, bind, library, raise_status
 
 # cudaDataType_t and cublasComputeType_t (library_types.h, cublas_api.h)
 R_32F, R_64F, R_16F, C_32F, C_64F = 0, 1, 2, 4, 5
@@ -44,14 +43,8 @@ STATUS = {
 def check(status: int, call: str) -> None:
     """Raise :class:`DriverError` for a failed cuBLAS status."""
     if status:
-        name = STATUS.get(status, f"cuBLAS status {status}")
-        raise DriverError(
-            f"{call} failed: {name}; check the shapes and strides of the operands "
-            "(this may be a bug in Ember: please report it with `ember info`)",
-            code=status,
-            code_name=name,
-            call=call,
-        )
+        hint = "; check the shapes and strides of the operands"
+        raise_status(status, call, STATUS, "cuBLAS", hint)
 
 
 class _Api:

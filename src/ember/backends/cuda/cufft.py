@@ -18,8 +18,7 @@ import collections
 import ctypes
 import threading
 
-from ember.backends.cuda.vendor import INT, VP, bind, library
-from ember.errors import DriverError
+from ember.backends.cuda.vendor import INT, VP, bind, library, raise_status
 
 LL = ctypes.c_longlong
 # cufftType (cufft.h): kind and precision -> type
@@ -41,14 +40,7 @@ STATUS = {
 def check(status: int, call: str) -> None:
     """Raise :class:`DriverError` for a failed cuFFT status."""
     if status:
-        name = STATUS.get(status, f"cuFFT status {status}")
-        raise DriverError(
-            f"{call} failed: {name} (this may be a bug in Ember: please report it with "
-            "`ember info`)",
-            code=status,
-            code_name=name,
-            call=call,
-        )
+        raise_status(status, call, STATUS, "cuFFT")
 
 
 class _Api:

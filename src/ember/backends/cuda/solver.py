@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import ctypes
 
-from ember.backends.cuda.vendor import INT, VP, bind, library
-from ember.errors import DriverError
+from ember.backends.cuda.vendor import INT, VP, bind, library, raise_status
 
 LOWER, UPPER = 0, 1  # cublasFillMode_t
 NO_VECTORS, VECTORS = 0, 1  # cusolverEigMode_t
@@ -62,14 +61,7 @@ def _spelled(t: str, name: str) -> str:
 def check(status: int, call: str) -> None:
     """Raise :class:`DriverError` for a failed cuSOLVER status."""
     if status:
-        name = STATUS.get(status, f"cuSOLVER status {status}")
-        raise DriverError(
-            f"{call} failed: {name} (this may be a bug in Ember: please report it with "
-            "`ember info`)",
-            code=status,
-            code_name=name,
-            call=call,
-        )
+        raise_status(status, call, STATUS, "cuSOLVER")
 
 
 class Solver:

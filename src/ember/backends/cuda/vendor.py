@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import functools
 
-from ember.errors import BackendUnavailableError
+from ember.errors import BackendUnavailableError, DriverError
 
 INSTALL = "pip install 'ember[cuda]' (it pulls nvidia-cublas, nvidia-cusolver and nvidia-cufft)"
 
@@ -67,3 +67,16 @@ def bind(lib: ctypes.CDLL, name: str, *argtypes) -> ctypes._CFuncPtr:
 VP = ctypes.c_void_p
 INT = ctypes.c_int
 I64 = ctypes.c_int64
+
+
+def raise_status(status: int, call: str, names: dict, library_name: str, hint: str = "") -> None:
+    """Raise :class:`DriverError` for the failed status ``status`` of a vendor library's
+    ``call`` (``names``: the library's status names; ``hint``: what the user may check)."""
+    name = names.get(status, f"{library_name} status {status}")
+    raise DriverError(
+        f"{call} failed: {name}{hint} (this may be a bug in Ember: please report it with "
+        "`ember info`)",
+        code=status,
+        code_name=name,
+        call=call,
+    )
