@@ -40,7 +40,7 @@ from ember.backends.cpu.module import CPUFunction, CPUModule
 from ember.backends.cpu.pool import Helpers
 from ember.backends.cpu.stream import CPUEvent, CPUStream
 from ember.codegen.dialects.cpu import CPU
-from ember.runtime.backend import DL_CPU, Backend, DeviceInfo
+from ember.runtime.backend import DL_CPU, Backend, DeviceInfo, host_array
 from ember.runtime.sync import StreamSet, wait_all, wait_all_async
 
 __all__ = ["CPUBackend", "CPUBuffer", "CPUEvent", "CPUFunction", "CPUModule", "CPUStream"]
@@ -122,13 +122,13 @@ class CPUBackend(Backend):
     def copy_from_host(self, dst: Any, dst_offset: int, src: Any, stream=None) -> None:
         """Copy host array ``src`` into ``dst`` at ``dst_offset`` (finished on return if no
         stream)."""
-        arr = _memory.host_array(src, writable=False)
+        arr = host_array(src, writable=False)
         to = _memory.address(dst, dst_offset, arr.nbytes, "destination")
         self._copy(to, arr, _memory.host_address(arr), arr.nbytes, stream)
 
     def copy_to_host(self, dst: Any, src: Any, src_offset: int, stream=None) -> None:
         """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``."""
-        arr = _memory.host_array(dst, writable=True)
+        arr = host_array(dst, writable=True)
         frm = _memory.address(src, src_offset, arr.nbytes, "source")
         self._copy(_memory.host_address(arr), arr, frm, arr.nbytes, stream)
 

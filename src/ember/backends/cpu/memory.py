@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ClosedError, OutOfMemoryError
-from ember.runtime.backend import Buffer
+from ember.runtime.backend import Buffer, check_range
 
 ALIGN = 64  # a cache line, and the widest vector (AVX-512) a kernel loads
 
@@ -128,22 +128,8 @@ def address(buffer: Any, offset: int, nbytes: int, what: str) -> int:
         raise TypeError(f"the {what} must be a cpu backend buffer (backend.alloc), got {buffer!r}")
     size = buffer.nbytes
     if offset < 0 or nbytes < 0 or offset + nbytes > size:
-        raise ValueError(
-            f"{what} range [{offset}, {offset + nbytes}) is outside the {size}-byte buffer"
-        )
+        check_range(what, offset, nbytes, size)  # raises, saying which range
     return handle + offset
-
-
-def host_array(value: Any, writable: bool) -> np.ndarray:
-    """``value`` as a C-contiguous NumPy array (a view; never a copy for a destination)."""
-    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
-    if not arr.flags.c_contiguous:
-        raise ValueError(
-            "host arrays must be C-contiguous for a copy; pass numpy.ascontiguousarray(x)"
-        )
-    if writable and (arr is not value or not arr.flags.writeable):
-        raise ValueError("the host destination must be a writable NumPy array")
-    return arr
 
 
 def host_address(arr: np.ndarray) -> int:
