@@ -264,6 +264,10 @@ async def wait_all_async(busy: list[tuple[Waitable, int]]) -> None:
 # ----------------------------------------------------------------------------- asyncio
 
 
+def _daemon_thread(target: Callable[[], None], name: str) -> None:
+    threading.Thread(target=target, name=name, daemon=True).start()
+
+
 class WaiterThreads:
     """Daemon threads that run blocking jobs (driver waits) for awaiting tasks.
 
@@ -272,9 +276,12 @@ class WaiterThreads:
     process exiting while the device still runs cancelled waits is not held up by them.
     """
 
-    def __init__(self, limit: int = MAX_WAITERS, idle_s: float = WAITER_IDLE_S):
+    def __init__(self, limit: int = MAX_WAITERS, idle_s: float = WAITER_IDLE_S,
+                 name: str = "ember-wait", start: Callable | None = None):  # fmt: skip
         self.limit = limit
         self.idle_s = idle_s
+        self.name = name  # of the threads
+        self._start = start or _daemon_thread  # start(target, name): a new thread running target
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)  # notified when a job ends
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
@@ -294,7 +301,7 @@ class WaiterThreads:
                 self.idle -= 1
             elif self.threads < self.limit:
                 self.threads += 1
-                threading.Thread(target=self._serve, name="ember-wait", daemon=True).start()
+                self._start(self._serve, self.name)
             else:
                 return False
             self._jobs.put(job)

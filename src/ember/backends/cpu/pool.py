@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable
 
+from ember.runtime.sync import WaiterThreads
+
 STACK_BYTES = 32 << 20
 IDLE_S = 10.0  # a worker with nothing to do this long exits
-MAX_WORKERS = 64
 
 _stack_lock = threading.Lock()
 
@@ -46,47 +48,13 @@ def start_thread(target: Callable[[], None], name: str) -> None:
                 threading.stack_size(previous)
 
 
-class Workers:
-    """Threads that run jobs (a stream's drain), started on demand, idle ones exit."""
-
-    def __init__(self, limit: int = MAX_WORKERS, idle_s: float = IDLE_S):
-        self.limit = limit
-        self.idle_s = idle_s
-        self._lock = threading.Lock()
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self.threads = 0
-        self.idle = 0
-
-    def submit(self, job: Callable[[], None]) -> None:
-        """Run ``job`` on a worker thread (a new one if every worker is busy)."""
-        with self._lock:
-            if self.idle:
-                self.idle -= 1
-            else:
-                self.threads += 1
-                start_thread(self._serve, "ember-cpu-stream")
-            self._jobs.put(job)
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                job = self._jobs.get(timeout=self.idle_s)
-            except queue.Empty:
-                with self._lock:
-                    if self.idle:
-                        self.idle -= 1
-                        self.threads -= 1
-                        return
-                continue
-            try:
-                job()
-            except BaseException:  # jobs keep their own errors; never kill the thread
-                pass
-            with self._lock:
-                self.idle += 1
+def _new_workers() -> WaiterThreads:
+    """Threads that run jobs (a stream's drain), started on demand (never refused: every
+    busy worker means a new one), idle ones exit after :data:`IDLE_S`."""
+    return WaiterThreads(sys.maxsize, IDLE_S, "ember-cpu-stream", start_thread)
 
 
-workers = Workers()
+workers = _new_workers()
 
 
 class Share:
@@ -175,7 +143,7 @@ def _after_fork_in_child() -> None:
     """A forked child has none of the parent's threads: start from no workers, and let
     every :class:`Helpers` start its threads again."""
     global workers
-    workers = Workers()
+    workers = _new_workers()
     for helpers in list(_all_helpers):
         helpers._reset()
 
