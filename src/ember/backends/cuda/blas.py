@@ -104,6 +104,7 @@ class Blas:
             t: (ctypes.addressof(one), ctypes.addressof(zero))
             for t, (one, zero) in self._scalars.items()
         }
+        self._calls: dict = {}  # (dtype, tf32) -> _call_types(...)
 
     def version(self) -> str:
         v = INT()
@@ -117,32 +118,37 @@ class Blas:
         """Column-major ``C[i] = op(A[i]) @ op(B[i])`` for ``i < batch`` on ``stream``
         (``a``, ``b``, ``c`` device addresses; ``s*`` element strides between products;
         ``op`` ``"N"`` or ``"T"``)."""
-        dt, compute, scalar = TYPES[dtype]
-        if tf32 and dtype == "float32":
-            compute = COMPUTE_32F_FAST_TF32
-        ptrs = self._ptrs[scalar]
-        self._use(stream)
-        api = self.api
-        if batch == 1:
-            status = api.gemm_ex(
-                self.handle, OP[opa], OP[opb], m, n, k, ptrs[0], a, dt, lda, b, dt, ldb,
-                ptrs[1], c, dt, ldc, compute, GEMM_DEFAULT,
-            )  # fmt: skip
-        else:
-            status = api.gemm_batched(
-                self.handle, OP[opa], OP[opb], m, n, k, ptrs[0], a, dt, lda, sa, b, dt, ldb,
-                sb, ptrs[1], c, dt, ldc, sc, batch, compute, GEMM_DEFAULT,
-            )  # fmt: skip
-        check(status, "cublasGemmEx" if batch == 1 else "cublasGemmStridedBatchedEx")
-        stream.submitted += 1
-
-    def _use(self, stream) -> None:
-        """Make the context current in this thread (a thread-local test when it is) and
-        bind the handle to ``stream`` (only when it changes)."""
+        try:
+            dt, compute, one, zero = self._calls[dtype, tf32]
+        except KeyError:
+            dt, compute, one, zero = self._call_types(dtype, tf32)
+        # _use(stream) inline (a frame less on every product)
         self.backend.context.ensure_current()
         if stream is not self._stream:
             check(self.api.set_stream(self.handle, int(stream.handle)), "cublasSetStream")
             self._stream = stream
+        if batch == 1:
+            status = self.api.gemm_ex(
+                self.handle, OP[opa], OP[opb], m, n, k, one, a, dt, lda, b, dt, ldb, zero, c,
+                dt, ldc, compute, GEMM_DEFAULT,
+            )  # fmt: skip
+        else:
+            status = self.api.gemm_batched(
+                self.handle, OP[opa], OP[opb], m, n, k, one, a, dt, lda, sa, b, dt, ldb, sb,
+                zero, c, dt, ldc, sc, batch, compute, GEMM_DEFAULT,
+            )  # fmt: skip
+        if status:
+            check(status, "cublasGemmEx" if batch == 1 else "cublasGemmStridedBatchedEx")
+        stream.submitted += 1
+
+    def _call_types(self, dtype: str, tf32: bool) -> tuple:
+        """``(data type, compute type, &alpha, &beta)`` of a ``dtype`` product (kept in
+        ``_calls``: one lookup per product)."""
+        dt, compute, scalar = TYPES[dtype]
+        if tf32 and dtype == "float32":
+            compute = COMPUTE_32F_FAST_TF32
+        found = self._calls[dtype, bool(tf32)] = (dt, compute, *self._ptrs[scalar])
+        return found
 
     def close(self) -> None:
         handle, self.handle = self.handle, None
