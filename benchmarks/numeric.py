@@ -10,7 +10,9 @@ same run.
   ``torch-bf16`` (Ember has no bfloat16 dtype yet).
 * ``matmul_c64``: 4096 x 4096 complex64 in TFLOP/s (8 n^3 real flops per product): cuBLAS
   cgemm (``ember``) and Ember's kernel on complex values (``ember-kernel``).
-* ``matmul_dispatch``: host time per 64 x 64 float32 product (µs per call, queued).
+* ``matmul_dispatch``: host time per 64 x 64 float32 product (µs per call, queued);
+  ``ember-gemm-call`` is the cuBLAS binding's ``gemm`` alone (the library's own host time
+  plus the ctypes call: the floor under Ember's row).
 * ``randn``: 1 GiB of standard normal float32 in GB/s (written bytes);
   ``ember-uniform`` is ``rng.random`` for scale.
 
@@ -143,6 +145,17 @@ def matmul_dispatch(ctx: Context):
     measure("ember", a, ember.synchronize)
     with ember.config.override(blas="ember"):
         measure("ember-kernel", a, ember.synchronize)
+    lib = a.backend.blas()
+    if lib is not None:  # the binding and cuBLAS alone: no array, no allocation
+        out, ptr = ember.empty((64, 64), ember.float32), a.backend.native_pointer
+        pa, po, stream = ptr(a.buffer), ptr(out.buffer), a.backend.default_stream
+
+        def call() -> None:
+            lib.gemm("float32", "N", "N", 64, 64, 64, pa, 64, 0, pa, 64, 0, po, 64, 0, 1, stream)
+
+        sync = ember.synchronize
+        guarded(results, "ember-gemm-call",
+                lambda: {"us": per_call_us(call, iters, ctx.repeats, sync)})  # fmt: skip
     for name, mod in ctx.peers.items():
         measure(name, _peer_matrix(name, mod, 64, "float32"), _sync(name, mod))
     _ratio(results, "us")
