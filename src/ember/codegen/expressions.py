@@ -166,8 +166,8 @@ class ExpressionEmitter(ComplexExpressions):
     def r_Atomic(self, e: ir.Atomic) -> tuple[str, int]:
         t = e.array.type
         helper = atomics.atomic(self.h, e.op, t.dtype, t.space)
-        args = ", ".join(self.expr(a) for a in e.args)
-        text = f"{helper}(&{self.data(e.array)}[{self.expr(e.index[0])}], {args})"
+        args = "".join(f", {self.expr(a)}" for a in e.args)
+        text = f"{helper}(&{self.data(e.array)}[{self.expr(e.index[0])}]{args})"
         return self.guarded(e.checks, text, PRIMARY)
 
     # ------------------------------------------------------------------ operators

@@ -184,6 +184,8 @@ class ParallelTyper:
             names = ("array", "index", "expected", "value")
         elif op in ("inc", "dec"):
             names = ("array", "index", "limit")
+        elif op == "load":
+            names = ("array", "index")
         values = self.args_of(node, names, len(names))
         array = self.scalar_of(values[0], node)
         if not isinstance(array.type, Array):
@@ -216,6 +218,9 @@ class ParallelTyper:
         if op in ("cas", "exchange"):
             allowed = EXCHANGE_DTYPES
             what = "every integer and float type"
+        elif op == "load":
+            allowed = tuple(d for d in EXCHANGE_DTYPES if d is not dtypes.float16)
+            what = "every integer type, float32 and float64"
         elif op in ("inc", "dec"):
             allowed = tuple(d for d in ATOMIC_DTYPES if d.is_integer)
             what = "int32, uint32, int64 and uint64"
