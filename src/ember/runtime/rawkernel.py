@@ -108,7 +108,7 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
         return pointer
     kinds = "biuf" if param.is_float else ("b" if param is dtypes.bool_ else "biu")
     python = {"b": (bool,), "biu": (bool, int), "biuf": (bool, int, float)}[kinds]
-    fits = frozenset(python) | {np.dtype(t.name).type for t in dtypes.ALL if t.kind in kinds}
+    fits = frozenset(python) | {t.numpy.type for t in dtypes.ALL if t.kind in kinds and t.has_numpy}
 
     def scalar(v):
         if type(v) in fits:
