@@ -103,5 +103,5 @@ def test_without_ml_dtypes_the_error_says_what_to_do(monkeypatch):
     fresh = dtypes.DType("bfloat16", 2, "f")  # (bfloat16 itself may have cached it)
     assert not fresh.has_numpy
     with pytest.raises(TypeError, match="pip install ml_dtypes"):
-        fresh.numpy
+        _ = fresh.numpy
     assert hash(fresh) == hash("bfloat16")

@@ -87,8 +87,6 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
     The common cases (an ember array on this backend; a Python or NumPy number of a fitting
     kind) are one type test; everything else goes to the checking slow path.
     """
-    import numpy as np
-
     ndarray = argtypes.ARRAY
 
     if param == PTR:
