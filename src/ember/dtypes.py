@@ -190,6 +190,25 @@ def _ml_dtypes_type(dt: DType):
     return getattr(found, dt.name)
 
 
+def bfloat16_bits(values: Any):
+    """The bfloat16 bits (a NumPy ``uint16`` array) nearest to ``values``: converted to
+    float32 first (as ml_dtypes and PyTorch do), then rounded to nearest even; a NaN stays
+    a (quiet) NaN.  The host side of what kernels do; needs no ml_dtypes."""
+    import numpy as np
+
+    u = np.asarray(values, np.float32).view(np.uint32)
+    rounded = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(nan, (u >> np.uint32(16)) | np.uint32(0x40), rounded).astype(np.uint16)
+
+
+def bfloat16_values(bits: Any):
+    """The float32 values of bfloat16 bits (a ``uint16`` array): exact."""
+    import numpy as np
+
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
 BY_NAME: dict[str, DType] = {t.name: t for t in ALL}
 _ALIASES = {
     "bool_": bool_, "?": bool_, "b1": bool_, "half": float16, "single": float32,

@@ -30,6 +30,7 @@ ATOMIC_DTYPES = (
 # through a compare-and-swap loop on the 32-bit word that holds them)
 EXCHANGE_DTYPES = (
     dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, *ATOMIC_DTYPES, dtypes.float16,
+    dtypes.bfloat16,
 )  # fmt: skip
 _BITWISE = ("and", "or", "xor")
 
