@@ -9,8 +9,8 @@ Per kernel argument, in order:
 * a number: one scalar parameter.  Python ints are ``int64``, Python floats ``float64``,
   bools travel as ``uint8`` (OpenCL has no bool kernel arguments) and 16-bit float scalars
   (float16, bfloat16) as ``float32`` (the value they have in registers); a complex number is
-  two parameters, ``<name>_re`` and ``<name>_im``, of its part's float type (no struct crosses the launch
-  API, whose struct layout rules differ between drivers);
+  two parameters, ``<name>_re`` and ``<name>_im``, of its part's float type (no struct
+  crosses the launch API, whose struct layout rules differ between drivers);
 * a tuple: its items, flattened, each as a number;
 * an array of ``ndim`` dimensions: ``<name>_data`` (a device pointer), in a dialect with
   ``separate_offsets`` ``<name>_start`` (the element offset of the view: OpenCL cannot
