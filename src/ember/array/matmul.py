@@ -179,10 +179,10 @@ def _warn_missing(be, what: str) -> None:
 
 # --------------------------------------------------------------------- the Ember kernel
 def compute_dtype(dt: dtypes.DType) -> dtypes.DType:
-    """What the kernel accumulates in: float32 for float16, int64 for integers and bools
-    (complex: its own dtype)."""
+    """What the kernel accumulates in: float32 for 16-bit floats (float16, bfloat16), int64
+    for integers and bools (complex: its own dtype)."""
     if dt.is_inexact:
-        return dtypes.float32 if dt is dtypes.float16 else dt
+        return dtypes.float32 if dt.is_narrow else dt
     return dtypes.int64
 
 
