@@ -4,8 +4,8 @@
 Every product ends in :func:`gemm`: a batch of ``(M, K) @ (K, N)`` products whose operands
 are strided views (transposes and broadcast batch axes cost no copy).  It runs the device's
 vendor BLAS where the backend offers one (``backend.blas()``: cuBLAS on CUDA, see
-:mod:`ember.backends.cuda.blas`) for float16/32/64 and complex64/128, and Ember's own tiled kernel
-(:mod:`ember.array.gemm`) otherwise - other dtypes, other devices, or
+:mod:`ember.backends.cuda.blas`) for float16/32/64, bfloat16 and complex64/128, and Ember's own
+tiled kernel (:mod:`ember.array.gemm`; 16-bit floats accumulate in float32) otherwise - other dtypes, other devices, or
 ``EMBER_BLAS=ember``.  float32 products on the vendor path are IEEE float32 unless
 ``EMBER_MATMUL_TF32=1`` allows TF32 tensor cores (about 10 bits of mantissa: faster,
 less accurate than NumPy).
@@ -25,7 +25,7 @@ from ember.array.ndarray import ndarray, not_on_device
 from ember.runtime.memory import allocate
 
 # (the vendor binding's TYPES table)
-VENDOR_DTYPES = ("float16", "float32", "float64", "complex64", "complex128")
+VENDOR_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
 
 # --------------------------------------------------------------------- matmul
