@@ -43,8 +43,11 @@ pytestmark = [
 ]
 
 
+
 def _shared_bytes(ptx: str) -> int:
     return sum(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \S+\[(\d+)\]", ptx))
+
+
 
 
 @pytest.mark.parametrize(

@@ -4,11 +4,11 @@
 Every product ends in :func:`gemm`: a batch of ``(M, K) @ (K, N)`` products whose operands
 are strided views (transposes and broadcast batch axes cost no copy).  It runs the device's
 vendor BLAS where the backend offers one (``backend.blas()``: cuBLAS on CUDA, see
-:mod:`ember.backends.cuda.blas`) for float16/32/64, bfloat16 and complex64/128, and Ember's own
-tiled kernel (:mod:`ember.array.gemm`; 16-bit floats accumulate in float32) otherwise - other dtypes, other devices, or
-``EMBER_BLAS=ember``.  float32 products on the vendor path are IEEE float32 unless
-``EMBER_MATMUL_TF32=1`` allows TF32 tensor cores (about 10 bits of mantissa: faster,
-less accurate than NumPy).
+:mod:`ember.backends.cuda.blas`) for float16/32/64, bfloat16 and complex64/128, and Ember's
+own tiled kernel (:mod:`ember.array.gemm`; 16-bit floats accumulate in float32) otherwise -
+other dtypes, other devices, or ``EMBER_BLAS=ember``.  float32 products on the vendor path
+are IEEE float32 unless ``EMBER_MATMUL_TF32=1`` allows TF32 tensor cores (about 10 bits of
+mantissa: faster, less accurate than NumPy).
 
 Result dtypes follow NumPy (``int8 @ int8`` is int8 and wraps; ``bool @ bool`` is a
 logical or of ands); integers are accumulated in 64 bits and wrapped to the result type,
