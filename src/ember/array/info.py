@@ -232,7 +232,7 @@ class _NamespaceInfo:
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         """The Array API dtypes Ember supports on ``device`` (all of ``kind``, if given);
-        float16 is an Ember extension and not listed."""
+        float16 and bfloat16 are Ember extensions and not listed."""
         names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                  "uint64", "float32", "float64", "complex64", "complex128")  # fmt: skip
         fp64 = _device_fp64(device)
