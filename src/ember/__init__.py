@@ -13,6 +13,7 @@ from ember import startup as _warmup
 from ember._version import __version__
 from ember.dtypes import (
     DType,
+    bfloat16,
     bool_,
     complex64,
     complex128,
@@ -186,7 +187,7 @@ def __dir__():
 __all__ = [
     "__version__", "config", "DType", "dtype", "bool_", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64",
-    "complex128",
+    "complex128", "bfloat16",
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",

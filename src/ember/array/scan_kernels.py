@@ -89,9 +89,9 @@ class Geometry:
 
 
 def storage(ct: DType) -> DType:
-    """The dtype a ``ct`` value is kept in, in shared memory: float16 as float32 (OpenCL
-    has no ``__local half`` without ``cl_khr_fp16``), bool as uint8."""
-    return {"float16": dtypes.float32, "bool": dtypes.uint8}.get(ct.name, ct)
+    """The dtype a ``ct`` value is kept in, in shared memory: 16-bit floats as float32
+    (OpenCL has no ``__local half`` without ``cl_khr_fp16``), bool as uint8."""
+    return dtypes.float32 if ct.is_narrow else dtypes.uint8 if ct is dtypes.bool_ else ct
 
 
 def atomic_storage(ct: DType) -> DType:
