@@ -4,11 +4,11 @@
 Every product ends in :func:`gemm`: a batch of ``(M, K) @ (K, N)`` products whose operands
 are strided views (transposes and broadcast batch axes cost no copy).  It runs the device's
 vendor BLAS where the backend offers one (``backend.blas()``: cuBLAS on CUDA, see
-:mod:`ember.backends.cuda.blas`) for float16/32/64 and complex64/128, and Ember's own tiled kernel
-(:mod:`ember.array.gemm`) otherwise - other dtypes, other devices, or
-``EMBER_BLAS=ember``.  float32 products on the vendor path are IEEE float32 unless
-``EMBER_MATMUL_TF32=1`` allows TF32 tensor cores (about 10 bits of mantissa: faster,
-less accurate than NumPy).
+:mod:`ember.backends.cuda.blas`) for float16/32/64, bfloat16 and complex64/128, and Ember's
+own tiled kernel (:mod:`ember.array.gemm`; 16-bit floats accumulate in float32) otherwise -
+other dtypes, other devices, or ``EMBER_BLAS=ember``.  float32 products on the vendor path
+are IEEE float32 unless ``EMBER_MATMUL_TF32=1`` allows TF32 tensor cores (about 10 bits of
+mantissa: faster, less accurate than NumPy).
 
 Result dtypes follow NumPy (``int8 @ int8`` is int8 and wraps; ``bool @ bool`` is a
 logical or of ands); integers are accumulated in 64 bits and wrapped to the result type,
@@ -26,7 +26,7 @@ from ember.runtime.memory import allocate
 
 _bare = object.__new__
 # (the vendor binding's TYPES table)
-VENDOR_DTYPES = ("float16", "float32", "float64", "complex64", "complex128")
+VENDOR_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
 
 # --------------------------------------------------------------------- matmul
@@ -233,10 +233,10 @@ def _warn_missing(be, what: str) -> None:
 
 # --------------------------------------------------------------------- the Ember kernel
 def compute_dtype(dt: dtypes.DType) -> dtypes.DType:
-    """What the kernel accumulates in: float32 for float16, int64 for integers and bools
-    (complex: its own dtype)."""
+    """What the kernel accumulates in: float32 for 16-bit floats (float16, bfloat16), int64
+    for integers and bools (complex: its own dtype)."""
     if dt.is_inexact:
-        return dtypes.float32 if dt is dtypes.float16 else dt
+        return dtypes.float32 if dt.is_narrow else dt
     return dtypes.int64
 
 

@@ -58,10 +58,14 @@ def _scalar_types() -> dict[type, Type]:
     import numpy as np
 
     table: dict[type, Type] = {
-        bool: scalar(dtypes.bool_), int: WEAK_INT, float: WEAK_FLOAT, complex: WEAK_COMPLEX
+        bool: scalar(dtypes.bool_),
+        int: WEAK_INT,
+        float: WEAK_FLOAT,
+        complex: WEAK_COMPLEX,
     }
     for d in dtypes.ALL:
-        table[d.numpy.type] = scalar(d)
+        if d.has_numpy:  # (bfloat16: ml_dtypes' scalar type, where it is installed)
+            table[d.numpy.type] = scalar(d)
     table[np.bool_] = scalar(dtypes.bool_)
     return table
 

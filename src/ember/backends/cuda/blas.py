@@ -3,10 +3,10 @@ streams, workspace from Ember's allocator.
 
 :class:`Blas` is what :meth:`CudaBackend.blas` returns: ``gemm`` runs a (strided, batched)
 column-major product ``C = op(A) @ op(B)`` through ``cublasGemmStridedBatchedEx`` (or
-``cublasGemmEx`` for one product) in float16 (accumulated in float32, tensor cores),
-float32 (IEEE float32, or TF32 tensor cores when asked), float64, complex64 (cgemm) or
-complex128 (zgemm).  bfloat16 is a cuBLAS type too, but Ember has no bfloat16 dtype
-yet.  Statuses become :class:`DriverError` here, and only here.
+``cublasGemmEx`` for one product) in float16 and bfloat16 (accumulated in float32, tensor
+cores; bfloat16 tensor cores from compute capability 8.0), float32 (IEEE float32, or TF32
+tensor cores when asked), float64, complex64 (cgemm) or complex128 (zgemm).  Statuses
+become :class:`DriverError` here, and only here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import ctypes
 from ember.backends.cuda.vendor import I64, INT, VP, bind, library, raise_status
 
 # cudaDataType_t and cublasComputeType_t (library_types.h, cublas_api.h)
-R_32F, R_64F, R_16F, C_32F, C_64F = 0, 1, 2, 4, 5
+R_32F, R_64F, R_16F, C_32F, C_64F, R_16BF = 0, 1, 2, 4, 5, 14
 C_FLOAT, C_DOUBLE = ctypes.c_float * 2, ctypes.c_double * 2  # cuComplex, cuDoubleComplex
 COMPUTE_32F, COMPUTE_64F, COMPUTE_32F_FAST_TF32 = 68, 70, 77
 GEMM_DEFAULT = -1
@@ -24,6 +24,7 @@ GEMM_DEFAULT = -1
 # complex products take complex scalars).
 TYPES = {
     "float16": (R_16F, COMPUTE_32F, ctypes.c_float),
+    "bfloat16": (R_16BF, COMPUTE_32F, ctypes.c_float),
     "float32": (R_32F, COMPUTE_32F, ctypes.c_float),
     "float64": (R_64F, COMPUTE_64F, ctypes.c_double),
     "complex64": (C_32F, COMPUTE_32F, C_FLOAT),
