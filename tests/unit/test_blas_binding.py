@@ -1,6 +1,7 @@
 """The cuBLAS binding's per-call path (ember/backends/cuda/blas.py) on a fake library: the
-handle is bound to a stream only when the stream changes, each product passes the types
-and scalars of its dtype (TF32 only when asked, for float32), and a failed status raises."""
+handle is bound to a stream only when the stream changes, each product goes to its call
+(cublas[SDCZ]gemm for float32 without TF32, float64 and complex; cublasGemmEx for 16-bit
+floats and TF32) with the types and scalars of its dtype, and a failed status raises."""
 
 from __future__ import annotations
 
@@ -30,6 +31,17 @@ class FakeApi:
         self.calls.append(("batched", *args))
         return self.status
 
+    @property
+    def typed(self):
+        def call(name):
+            def fn(*args):
+                self.calls.append((name, *args))
+                return self.status
+
+            return fn
+
+        return {d: (call(p + "gemm"), call(p + "batched")) for d, p in blas.TYPED.items()}
+
 
 def _blas() -> blas.Blas:
     lib = object.__new__(blas.Blas)
@@ -52,9 +64,9 @@ def test_the_stream_is_set_only_when_it_changes():
     s1, s2 = SimpleNamespace(handle=7, submitted=0), SimpleNamespace(handle=9, submitted=0)
     for s in (s1, s1, s2, s2, s1):
         _gemm(lib, "float32", s)
-    kinds = [c[0] if c[0] == "gemm" else c for c in lib.api.calls]
-    assert kinds == [("stream", 42, 7), "gemm", "gemm", ("stream", 42, 9), "gemm", "gemm",
-                     ("stream", 42, 7), "gemm"]  # fmt: skip
+    kinds = [c if c[0] == "stream" else c[0] for c in lib.api.calls]
+    assert kinds == [("stream", 42, 7), "Sgemm", "Sgemm", ("stream", 42, 9), "Sgemm", "Sgemm",
+                     ("stream", 42, 7), "Sgemm"]  # fmt: skip
     assert (s1.submitted, s2.submitted) == (3, 2)
 
 
@@ -64,23 +76,39 @@ def test_each_product_passes_its_types_and_scalars(dtype):
     s = SimpleNamespace(handle=7, submitted=0)
     dt, compute, scalar = blas.TYPES[dtype]
     one, zero = lib._ptrs[scalar]
+    typed = blas.TYPED.get(dtype)
     for tf32 in (False, True, False):
         _gemm(lib, dtype, s, tf32=tf32)
         call = lib.api.calls[-1]
         fast = tf32 and dtype == "float32"
-        assert call == ("gemm", 42, 0, 1, 2, 3, 4, one, 1000, dt, 2, 2000, dt, 3, zero, 3000,
-                        dt, 2, blas.COMPUTE_32F_FAST_TF32 if fast else compute, -1)  # fmt: skip
+        if typed and not fast:
+            assert call == (typed + "gemm", 42, 0, 1, 2, 3, 4, one, 1000, 2, 2000, 3, zero, 3000,
+                            2)  # fmt: skip
+        else:
+            assert call == ("gemm", 42, 0, 1, 2, 3, 4, one, 1000, dt, 2, 2000, dt, 3, zero,
+                            3000, dt, 2, blas.COMPUTE_32F_FAST_TF32 if fast else compute, -1)  # fmt: skip
     _gemm(lib, dtype, s, batch=5)
-    assert lib.api.calls[-1] == ("batched", 42, 0, 1, 2, 3, 4, one, 1000, dt, 2, 6, 2000, dt, 3,
-                                 12, zero, 3000, dt, 2, 6, 5, compute, -1)  # fmt: skip
+    if typed:
+        assert lib.api.calls[-1] == (typed + "batched", 42, 0, 1, 2, 3, 4, one, 1000, 2, 6,
+                                     2000, 3, 12, zero, 3000, 2, 6, 5)  # fmt: skip
+    else:
+        assert lib.api.calls[-1] == ("batched", 42, 0, 1, 2, 3, 4, one, 1000, dt, 2, 6, 2000,
+                                     dt, 3, 12, zero, 3000, dt, 2, 6, 5, compute, -1)  # fmt: skip
+    _gemm(lib, dtype, s, batch=5, tf32=True)  # TF32 batches: the Ex call whatever the dtype
+    tf32_applies = dtype == "float32"
+    assert lib.api.calls[-1][0] == ("batched" if tf32_applies or not typed else typed + "batched")
 
 
 def test_a_failed_product_raises_and_counts_nothing():
     lib = _blas()
     lib.api.status = 7
     s = SimpleNamespace(handle=7, submitted=0)
-    with pytest.raises(DriverError, match="CUBLAS_STATUS_INVALID_VALUE"):
+    with pytest.raises(DriverError, match="cublasDgemm.*CUBLAS_STATUS_INVALID_VALUE"):
         _gemm(lib, "float64", s)
-    with pytest.raises(DriverError, match="cublasGemmStridedBatchedEx"):
+    with pytest.raises(DriverError, match="cublasDgemmStridedBatched"):
         _gemm(lib, "float64", s, batch=2)
+    with pytest.raises(DriverError, match="cublasGemmStridedBatchedEx"):
+        _gemm(lib, "float16", s, batch=2)
+    with pytest.raises(DriverError, match="cublasGemmEx"):
+        _gemm(lib, "float32", s, tf32=True)
     assert s.submitted == 0
