@@ -85,8 +85,9 @@ def test_each_product_passes_its_types_and_scalars(dtype):
             assert call == (typed + "gemm", 42, 0, 1, 2, 3, 4, one, 1000, 2, 2000, 3, zero, 3000,
                             2)  # fmt: skip
         else:
+            ct = blas.COMPUTE_32F_FAST_TF32 if fast else compute
             assert call == ("gemm", 42, 0, 1, 2, 3, 4, one, 1000, dt, 2, 2000, dt, 3, zero,
-                            3000, dt, 2, blas.COMPUTE_32F_FAST_TF32 if fast else compute, -1)  # fmt: skip
+                            3000, dt, 2, ct, -1)  # fmt: skip
     _gemm(lib, dtype, s, batch=5)
     if typed:
         assert lib.api.calls[-1] == (typed + "batched", 42, 0, 1, 2, 3, 4, one, 1000, 2, 6,
