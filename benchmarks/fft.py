@@ -12,7 +12,8 @@ GB/s = 2 x input bytes / time (one read and one write of the input's size).
 * ``fft_prime``: ``fft`` of 1000003 complex64, a prime length (121 / 114).
 * ``fft_dispatch``: host microseconds per ``fft`` of 256 complex64 with the plan cached
   (calls queued back to back; the device work is shorter than the call, so this is the
-  host's time; target: <= PyTorch's).
+  host's time; target: <= PyTorch's); ``ember-cufft-run`` is the binding's plan-cache hit
+  and ``cufftExec`` alone (the floor under Ember's row).
 
 Targets: Ember (cuFFT) >= 0.95 x the better peer; ``ember-kernels`` >= 50 % of Ember on the
 power-of-two cases.  ``x_best`` in Ember's rows is Ember / the better peer, ``x_cufft`` in
@@ -190,6 +191,16 @@ def fft_dispatch(ctx: Context):
 
     x = ember.asarray(host)
     guarded(results, "ember", host_us(lambda: ember.fft.fft(x), ember.synchronize))
+    lib = x.backend.fft()
+    if lib is not None and hasattr(lib, "run"):  # the binding and cuFFT alone
+        y, ptr = ember.empty(256, ember.complex64), x.backend.native_pointer
+        key = ("c2c", "single", (256,), (256,), 1, 256, (256,), 1, 256, 1)
+        px, py, stream = ptr(x.buffer), ptr(y.buffer), x.backend.default_stream
+
+        def run() -> None:
+            lib.run(key, px, py, False, stream)
+
+        guarded(results, "ember-cufft-run", host_us(run, ember.synchronize))
     with _kernels():
         guarded(results, "ember-kernels", host_us(lambda: ember.fft.fft(x), ember.synchronize))
     for name, mod in ctx.peers.items():

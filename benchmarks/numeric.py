@@ -6,11 +6,14 @@ same run.
   GEMM kernel (``EMBER_BLAS=ember``; its target is >= 50 % of cuBLAS), ``ember-tf32``
   cuBLAS with TF32 allowed; PyTorch and CuPy with their defaults (no TF32 for float32).
   ``kernel_vs_blas`` in the ``ember-kernel`` row is its share of ``ember``.
-* ``matmul_f16``: 8192 x 8192 float16 in TFLOP/s (tensor cores); PyTorch's bfloat16 as
-  ``torch-bf16`` (Ember has no bfloat16 dtype yet).
+* ``matmul_f16``: 8192 x 8192 float16 in TFLOP/s (tensor cores), every peer in float16.
+* ``matmul_bf16``: the same in bfloat16 (cuBLAS CUDA_R_16BF, float32 accumulation), every
+  peer in bfloat16 (a peer without the dtype reports its error in its column).
 * ``matmul_c64``: 4096 x 4096 complex64 in TFLOP/s (8 n^3 real flops per product): cuBLAS
   cgemm (``ember``) and Ember's kernel on complex values (``ember-kernel``).
-* ``matmul_dispatch``: host time per 64 x 64 float32 product (µs per call, queued).
+* ``matmul_dispatch``: host time per 64 x 64 float32 product (µs per call, queued);
+  ``ember-gemm-call`` is the cuBLAS binding's ``gemm`` alone (the library's own host time
+  plus the ctypes call: the floor under Ember's row).
 * ``randn``: 1 GiB of standard normal float32 in GB/s (written bytes);
   ``ember-uniform`` is ``rng.random`` for scale.
 
@@ -109,12 +112,16 @@ def matmul_f32(ctx: Context):
 
 @case("matmul_f16", "tflops", "TFLOP/s", better="higher")
 def matmul_f16(ctx: Context):
-    """a @ b, 8192^3 float16 (tensor cores); PyTorch bfloat16 for reference."""
+    """a @ b, 8192^3 float16 (tensor cores); the peers in float16."""
     n = (2048 if ctx.quick else 8192) if _cuda(ctx) else 256
-    peer = {"": "float16"}
-    if "torch" in ctx.peers:
-        peer["-bf16"] = "bfloat16"
-    return _matmul(ctx, n, "float16", {"ember": {}}, peer)
+    return _matmul(ctx, n, "float16", {"ember": {}}, {"": "float16"})
+
+
+@case("matmul_bf16", "tflops", "TFLOP/s", better="higher")
+def matmul_bf16(ctx: Context):
+    """a @ b, 8192^3 bfloat16 (tensor cores, float32 accumulation); the peers in bfloat16."""
+    n = (2048 if ctx.quick else 8192) if _cuda(ctx) else 256
+    return _matmul(ctx, n, "bfloat16", {"ember": {}}, {"": "bfloat16"})
 
 
 @case("matmul_c64", "tflops", "TFLOP/s", better="higher")
@@ -143,6 +150,17 @@ def matmul_dispatch(ctx: Context):
     measure("ember", a, ember.synchronize)
     with ember.config.override(blas="ember"):
         measure("ember-kernel", a, ember.synchronize)
+    lib = a.backend.blas()
+    if lib is not None:  # the binding and cuBLAS alone: no array, no allocation
+        out, ptr = ember.empty((64, 64), ember.float32), a.backend.native_pointer
+        pa, po, stream = ptr(a.buffer), ptr(out.buffer), a.backend.default_stream
+
+        def call() -> None:
+            lib.gemm("float32", "N", "N", 64, 64, 64, pa, 64, 0, pa, 64, 0, po, 64, 0, 1, stream)
+
+        sync = ember.synchronize
+        guarded(results, "ember-gemm-call",
+                lambda: {"us": per_call_us(call, iters, ctx.repeats, sync)})  # fmt: skip
     for name, mod in ctx.peers.items():
         measure(name, _peer_matrix(name, mod, 64, "float32"), _sync(name, mod))
     _ratio(results, "us")

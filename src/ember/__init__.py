@@ -13,6 +13,7 @@ from ember import startup as _warmup
 from ember._version import __version__
 from ember.dtypes import (
     DType,
+    bfloat16,
     bool_,
     complex64,
     complex128,
@@ -55,8 +56,8 @@ _LANG = (
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
     "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
     "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor",
-    "atomic_cas", "ballot", "popc", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum",
-    "warp_min", "warp_max",
+    "atomic_cas", "atomic_load", "ballot", "popc", "shfl", "shfl_up", "shfl_down", "shfl_xor",
+    "warp_sum", "warp_min", "warp_max",
     "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
     "erf", "erfc", "lgamma", "tgamma", "floor", "ceil", "trunc", "rint", "fabs", "pow",
@@ -186,7 +187,7 @@ def __dir__():
 __all__ = [
     "__version__", "config", "DType", "dtype", "bool_", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64",
-    "complex128",
+    "complex128", "bfloat16",
     "EmberError", "BackendUnavailableError", "CompileError", "DriverError", "InternalError",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "LaunchError", "OutOfMemoryError",
     "UnsupportedFeatureError", "ArgumentError", "EmberPerformanceWarning", "SlowPathError",

@@ -7,6 +7,11 @@ Anything NumPy accepts as a dtype is accepted wherever Ember takes one: see :fun
 Calling a dtype converts a value like NumPy's scalar types (``ember.float32(2)`` is
 ``numpy.float32(2.0)``); inside a kernel it is a cast.
 
+``ember.bfloat16`` (1 sign, 8 exponent and 7 mantissa bits: float32's range with 8 bits of
+precision) has no NumPy dtype; ``DType.numpy`` gives ``ml_dtypes.bfloat16``'s where the
+optional ``ml_dtypes`` package is installed and raises a ``TypeError`` that says so otherwise
+(:attr:`DType.has_numpy` asks first).
+
 Dtypes compare like NumPy's: ``ember.float32 == numpy.float32``, ``== numpy.dtype("f4")``
 and ``== "float32"`` are all true, ``numpy.dtype(ember.float32)`` works, and an Ember dtype
 hashes like its NumPy dtype, so either finds the other in a dict or set.  Two Ember dtypes
@@ -37,12 +42,18 @@ class DType:
 
     @property
     def numpy(self):
-        """The matching ``numpy.dtype`` (imports NumPy on first use)."""
+        """The matching ``numpy.dtype`` (imports NumPy on first use).  bfloat16's is
+        ``ml_dtypes``'s: a ``TypeError`` where that package is not installed."""
         if self._numpy is None:
             import numpy as np
 
-            self._numpy = np.dtype(self.name)
+            self._numpy = np.dtype(_ml_dtypes_type(self) if self.name in _ML_DTYPES else self.name)
         return self._numpy
+
+    @property
+    def has_numpy(self) -> bool:
+        """Whether :attr:`numpy` exists here (bfloat16: only with ``ml_dtypes``)."""
+        return self.name not in _ML_DTYPES or _ml_dtypes() is not None
 
     @property
     def dtype(self):
@@ -62,6 +73,12 @@ class DType:
     @property
     def is_float(self) -> bool:
         return self.kind == "f"
+
+    @property
+    def is_narrow(self) -> bool:
+        """A 16-bit float (float16, bfloat16): kept in memory as its 16 bits, computed in
+        float32 and rounded back after each operation (NumPy's float16 loops)."""
+        return self.kind == "f" and self.itemsize == 2
 
     @property
     def is_complex(self) -> bool:
@@ -117,7 +134,7 @@ class DType:
         # hash, which `import ember` never does
         h = self._hash
         if h is None:
-            h = self._hash = hash(self.numpy)
+            h = self._hash = hash(self.numpy) if self.has_numpy else hash(self.name)
         return h
 
 
@@ -131,21 +148,67 @@ uint16 = DType("uint16", 2, "u")
 uint32 = DType("uint32", 4, "u")
 uint64 = DType("uint64", 8, "u")
 float16 = DType("float16", 2, "f")
+bfloat16 = DType("bfloat16", 2, "f")
 float32 = DType("float32", 4, "f")
 float64 = DType("float64", 8, "f")
 complex64 = DType("complex64", 8, "c")
 complex128 = DType("complex128", 16, "c")
 
 ALL: tuple[DType, ...] = (
-    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
-    complex64, complex128,
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32,
+    float64, complex64, complex128,
 )  # fmt: skip
 _REAL = {"complex64": float32, "complex128": float64}
 
 
 def complex_of(real: DType) -> DType:
-    """The complex dtype whose parts hold ``real`` (float16 and float32: complex64)."""
+    """The complex dtype whose parts hold ``real`` (float16, bfloat16, float32: complex64)."""
     return complex128 if real.itemsize == 8 else complex64
+
+
+# Dtypes whose NumPy dtype is the optional ml_dtypes package's (NumPy has none).
+_ML_DTYPES = frozenset({"bfloat16"})
+
+
+def _ml_dtypes():
+    """The ``ml_dtypes`` module, or None where it is not installed."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return ml_dtypes
+
+
+def _ml_dtypes_type(dt: DType):
+    found = _ml_dtypes()
+    if found is None:
+        raise TypeError(
+            f"NumPy has no {dt.name} dtype: install the 'ml_dtypes' package (pip install "
+            f"ml_dtypes) for NumPy {dt.name} arrays, or convert on the device first "
+            f"(x.astype(ember.float32))"
+        )
+    return getattr(found, dt.name)
+
+
+def bfloat16_bits(values: Any):
+    """The bfloat16 bits (a NumPy ``uint16`` array) nearest to ``values``: converted to
+    float32 first (as ml_dtypes and PyTorch do), then rounded to nearest even; a NaN stays
+    a (quiet) NaN.  The host side of what kernels do; needs no ml_dtypes."""
+    import numpy as np
+
+    u = np.asarray(values, np.float32).view(np.uint32)
+    rounded = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(nan, (u >> np.uint32(16)) | np.uint32(0x40), rounded).astype(np.uint16)
+
+
+def bfloat16_values(bits: Any):
+    """The float32 values of bfloat16 bits (a ``uint16`` array): exact."""
+    import numpy as np
+
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
 BY_NAME: dict[str, DType] = {t.name: t for t in ALL}
 _ALIASES = {
     "bool_": bool_, "?": bool_, "b1": bool_, "half": float16, "single": float32,

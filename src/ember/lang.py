@@ -142,6 +142,11 @@ atomic_dec = Intrinsic(
     "atomic_dec(array, index, limit): atomically array[index] = limit if it is 0 or > limit, "
     "else array[index] - 1 (CUDA's atomicDec); returns the previous element.",
 )
+atomic_load = Intrinsic(
+    "atomic_load",
+    "atomic_load(array, index): read the element from memory every time it is called (not a "
+    "copy a cache or register keeps): polling a flag another block or thread writes.",
+)
 atomic_cas = Intrinsic(
     "atomic_cas",
     "atomic_cas(array, index, expected, value): store value if the element equals expected "
@@ -354,7 +359,7 @@ __all__ = [
     "thread_idx", "block_idx", "block_dim", "grid_dim", "global_id", "global_size", "grid",
     "lane_id", "warp_size", "barrier", "threadfence", "shared", "atomic_add", "atomic_sub",
     "atomic_min", "atomic_max", "atomic_exchange", "atomic_and", "atomic_or", "atomic_xor",
-    "atomic_cas",
+    "atomic_cas", "atomic_load",
     "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
     "unsafe_trunc", *_math, *NEW_NAMES,
 ]  # fmt: skip

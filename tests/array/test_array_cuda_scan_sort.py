@@ -56,7 +56,8 @@ def _shared_bytes(ptx: str) -> int:
      (ops.logical_or, ember.bool_), (ops.multiply, ember.int64), (ops.maximum, ember.uint8)],
 )  # fmt: skip
 def test_scan_kernels_compile_for_cuda(op, ct):
-    for g in (sk.Geometry(256, 16, 32), sk.Geometry(256, 8, 0)):
+    # (the GPU's geometry: one warp does the look-back; without warp shuffles)
+    for g in (sk.Geometry(256, 16, 32, warp_lookback=True), sk.Geometry(256, 8, 0)):
         x = np.zeros(8, ct.numpy)
         st, at = sk.storage(ct).numpy, sk.atomic_storage(ct).numpy
         head = (1, 8, 1, *_row_args(ct.numpy, ct.numpy))

@@ -82,6 +82,29 @@ def test_matmul_views(backend):
         x @= da  # (33, 40) @ (40, 33) does not fit x: NumPy refuses too
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_repeated_small_products(backend, dtype):
+    """Repeated 2-d products of one shape: on Ember's kernel the launch is bound after the
+    first (only the three addresses change); other data, row blocks of one buffer (other
+    offsets), another shape, and the setting EMBER_BLAS switched in between."""
+    from ember.array import matmul as mm
+
+    a, b = data((3 * 9, 33), dtype), data((33, 10), dtype, 1)
+    da, db = ember.asarray(a), ember.asarray(b)
+    for _ in range(2):
+        for i in range(3):
+            close(da[9 * i : 9 * i + 9] @ db, a[9 * i : 9 * i + 9] @ b)
+        close(db[:10] @ da[:10], b[:10] @ a[:10])
+    entry = mm._FAST.get((da.dtype, db.dtype, da.backend))
+    kernel = mm.vendor(da.backend, da.dtype) is None
+    with ember.config.override(blas="ember" if not kernel else "auto"):
+        close(da[:9] @ db, a[:9] @ b)
+    fresh = data((9, 33), dtype, 2)
+    close(ember.asarray(fresh) @ db, fresh @ b)
+    if kernel:  # the bound launches exist only on Ember's kernel
+        assert (9, 33, 10) in entry.bound and (10, 10, 33) in entry.bound
+
+
 def test_matmul_errors(backend):
     a = ember.ones((3, 4), ember.float32)
     with pytest.raises(ValueError, match="mismatch in its core dimension"):

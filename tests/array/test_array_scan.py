@@ -54,8 +54,8 @@ def test_cumprod_and_cumulative_prod(backend, dtype):
           np.cumulative_prod(x, include_initial=True))  # fmt: skip
 
 
-def _tile(backend, ct) -> int:
-    return scan.geometry(backend, ember.dtype(ct)).tile
+def _tile(backend, ct, single_pass=False) -> int:
+    return scan.geometry(backend, ember.dtype(ct), single_pass).tile
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
@@ -86,7 +86,7 @@ def single_pass(backend, monkeypatch):
 
 @pytest.mark.parametrize("dtype", ["int32", "float64"])
 def test_single_pass_scan(single_pass, dtype):
-    tile = _tile(single_pass, "int64" if dtype == "int32" else dtype)
+    tile = _tile(single_pass, "int64" if dtype == "int32" else dtype, True)
     for n in (2 * tile - 1, 37 * tile + 3):  # one window, then several
         x = sample(dtype, (n,), seed=n, low=-100, high=100)
         _close(ember.cumsum(ember.asarray(x)), _exact_cumsum(x))
@@ -99,7 +99,9 @@ def warp_scans(backend, monkeypatch):
     """Block scans with 32-lane warp shuffles (the GPU's), emulated in shared memory."""
     from ember.array import scan_kernels
 
-    monkeypatch.setattr(scan, "geometry", lambda be, ct: scan_kernels.Geometry(64, 8, 32, True))
+    monkeypatch.setattr(
+        scan, "geometry", lambda be, ct, single_pass=False: scan_kernels.Geometry(64, 8, 32, True)
+    )
     return backend
 
 
@@ -115,7 +117,7 @@ def test_warp_shuffle_block_scans(warp_scans, monkeypatch):
 
 
 def test_single_pass_with_a_user_operator(single_pass):
-    tile = _tile(single_pass, "int32")
+    tile = _tile(single_pass, "int32", True)
     x = sample("int32", (5 * tile + 3,), low=-1000, high=1000)
     check(ember.accumulate(ember.maximum, ember.asarray(x)), np.maximum.accumulate(x))
 

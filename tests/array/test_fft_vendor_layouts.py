@@ -182,3 +182,26 @@ def test_declined_layouts_run_embers_kernels(fake):
     big = ember.zeros((20, 4, 36), dtype=ember.complex64)
     F.fft(ember.asarray(h), axis=2, out=big[:, :, ::2])
     check(big[:, :, ::2], np.fft.fft(wide(h), axis=2), "complex64", 18)
+
+
+@pytest.mark.parametrize("with_run", [False, True], ids=["plan+execute", "run"])
+def test_repeated_calls_take_the_fast_path(fake, monkeypatch, with_run):
+    """A repeated call of one signature goes straight to its recipe's fast function, which
+    uses the library's ``run`` (plan lookup and execution in one) where it has one; every
+    call computes on its own input, with its scaling."""
+    runs = []
+    if with_run:
+
+        def run(key, src, dst, inverse, stream):
+            runs.append(key)
+            fake.execute(fake.plan(*key), src, dst, inverse, stream)
+
+        monkeypatch.setattr(fake, "run", run, raising=False)
+    for k in range(3):
+        h = complex_sample((3, 8), "complex64") * (k + 1)
+        x = ember.asarray(h)
+        for norm in ("backward", "ortho"):
+            check(F.fft(x, norm=norm), np.fft.fft(wide(h), norm=norm), "complex64", 8)
+        check(F.ifft(x[1]), np.fft.ifft(wide(h[1])), "complex64", 8)
+    assert fake.calls == 9 and len(fake.plans) == 2
+    assert len(runs) == (6 if with_run else 0)  # (the first call of each signature: execute)

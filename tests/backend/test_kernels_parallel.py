@@ -294,3 +294,35 @@ def test_cubin_info_on_the_device(backend):
     info = matmul.inspect(x, x, x, stage="cubin-info")
     assert info["bytes"] > 1000 and info["num_regs"] > 0
     assert info["shared_size_bytes"] == 2 * TILE * TILE * 4
+
+
+@ember.kernel
+def load_every(src, out):
+    i = ember.global_id()
+    buf = ember.shared(64, src.dtype)
+    t = ember.thread_idx.x
+    if i < out.shape[0]:
+        buf[t] = src[i]
+    ember.barrier()
+    if i < out.shape[0]:
+        # from global memory, then from this block's shared copy (the neighbour's slot)
+        out[i] = ember.atomic_load(src, i) + ember.atomic_load(buf, (t + 1) % 64)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "float32", "float64"])
+def test_atomic_load_reads_global_and_shared_elements(backend, dtype):
+    host = (np.arange(128) % 50).astype(dtype)
+    out = ember.zeros(128, dtype)
+    load_every[2, 64](ember.asarray(host), out)
+    neighbour = host.reshape(2, 64)[:, (np.arange(64) + 1) % 64].ravel()
+    np.testing.assert_array_equal(out.to_numpy(), host + neighbour)
+
+
+def test_atomic_load_refuses_float16(backend):
+    @ember.kernel
+    def half_load(src, out):
+        out[0] = ember.atomic_load(src, 0)
+
+    x = ember.zeros(4, "float16")
+    with pytest.raises(ember.KernelTypeError, match="atomic_load.*float16"):
+        half_load[1, 1](x, x)

@@ -28,7 +28,7 @@ from ember.frontend.types import (
     unify,
 )
 
-ALL = [d for d in dtypes.ALL]
+ALL = [d for d in dtypes.ALL if d is not dtypes.bfloat16]  # NumPy has none: test_bfloat16_types
 strong = st.sampled_from(ALL).map(scalar)
 weak = st.sampled_from([WEAK_INT, WEAK_FLOAT])
 any_scalar = st.one_of(strong, weak)
@@ -62,7 +62,7 @@ def test_promotion_is_commutative(a, b):
     assert promote(a, b) == promote(b, a)
 
 
-@pytest.mark.parametrize("d", [d for d in dtypes.ALL if d.kind != "f"] + [dtypes.float16])
+@pytest.mark.parametrize("d", [d for d in ALL if d.kind != "f"] + [dtypes.float16])
 def test_math_on_integers_gives_numpys_float(d):
     expected = np.sqrt(np.ones(1, d.numpy)).dtype
     assert float_result(scalar(d)).dtype.numpy == expected
@@ -98,7 +98,7 @@ _OPS = {
     "floordiv": np.floor_divide,
     "mod": np.remainder,
 }
-ints = st.sampled_from([d for d in dtypes.ALL if d.is_integer])
+ints = st.sampled_from([d for d in ALL if d.is_integer])
 
 
 @given(ints, st.sampled_from(sorted(_OPS)), st.integers(-300, 300), st.integers(-300, 300))

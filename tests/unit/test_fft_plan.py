@@ -100,8 +100,9 @@ def test_cufft_is_unavailable_cleanly_without_the_library():
 class _FakeApi:
     """cuFFT's entry points, recording what they were asked."""
 
-    def __init__(self, fail_make: int = 0):
+    def __init__(self, fail_make: int = 0, work: int = 0):
         self.next, self.destroyed, self.fail_make, self.calls = 1, [], fail_make, []
+        self.work, self.bound = work, []  # work-area bytes plans need; set_stream/work calls
 
         def exec_(*args):
             self.calls.append(args)
@@ -123,13 +124,15 @@ class _FakeApi:
 
     def make(self, handle, rank, n, inembed, istride, idist, onembed, ostride, odist, t, batch,
              size):  # fmt: skip
-        size._obj.value = 0
+        size._obj.value = self.work
         return self.fail_make
 
     def stream(self, handle, stream):
+        self.bound.append(("stream", handle, stream))
         return 0
 
     def work_area(self, handle, ptr):
+        self.bound.append(("work", handle, ptr))
         return 0
 
 
@@ -138,7 +141,7 @@ def _fft(api) -> cufft.Fft:
     lib.api = api
     lib.backend = SimpleNamespace(
         context=SimpleNamespace(ensure_current=lambda: None, alive=True),
-        native_pointer=lambda b, o=0: 0,
+        native_pointer=lambda b, o=0: getattr(b, "handle", 0) + o,
     )
     lib.cache = cufft.PlanCache(lib, max_size=2)
     import threading
@@ -188,3 +191,40 @@ def test_cufft_errors_name_the_status():
         lib.plan(*_key(8))
     assert lib.api.destroyed == [1]  # the half-made plan was destroyed
     assert ctypes.sizeof(cufft.LL) == 8
+
+
+def test_repeated_runs_set_stream_and_work_area_only_when_they_change(monkeypatch):
+    """The hit path (Fft.run) binds a plan's stream and work area once, and again when
+    the stream or the work block's address changes; every call executes, and counts as a
+    cache hit like Fft.plan's."""
+    blocks = iter([0x1000, 0x1000, 0x1000, 0x2000, 0x2000, 0x1000, 0x1000])
+    monkeypatch.setattr(
+        cufft, "allocate", lambda be, n, stream: SimpleNamespace(handle=next(blocks))
+    )
+    api = _FakeApi(work=256)
+    lib = _fft(api)
+    s1, s2 = SimpleNamespace(handle=7, submitted=0), SimpleNamespace(handle=9, submitted=0)
+    for stream in (s1, s1, s2, s2, s2, s1):
+        lib.run(_key(8), 100, 200, False, stream)
+    assert api.bound == [
+        ("stream", 1, 7), ("work", 1, 0x1000),
+        ("stream", 1, 9), ("work", 1, 0x2000),
+        ("stream", 1, 7), ("work", 1, 0x1000),
+    ]  # fmt: skip
+    assert api.calls == [(1, 100, 200, cufft.FORWARD)] * 6
+    assert (s1.submitted, s2.submitted) == (3, 3)
+    assert (lib.cache.hits, lib.cache.misses) == (5, 1)
+    p = lib.plan(*_key(8))
+    lib.execute(p, 1, 2, True, s1)  # execute() shares the memory of what was set
+    assert api.bound[-1] == ("work", 1, 0x1000) and len(api.bound) == 6
+
+
+def test_a_failed_run_raises_and_counts_nothing(monkeypatch):
+    api = _FakeApi()
+    lib = _fft(api)
+    api.exec = dict.fromkeys(cufft.TYPES.values(), lambda *args: 6)
+    lib.cache.get(_key(8)).run = api.exec[0x29]
+    stream = SimpleNamespace(handle=7, submitted=0)
+    with pytest.raises(DriverError, match="CUFFT_EXEC_FAILED"):
+        lib.run(_key(8), 1, 2, False, stream)
+    assert stream.submitted == 0

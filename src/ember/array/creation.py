@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from ember.array.ndarray import ndarray, normalize_shape
-from ember.dtypes import DType, float64
+from ember.dtypes import DType, bfloat16, bfloat16_bits, float64
 from ember.dtypes import dtype as to_dtype
 from ember.runtime import backend as _backend
 from ember.runtime.allocator import note_uses
@@ -319,9 +319,12 @@ def asarray(
         raise ValueError("asarray(copy=False) of host data: putting it on the device always copies")
     import numpy as np
 
-    want = None if dtype is None else to_dtype(dtype).numpy
-    host = _host_array(np, obj, want)
-    dt: DType = to_dtype(host.dtype)
+    dt: DType | None = None if dtype is None else to_dtype(dtype)
+    if dt is bfloat16:
+        host = _host_bfloat16(np, obj)
+    else:
+        host = _host_array(np, obj, None if dt is None else dt.numpy)
+        dt = to_dtype(host.dtype)
     if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-d)
         host = np.ascontiguousarray(host)
     out = _new(host.shape, dt, stream, be)
@@ -351,6 +354,14 @@ def _host_array(np, obj, want):
                 f"asarray: cannot convert complex data to {want.name}: the Array API refuses "
                 "complex-to-real casts; convert the real or imaginary part explicitly"
             ) from None
+
+
+def _host_bfloat16(np, obj):
+    """Host data as bfloat16 bits (``uint16``): an ml_dtypes bfloat16 array's own, else the
+    values as float32 rounded to nearest even (ml_dtypes' way; it need not be installed)."""
+    if isinstance(obj, np.ndarray) and obj.dtype == bfloat16:
+        return obj.view(np.uint16)
+    return bfloat16_bits(_host_array(np, obj, np.dtype(np.float32)))
 
 
 def _foreign(obj: Any) -> ndarray | None:

@@ -14,9 +14,12 @@ from typing import Any
 
 
 def host_for_display(x) -> Any:
-    """A NumPy array that prints like ``x`` (whole, or only its edges when large)."""
+    """A NumPy array that prints like ``x`` (whole, or only its edges when large); a dtype
+    NumPy lacks (bfloat16 without ml_dtypes) as its float32 values."""
     import numpy as np
 
+    if not x.dtype.has_numpy:
+        x = x.astype("float32")  # (exact: a 16-bit float's values are float32 values)
     options = np.get_printoptions()
     if x.size <= options["threshold"]:
         return x.to_numpy()
@@ -38,7 +41,10 @@ def array_repr(x) -> str:
     is the package, so the repr names the function that makes such an array)."""
     import numpy as np
 
-    text = np.array_repr(host_for_display(x))
+    host = host_for_display(x)
+    text = np.array_repr(host)
+    if host.dtype != x.dtype:  # shown through float32: name the array's own dtype
+        text = text.replace(f"dtype={host.dtype})", f"dtype={x.dtype})")
     body = text[len("array(") :] if text.startswith("array(") else text
     pad = " " * len("ember.as")
     body = body.replace("\n", "\n" + pad)

@@ -85,7 +85,7 @@ def gemm_kernel(ct: DType, gpu: bool, a_kfast: bool, b_nfast: bool) -> Kernel:
     """The GEMM kernel computing in ``ct`` for operands whose k (A) / n (B) axis is the
     contiguous one (or not)."""
     ts, tt, bmn, bk = geometry(gpu, ct.itemsize > 4, ct.itemsize > 8, ct.is_complex)
-    shared = ember.float32 if ct is ember.float16 else ct
+    shared = ember.float32 if ct.is_narrow else ct
     fn = _kernel(shared, ts, tt, bmn, bk, a_kfast, b_nfast)
     name = f"gemm_{ct.name}_{'n' if a_kfast else 't'}{'n' if b_nfast else 't'}_{bmn}"
     fn.__name__ = fn.__qualname__ = name

@@ -190,7 +190,7 @@ def read_element(x: ndarray, index: tuple) -> Any:
     v, one = view(x, tuple(index))
     if not one:
         raise ValueError("item() needs one index per axis (or one flat index)")
-    return v.to_numpy()[()]
+    return v._python_host()[()]
 
 
 def _unravel(i: int, shape) -> tuple[int, ...]:

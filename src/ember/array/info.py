@@ -33,22 +33,43 @@ def result_type(*arrays_and_dtypes) -> dtypes.DType:
     weak).  With more than two operands NumPy promotes them together, not pairwise
     (``int8, uint8, float16 -> float16`` where pairwise gives float32); Ember's binary
     operators are the two-operand case of the same rules.  At least one operand must be
-    an array or a dtype (the Array API's rule)."""
+    an array or a dtype (the Array API's rule).  bfloat16, which NumPy lacks, joins the
+    other dtypes' result by Ember's rule (:mod:`ember.frontend.types`), then the Python
+    scalars do."""
     import numpy as np
 
     if not arrays_and_dtypes:
         raise ValueError("result_type: at least one array or dtype is required")
+    if all(isinstance(x, builtins_number) for x in arrays_and_dtypes):
+        raise ValueError("result_type: at least one operand must be an array or a dtype")
     operands = []
     for x in arrays_and_dtypes:
         if hasattr(x, "dtype") and hasattr(x, "shape") and type(x).__module__ != "numpy":
-            operands.append(dtypes.dtype(x.dtype).numpy)
+            operands.append(dtypes.dtype(x.dtype))
         elif isinstance(x, builtins_number):
             operands.append(x)  # stays a weak Python scalar for NumPy too
         else:
-            operands.append(dtypes.dtype(x).numpy)
-    if all(isinstance(x, builtins_number) for x in arrays_and_dtypes):
-        raise ValueError("result_type: at least one operand must be an array or a dtype")
-    return dtypes.dtype(np.result_type(*operands))
+            operands.append(dtypes.dtype(x))
+    if dtypes.bfloat16 in operands:
+        return _with_bfloat16(operands)
+    numpy_operands = [x.numpy if isinstance(x, dtypes.DType) else x for x in operands]
+    return dtypes.dtype(np.result_type(*numpy_operands))
+
+
+def _with_bfloat16(operands: list) -> dtypes.DType:
+    """:func:`result_type` of operands among which is bfloat16: the other dtypes together
+    (NumPy's rule), then bfloat16, then the weak Python scalars one by one."""
+    from ember.frontend.types import WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, promote, scalar
+
+    strong = [x for x in operands if isinstance(x, dtypes.DType) and x is not dtypes.bfloat16]
+    t = scalar(dtypes.bfloat16)
+    if strong:
+        t = promote(t, scalar(result_type(*strong)))
+    for x in operands:
+        if isinstance(x, builtins_number):
+            weak = WEAK_COMPLEX if isinstance(x, complex) else WEAK_FLOAT
+            t = promote(t, WEAK_INT if isinstance(x, int) else weak)
+    return t.dtype
 
 
 builtins_number = (int, float, complex)
@@ -67,7 +88,27 @@ def can_cast(from_, to, /, casting: str = "safe") -> bool:
         src = from_.dtype
     else:
         src = dtypes.dtype(from_)
+    if dtypes.bfloat16 in (src, target):
+        return _can_cast_bfloat16(src, target, casting)
     return bool(np.can_cast(src.numpy, target.numpy, casting))
+
+
+def _can_cast_bfloat16(src: dtypes.DType, target: dtypes.DType, casting: str) -> bool:
+    """NumPy's casting rules, applied to bfloat16: a cast is safe when every value of
+    ``src`` is exact in ``target`` (bfloat16 holds bool, int8 and uint8 exactly; float32
+    and wider floats and complex64/128 hold bfloat16)."""
+    if casting in ("no", "equiv") or src is target:
+        return src is target
+    if casting == "unsafe":
+        return True
+    if src is dtypes.bfloat16:
+        safe = target.is_inexact and target.itemsize > 2 and target.real.itemsize >= 4
+    else:
+        safe = src.kind == "b" or (src.is_integer and src.itemsize == 1)
+    if casting == "safe":
+        return safe
+    kinds = "biufc"  # same_kind: safe, or toward a kind that is not lower
+    return safe or kinds.index(target.kind) >= kinds.index(src.kind)
 
 
 def _has_fp64(backend) -> bool:
@@ -112,6 +153,10 @@ def _finfo(dt: dtypes.DType) -> finfo_object:
     if not dt.is_inexact:
         raise ValueError(f"finfo: {dt} is not a floating-point dtype")
     dt = dt.real  # a complex dtype's limits are its parts' (the Array API; NumPy's too)
+    if dt is dtypes.bfloat16:  # no NumPy dtype: from the format (7 + 1 bits, 8 exponent)
+        tiny = 2.0**-126
+        return finfo_object(16, 2.0**-7, (2 - 2**-7) * 2.0**127, -(2 - 2**-7) * 2.0**127,
+                            tiny, dt, 0.01, tiny)  # fmt: skip
     f = np.finfo(dt.numpy)
     return finfo_object(
         int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), dt,
@@ -187,7 +232,7 @@ class _NamespaceInfo:
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         """The Array API dtypes Ember supports on ``device`` (all of ``kind``, if given);
-        float16 is an Ember extension and not listed."""
+        float16 and bfloat16 are Ember extensions and not listed."""
         names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                  "uint64", "float32", "float64", "complex64", "complex128")  # fmt: skip
         fp64 = _device_fp64(device)

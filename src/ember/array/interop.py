@@ -31,7 +31,8 @@ CPU, CUDA, OPENCL, CUDA_MANAGED = DL_CPU, DL_CUDA, DL_OPENCL, DL_CUDA_MANAGED
 _DEVICE_NAMES = {CPU: "host", CUDA: "CUDA device", OPENCL: "OpenCL", CUDA_MANAGED: "CUDA managed"}
 API_VERSIONS = ("2023.12", "2024.12")
 _CODES = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}  # DLPack's kDLComplex is 5
-_KINDS = {0: "int", 1: "uint", 2: "float", 5: "complex", 6: "bool"}
+_KINDS = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
+_BFLOAT = 4  # kDLBfloat: its own type code (bits 16), not a kind of kDLFloat
 
 
 # --------------------------------------------------------------------- DLPack structures
@@ -122,7 +123,8 @@ def make_capsule(ptr, shape, strides, dtype, device, owner, versioned: bool, cop
     t.data = ptr or None
     t.device = DLDevice(*device)
     t.ndim = ndim
-    t.dtype = DLDataType(_CODES[dtype.kind], dtype.bits, 1)
+    code = _BFLOAT if dtype is dtypes.bfloat16 else _CODES[dtype.kind]
+    t.dtype = DLDataType(code, dtype.bits, 1)
     t.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
     t.strides = ctypes.cast(strides_arr, ctypes.POINTER(ctypes.c_int64)) if strides_arr else None
     t.byte_offset = 0
@@ -187,6 +189,10 @@ def cuda_array_interface(x: ndarray) -> dict:
     """``x.__cuda_array_interface__`` (version 3)."""
     if not (x.backend.shares_memory and x.backend.dlpack_device_type == CUDA):
         raise AttributeError("__cuda_array_interface__ exists only for CUDA device arrays")
+    if x.dtype is dtypes.bfloat16:  # the interface's typestrs are NumPy's: none for it
+        raise AttributeError(
+            f"__cuda_array_interface__ has no typestr for {x.dtype}; share it through DLPack"
+        )
     ours = x.backend.default_stream
     return {
         "shape": x.shape,

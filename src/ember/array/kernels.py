@@ -223,9 +223,9 @@ def _strided_template(OP, CT, CTS, LOADERS, OFF, U):
 def transpose2(ct: DType) -> Kernel:
     """Copy (and cast to the output's dtype) a 2-d array whose axis 0 is the fast one into
     a 2-d array whose axis 1 is, through ``TILE`` x ``TILE`` tiles of shared memory."""
-    # float16 tiles are kept as float32: OpenCL devices without cl_khr_fp16 have no
+    # 16-bit float tiles are kept as float32: OpenCL devices without cl_khr_fp16 have no
     # __local half (and the values convert exactly)
-    tile = ember.float32 if ct is ember.float16 else ct
+    tile = ember.float32 if ct.is_narrow else ct
     return _named(_transpose2(tile), f"transpose2_{ct.name}")
 
 

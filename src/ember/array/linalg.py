@@ -59,10 +59,10 @@ def _floating(x: ndarray, what: str) -> ndarray:
     arrays as they are)."""
     if x.dtype.kind in "biu":
         return x.astype(dtypes.float64)
-    if x.dtype is dtypes.float16:
+    if x.dtype.is_narrow:
         raise TypeError(
-            f"ember.linalg.{what}: float16 is not supported (as in NumPy); use "
-            "x.astype(ember.float32)"
+            f"ember.linalg.{what}: {x.dtype} is not supported (NumPy's linalg has no 16-bit "
+            "floats); use x.astype(ember.float32)"
         )
     return x
 

@@ -211,7 +211,7 @@ class ndarray:  # noqa: N801 - NumPy's spelling
                 f"only 0-d arrays can be converted to Python scalars ({what}() of an array "
                 f"of shape {self.shape}); use x.item() for a one-element array"
             )
-        return self.to_numpy().reshape(()).item()
+        return self._python_host().reshape(()).item()
 
     def item(self, *index):
         """The element as a Python number (one element, or the one at ``index``)."""
@@ -219,11 +219,16 @@ class ndarray:  # noqa: N801 - NumPy's spelling
             return indexing.read_element(self, index).item()
         if self.size != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")
-        return self.to_numpy().reshape(()).item()
+        return self._python_host().reshape(()).item()
 
     def tolist(self):
         """The array as nested Python lists (copied to the host)."""
-        return self.to_numpy().tolist()
+        return self._python_host().tolist()
+
+    def _python_host(self):
+        """:meth:`to_numpy` for Python numbers: a dtype NumPy lacks (bfloat16 without
+        ml_dtypes) is read as its float32 values, which are exactly its values."""
+        return (self if self.dtype.has_numpy else self.astype("float32")).to_numpy()
 
     # ------------------------------------------------------------------ host transfer
     def _extent(self) -> tuple[int, int]:

@@ -25,8 +25,10 @@ The conversions (and which words make which value) are exactly those of
   times 2**-53 (NumPy's ``random_standard_uniform`` method);
 * normal: Box-Muller, ``sqrt(-2 log u1) * (cos 2 pi u2, sin 2 pi u2)`` with ``u1`` in
   (0, 1] (so the logarithm is finite) and ``u2`` in [0, 1); one pair of uniforms gives two
-  normals.  The result is bit-identical on every backend up to the device's ``log``,
-  ``sqrt``, ``sin`` and ``cos`` (a few ulp between math libraries).
+  normals.  In float32 the sine and cosine are polynomials after an exact quarter-turn
+  reduction (:func:`sincos_turn32`).  The result is bit-identical on every backend up to
+  the device's ``log`` and ``sqrt`` (and ``sin``/``cos`` in float64): a few ulp between
+  math libraries.
 """
 
 from __future__ import annotations
@@ -43,15 +45,19 @@ ROUNDS = 10
 TWO_PI = 6.283185307179586
 F32_UNIT = 1.0 / 16777216.0  # 2**-24
 F64_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+# Taylor coefficients of sin and cos, as float32 (sincos_turn32)
+S3, S5, S7, S9 = (ember.float32(v) for v in (-1 / 6, 1 / 120, -1 / 5040, 1 / 362880))
+C2, C4, C6, C8, C10 = (
+    ember.float32(v) for v in (-1 / 2, 1 / 24, -1 / 720, 1 / 40320, -1 / 3628800)
+)
 
 
 def mulhilo(m, x):
-    """The high and low 32-bit halves of the 64-bit product ``m * x``.  Written as a high
-    half of a widened product and a separate 32-bit product: NVVM then emits
-    ``mul.wide.u32`` + ``mul.lo.u32`` (one 64-bit product taken apart kept the whole
-    round in 64-bit arithmetic: twice the instructions)."""
+    """The high and low 32-bit halves of the 64-bit product ``m * x``: the devices' own
+    high-half multiply (CUDA ``mul.hi.u32``, OpenCL ``mul_hi``) and a 32-bit product.  (A
+    widened 64-bit product cost a wide multiply, a shift and a conversion in PTX.)"""
     a = ember.uint32(m)
-    return ember.uint32((ember.uint64(a) * ember.uint64(x)) >> 32), a * x
+    return ember.umulhi(a, x), a * x
 
 
 def philox(key, counter):
@@ -84,13 +90,39 @@ def to_float64(a, b):
     return (hi * 67108864.0 + lo) * F64_UNIT
 
 
+def sincos_turn32(u):
+    """``(sin 2 pi u, cos 2 pi u)`` in float32 for ``u`` in [0, 1) that is a multiple of
+    2**-24 (what :func:`to_float32` gives).
+
+    ``u = q / 4 + f`` with ``q`` the nearest quarter turn and ``|f| <= 1/8``, both exact, so
+    the angle ``2 pi f`` lies in [-pi/4, pi/4] with no argument reduction error; Taylor
+    polynomials there (the first omitted terms are below 2**-28 relative) and a swap and
+    sign change by ``q`` give both values within a few ulp.  Cheaper than the math
+    library's ``sin`` and ``cos`` (no general reduction, no branches) and the same
+    arithmetic on every backend."""
+    q = ember.int32(u * ember.float32(4.0) + ember.float32(0.5))
+    x = (u - ember.float32(q) * ember.float32(0.25)) * ember.float32(TWO_PI)
+    x2 = x * x
+    # fma written out: compilers would contract a polynomial differently in each kernel
+    s = ember.fma(x * x2, ember.fma(x2, ember.fma(x2, ember.fma(x2, S9, S7), S5), S3), x)
+    c = ember.fma(x2, ember.fma(x2, ember.fma(x2, C10, C8), C6), C4)
+    c = ember.fma(x2, ember.fma(x2, c, C2), ember.float32(1.0))
+    if q & 1:  # a quarter turn more: (sin, cos) -> (cos, -sin)
+        t = s
+        s = c
+        c = -t
+    if q & 2:  # half a turn more: both change sign
+        s = -s
+        c = -c
+    return s, c
+
+
 def box_muller32(a, b):
     """Two standard normal float32 from two words (Box-Muller)."""
     u1 = ember.float32(1.0) - to_float32(a)  # (0, 1]: log(u1) is finite
-    u2 = to_float32(b)
     r = ember.sqrt(ember.float32(-2.0) * ember.log(u1))
-    t = ember.float32(TWO_PI) * u2
-    return r * ember.cos(t), r * ember.sin(t)
+    s, c = sincos_turn32(to_float32(b))
+    return r * c, r * s
 
 
 def box_muller64(w0, w1, w2, w3):
@@ -140,7 +172,7 @@ def block_counter(base_lo, base_hi, b):
 def _c_names() -> None:
     """OpenCL C has no ``philox`` built-in, but the short names could collide with user
     device functions of the same name in one program: prefix them."""
-    for fn in (mulhilo, philox, to_float32, to_float64, box_muller32, box_muller64,
+    for fn in (mulhilo, philox, to_float32, to_float64, sincos_turn32, box_muller32, box_muller64,
                uniform4, normal4, uniform2_f64, normal2_f64, block_counter):  # fmt: skip
         fn.__name__ = "rng_" + fn.__name__
 

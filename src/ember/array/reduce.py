@@ -34,6 +34,8 @@ from ember.array.ndarray import c_strides, ndarray
 from ember.array.reducers import Reducer
 from ember.runtime.memory import allocate
 
+_bare = object.__new__
+
 BLOCK_GPU = 256  # threads per block on GPUs (register-limited occupancy: finer steps than 512)
 BLOCK_CPU = 256  # work-group size on CPU devices (PoCL builds one function per size)
 MIN_PER_THREAD = 16  # elements per thread below which splitting an axis does not pay
@@ -267,6 +269,8 @@ class Call:
         self.nbytes = self.size * dtype.itemsize
         self.strides = c_strides(shape, dtype.itemsize)
         self.copy = None
+        self.isz = x.dtype.itemsize
+        self.fast = None  # the bound launches (Call._bind) after the first call; False: none
         if not self.size:
             return
         dev = device_of(x.backend)
@@ -284,23 +288,51 @@ class Call:
 
     def __call__(self, x: ndarray):
         be = x.backend
-        out = ndarray(self.shape, self.dtype, allocate(be, self.nbytes), be, self.strides)
-        out._c = True
+        out = _bare(ndarray)  # ndarray(...) without its __init__ frame: every slot is set
+        out.buffer = allocate(be, self.nbytes)
+        out.shape, out.dtype, out.strides = self.shape, self.dtype, self.strides
+        out.backend, out.offset, out._c = be, 0, True
         aux = None if self.mean_dtype is None else _array(self.shape, self.mean_dtype, be)
         if self.size:
-            d0 = out if len(self.shape) == 1 else flat(out, self.size)
-            d1 = d0 if aux is None else (aux if len(self.shape) == 1 else flat(aux, self.size))
-            if self.copy is not None:
-                from ember.array import manipulation as m
-
-                x = m.reshape(m.ascontiguousarray(m.permute_dims(x, self.copy[0])), self.copy[1])
-            self.launch(x if self.direct else element_view(x, self.plan), d0, d1)
+            fast = self.fast
+            if fast and not x.offset % self.isz:  # the layout of the first call
+                if self.plan.states:
+                    self._launch_bound(x, out, aux)
+                elif aux is None:
+                    fast[0](x, out)
+                else:
+                    fast[0](x, out, aux)
+            else:
+                self._launch_checked(x, out, aux)
         return out if aux is None else (out, aux)
 
-    def launch(self, view: ndarray, d0: ndarray, d1: ndarray) -> None:
+    def _launch_checked(self, x: ndarray, out: ndarray, aux) -> None:
+        """The launches with every argument checked (the first call; a copied or
+        misaligned input), then the bound launches for the next calls."""
+        d0 = out if len(self.shape) == 1 else flat(out, self.size)
+        d1 = d0 if aux is None else (aux if len(self.shape) == 1 else flat(aux, self.size))
+        if self.copy is not None:
+            from ember.array import manipulation as m
+
+            x = m.reshape(m.ascontiguousarray(m.permute_dims(x, self.copy[0])), self.copy[1])
+        aligned = not x.offset % self.isz
+        used = self.launch(x if self.direct else element_view(x, self.plan), d0, d1)
+        if self.fast is None and self.copy is None and aligned:
+            self.fast = self._bind(used) or False
+
+    def _launch_bound(self, x: ndarray, out: ndarray, aux) -> None:
+        slots = [x, out, out if aux is None else aux]
+        for count in self.plan.states:
+            slots += _state_arrays(self.R, count, x.backend)
+        for go in self.fast:
+            go(*slots)
+
+    def launch(self, view: ndarray, d0: ndarray, d1: ndarray) -> list:
+        """Launch the passes, each argument checked; returns each pass's arguments."""
         plan = self.plan
         be = view.backend
         states = [_state_arrays(self.R, count, be) for count in plan.states] if plan.states else ()
+        used = []
         for p, tail in zip(plan.passes, self.tails, strict=True):
             src = (view, view, view) if p.source < 0 else states[p.source]
             dst = (d0, d1, d0) if p.sink < 0 else states[p.sink]
@@ -309,6 +341,32 @@ class Call:
                 spec = p.kernel.dispatch(args)
                 spec.launch(args, p.grid, p.block)
                 p.run = spec.run
+            used.append(args)
+        return used
+
+    def _bind(self, used: list) -> tuple | None:
+        """Per pass, the launch with everything fixed but the addresses of the input (slot
+        0), the outputs (1, 2) and the state arrays (3 on, three per set): what a call with
+        the first call's layout needs (:meth:`Specialization.bind`).  None when a kernel
+        cannot be bound."""
+        ns = len(self.R.state)
+        low = self.plan.low * self.isz
+        d1 = 1 if self.mean_dtype is None else 2
+
+        def states(j):
+            return tuple((3 + 3 * j + (c if c < ns else 0), 0) for c in range(3))
+
+        bound = []
+        for p, args in zip(self.plan.passes, used, strict=True):
+            src = ((0, low),) * 3 if p.source < 0 else states(p.source)
+            dst = ((1, 0), (d1, 0), (1, 0)) if p.sink < 0 else states(p.sink)
+            varying = dict(enumerate((*src, *dst), start=6))
+            slots = 3 + 3 * len(self.plan.states) if self.plan.states else d1 + 1
+            go = p.kernel.dispatch(args).bind(args, p.grid, p.block, varying, slots)
+            if go is None:
+                return None
+            bound.append(go)
+        return tuple(bound)
 
 
 def element_view(x: ndarray, plan: Plan) -> ndarray:

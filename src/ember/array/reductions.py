@@ -25,7 +25,7 @@ from ember.array.rules import no_order
 from ember.dtypes import DType
 
 BOOL, I8, I64, U64 = dtypes.bool_, dtypes.int8, dtypes.int64, dtypes.uint64
-F16, F32, F64 = dtypes.float16, dtypes.float32, dtypes.float64
+F32, F64 = dtypes.float32, dtypes.float64
 CALL_CACHE = 4096
 _calls: dict = {}  # (function, dtype, shape, strides, backend, arguments) -> Call
 _key: contextvars.ContextVar = contextvars.ContextVar("ember_reduction_key", default=None)
@@ -198,13 +198,14 @@ def nanprod(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None)
 
 # --------------------------------------------------------------------- min, max
 def _compute(dt: DType) -> DType:
-    """Comparisons of float16 run in float32 (exact); of booleans in int8."""
-    return F32 if dt is F16 else (I8 if dt is BOOL else dt)
+    """Comparisons of 16-bit floats run in float32 (exact); of booleans in int8."""
+    return F32 if dt.is_narrow else (I8 if dt is BOOL else dt)
 
 
 def extremum_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Reducer:
-    """The reducer of ``max``/``min`` (``nanmax``/``nanmin``); float16 compares in float32."""
-    ct = F32 if x_dtype is F16 else x_dtype
+    """The reducer of ``max``/``min`` (``nanmax``/``nanmin``); 16-bit floats compare in
+    float32."""
+    ct = F32 if x_dtype.is_narrow else x_dtype
     return rd.extremum(ct, x_dtype, largest, skip_nan and ct.is_float)
 
 

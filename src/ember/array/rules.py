@@ -71,8 +71,9 @@ def describe(t: Scalar) -> str:
 
 
 _ORDERED = {"maximum", "minimum", "fmax", "fmin"}
-NO_ORDER = "complex numbers have no order (the Array API's rule; compare ember.abs(x) or " \
-    "ember.real(x))"
+NO_ORDER = (
+    "complex numbers have no order (the Array API's rule; compare ember.abs(x) or ember.real(x))"
+)
 
 
 def common(types: tuple[Scalar, ...]) -> Scalar:
@@ -359,7 +360,10 @@ class Cast(Rule):
 
 # --------------------------------------------------------------------- scalar operands
 PY_TYPES: dict[type, Scalar] = {
-    int: WEAK_INT, float: WEAK_FLOAT, complex: WEAK_COMPLEX, bool: scalar(BOOL)
+    int: WEAK_INT,
+    float: WEAK_FLOAT,
+    complex: WEAK_COMPLEX,
+    bool: scalar(BOOL),
 }
 
 

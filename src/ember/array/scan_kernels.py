@@ -28,13 +28,16 @@ The prefix, step 4:
 ``scan_lookback`` (single pass: decoupled look-back, Merrill & Garland 2016)
     Tiles are taken in launch order from an atomic counter (so every earlier tile belongs
     to a block that has started).  A block publishes its tile's total (flag 1, the
-    *aggregate*) as soon as it has it, then looks back over the 32 tiles before it at a
-    time: each waits until that tile has published something, and the combination runs
-    from the newest backwards until a tile that published its *inclusive prefix* (flag 2).
-    The block then publishes its own inclusive prefix.  Values are written before their
-    flag with :func:`ember.threadfence` between, and read with atomics after the flag
-    (no stale cached copy).  Moves ~2n elements, but needs blocks that make progress while
-    others wait on them: only on backends with ``forward_progress``.
+    *aggregate*) as soon as it has it, then looks back over a window of the tiles before
+    it at a time (32; 128 where one warp does the look-back: four per lane, folded with
+    shuffles): each waits until that tile has published something, and the combination
+    runs from the newest backwards until a tile that published its *inclusive prefix*
+    (flag 2).  The block then publishes its own inclusive prefix.  Values are written
+    before their flag with :func:`ember.threadfence` between, and read after the flag
+    with :func:`ember.atomic_load` (no stale cached copy; plain volatile reads, since
+    many blocks poll the same flags and read-modify-write atomics on one address queue
+    up).  Moves ~2n elements, but needs blocks that make progress while others wait on
+    them: only on backends with ``forward_progress``.
 
 ``rows_serial`` scans short rows, one thread per row.
 
@@ -61,7 +64,8 @@ from ember.dtypes import DType
 if TYPE_CHECKING:  # when `ember.kernel` is the first thing a program imports (kernel.py ->
     from ember.compiler.kernel import Kernel  # args.py -> the array library -> here)
 
-WINDOW = 32  # tiles inspected per step of the look-back
+WINDOW = 32  # tiles inspected per step of the look-back (lanes of the warp doing it)
+LANE_TILES = 4  # ... times this where one warp does it (_warp_lookback)
 AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published yet)
 
 
@@ -70,12 +74,14 @@ class Geometry:
     """Launch shape of the tile kernels: ``block`` threads, ``items`` elements each, and
     ``warp`` (32: block scans with warp shuffles; 0: in shared memory); ``emulated``: the
     warp shuffles through shared memory (the same kernels on devices without sub-groups,
-    for tests)."""
+    for tests); ``warp_lookback``: one warp does the look-back alone (devices whose warps
+    run sub-group operations in branches that split the block but not the warp)."""
 
     block: int
     items: int
     warp: int
     emulated: bool = False
+    warp_lookback: bool = False
 
     @property
     def tile(self) -> int:
@@ -83,9 +89,9 @@ class Geometry:
 
 
 def storage(ct: DType) -> DType:
-    """The dtype a ``ct`` value is kept in, in shared memory: float16 as float32 (OpenCL
-    has no ``__local half`` without ``cl_khr_fp16``), bool as uint8."""
-    return {"float16": dtypes.float32, "bool": dtypes.uint8}.get(ct.name, ct)
+    """The dtype a ``ct`` value is kept in, in shared memory: 16-bit floats as float32
+    (OpenCL has no ``__local half`` without ``cl_khr_fp16``), bool as uint8."""
+    return dtypes.float32 if ct.is_narrow else dtypes.uint8 if ct is dtypes.bool_ else ct
 
 
 def atomic_storage(ct: DType) -> DType:
@@ -108,7 +114,7 @@ def _name(prefix: str, op, ct: DType, g: Geometry) -> str:
 
 
 def _warp_name(g: Geometry) -> str:
-    return ("we" if g.emulated else "w") if g.warp else ""
+    return (("we" if g.emulated else "w") + ("l" if g.warp_lookback else "")) if g.warp else ""
 
 
 def _pre_name(pre) -> str:
@@ -352,7 +358,8 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     load, store, thread_reduce, block_scan = f.load, f.store, f.thread_reduce, f.block_scan
     rescan = f.rescan
     AT = atomic_storage(ct)
-    lookback = _lookback(f.combine, ct, AT)
+    warp_lookback = g.warp_lookback and g.warp == WINDOW and not g.emulated
+    lookback = (_warp_lookback if warp_lookback else _lookback)(f.combine, ct, AT)
     TILE, SLOTS, BUF = _sizes(g)
     ST, ITEMS = storage(ct), g.items
 
@@ -397,8 +404,8 @@ def _lookback(combine, CT, AT):
     ``wflag``/``wval`` hold one window's flags and values, ``ctl[1]`` says the look-back
     is done, ``cval[0]`` is the running prefix (shared memory)."""
 
-    def read(values, j):  # an atomic read: never a stale cached copy
-        return ember.atomic_cas(values, j, AT(0), AT(0))
+    def read(values, j):  # never a stale cached copy
+        return ember.atomic_load(values, j)
 
     def fold(wflag, wval, ctl, cval, first_window):
         """Thread 0: combine one window, newest tile first, into the running prefix."""
@@ -433,9 +440,9 @@ def _lookback(combine, CT, AT):
                 f = BEFORE_ROW
                 v = AT(0)
                 if j >= first:
-                    f = ember.atomic_or(state, j + 1, 0)
+                    f = ember.atomic_load(state, j + 1)
                     while f == 0:  # that tile's block has started: it will publish
-                        f = ember.atomic_or(state, j + 1, 0)
+                        f = ember.atomic_load(state, j + 1)
                     ember.threadfence()
                     v = read(aggs, j) if f == AGGREGATE else read(incls, j)
                 wflag[tid] = f
@@ -451,6 +458,93 @@ def _lookback(combine, CT, AT):
             ember.threadfence()
             ember.atomic_exchange(state, t + 1, PREFIX)
         return prefix
+
+    return lookback
+
+
+def _warp_lookback(combine, CT, AT):
+    """The same look-back done by the first warp alone, without block barriers: lane ``l``
+    inspects ``LANE_TILES`` consecutive tiles (a window of ``WINDOW * LANE_TILES``), folds
+    them itself, and the warp combines the lanes up to the first that stopped (a tile with
+    an inclusive prefix, or the row's start) with shuffles.  A window costs about one
+    round trip to memory whatever its length, and the look-back's speed bounds the whole
+    scan's (tiles per window / time per window), hence the long windows."""
+    AGG = AGGREGATE
+
+    def read(values, j):  # never a stale cached copy
+        return ember.atomic_load(values, j)
+
+    def lane_window(state, aggs, incls, newest, first, lane):
+        """This lane's tiles, newest first: (stop, got, value): ``stop`` is 1 if one of them
+        ends the look-back, ``value`` their combination up to it (``got``: any).  Every
+        flag is requested before any is waited on, then every value: two round trips to
+        memory, not two per tile."""
+        flags = ember.local((LANE_TILES,), ember.int32)
+        top = newest - lane * LANE_TILES
+        for i in range(LANE_TILES):
+            flags[i] = ember.atomic_load(state, top - i + 1) if top - i >= first else BEFORE_ROW
+        for i in range(LANE_TILES):
+            f = flags[i]
+            while f == 0:  # that tile's block has started: it will publish
+                f = ember.atomic_load(state, top - i + 1)
+            flags[i] = f
+        ember.threadfence()
+        values = ember.local((LANE_TILES,), AT)
+        for i in range(LANE_TILES):
+            f = flags[i]
+            if f != BEFORE_ROW:
+                values[i] = read(aggs, top - i) if f == AGG else read(incls, top - i)
+        stop = 0
+        got = 0
+        acc = CT(0)
+        for i in range(LANE_TILES):
+            f = flags[i]
+            if stop == 0:
+                if f == BEFORE_ROW:
+                    stop = 1
+                else:
+                    v = CT(values[i])
+                    acc = combine(v, acc) if got else v
+                    got = 1
+                    if f == PREFIX:
+                        stop = 1
+        return stop, got, acc
+
+    def lookback(state, aggs, incls, wflag, wval, ctl, cval, t, first, tid, total):
+        if tid == 0:
+            aggs[t] = AT(total)
+            ember.threadfence()
+            ember.atomic_exchange(state, t + 1, AGG)
+        if tid < WINDOW:
+            lane = tid
+            newest = t - 1
+            run = CT(0)
+            have = 0
+            done = 0
+            while done == 0:
+                stop, got, acc = lane_window(state, aggs, incls, newest, first, lane)
+                last = ember.warp_min(lane if stop else WINDOW)  # the first lane that stops
+                use = 1 if got and lane <= last else 0  # these lanes form a prefix 0..u
+                for k in range(5):  # tree over the lanes, older (higher) lanes on the left
+                    d = 1 << k
+                    src = lane + d if lane + d < WINDOW else lane
+                    older = CT(ember.shfl(acc, src))
+                    older_used = ember.shfl(use, src)
+                    if lane % (2 * d) == 0 and lane + d < WINDOW and older_used and use:
+                        acc = combine(older, acc)
+                window = CT(ember.shfl(acc, 0))
+                if ember.shfl(use, 0):
+                    run = combine(window, run) if have else window
+                    have = 1
+                done = 1 if last < WINDOW else 0
+                newest -= WINDOW * LANE_TILES
+            if tid == 0:
+                cval[0] = AT(run)
+                incls[t] = AT(combine(run, total))
+                ember.threadfence()
+                ember.atomic_exchange(state, t + 1, PREFIX)
+        ember.barrier()
+        return CT(cval[0])
 
     return lookback
 

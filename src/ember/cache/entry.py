@@ -210,6 +210,18 @@ def abi_param(record: Any):
 
 
 _ABI_KINDS = frozenset(
-    {"scalar", "re", "im", "data", "start", "shape", "stride", "claim", "record", "kid", "grid",
-     "dynbytes"}
+    {
+        "scalar",
+        "re",
+        "im",
+        "data",
+        "start",
+        "shape",
+        "stride",
+        "claim",
+        "record",
+        "kid",
+        "grid",
+        "dynbytes",
+    }
 )

@@ -7,10 +7,10 @@ cannot disagree.
 Per kernel argument, in order:
 
 * a number: one scalar parameter.  Python ints are ``int64``, Python floats ``float64``,
-  bools travel as ``uint8`` (OpenCL has no bool kernel arguments) and float16 scalars as
-  ``float32`` (the value a float16 has in registers); a complex number is two parameters,
-  ``<name>_re`` and ``<name>_im``, of its part's float type (no struct crosses the launch
-  API, whose struct layout rules differ between drivers);
+  bools travel as ``uint8`` (OpenCL has no bool kernel arguments) and 16-bit float scalars
+  (float16, bfloat16) as ``float32`` (the value they have in registers); a complex number is
+  two parameters, ``<name>_re`` and ``<name>_im``, of its part's float type (no struct
+  crosses the launch API, whose struct layout rules differ between drivers);
 * a tuple: its items, flattened, each as a number;
 * an array of ``ndim`` dimensions: ``<name>_data`` (a device pointer), in a dialect with
   ``separate_offsets`` ``<name>_start`` (the element offset of the view: OpenCL cannot
@@ -69,7 +69,7 @@ def scalar_abi_dtype(t: Scalar) -> DType:
     """The dtype a scalar argument of type ``t`` is passed as."""
     if t.dtype is dtypes.bool_:
         return dtypes.uint8
-    if t.dtype is dtypes.float16:
+    if t.dtype.is_narrow:  # the value a 16-bit float has in registers
         return dtypes.float32
     return t.dtype
 

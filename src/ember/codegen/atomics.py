@@ -1,5 +1,8 @@
 """Atomic read-modify-write and warp reduction helpers, for every dialect.
 
+``load`` is the one that does not write: a volatile read, so that a loop polling a flag
+sees another thread's store (no copy kept in a register, and on GPUs no incoherent L1 hit).
+
 Each atomic is a small helper ``em_atomic_<op>_<dtype>[_<space>](pointer, value...)``
 returning the previous element; its body is the dialect's (:meth:`.Dialect.atomic_body`).
 Where the dialect has the instruction it is one call
@@ -26,7 +29,12 @@ def atomic(h: Helpers, op: str, dt: DType, space: str) -> str:
 
 def _atomic(h: Helpers, name: str, op: str, dt: DType, space: str) -> str:
     t = h.c(dt)
-    element = h.d.storage.get(dt.name, h.d.types[dt.name])  # float16: half / ushort
+    element = h.d.storage.get(dt.name, h.d.types[dt.name])  # 16-bit floats: half / ushort
+    if op == "load":  # a volatile read: the compiler may neither cache nor drop it
+        pointer = f"volatile {h.d.space(space)}{element}*"
+        return h.fn(
+            t, name, f"{h.d.atomic_pointer(element, space)} p", f"    return *({pointer})p;"
+        )
     params = f"{h.d.atomic_pointer(element, space)} p, " + (
         f"{t} expected, {t} v" if op == "cas" else f"{t} v"
     )
@@ -66,9 +74,9 @@ def subword_cas_loop(h: Helpers, op: str, dt: DType, space: str) -> str:
     q, u32 = h.d.atomic_pointer(bits, space), h.d.unsigned[4]
     addr = h.d.address_type
     width = dt.itemsize * 8
-    if dt.name == "float16":  # a float in registers, half bits in memory
-        to_bits = f"({u32}){h.f16('store')}({{x}})"
-        from_bits = f"{h.f16('load')}(({h.d.types['uint16']}){{x}})"
+    if dt.is_narrow:  # a float in registers, 16 bits in memory
+        to_bits = f"({u32}){h.narrow(dt, 'store')}({{x}})"
+        from_bits = f"{h.narrow(dt, 'load')}(({h.d.types['uint16']}){{x}})"
     else:
         ut = h.d.types[f"uint{width}"]
         to_bits = f"({u32})({ut})({{x}})"

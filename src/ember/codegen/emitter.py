@@ -42,9 +42,9 @@ _COMPOUND = {
 
 
 def _needs_care(e: ir.Binary) -> bool:
-    """Operations the emitter does not print as a plain C operator (wrapping, float16)."""
+    """Operations the emitter does not print as a plain C operator (wrapping, 16-bit floats)."""
     t = e.type
-    if t.dtype.name == "float16" or t.dtype.kind == "c":  # (complex: helper calls)
+    if t.dtype.is_narrow or t.dtype.kind == "c":  # (complex: helper calls)
         return True
     return _wraps(t) and e.op in ("add", "sub", "mul")
 

@@ -6,8 +6,9 @@ int)b)`` - so overflow wraps as documented instead of being undefined behaviour 
 Python-int arithmetic (indices, ``range`` counters, thread ids: weak ints, int64) is printed
 plainly; like Python ints, it is assumed not to overflow 64 bits.
 
-float16 values live in ``float`` registers; each float16 operation is computed in float and
-rounded to half (``em_f16_round``), which is what NumPy does.
+16-bit float values (float16, bfloat16: ``DType.is_narrow``) live in ``float`` registers; each
+operation on them is computed in float and rounded to the 16-bit type (``em_f16_round``,
+``em_bf16_round``), which is what NumPy does for float16.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ _INFIX = {
 }  # fmt: skip
 _COMPARE = {"<": REL, "<=": REL, ">": REL, ">=": REL, "==": EQ, "!=": EQ}
 _WRAPPING = {"add", "sub", "mul", "lshift"}
-# float16 operations whose float result is already a float16 value (no rounding needed)
-_F16_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
+# operations whose float result on a 16-bit float is already one (no rounding needed)
+_NARROW_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
 _MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma", "erfinv", "erfcinv", "ldexp"}
 _WARP_OPS = frozenset(
     {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", "ballot",
@@ -142,9 +143,9 @@ class ExpressionEmitter(ComplexExpressions):
     def r_Load(self, e: ir.Load) -> tuple[str, int]:
         dt = e.array.type.dtype
         ptr, i = self.data(e.array), self.expr(e.index[0])
-        if dt.name == "float16":
-            self._f16_helpers()
-            return self.guarded(e.checks, self.d.f16_load.format(ptr=ptr, i=i), PRIMARY)
+        if dt.is_narrow:
+            load = self._narrow_memory(dt)[0]
+            return self.guarded(e.checks, load.format(ptr=ptr, i=i), PRIMARY)
         if dt.name in self.d.storage and self.d.storage[dt.name] != self.d.types[dt.name]:
             return self.guarded(e.checks, f"({self.h.c(dt)}){ptr}[{i}]", UNARY)
         return self.guarded(e.checks, f"{ptr}[{i}]", PRIMARY)
@@ -154,20 +155,23 @@ class ExpressionEmitter(ComplexExpressions):
         ptr, i = self.data(s.array), self.expr(s.index[0])
         cond = self.guard(s.checks)
         guard = f"if ({cond}) " if cond else ""
-        if dt.name == "float16":
-            self._f16_helpers()
-            return guard + self.d.f16_store.format(ptr=ptr, i=i, v=self.unrounded(s.value))
+        if dt.is_narrow:
+            store = self._narrow_memory(dt)[1]
+            return guard + store.format(ptr=ptr, i=i, v=self.unrounded(s.value, dt))
         return f"{guard}{ptr}[{i}] = {self.expr(s.value)};"
 
-    def _f16_helpers(self) -> None:
-        for what in self.d.f16_helpers:  # those the load/store templates call
-            self.h.f16(what)
+    def _narrow_memory(self, dt: DType) -> tuple[str, str]:
+        """The load and store templates of 16-bit float ``dt``, their helpers defined."""
+        load, store, helpers = self.d.narrow_memory(dt)
+        for what in helpers:
+            self.h.narrow(dt, what)
+        return load, store
 
     def r_Atomic(self, e: ir.Atomic) -> tuple[str, int]:
         t = e.array.type
         helper = atomics.atomic(self.h, e.op, t.dtype, t.space)
-        args = ", ".join(self.expr(a) for a in e.args)
-        text = f"{helper}(&{self.data(e.array)}[{self.expr(e.index[0])}], {args})"
+        args = "".join(f", {self.expr(a)}" for a in e.args)
+        text = f"{helper}(&{self.data(e.array)}[{self.expr(e.index[0])}]{args})"
         return self.guarded(e.checks, text, PRIMARY)
 
     # ------------------------------------------------------------------ operators
@@ -175,22 +179,25 @@ class ExpressionEmitter(ComplexExpressions):
         t = e.type
         if t.dtype.kind == "c":
             return self.complex_binary(e)
-        if t.dtype.name == "float16" and e.op not in ("min", "max"):
-            return self.f16_round(self._binary(e, t, as_float=True))
+        if t.dtype.is_narrow and e.op not in ("min", "max"):
+            return self.narrow_round(t.dtype, self._binary(e, t, as_float=True))
         return self._binary(e, t)
 
-    def f16_round(self, inner: tuple[str, int]) -> tuple[str, int]:
-        """``em_f16_round(inner)``: a float computation rounded to the nearest half."""
-        return f"{self.h.f16('round')}({inner[0]})", PRIMARY
+    def narrow_round(self, dt: DType, inner: tuple[str, int]) -> tuple[str, int]:
+        """``em_f16_round(inner)`` (``em_bf16_round``): a float computation rounded to the
+        nearest value of 16-bit float ``dt``."""
+        return f"{self.h.narrow(dt, 'round')}({inner[0]})", PRIMARY
 
-    def unrounded(self, e: ir.Expr) -> str:
-        """A float16 value for a store, which rounds by itself: the outer rounding is left
-        out (rounding twice to the same precision changes nothing)."""
+    def unrounded(self, e: ir.Expr, dt: DType) -> str:
+        """A value for a store into 16-bit float ``dt``, which rounds by itself: the outer
+        rounding is left out (rounding twice to the same precision changes nothing)."""
+        if e.type.dtype is not dt:
+            return self.expr(e)
         if isinstance(e, ir.Binary) and e.op not in ("min", "max"):
             return self._binary(e, e.type, as_float=True)[0]
         if (
             isinstance(e, ir.Intrinsic)
-            and e.name not in _F16_EXACT
+            and e.name not in _NARROW_EXACT
             and e.type.dtype.is_float
             and e.name in _MATH_NAMES
         ):
@@ -293,11 +300,12 @@ class ExpressionEmitter(ComplexExpressions):
         if "c" in (src.dtype.kind, dst.dtype.kind):
             return self.complex_cast(e)
         value = self.expr(e.value, UNARY)
-        if dst.dtype.name == "float16" and src.dtype.name != "float16":
+        if dst.dtype.is_narrow and src.dtype is not dst.dtype:
             if src.dtype.name == "float64":
-                return f"{self.h.f16('round_d')}({self.expr(e.value)})", PRIMARY
-            arg = self.expr(e.value) if src.dtype.name == "float32" else f"(float){value}"
-            return f"{self.h.f16('round')}({arg})", PRIMARY
+                return f"{self.h.narrow(dst.dtype, 'round_d')}({self.expr(e.value)})", PRIMARY
+            # a float register already (float32, the other 16-bit type), or converted
+            arg = self.expr(e.value) if src.dtype.is_float else f"(float){value}"
+            return f"{self.h.narrow(dst.dtype, 'round')}({arg})", PRIMARY
         if self.h.c(src.dtype) == self.h.c(dst.dtype):
             return self.render(e.value)
         if src.dtype.is_float and _narrow_via_int64(dst.dtype):
@@ -375,8 +383,8 @@ class ExpressionEmitter(ComplexExpressions):
         dt = e.type.dtype
         args = ", ".join(self.expr(a) for a in e.args)
         text = f"{self.h.math(e.name, dt)}({args})"
-        if rounded and dt.name == "float16" and e.name not in _F16_EXACT:
-            return self.f16_round((text, PRIMARY))[0]
+        if rounded and dt.is_narrow and e.name not in _NARROW_EXACT:
+            return self.narrow_round(dt, (text, PRIMARY))[0]
         return text
 
 

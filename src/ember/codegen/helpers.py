@@ -1,8 +1,9 @@
 """Small C helper functions the emitter asks for by name, written once for every dialect.
 
 Python/NumPy semantics that C lacks live here: floor division and modulo, integer power,
-``min``/``max`` that keep the first argument on ties and NaN, wrapping ``abs``, float16
-rounding, atomics that a dialect has no instruction for (compare-and-swap loops), warp
+``min``/``max`` that keep the first argument on ties and NaN, wrapping ``abs``, 16-bit float
+conversions and rounding (float16: the dialect's; bfloat16: bit arithmetic, the same on
+every dialect), atomics that a dialect has no instruction for (compare-and-swap loops), warp
 reductions.  :class:`Helpers` collects each helper once, in dependency order.
 """
 
@@ -18,8 +19,8 @@ if TYPE_CHECKING:  # the dialect classes use these helpers
 
 SHORT = {
     "bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-    "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16", "float32": "f32",
-    "float64": "f64", "complex64": "c64", "complex128": "c128",
+    "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16", "bfloat16": "bf16",
+    "float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
 }  # fmt: skip
 
 
@@ -63,7 +64,7 @@ class Helpers:
         if name in self.d.missing_math:
             return self._missing_math(name, dt)
         base = self.d.math_names.get(name, name)
-        if self.d.float_suffix_names and dt.name in ("float16", "float32"):
+        if self.d.float_suffix_names and (dt.is_narrow or dt.name == "float32"):
             return base + "f"
         return base
 
@@ -184,8 +185,36 @@ class Helpers:
         body = f"    return x < 0 ? ({t})(({u})0 - ({u})x) : x;  // abs(min) wraps, as in NumPy"
         return self.use(name, lambda: self.fn(t, name, f"{t} x", body))
 
-    # ------------------------------------------------------------------ float16
-    def f16(self, what: str) -> str:
-        """``round``, ``round_d`` (from double), and the dialect's ``f16_helpers``."""
-        name = f"em_f16_{what}"
-        return self.use(name, lambda: self.d.f16_helper(self, name, what))
+    # ------------------------------------------------------------------ 16-bit floats
+    def narrow(self, dt: DType, what: str) -> str:
+        """Helper ``what`` of 16-bit float ``dt`` (values live in ``float`` registers):
+        ``round`` (a float to the nearest ``dt`` value, as a float), ``round_d`` (the same
+        from a double), and ``load``/``store`` (the 16 bits <-> float; float16: those of
+        the dialect's ``f16_helpers``)."""
+        name = f"em_{SHORT[dt.name]}_{what}"
+        if dt.name == "float16":
+            return self.use(name, lambda: self.d.f16_helper(self, name, what))
+        return self.use(name, lambda: self._bf16(dt, name, what))
+
+    def _bf16(self, dt: DType, name: str, what: str) -> str:
+        """bfloat16 is the top half of a float32: loading shifts the bits up, storing rounds
+        to nearest even in integer arithmetic (no header, no PTX: any device, any dialect)."""
+        bits, to_bits, from_bits, _ = self.d.cas_bits[4]
+        u32, u16, f32 = self.d.unsigned[4], self.d.types["uint16"], self.d.types["float32"]
+        if what == "load":
+            body = f"    return {from_bits}(({bits})(({u32})h << 16));"
+            return self.fn(f32, name, f"{u16} h", body)
+        if what == "store":
+            body = (
+                f"    {u32} u = ({u32}){to_bits}(x);\n"
+                f"    if ((u & 0x7fffffffu) > 0x7f800000u) return ({u16})((u >> 16) | 0x40u);"
+                "  // NaN: stays a quiet NaN\n"
+                f"    return ({u16})((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);"
+                "  // round to nearest, ties to even"
+            )
+            return self.fn(u16, name, f"{f32} x", body)
+        load, store = self.narrow(dt, "load"), self.narrow(dt, "store")
+        if what == "round":
+            return self.fn(f32, name, f"{f32} x", f"    return {load}({store}(x));")
+        self.features.add("fp64")  # round_d: through float32, as ml_dtypes and PyTorch do
+        return self.fn(f32, name, "double x", f"    return {load}({store}(({f32})x));")

@@ -33,7 +33,7 @@ class TableEmitter:
         placement = getattr(var, "placement", "constant")
         decl = self.d.constant_decl if placement == "constant" else self.d.global_table_decl
         flat = data.reshape(-1)
-        as_bits = dt.name == "float16" or (dt.is_float and not np.all(np.isfinite(flat)))
+        as_bits = dt.is_narrow or (dt.is_float and not np.all(np.isfinite(flat)))
         where = f"{placement} memory"
         head = f"// captured NumPy array '{var.pyname}': {dt.name} {tuple(data.shape)}, {where}"
         if as_bits:
@@ -41,7 +41,7 @@ class TableEmitter:
             raw = f"em_raw_{var.name}"
             values = self._values(flat.view(bits.numpy), bits)
             cast = f"(({space}{element}*){raw})"
-            if element == self.h.c(bits):  # CUDA keeps float16 as its bits anyway
+            if element == self.h.c(bits):  # 16-bit floats: their bits anyway
                 return f"{head}\n{decl}{element} {var.name}[{flat.size}] = {values};"
             return (
                 f"{head}\n{decl}{self.h.c(bits)} {raw}[{flat.size}] = {values};\n"

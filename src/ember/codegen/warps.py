@@ -106,8 +106,8 @@ class WarpEmitter:
         dt = t.dtype
         if name != "warp_sum":
             return _REDUCE[name]
-        if dt.name == "float16":
-            return f"{self.h.f16('round')}(v + o)"
+        if dt.is_narrow:
+            return f"{self.h.narrow(dt, 'round')}(v + o)"
         if dt.is_integer and (dt.is_signed or dt.itemsize < 4):
             u = self.d.unsigned[max(dt.itemsize, 4)]
             return f"({self.h.c(dt)})(({u})v + ({u})o)"

@@ -58,10 +58,14 @@ def _scalar_types() -> dict[type, Type]:
     import numpy as np
 
     table: dict[type, Type] = {
-        bool: scalar(dtypes.bool_), int: WEAK_INT, float: WEAK_FLOAT, complex: WEAK_COMPLEX
+        bool: scalar(dtypes.bool_),
+        int: WEAK_INT,
+        float: WEAK_FLOAT,
+        complex: WEAK_COMPLEX,
     }
     for d in dtypes.ALL:
-        table[d.numpy.type] = scalar(d)
+        if d.has_numpy:  # (bfloat16: ml_dtypes' scalar type, where it is installed)
+            table[d.numpy.type] = scalar(d)
     table[np.bool_] = scalar(dtypes.bool_)
     return table
 
@@ -395,3 +399,57 @@ def make_runner(
     run = namespace["run"]
     run.source = source
     return run
+
+
+def make_bound(abi, native: tuple, varying: dict[int, tuple[int, int]], launch, grid, block,
+               offsets: bool, slots: int | None = None) -> Any:  # fmt: skip
+    """A function ``go(s0, s1, ...)`` launching one specialization with every native value
+    fixed (``native``: what :func:`make_packer`'s function gave for a template of the
+    arguments) except the addresses of the arrays named in ``varying``: argument ``i``
+    becomes the array ``s<k>`` at ``delta`` more bytes for ``varying[i] == (k, delta)``.
+
+    No guard runs: the caller promises that each ``s<k>`` has the dtype, backend, shape and
+    strides the template's argument had and an offset aligned to its items, and launches
+    on the default stream (no other stream is noted).  Values used more than once are
+    computed once.  ``slots``: how many arrays ``go`` takes (default: up to the last one
+    named in ``varying``)."""
+    parts: list[str] = []
+    const: list[Any] = []
+    lines: list[str] = []
+    names: dict[tuple, str] = {}
+    namespace: dict[str, Any] = {"_launch": launch, "_grid": grid, "_block": block}
+
+    def flush() -> None:  # a run of fixed values: one constant tuple, unpacked
+        if const:
+            name = f"_k{len(parts)}"
+            namespace[name] = tuple(const)
+            parts.append(f"*{name}")
+            const.clear()
+
+    for p, value in zip(abi, native, strict=True):
+        slot = varying.get(p.arg)
+        if slot is None or p.kind not in ("data", "start"):
+            const.append(value)
+            continue
+        flush()
+        k, delta = slot
+        key = (p.kind, k, delta, p.itemsize)
+        if key not in names:
+            names[key] = f"v{len(names)}"
+            at = f"s{k}.offset + {delta}" if delta else f"s{k}.offset"
+            if p.kind == "start":
+                expr = f"({at}) // {p.itemsize}"
+            else:
+                expr = f"s{k}.buffer.handle" if offsets else f"s{k}.buffer.handle + {at}"
+            lines.append(f"    {names[key]} = {expr}\n")
+        parts.append(names[key])
+    flush()
+    count = 1 + max((k for k, _ in varying.values()), default=-1) if slots is None else slots
+    params = ", ".join(f"s{k}" for k in range(count))
+    values = f"({', '.join(parts)},)" if parts else "()"
+    call = f"    _launch(_grid, _block, {values}, 0, None)\n"
+    source = f"def go({params}):\n" + "".join(lines) + call
+    exec(compile(source, "<ember bound launch>", "exec"), namespace)  # noqa: S102
+    go = namespace["go"]
+    go.source = source
+    return go

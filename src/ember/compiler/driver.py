@@ -36,6 +36,7 @@ from ember.cache.entry import Entry, entry_name, make_meta
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
 from ember.codegen.emitter import Emitter
+from ember.compiler import args as argmod
 from ember.compiler import deep
 from ember.config import settings
 from ember.diagnostics import device_errors as errmod
@@ -45,6 +46,7 @@ from ember.frontend import ir, launchsize, passes
 from ember.frontend.capture import Captured
 from ember.frontend.typer import TypingContext, type_program
 from ember.frontend.types import Target, Type
+from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import PTR
 
@@ -169,6 +171,29 @@ class Specialization:
             if self.errors is not None:
                 self.errors.launched(stream)
             note_uses(args, stream)
+
+    def bind(self, args: tuple, grid: tuple, block: tuple, varying: dict[int, tuple[int, int]],
+             slots: int | None = None):  # fmt: skip
+        """A launch of this specialization with ``args`` fixed but for the addresses of
+        the arrays in ``varying`` (see :func:`ember.compiler.args.make_bound`): the hot
+        path of a caller that made those arrays itself and knows their types, so no guard
+        is needed.  None for a kernel whose launch needs more than its arguments (one that
+        can fail, dynamic shared memory, a cooperative launch) or when a varying argument
+        is not an Ember array: the caller keeps :meth:`launch` then."""
+        if (
+            self.errors is not None
+            or self.shared_bytes is not None
+            or self.launch_info.get("cooperative")
+        ):
+            return None
+        if any(type(args[i]) is not argtypes.ARRAY for i in varying):
+            return None
+        if not self.announced:
+            report.announce(self, block)
+        native = self.pack(*args, stream=None, shared_mem=0)
+        offsets = self.backend.dialect.separate_offsets
+        return argmod.make_bound(self.abi, native, varying, self.function.launch, grid, block,
+                                 offsets, slots)  # fmt: skip
 
 
 def compile_specialization(

@@ -20,8 +20,9 @@ MATH1 = frozenset(lang.MATH1)
 MATH2 = frozenset(lang.MATH2)
 PREDICATES = frozenset(lang.PREDICATES)
 ATOMICS = frozenset(
-    {"add", "sub", "min", "max", "exchange", "exch", "cas", "and", "or", "xor", "inc", "dec"}
-)
+    {"add", "sub", "min", "max", "exchange", "exch", "cas", "and", "or", "xor", "inc", "dec",
+     "load"}
+)  # fmt: skip
 
 _BUILTINS = {
     builtins.abs: "py_abs", builtins.min: "py_min", builtins.max: "py_max",

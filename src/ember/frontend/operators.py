@@ -222,6 +222,8 @@ def convert_constant(value, t: Scalar):
             return None  # out-of-range float -> int is undefined in C; leave to run time
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if t.dtype is dtypes.bfloat16:  # no NumPy dtype: Ember's own rounding
+            return float(dtypes.bfloat16_values(dtypes.bfloat16_bits(float(value))))
         if t.dtype.is_integer:
             return int(
                 np.array(int(value))
@@ -244,12 +246,18 @@ _NUMPY_OPS = {
 
 
 def _np_value(c: ir.Const):
+    if c.type.dtype is dtypes.bfloat16:  # computed in float32, rounded by _from_np
+        import numpy as np
+
+        return np.float32(c.value)
     return c.type.dtype.numpy.type(c.value)
 
 
 def _from_np(value, t: Scalar):
     if t.dtype.kind == "b":
         return bool(value)
+    if t.dtype is dtypes.bfloat16:
+        return convert_constant(float(value), t)
     if t.dtype.is_complex:
         return complex(value)
     return int(value) if t.dtype.is_integer else float(value)

@@ -30,6 +30,7 @@ ATOMIC_DTYPES = (
 # through a compare-and-swap loop on the 32-bit word that holds them)
 EXCHANGE_DTYPES = (
     dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, *ATOMIC_DTYPES, dtypes.float16,
+    dtypes.bfloat16,
 )  # fmt: skip
 _BITWISE = ("and", "or", "xor")
 
@@ -184,6 +185,8 @@ class ParallelTyper:
             names = ("array", "index", "expected", "value")
         elif op in ("inc", "dec"):
             names = ("array", "index", "limit")
+        elif op == "load":
+            names = ("array", "index")
         values = self.args_of(node, names, len(names))
         array = self.scalar_of(values[0], node)
         if not isinstance(array.type, Array):
@@ -216,6 +219,9 @@ class ParallelTyper:
         if op in ("cas", "exchange"):
             allowed = EXCHANGE_DTYPES
             what = "every integer and float type"
+        elif op == "load":
+            allowed = tuple(d for d in EXCHANGE_DTYPES if not d.is_narrow)
+            what = "every integer type, float32 and float64"
         elif op in ("inc", "dec"):
             allowed = tuple(d for d in ATOMIC_DTYPES if d.is_integer)
             what = "int32, uint32, int64 and uint64"

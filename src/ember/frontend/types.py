@@ -13,6 +13,12 @@ are strong.
 
 Promotion between strong types is NumPy's table (:func:`promote_strong`); :func:`promote`
 adds the weak rules.  Both are checked against ``numpy.result_type`` in the unit tests.
+
+bfloat16, which NumPy lacks, promotes as in PyTorch and JAX: with itself it stays bfloat16,
+with float16 it gives float32 (neither holds the other), with a wider float or a complex
+type that type, and with *any* integer or bool array bfloat16 (not the smallest float
+holding the integers, NumPy's rule for float16: ``int32 + bfloat16`` is ``bfloat16``).
+Python scalars stay weak: ``bfloat16 * 2.5`` is ``bfloat16``.
 """
 
 from __future__ import annotations
@@ -205,9 +211,13 @@ def promote_strong(a: DType, b: DType) -> DType:
         part = other.real if other.is_inexact else _smallest_float_for_int(other)
         return dtypes.complex_of(promote_strong(cpx.real, part))
     if a.is_float and b.is_float:
+        if a.itemsize == b.itemsize:  # float16 with bfloat16: float32 holds both
+            return dtypes.float32
         return a if a.itemsize >= b.itemsize else b
     if a.is_float or b.is_float:
         flt, other = (a, b) if a.is_float else (b, a)
+        if flt is dtypes.bfloat16:  # PyTorch's and JAX's rule: any integer gives bfloat16
+            return flt
         need = _smallest_float_for_int(other)
         return flt if flt.itemsize >= need.itemsize else need
     if a.kind == b.kind:

@@ -87,8 +87,6 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
     The common cases (an ember array on this backend; a Python or NumPy number of a fitting
     kind) are one type test; everything else goes to the checking slow path.
     """
-    import numpy as np
-
     ndarray = argtypes.ARRAY
 
     if param == PTR:
@@ -108,7 +106,7 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
         return pointer
     kinds = "biuf" if param.is_float else ("b" if param is dtypes.bool_ else "biu")
     python = {"b": (bool,), "biu": (bool, int), "biuf": (bool, int, float)}[kinds]
-    fits = frozenset(python) | {np.dtype(t.name).type for t in dtypes.ALL if t.kind in kinds}
+    fits = frozenset(python) | {t.numpy.type for t in dtypes.ALL if t.kind in kinds and t.has_numpy}
 
     def scalar(v):
         if type(v) in fits:

@@ -31,7 +31,9 @@ from ember.array import launch
 from ember.array.fft import args as _args
 from ember.array.fft import engine
 from ember.array.ndarray import ndarray
+from ember.runtime.memory import allocate
 
+_bare = object.__new__
 LOOP_MAX = 16  # library calls worth making for one axis before a transposing copy is cheaper
 
 
@@ -80,7 +82,8 @@ class Recipe:
 
     def fast(self):
         """A function doing what the recipe does for ``(x, None)``: for one library call
-        with nothing around it (most calls), with every lookup done beforehand."""
+        with nothing around it (most calls), with every lookup done beforehand.  The
+        library's ``run`` (plan lookup and execution under one lock), where it has one."""
         if self.prep or self.temp is not None or len(self.steps) != 1:
             return self
         (step,) = self.steps
@@ -88,14 +91,18 @@ class Recipe:
             return self
         lib, key, inverse, shape, dtype = self.lib, step.key, step.inverse, self.shape, self.dtype
         finish = self._finish if self.conj or self.factor != 1.0 else None
-        plan, execute, new = lib.plan, lib.execute, launch.new
+        nbytes, strides = math.prod(shape) * dtype.itemsize, _c_strides(shape, dtype.itemsize)
+        execute = getattr(lib, "run", None) or _plan_and_execute(lib)
 
         def run(x: ndarray, out: None = None) -> ndarray:
             be = x.backend
-            y = new(be, shape, dtype)
+            y = _bare(ndarray)  # launch.new(be, shape, dtype) without its frames
+            y.buffer = allocate(be, nbytes)
+            y.shape, y.dtype, y.strides, y.backend, y.offset, y._c = (
+                shape, dtype, strides, be, 0, True
+            )  # fmt: skip
             ptr = be.native_pointer
-            execute(plan(*key), ptr(x.buffer, x.offset), ptr(y.buffer, y.offset), inverse,
-                    be.default_stream)  # fmt: skip
+            execute(key, ptr(x.buffer, x.offset), ptr(y.buffer), inverse, be.default_stream)
             if finish is not None:
                 finish(y)
             return y
@@ -109,6 +116,16 @@ class Recipe:
             ufuncs.conj(y, out=y)
         if self.factor != 1.0:
             ufuncs.multiply(y, self.factor, out=y)
+
+
+def _plan_and_execute(lib):
+    """``run(key, src, dst, inverse, stream)`` of a library without one of its own."""
+    plan, execute = lib.plan, lib.execute
+
+    def run(key, src, dst, inverse, stream):
+        execute(plan(*key), src, dst, inverse, stream)
+
+    return run
 
 
 # --------------------------------------------------------------------- layouts

@@ -19,6 +19,7 @@ import ctypes
 import threading
 
 from ember.backends.cuda.vendor import INT, VP, bind, library, raise_status
+from ember.runtime.memory import allocate
 
 LL = ctypes.c_longlong
 # cufftType (cufft.h): kind and precision -> type
@@ -71,13 +72,15 @@ class _Api:
 
 
 class Plan:
-    """One cuFFT plan: its handle, type, work-area bytes, and the stream it is bound to."""
+    """One cuFFT plan: its handle, type, work-area bytes, and the stream and work-area
+    address it is bound to (set again only when they change)."""
 
-    __slots__ = ("handle", "type", "work", "stream", "key", "run", "cached")
+    __slots__ = ("handle", "type", "work", "stream", "work_at", "key", "run", "cached")
 
     def __init__(self, api: _Api, key: tuple):
         kind, precision, n, inembed, istride, idist, onembed, ostride, odist, batch = key
         self.key, self.type, self.stream = key, TYPES[(kind, precision)], None
+        self.work_at = None
         self.cached = False
         handle = INT()
         check(api.create(ctypes.byref(handle)), "cufftCreate")
@@ -207,26 +210,46 @@ class Fft:
         """Run ``plan`` from device address ``src`` to ``dst`` (equal: in place) on
         ``stream``; ``inverse`` selects ``exp(+2 pi i ...)`` for ``c2c`` (``r2c`` is always
         forward, ``c2r`` inverse)."""
-        from ember.runtime.memory import allocate
-
-        be = self.backend
-        work = allocate(be, plan.work, stream) if plan.work else None
+        work = allocate(self.backend, plan.work, stream) if plan.work else None
         with self._lock:
-            be.context.ensure_current()
-            if plan.stream is not stream:
-                check(self.api.stream(plan.handle, int(stream.handle)), "cufftSetStream")
-                plan.stream = stream
-            if work is not None:
-                check(self.api.work_area(plan.handle, be.native_pointer(work)),
-                      "cufftSetWorkArea")  # fmt: skip
-            if plan.type in (0x29, 0x69):
-                status = plan.run(plan.handle, src, dst, INVERSE if inverse else FORWARD)
-            else:
-                status = plan.run(plan.handle, src, dst)
-            if not plan.cached:
-                self.destroy(plan)
-        check(status, "cufftExec")
+            status = self._exec(plan, src, dst, inverse, stream, work)
+        if status:
+            check(status, "cufftExec")
         stream.submitted += 1
+
+    def run(self, key: tuple, src: int, dst: int, inverse: bool, stream) -> None:
+        """:meth:`plan` (``key``: its arguments, normalized as it keys them) and
+        :meth:`execute` under one lock: the plan-cache hit path of a repeated transform."""
+        with self._lock:
+            self.backend.context.ensure_current()
+            plan = self.cache.get(key)
+            work = allocate(self.backend, plan.work, stream) if plan.work else None
+            status = self._exec(plan, src, dst, inverse, stream, work)
+        if status:
+            check(status, "cufftExec")
+        stream.submitted += 1
+
+    def _exec(self, plan: Plan, src: int, dst: int, inverse: bool, stream, work) -> int:
+        """The library call, the lock held: the plan's stream and work area are set only
+        when they differ from the last call's (the pool usually hands back the same work
+        block), an uncached plan is destroyed after it.  Returns the status."""
+        be = self.backend
+        be.context.ensure_current()
+        if plan.stream is not stream:
+            check(self.api.stream(plan.handle, int(stream.handle)), "cufftSetStream")
+            plan.stream = stream
+        if work is not None:
+            at = be.native_pointer(work)
+            if at != plan.work_at:
+                check(self.api.work_area(plan.handle, at), "cufftSetWorkArea")
+                plan.work_at = at
+        if plan.type in (0x29, 0x69):
+            status = plan.run(plan.handle, src, dst, INVERSE if inverse else FORWARD)
+        else:
+            status = plan.run(plan.handle, src, dst)
+        if not plan.cached:
+            self.destroy(plan)
+        return status
 
     def destroy(self, plan: Plan) -> None:
         if plan.handle is not None and self.backend.context.alive:

@@ -176,6 +176,8 @@ def forget_contexts() -> None:
         context.alive = False
     _current.__dict__.clear()
     opened = 0
+
+
 # How many primary contexts this process holds; beyond one, launches make theirs current
 # first (the driver launches a CUfunction only in its own context).
 opened = 0

@@ -122,7 +122,7 @@ class Dialect(abc.ABC):
     # ---------------------------------------------------------------- float16 in memory
     f16_load: ClassVar[str]  # template {ptr} {i}: a float from half storage
     f16_store: ClassVar[str]  # template {ptr} {i} {v}: a statement
-    f16_helpers: ClassVar[tuple[str, ...]] = ()  # Helpers.f16 names the two templates call
+    f16_helpers: ClassVar[tuple[str, ...]] = ()  # Helpers.narrow names the two templates call
 
     # ---------------------------------------------------------------- atomics
     atomic_volatile: ClassVar[str] = ""  # qualifier of the pointer an atomic helper takes
@@ -201,6 +201,20 @@ class Dialect(abc.ABC):
         zero-based barrier word of the launch in device memory), or None where the dialect
         has no grid-wide synchronization (the typer refuses ``grid_sync`` there)."""
         return None
+
+    def narrow_memory(self, dt: DType) -> tuple[str, str, tuple[str, ...]]:
+        """How elements of 16-bit float ``dt`` are read and written: the load template
+        ({ptr} {i}), the store template ({ptr} {i} {v}) and the :meth:`Helpers.narrow`
+        names they call.  float16: the ``f16_*`` attributes; bfloat16: its bits, the same
+        in every dialect (:meth:`Helpers._bf16`)."""
+        if dt.name == "float16":
+            return self.f16_load, self.f16_store, self.f16_helpers
+        short = "bf16"
+        load, store = (
+            f"em_{short}_load({{ptr}}[{{i}}])",
+            f"{{ptr}}[{{i}}] = em_{short}_store({{v}});",
+        )
+        return load, store, ("load", "store")
 
     @abc.abstractmethod
     def f16_helper(self, h: Helpers, name: str, what: str) -> str:

@@ -57,9 +57,10 @@ class CPUDialect(Dialect):
     types = {
         "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
         "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-        "uint64": "uint64_t", "float16": "float", "float32": "float", "float64": "double",
+        "uint64": "uint64_t", "float16": "float", "bfloat16": "float", "float32": "float",
+        "float64": "double",
     }  # fmt: skip
-    storage = {"float16": "uint16_t"}
+    storage = {"float16": "uint16_t", "bfloat16": "uint16_t"}
     suffix = {"int64": "LL", "uint64": "ULL", "uint32": "u", "float32": "f"}
     unsigned = {4: "uint32_t", 8: "uint64_t"}
     inf = {"float32": "INFINITY", "float64": "(double)INFINITY"}
@@ -90,7 +91,7 @@ class CPUDialect(Dialect):
     shuffle = {k: _UNLOWERED for k in ("shfl", "shfl_up", "shfl_down", "shfl_xor")}
     shuffle_types = frozenset(
         {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-         "float16", "float32", "float64"}
+         "float16", "bfloat16", "float32", "float64"}
     )  # fmt: skip
     f16_load = "em_f16_load({ptr}[{i}])"
     f16_store = "{ptr}[{i}] = em_f16_store({v});"
@@ -303,7 +304,7 @@ def _item_bytes(s) -> int:
         return t.dtype.itemsize
     if isinstance(t, Array):  # a struct (data pointer, shape, strides) or a shared pointer
         return 8 if t.space == "shared" else 8 + 8 * t.ndim * (2 if t.layout == "A" else 1)
-    return 4 if t.dtype.name == "float16" else t.dtype.itemsize
+    return 4 if t.dtype.is_narrow else t.dtype.itemsize  # (16-bit floats: a float)
 
 
 def _item_array(emitter, s, depth: int) -> None:

@@ -8,7 +8,7 @@ import re
 from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
 from ember.codegen.helpers import Helpers
-from ember.dtypes import DType
+from ember.dtypes import DType, float16
 
 # CUDA's atomic functions take int / unsigned int / unsigned long long (and float for
 # add/exch, double for add): the element types each one has directly.
@@ -62,9 +62,9 @@ class CudaDialect(Dialect):
         "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
         "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
         "uint32": "unsigned int", "uint64": "unsigned long long", "float16": "float",
-        "float32": "float", "float64": "double",
+        "bfloat16": "float", "float32": "float", "float64": "double",
     }  # fmt: skip
-    storage = {"float16": "unsigned short"}
+    storage = {"float16": "unsigned short", "bfloat16": "unsigned short"}
     address_type = "unsigned long long"
     # aligned like cuComplex (float2/double2): one 8- or 16-byte load per element
     complex_struct = "typedef struct __align__({align}) {{ {t} re; {t} im; }} {name};"
@@ -107,7 +107,7 @@ class CudaDialect(Dialect):
         "shfl_xor": "__shfl_xor_sync(0xffffffffu, {v}, {k})",
     }
     shuffle_types = frozenset(
-        {"int32", "uint32", "int64", "uint64", "float16", "float32", "float64"}
+        {"int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64"}
     )
     shuffle_sync = {
         "shfl": "__shfl_sync({m}, {v}, {k}, {w})",
@@ -201,9 +201,9 @@ class CudaDialect(Dialect):
                 "\n    return h;"
             )
             return h.fn("unsigned short", name, "float x", body)
-        load = h.f16("load")
+        load = h.narrow(float16, "load")
         if what == "round":
-            store = h.f16("store")
+            store = h.narrow(float16, "store")
             body = f"    return {load}({store}(x));  // round to the nearest half"
             return h.fn("float", name, "float x", body)
         body = (

@@ -60,9 +60,9 @@ class OpenCLDialect(Dialect):
     types = {
         "bool": "bool", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
         "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
-        "float16": "float", "float32": "float", "float64": "double",
+        "float16": "float", "bfloat16": "float", "float32": "float", "float64": "double",
     }  # fmt: skip
-    storage = {"float16": "half", "bool": "uchar"}
+    storage = {"float16": "half", "bfloat16": "ushort", "bool": "uchar"}
     address_type = "size_t"
     complex_struct = "typedef {t}2 {name};"  # a vector: aligned loads, like cl_complex
     complex_fields = ("x", "y")
@@ -98,7 +98,7 @@ class OpenCLDialect(Dialect):
     }
     shuffle_types = frozenset(
         {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-         "float16", "float32", "float64"}
+         "float16", "bfloat16", "float32", "float64"}
     )  # fmt: skip
     votes = {
         # the sum of distinct powers of two is their union: cl_khr_subgroups has no ballot
