@@ -46,6 +46,7 @@ class FakeApi:
 def _blas() -> blas.Blas:
     lib = object.__new__(blas.Blas)
     lib.api, lib.handle, lib._stream, lib._calls = FakeApi(), 42, None, {}
+    lib.lt, lib._raw_stream = None, 0  # the fallback calls (tests/unit/test_blas_lt.py: cuBLASLt)
     lib.backend = SimpleNamespace(context=SimpleNamespace(ensure_current=lambda: None))
     lib._scalars = {t: (t(1), t(0)) for t in (ctypes.c_float, ctypes.c_double, blas.C_FLOAT,
                                               blas.C_DOUBLE)}  # fmt: skip

@@ -3,11 +3,13 @@ streams, workspace from Ember's allocator.
 
 :class:`Blas` is what :meth:`CudaBackend.blas` returns: ``gemm`` runs a (strided, batched)
 column-major product ``C = op(A) @ op(B)`` in float16 and bfloat16 (accumulated in float32,
-tensor cores; bfloat16 tensor cores from compute capability 8.0) and TF32 (float32 on tensor
-cores, when asked) through ``cublasGemmStridedBatchedEx`` (or ``cublasGemmEx`` for one
-product), and in float32, float64, complex64 and complex128 through the typed
-``cublas{S,D,C,Z}gemm[StridedBatched]`` (the same kernels; a 64 x 64 product costs ~12 us of
-host time that way against ~18 us through ``cublasGemmEx``, H100, 2026-11-24).  Statuses
+tensor cores; bfloat16 tensor cores from compute capability 8.0), float32 (IEEE float32, or
+TF32 tensor cores when asked), float64, complex64 and complex128.  The call is
+``cublasLtMatmul`` with a plan made once per product shape (:mod:`.blas_lt`: the heuristics
+do not run per call); where cuBLASLt has no algorithm for a shape, ``cublas{S,D,C,Z}gemm``
+(float32 without TF32, float64, complex) or ``cublasGemmEx`` (16-bit floats, TF32), batched
+through their ``StridedBatched`` forms.  Host time of a 64 x 64 float32 product on an H100
+(2026-11-24): ~18 us through ``cublasGemmEx``, ~12 us through ``cublasSgemm``.  Statuses
 become :class:`DriverError` here, and only here.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 
+from ember.backends.cuda import vendor
 from ember.backends.cuda.vendor import I64, INT, VP, bind, library, raise_status
 
 # cudaDataType_t and cublasComputeType_t (library_types.h, cublas_api.h)
@@ -33,6 +36,8 @@ TYPES = {
     "complex64": (C_32F, COMPUTE_32F, C_FLOAT),
     "complex128": (C_64F, COMPUTE_64F, C_DOUBLE),
 }
+# cudaDataType of alpha/beta by their ctypes type (cuBLASLt's scale type)
+SCALE_TYPES = {ctypes.c_float: R_32F, ctypes.c_double: R_64F, C_FLOAT: C_32F, C_DOUBLE: C_64F}
 TYPED = {"float32": "S", "float64": "D", "complex64": "C", "complex128": "Z"}
 OP = {"N": 0, "T": 1}
 WORKSPACE = 32 << 20  # bytes; cuBLAS's recommendation for Hopper
@@ -126,6 +131,13 @@ class Blas:
             for t, (one, zero) in self._scalars.items()
         }
         self._calls: dict = {}  # (dtype, tf32) -> _call_types(...)
+        self._raw_stream = 0
+        try:  # cuBLASLt plans (libcublasLt ships with libcublas): the heuristics run once
+            from ember.backends.cuda.blas_lt import Lt
+
+            self.lt = Lt(check, (backend.native_pointer(self.workspace), WORKSPACE))
+        except vendor.VendorUnavailable:
+            self.lt = None
 
     def version(self) -> str:
         v = INT()
@@ -140,14 +152,25 @@ class Blas:
         (``a``, ``b``, ``c`` device addresses; ``s*`` element strides between products;
         ``op`` ``"N"`` or ``"T"``)."""
         try:
-            dt, compute, one, zero, typed = self._calls[dtype, tf32]
+            dt, compute, one, zero, typed, scale = self._calls[dtype, tf32]
         except KeyError:
-            dt, compute, one, zero, typed = self._call_types(dtype, tf32)
+            dt, compute, one, zero, typed, scale = self._call_types(dtype, tf32)
         # _use(stream) inline (a frame less on every product)
         self.backend.context.ensure_current()
         if stream is not self._stream:
-            check(self.api.set_stream(self.handle, int(stream.handle)), "cublasSetStream")
-            self._stream = stream
+            raw = int(stream.handle)
+            check(self.api.set_stream(self.handle, raw), "cublasSetStream")
+            self._stream, self._raw_stream = stream, raw
+        lt = self.lt
+        if lt is not None:
+            plan = lt.plan((dt, compute, scale, OP[opa], OP[opb], m, n, k, lda, ldb, ldc, sa, sb,
+                            sc, batch))  # fmt: skip
+            if plan is not None:
+                status = lt.run(plan, one, a, b, zero, c, self._raw_stream)
+                if status:
+                    check(status, "cublasLtMatmul")
+                stream.submitted += 1
+                return
         if typed is not None:  # float32 (not TF32), float64, complex: cublas[SDCZ]gemm
             if batch == 1:
                 status = typed[0](self.handle, OP[opa], OP[opb], m, n, k, one, a, lda, b, ldb,
@@ -171,17 +194,20 @@ class Blas:
         stream.submitted += 1
 
     def _call_types(self, dtype: str, tf32: bool) -> tuple:
-        """``(data type, compute type, &alpha, &beta, typed calls or None)`` of a ``dtype``
-        product (kept in ``_calls``: one lookup per product)."""
+        """``(data type, compute type, &alpha, &beta, typed calls or None, scale type)`` of a
+        ``dtype`` product (kept in ``_calls``: one lookup per product)."""
         dt, compute, scalar = TYPES[dtype]
         fast = tf32 and dtype == "float32"
         if fast:
             compute = COMPUTE_32F_FAST_TF32
         typed = None if fast else self.api.typed.get(dtype)
-        found = self._calls[dtype, bool(tf32)] = (dt, compute, *self._ptrs[scalar], typed)
+        scale = SCALE_TYPES[scalar]
+        found = self._calls[dtype, bool(tf32)] = (dt, compute, *self._ptrs[scalar], typed, scale)
         return found
 
     def close(self) -> None:
         handle, self.handle = self.handle, None
         if handle and self.backend.context.alive:
+            if self.lt is not None:
+                self.lt.close()
             self.api.destroy(handle)
