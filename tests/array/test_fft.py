@@ -265,6 +265,14 @@ def test_kernels_compile_for_cuda():
             except ember.BackendUnavailableError as exc:  # pragma: no cover - no NVRTC
                 pytest.skip(str(exc))
             assert ".entry" in ptx
+    from ember.array.fft import fixed
+
+    c = np.zeros(4, "complex64")
+    args = (c, 0, 1, 1, 1, 1, c, 0, 1, 1, 1, 1, 1, c, 4, 1, 4, 1, 4, 0, 1, 0, 1.0, 1, 0, 0, 0, 0, 0)
+    for radices, lj, flags in (((8, 8, 4), 3, kernels.LOAD_Q | kernels.STORE_Q), ((8, 8, 8), 2, 0)):
+        k = fixed.fft_pass_fixed(ember.complex64, False, 2048, 256, radices, lj, flags)
+        ptx = k.inspect(*args, stage="ptx", dialect="cuda")
+        assert ".entry" in ptx and "ld.local" not in ptx  # the per-thread points in registers
 
 
 @settings(
@@ -299,7 +307,8 @@ def test_specialized_pass_kernels_match_numpy(backend, monkeypatch):
     """The pass kernels specialized per pass shape (:mod:`ember.array.fft.fixed`, GPUs'
     default) on this backend, through a small GPU-like geometry (32 threads, 256 points per
     block, global passes of radix <= 32): multi-pass c2c both ways, along a strided axis,
-    r2c (generic kernel) / c2r through the half-length transform, Bluestein, and shapes that fall back."""
+    r2c (generic kernel) / c2r through the half-length transform, Bluestein, and shapes
+    that fall back."""
     from ember.array.fft import fixed
 
     g = planning.Geometry(cap=256, block=32, single=256, rmax=32, fixed=True)
