@@ -248,6 +248,9 @@ def environment(ctx: Context) -> dict[str, Any]:
     }
     for name, module in ctx.peers.items():
         env["versions"][name] = getattr(module, "__version__", "?")
+    target = ctx.backend.describe().get("target")
+    if target:  # what the code was compiled for (the cpu backend: -march=native's CPU model)
+        env["target"] = target
     return env
 
 
@@ -314,6 +317,7 @@ def markdown(env: dict, header: list[str], table: list[list[str]], results: dict
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
         "",
+        *([f"Target: {env['target']}", ""] if env.get("target") else []),
         "Medians; in brackets the ratio to the raw cuda.bindings floor "
         "(time: lower is better; GB/s: higher is better)."
         if has_floor(results)

@@ -279,6 +279,28 @@ def test_large_launches_share_work_groups_with_helper_threads(cpu):
     np.testing.assert_allclose(dy.to_numpy(), y, rtol=1e-5)
 
 
+@ember.kernel
+def group_ids(out):
+    g = (ember.block_idx.z * ember.grid_dim.y + ember.block_idx.y) * ember.grid_dim.x
+    g += ember.block_idx.x
+    out[g * ember.block_dim.x + ember.thread_idx.x] = (
+        ember.block_idx.x + 100 * ember.block_idx.y + 10000 * ember.block_idx.z
+    )
+
+
+def test_chunks_of_a_three_dimensional_grid_start_anywhere(backend):
+    # large enough to be shared with helper threads: their chunks of groups (here 315 //
+    # (4 * threads)) start in the middle of rows and planes of the grid, and the entry
+    # counts the group index on from there
+    grid, block = (7, 5, 9), 256
+    out = ember.zeros(7 * 5 * 9 * block, ember.int64)
+    for _ in range(2):  # the first launch measures, the next one uses what it measured
+        group_ids[grid, block](out)
+        z, y, x = np.meshgrid(*(np.arange(n) for n in grid[::-1]), indexing="ij")
+        want = np.repeat((x + 100 * y + 10000 * z).ravel(), block)
+        np.testing.assert_array_equal(out.to_numpy(), want)
+
+
 def test_raw_kernel_with_a_barrier_is_refused(cpu):
     src = "EMBER_KERNEL void k(float* y) {\n  y[0] = 1;\n  barrier(0);\n}"
     k = ember.RawKernel(src, "k")

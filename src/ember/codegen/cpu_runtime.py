@@ -198,7 +198,9 @@ def entry(name: str, params: list[tuple[str, str, str]], call: str) -> str:
     the C statement ``call`` for each work-group with ``em_d`` (the launch's
     :c:type:`em_dims`) and ``em_gx``, ``em_gy``, ``em_gz`` (the group's index) in scope.
     Copying arguments into locals before the loops lets the compiler keep them in
-    registers (a load from the record in the inner loop cost up to 3x on axpy).
+    registers (a load from the record in the inner loop cost up to 3x on axpy).  The
+    group's index is divided out of ``em_g`` once per chunk and then counted up (three
+    64-bit divisions per work-group cost 3% of an axpy whose data sit in cache).
     """
     lines = [
         f"EM_EXPORT int64_t em_run_{name}(const em_word* em_a, int64_t* em_next, "
@@ -216,11 +218,15 @@ def entry(name: str, params: list[tuple[str, str, str]], call: str) -> str:
         "        if (em_g0 >= em_groups) return 0;",
         "        const int64_t em_g1 = "
         "em_groups - em_g0 < em_chunk ? em_groups : em_g0 + em_chunk;",
+        "        int64_t em_gx = em_g0 % em_d.n[0];",
+        "        int64_t em_gy = (em_g0 / em_d.n[0]) % em_d.n[1];",
+        "        int64_t em_gz = em_g0 / (em_d.n[0] * em_d.n[1]);",
         "        for (int64_t em_g = em_g0; em_g < em_g1; em_g++) {",
-        "            const int64_t em_gx = em_g % em_d.n[0];",
-        "            const int64_t em_gy = (em_g / em_d.n[0]) % em_d.n[1];",
-        "            const int64_t em_gz = em_g / (em_d.n[0] * em_d.n[1]);",
         f"            {call}",
+        "            if (++em_gx == em_d.n[0]) {  // the next group: x, then y, then z",
+        "                em_gx = 0;",
+        "                if (++em_gy == em_d.n[1]) { em_gy = 0; em_gz++; }",
+        "            }",
         "        }",
         "    }",
         "}",

@@ -210,11 +210,15 @@ EM_EXPORT int64_t em_run_axpy(const em_word* em_a, int64_t* em_next, int64_t em_
         const int64_t em_g0 = __atomic_fetch_add(em_next, em_chunk, __ATOMIC_RELAXED);
         if (em_g0 >= em_groups) return 0;
         const int64_t em_g1 = em_groups - em_g0 < em_chunk ? em_groups : em_g0 + em_chunk;
+        int64_t em_gx = em_g0 % em_d.n[0];
+        int64_t em_gy = (em_g0 / em_d.n[0]) % em_d.n[1];
+        int64_t em_gz = em_g0 / (em_d.n[0] * em_d.n[1]);
         for (int64_t em_g = em_g0; em_g < em_g1; em_g++) {
-            const int64_t em_gx = em_g % em_d.n[0];
-            const int64_t em_gy = (em_g / em_d.n[0]) % em_d.n[1];
-            const int64_t em_gz = em_g / (em_d.n[0] * em_d.n[1]);
             axpy(a, x_data, x_shape0, y_data, y_shape0, &em_d, em_gx, em_gy, em_gz);
+            if (++em_gx == em_d.n[0]) {  // the next group: x, then y, then z
+                em_gx = 0;
+                if (++em_gy == em_d.n[1]) { em_gy = 0; em_gz++; }
+            }
         }
     }
 }

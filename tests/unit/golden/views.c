@@ -392,11 +392,15 @@ EM_EXPORT int64_t em_run_views(const em_word* em_a, int64_t* em_next, int64_t em
         const int64_t em_g0 = __atomic_fetch_add(em_next, em_chunk, __ATOMIC_RELAXED);
         if (em_g0 >= em_groups) return 0;
         const int64_t em_g1 = em_groups - em_g0 < em_chunk ? em_groups : em_g0 + em_chunk;
+        int64_t em_gx = em_g0 % em_d.n[0];
+        int64_t em_gy = (em_g0 / em_d.n[0]) % em_d.n[1];
+        int64_t em_gz = em_g0 / (em_d.n[0] * em_d.n[1]);
         for (int64_t em_g = em_g0; em_g < em_g1; em_g++) {
-            const int64_t em_gx = em_g % em_d.n[0];
-            const int64_t em_gy = (em_g / em_d.n[0]) % em_d.n[1];
-            const int64_t em_gz = em_g / (em_d.n[0] * em_d.n[1]);
             views(a_data, a_shape0, a_shape1, out_data, out_shape0, lo, hi, &em_d, em_gx, em_gy, em_gz);
+            if (++em_gx == em_d.n[0]) {  // the next group: x, then y, then z
+                em_gx = 0;
+                if (++em_gy == em_d.n[1]) { em_gy = 0; em_gz++; }
+            }
         }
     }
 }

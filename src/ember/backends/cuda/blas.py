@@ -22,6 +22,7 @@ R_32F, R_64F, R_16F, C_32F, C_64F, R_16BF = 0, 1, 2, 4, 5, 14
 C_FLOAT, C_DOUBLE = ctypes.c_float * 2, ctypes.c_double * 2  # cuComplex, cuDoubleComplex
 COMPUTE_32F, COMPUTE_64F, COMPUTE_32F_FAST_TF32 = 68, 70, 77
 GEMM_DEFAULT = -1
+NO_REDUCED_PRECISION = 16  # CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION
 # Ember dtype -> (cudaDataType of the matrices, compute type, ctypes type of alpha/beta:
 # complex products take complex scalars).
 TYPES = {
@@ -60,6 +61,7 @@ class _Api:
         self.destroy = bind(lib, "cublasDestroy_v2", VP)
         self.set_stream = bind(lib, "cublasSetStream_v2", VP, VP)
         self.set_workspace = bind(lib, "cublasSetWorkspace_v2", VP, VP, ctypes.c_size_t)
+        self.set_math_mode = bind(lib, "cublasSetMathMode", VP, INT)
         self.version = bind(lib, "cublasGetVersion_v2", VP, ctypes.POINTER(INT))
         self.gemm_ex = bind(
             lib, "cublasGemmEx", VP, INT, INT, INT, INT, INT, VP, VP, INT, INT, VP, INT, INT,
@@ -110,6 +112,11 @@ class Blas:
             self.api.set_workspace(self.handle, backend.native_pointer(self.workspace), WORKSPACE),
             "cublasSetWorkspace",
         )
+        # 16-bit products: no split-K partial sums rounded to 16 bits (cuBLAS allows them by
+        # default: a 1000 x 520 x 777 bfloat16 product then erred by up to 0.49, past one
+        # bfloat16 rounding plus float32 accumulation): every sum in float32, as Ember's own
+        # kernel does
+        check(self.api.set_math_mode(self.handle, NO_REDUCED_PRECISION), "cublasSetMathMode")
         # alpha = 1, beta = 0 as host scalars of the compute type (pointer mode host)
         self._scalars = {
             t: (t(1), t(0)) for t in (ctypes.c_float, ctypes.c_double, C_FLOAT, C_DOUBLE)
