@@ -265,6 +265,14 @@ def test_kernels_compile_for_cuda():
             except ember.BackendUnavailableError as exc:  # pragma: no cover - no NVRTC
                 pytest.skip(str(exc))
             assert ".entry" in ptx
+    from ember.array.fft import fixed
+
+    c = np.zeros(4, "complex64")
+    args = (c, 0, 1, 1, 1, 1, c, 0, 1, 1, 1, 1, 1, c, 4, 1, 4, 1, 4, 0, 1, 0, 1.0, 1, 0, 0, 0, 0, 0)
+    for radices, lj, flags in (((8, 8, 4), 3, kernels.LOAD_Q | kernels.STORE_Q), ((8, 8, 8), 2, 0)):
+        k = fixed.fft_pass_fixed(ember.complex64, False, 2048, 256, radices, lj, flags)
+        ptx = k.inspect(*args, stage="ptx", dialect="cuda")
+        assert ".entry" in ptx and "ld.local" not in ptx  # the per-thread points in registers
 
 
 @settings(
@@ -293,3 +301,38 @@ def test_one_axis_properties(backend, shape, data, name, norm, double):
     )
     got = getattr(F, name)(ember.asarray(h), n, axis, norm)
     check(got, ref, out_dt, max(ref.shape[axis], h.shape[axis]))
+
+
+def test_specialized_pass_kernels_match_numpy(backend, monkeypatch):
+    """The pass kernels specialized per pass shape (:mod:`ember.array.fft.fixed`, GPUs'
+    default) on this backend, through a small GPU-like geometry (32 threads, 256 points per
+    block, global passes of radix <= 32): multi-pass c2c both ways, along a strided axis,
+    r2c (generic kernel) / c2r through the half-length transform, Bluestein, and shapes
+    that fall back."""
+    from ember.array.fft import fixed
+
+    g = planning.Geometry(cap=256, block=32, single=256, rmax=32, fixed=True)
+    monkeypatch.setattr(planning, "geometry", lambda be, ct: g)
+    used = []
+    real = fixed.fft_pass_fixed
+
+    def spy(*a):
+        used.append(a[4])
+        return real(*a)
+
+    monkeypatch.setattr(fixed, "fft_pass_fixed", spy)
+    for dt in ("complex64", "complex128"):
+        h = complex_sample((3, 4096), dt)
+        check(F.fft(ember.asarray(h)), np.fft.fft(wide(h)), dt, 4096)
+        check(F.ifft(ember.asarray(h), norm="ortho"), np.fft.ifft(wide(h), norm="ortho"), dt,
+              4096)  # fmt: skip
+    h = complex_sample((512, 3), "complex64")
+    check(F.fft(ember.asarray(h), axis=0), np.fft.fft(wide(h), axis=0), "complex64", 512)
+    r = real_sample((5, 512), "float32")
+    check(F.rfft(ember.asarray(r)), np.fft.rfft(wide(r)), "complex64", 512)
+    s = np.fft.rfft(wide(r)).astype(np.complex64)
+    check(F.irfft(ember.asarray(s)), np.fft.irfft(wide(s)), "float32", 512)
+    for n in (97, 240, 7 * 64):  # Bluestein (256), stages 5, 3, 16 and 7, 8, 8: fallbacks
+        h = complex_sample((2, n), "complex64")
+        check(F.fft(ember.asarray(h)), np.fft.fft(wide(h)), "complex64", n)
+    assert {(8, 4), (4, 4), (8, 8, 4)} <= set(used), used

@@ -15,6 +15,7 @@ import collections
 import math
 
 from ember.array import launch
+from ember.array.fft import fixed
 from ember.array.fft import kernels as k
 from ember.array.fft import plan as planning
 from ember.array.ndarray import ndarray
@@ -87,12 +88,17 @@ class _Run:
         if self.bfast or p.ns > 1:
             flags |= k.STORE_Q
         real_out = not dst[0].dtype.is_complex
-        kern = k.fft_pass(self.ct, real_out, g.cap, g.block)
+        lj = j.bit_length() - 1
+        radices = planning.unpack(p.code)
+        if g.fixed and fixed.usable(radices, lj, g.block, flags):
+            kern = fixed.fft_pass_fixed(self.ct, real_out, g.cap, g.block, radices, lj, flags)
+        else:
+            kern = k.fft_pass(self.ct, real_out, g.cap, g.block)
         x, xb, xs1, xs2, xsi = src
         y, yb, ys1, ys2, ysi = dst
         args = (
             x, xb, xs1, xs2, xsi, xn, y, yb, ys1, ys2, ysi, yn, self.b2, self.table,
-            self.n, m, p.r, p.ns, p.code, j.bit_length() - 1, self.batch, flags, scl, p.gq,
+            self.n, m, p.r, p.ns, p.code, lj, self.batch, flags, scl, p.gq,
             p.gc, p.gf, p.iw, pre, post,
         )  # fmt: skip
         launch.run(kern, -(-lines // j), g.block, args)

@@ -122,6 +122,17 @@ def _butterflies(CT: DType):
         t3 = mul_mi(a1 - a3)
         return t0 + t2, t1 + t3, t0 - t2, t1 - t3
 
+    def d2(a0, a1):
+        return a0 + a1, a0 - a1
+
+    def d8(a0, a1, a2, a3, a4, a5, a6, a7):
+        e0, e1, e2, e3 = dft4(a0, a2, a4, a6)
+        o0, o1, o2, o3 = dft4(a1, a3, a5, a7)
+        o1 = w8(o1)
+        o2 = mul_mi(o2)
+        o3 = w83(o3)
+        return e0 + o0, e1 + o1, e2 + o2, e3 + o3, e0 - o0, e1 - o1, e2 - o2, e3 - o3
+
     def r2(src, dst, lb, i0, step, o0, s, tw, tb, tstep):
         a0 = src[lb + pad(i0)]
         a1 = get(src, lb, i0 + step, tw, tb + tstep)
@@ -148,19 +159,15 @@ def _butterflies(CT: DType):
         a5 = get(src, lb, i0 + 5 * step, tw, tb + 5 * tstep)
         a6 = get(src, lb, i0 + 6 * step, tw, tb + 6 * tstep)
         a7 = get(src, lb, i0 + 7 * step, tw, tb + 7 * tstep)
-        e0, e1, e2, e3 = dft4(a0, a2, a4, a6)
-        o0_, o1, o2, o3 = dft4(a1, a3, a5, a7)
-        o1 = w8(o1)
-        o2 = mul_mi(o2)
-        o3 = w83(o3)
-        put(dst, lb, o0, e0 + o0_)
-        put(dst, lb, o0 + s, e1 + o1)
-        put(dst, lb, o0 + 2 * s, e2 + o2)
-        put(dst, lb, o0 + 3 * s, e3 + o3)
-        put(dst, lb, o0 + 4 * s, e0 - o0_)
-        put(dst, lb, o0 + 5 * s, e1 - o1)
-        put(dst, lb, o0 + 6 * s, e2 - o2)
-        put(dst, lb, o0 + 7 * s, e3 - o3)
+        y0, y1, y2, y3, y4, y5, y6, y7 = d8(a0, a1, a2, a3, a4, a5, a6, a7)
+        put(dst, lb, o0, y0)
+        put(dst, lb, o0 + s, y1)
+        put(dst, lb, o0 + 2 * s, y2)
+        put(dst, lb, o0 + 3 * s, y3)
+        put(dst, lb, o0 + 4 * s, y4)
+        put(dst, lb, o0 + 5 * s, y5)
+        put(dst, lb, o0 + 6 * s, y6)
+        put(dst, lb, o0 + 7 * s, y7)
 
     def r3(src, dst, lb, i0, step, o0, s, tw, tb, tstep):
         a0 = src[lb + pad(i0)]
@@ -221,8 +228,8 @@ def _butterflies(CT: DType):
         put(dst, lb, o0 + 5 * s, b2 - d2)
         put(dst, lb, o0 + 6 * s, b1 - d1)
 
-    return SimpleNamespace(r2=r2, r3=r3, r4=r4, r5=r5, r7=r7, r8=r8, scale=scale,
-                           mul_mi=mul_mi)  # fmt: skip
+    return SimpleNamespace(r2=r2, r3=r3, r4=r4, r5=r5, r7=r7, r8=r8, d2=d2, d4=dft4, d8=d8,
+                           scale=scale, mul_mi=mul_mi)  # fmt: skip
 
 
 def shared_size(cap: int, block: int) -> int:
@@ -231,42 +238,13 @@ def shared_size(cap: int, block: int) -> int:
     return cap + (cap >> 4) + block
 
 
-@functools.cache
-def fft_pass(ct: DType, real_out: bool, cap: int, block: int):
-    """The pass kernel for complex dtype ``ct`` with ``cap`` points per block and ``block``
-    threads (a power of two); ``real_out`` stores real parts (``c2r``)."""
-    CT, T, SH = ct, block, shared_size(cap, block)
+def _io(CT: DType, real_out: bool, T: int):
+    """What both pass kernels (this one and :mod:`.fixed`) share: line numbering, the
+    thread mappings, reading input points and storing outputs as the flags say."""
     LT = T.bit_length() - 1
     U = dtypes.uint32
     bf = _butterflies(CT)
-    r2, r3, r4, r5, r7, r8 = bf.r2, bf.r3, bf.r4, bf.r5, bf.r7, bf.r8
     scale, mul_mi = bf.scale, bf.mul_mi
-
-    def stage(src, dst, rho, s, R, ls, lj, t, tw, iw):
-        """One radix-``rho`` stage over every line of the block (``s``: the stage's Ns;
-        ``ls``: the line stride in shared memory)."""
-        nb = R // rho  # butterflies per line
-        lb = (t >> U(LT - lj)) * ls
-        u = t & ((U(T) >> lj) - 1)
-        span = R // (s * rho)  # twiddle index step per unit of m * k
-        while u < nb:
-            k = u % s
-            o0 = (u - k) * rho + k
-            tstep = k * span
-            tb = iw if tstep > 0 else U(0)
-            if rho == 8:
-                r8(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
-            elif rho == 4:
-                r4(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
-            elif rho == 2:
-                r2(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
-            elif rho == 3:
-                r3(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
-            elif rho == 5:
-                r5(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
-            else:
-                r7(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
-            u += U(T) >> lj
 
     def line_of(q, lj, m, nbatch, flags):
         """``(b, j)`` of the block's line ``q`` (b >= nbatch: past the end)."""
@@ -351,12 +329,105 @@ def fft_pass(ct: DType, real_out: bool, cap: int, block: int):
         return v
 
     def keep(s, lb, r, v, k, ns, tw, gq, gc, gf):
-        """Point ``r`` of the line at ``lb``, twiddled by ``W_L^(r k)`` (two tables)."""
+        """Point ``r`` of the line at ``lb``, twiddled by ``W_L^(r k)``."""
+        s[lb + pad(r)] = twiddle(v, r, k, ns, tw, gq, gc, gf)
+
+    def finish(v, flags, scl):
+        if flags & CONJ_OUT:
+            v = v.conjugate()
+        if flags & SCALE:
+            v = scale(v, scl)
+        return v
+
+    def real_half(s, lb, r, R, tw, post):
+        """Output ``r`` of a real input's transform from the half-length one in the line
+        at ``lb`` (``Z``; ``X[r] = Fe + W_N^r Fo``, ``Fe``/``Fo`` the transforms of the
+        even and odd points), and ``X[R]`` (used at ``r == 0``)."""
+        a = s[lb + pad(r)]
+        b = s[lb + pad((R - r) % R)].conjugate()
+        fe = scale(a + b, 0.5)
+        fo = mul_mi(scale(a - b, 0.5))
+        return fe + fo * tw[post + r], fe - fo
+
+    def put_real(y, i, v):
+        y[i] = y.dtype(v.real)
+
+    def put_complex(y, i, v):
+        y[i] = v
+
+    def pair_real(y, off, ysi, k, yn, v):
+        """Real outputs ``2k`` and ``2k + 1``: the parts of ``v``."""
+        y[off + int(k + k) * ysi] = y.dtype(v.real)
+        if k + k + 1 < yn:
+            y[off + int(k + k + 1) * ysi] = y.dtype(v.imag)
+
+    def pair_complex(y, off, ysi, k, yn, v):
+        y[off + int(k) * ysi] = v  # (never used: pairs are real outputs)
+
+    put = put_real if real_out else put_complex
+    put_pair = pair_real if real_out else pair_complex
+
+    def twiddle(v, r, k, ns, tw, gq, gc, gf):
+        """``v`` (point ``r`` of a line at ``j mod Ns = k``) times ``W_L^(r k)`` (two tables)."""
         if ns > 1:
             te = r * k
             if te > 0:
                 v = v * (tw[gc + (te >> gq)] * tw[gf + (te & ((U(1) << gq) - 1))])
-        s[lb + pad(r)] = v
+        return v
+
+    def emit(y, off, ysi, yn, k, v, flags, scl):
+        """Output point ``k`` (``v`` before conjugation and scaling) stored as the flags say."""
+        v = finish(v, flags, scl)
+        if flags & PAIRS_OUT:
+            if k + k < yn:
+                put_pair(y, off, ysi, k, yn, v)
+        elif k < yn:
+            put(y, off + int(k) * ysi, v)
+
+    return SimpleNamespace(line_of=line_of, mapping=mapping, fetch=fetch, keep=keep,
+                           finish=finish, real_half=real_half, put=put, twiddle=twiddle,
+                           emit=emit)  # fmt: skip
+
+
+@functools.cache
+def fft_pass(ct: DType, real_out: bool, cap: int, block: int):
+    """The pass kernel for complex dtype ``ct`` with ``cap`` points per block and ``block``
+    threads (a power of two); ``real_out`` stores real parts (``c2r``)."""
+    CT, T, SH = ct, block, shared_size(cap, block)
+    LT = T.bit_length() - 1
+    U = dtypes.uint32
+    bf = _butterflies(CT)
+    r2, r3, r4, r5, r7, r8 = bf.r2, bf.r3, bf.r4, bf.r5, bf.r7, bf.r8
+
+    io = _io(CT, real_out, T)
+    line_of, mapping, fetch, keep = io.line_of, io.mapping, io.fetch, io.keep
+    finish, real_half, put, emit = io.finish, io.real_half, io.put, io.emit
+
+    def stage(src, dst, rho, s, R, ls, lj, t, tw, iw):
+        """One radix-``rho`` stage over every line of the block (``s``: the stage's Ns;
+        ``ls``: the line stride in shared memory)."""
+        nb = R // rho  # butterflies per line
+        lb = (t >> U(LT - lj)) * ls
+        u = t & ((U(T) >> lj) - 1)
+        span = R // (s * rho)  # twiddle index step per unit of m * k
+        while u < nb:
+            k = u % s
+            o0 = (u - k) * rho + k
+            tstep = k * span
+            tb = iw if tstep > 0 else U(0)
+            if rho == 8:
+                r8(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
+            elif rho == 4:
+                r4(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
+            elif rho == 2:
+                r2(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
+            elif rho == 3:
+                r3(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
+            elif rho == 5:
+                r5(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
+            else:
+                r7(src, dst, lb, u, nb, o0, s, tw, tb, tstep)
+            u += U(T) >> lj
 
     def load(s, x, xb, xs1, xs2, xsi, xn, b2n, tw, n, m, R, ns, ls, lj, nbatch, flags, gq,
              gc, gf, pre, t):  # fmt: skip
@@ -394,23 +465,6 @@ def fft_pass(ct: DType, real_out: bool, cap: int, block: int):
                     keep(s, lb, r3, v3, k, ns, tw, gq, gc, gf)
                 r = r3 + step
 
-    def finish(v, flags, scl):
-        if flags & CONJ_OUT:
-            v = v.conjugate()
-        if flags & SCALE:
-            v = scale(v, scl)
-        return v
-
-    def real_half(s, lb, r, R, tw, post):
-        """Output ``r`` of a real input's transform from the half-length one in the line
-        at ``lb`` (``Z``; ``X[r] = Fe + W_N^r Fo``, ``Fe``/``Fo`` the transforms of the
-        even and odd points), and ``X[R]`` (used at ``r == 0``)."""
-        a = s[lb + pad(r)]
-        b = s[lb + pad((R - r) % R)].conjugate()
-        fe = scale(a + b, 0.5)
-        fo = mul_mi(scale(a - b, 0.5))
-        return fe + fo * tw[post + r], fe - fo
-
     def store(s, y, yb, ys1, ys2, ysi, yn, b2n, tw, R, ns, ls, lj, m, nbatch, flags, scl,
               post, t):  # fmt: skip
         q, r = mapping(t, lj, flags & STORE_Q)
@@ -430,31 +484,8 @@ def fft_pass(ct: DType, real_out: bool, cap: int, block: int):
                     v = s[lb + pad(r)] * tw[post + k]
                 else:
                     v = s[lb + pad(r)]
-                v = finish(v, flags, scl)
-                if flags & PAIRS_OUT:
-                    if k + k < yn:
-                        put_pair(y, off, ysi, k, yn, v)
-                elif k < yn:
-                    put(y, off + int(k) * ysi, v)
+                emit(y, off, ysi, yn, k, v, flags, scl)
                 r += U(T) >> lj
-
-    def put_real(y, i, v):
-        y[i] = y.dtype(v.real)
-
-    def put_complex(y, i, v):
-        y[i] = v
-
-    def pair_real(y, off, ysi, k, yn, v):
-        """Real outputs ``2k`` and ``2k + 1``: the parts of ``v``."""
-        y[off + int(k + k) * ysi] = y.dtype(v.real)
-        if k + k + 1 < yn:
-            y[off + int(k + k + 1) * ysi] = y.dtype(v.imag)
-
-    def pair_complex(y, off, ysi, k, yn, v):
-        y[off + int(k) * ysi] = v  # (never used: pairs are real outputs)
-
-    put = put_real if real_out else put_complex
-    put_pair = pair_real if real_out else pair_complex
 
     def fft_pass(x, xb, xs1, xs2, xsi, xn, y, yb, ys1, ys2, ysi, yn, b2n, tw, n, m, R, ns,
                  code, lj, nbatch, flags, scl, gq, gc, gf, iw, pre, post):  # fmt: skip

@@ -34,12 +34,15 @@ class Geometry:
     """How the pass kernel is shaped on a device: ``cap`` complex elements per shared buffer
     (two buffers), ``block`` threads; lengths up to ``single`` take one pass, longer ones
     passes of radix at most ``rmax`` (so a block holds ``cap / rmax`` lines, enough adjacent
-    elements per row of lines for whole memory transactions)."""
+    elements per row of lines for whole memory transactions); ``fixed``: passes run the
+    kernel specialized for their shape (:mod:`.fixed`) where it fits (GPUs: a compile per
+    pass shape buys fewer instructions per element)."""
 
     cap: int
     block: int
     single: int
     rmax: int
+    fixed: bool = False
 
 
 def geometry(be, ct: DType) -> Geometry:
@@ -56,7 +59,7 @@ def geometry(be, ct: DType) -> Geometry:
     cap, block = 16384 // ct.itemsize, min(256, dev.max_threads_per_block)
     while cap > 64 and 2 * k.shared_size(cap, block) * ct.itemsize > dev.shared_memory_per_block:
         cap //= 2
-    return Geometry(cap, block, cap, cap // max(1, 64 // ct.itemsize))
+    return Geometry(cap, block, cap, cap // max(1, 64 // ct.itemsize), fixed=True)
 
 
 # --------------------------------------------------------------------- factoring
@@ -102,6 +105,15 @@ def stages(r: int) -> list[int]:
     else:
         out += [8] * eights + ([1 << rest] if rest else [])
     return out
+
+
+def unpack(code: int) -> tuple[int, ...]:
+    """The radices packed in ``code`` (:func:`pack`), first stage first."""
+    out = []
+    while code:
+        out.append(code & ((1 << k.RADIX_BITS) - 1))
+        code >>= k.RADIX_BITS
+    return tuple(out)
 
 
 def pack(radices: list[int]) -> int:
