@@ -183,7 +183,7 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
         else:
             params, prologue = self._device_params(fn), []
             ret = "void" if isinstance(fn.return_type, Tuple) else self.ctype(fn.return_type)
-            head = f"{self.d.device} {ret} {fn.name}({', '.join(params)})"
+            head = f"{self._device_prefix(fn)} {ret} {fn.name}({', '.join(params)})"
         where = f"{fn.pyname}: {os.path.basename(fn.loc.filename)}:{fn.loc.line}"
         self.lines.append(f"// {comment(where)}")
         self.lines.append(head + " {")
@@ -255,6 +255,14 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
                 strides = ", ".join(f"{var.name}_stride{k}" for k in range(t.ndim))
                 fields.append("{" + strides + "}")
         return f"{self.struct(t)} {var.name} = {{{', '.join(fields)}}};"
+
+    def _device_prefix(self, fn: ir.Function) -> str:
+        """How device function ``fn`` is declared: as the dialect says for a function that
+        takes a pointer to per-block memory, when it does."""
+        args = [p.type for p in fn.params] + [v.type for v in fn.hoisted]
+        if self.d.device_shared and any(getattr(t, "space", None) == "shared" for t in args):
+            return self.d.device_shared
+        return self.d.device
 
     def _device_params(self, fn: ir.Function) -> list[str]:
         params = [f"{self.ctype(p.type)} {p.name}" for p in fn.params]

@@ -31,11 +31,7 @@ from ember.dtypes import DType
 def usable(radices: tuple[int, ...], lj: int, block: int, flags: int) -> bool:
     """Whether the pass of butterfly stages ``radices`` with ``2**lj`` lines per block of
     ``block`` threads fits the specialized kernel (a first stage of radix 2, 4 or 8, whole
-    butterflies per thread in every stage).  ``R2C`` passes stay on the generic kernel: the
-    specialized one gave wrong ``r2c`` results on PoCL (radix 8, 8, 4 at 32 threads per line;
-    right on the native CPU backend), not understood yet."""
-    if flags & k.R2C:
-        return False
+    butterflies per thread in every stage), whatever the pass flags."""
     r = math.prod(radices)
     tl = block >> lj
     if not radices or radices[0] not in (2, 4, 8) or tl == 0:

@@ -50,6 +50,8 @@ class Dialect(abc.ABC):
     # ---------------------------------------------------------------- declarations
     kernel: ClassVar[str]  # prefix of a kernel definition
     device: ClassVar[str]  # prefix of a device function definition
+    # ... of one with a pointer to per-block memory among its parameters (None: ``device``)
+    device_shared: ClassVar[str | None] = None
     global_space: ClassVar[str] = ""  # address-space qualifier of device-memory pointers
     shared_space: ClassVar[str] = ""  # ... of pointers to per-block memory
     constant_space: ClassVar[str] = ""  # ... of pointers to constant memory

@@ -30,6 +30,11 @@ class OpenCLDialect(Dialect):
     )
     kernel = "__kernel void"
     device = "static"
+    # Always inlined: PoCL (3.0, 3.1) lowers a kernel's ``__local`` arrays to arguments in the
+    # kernel's body only, after clang has specialized a helper that was passed one and left
+    # out of line to use the array itself; that helper's stores then go to a dead copy
+    # (FFT passes read stale data). A helper inlined into its kernel has no such uses.
+    device_shared = "static inline __attribute__((always_inline))"
     global_space = "__global "
     shared_space = "__local "
     shared_decl = "__local "
