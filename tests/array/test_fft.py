@@ -267,11 +267,17 @@ def test_kernels_compile_for_cuda():
             assert ".entry" in ptx
     from ember.array.fft import fixed
 
-    c = np.zeros(4, "complex64")
-    args = (c, 0, 1, 1, 1, 1, c, 0, 1, 1, 1, 1, 1, c, 4, 1, 4, 1, 4, 0, 1, 0, 1.0, 1, 0, 0, 0, 0, 0)
-    for radices, lj, flags in (((8, 8, 4), 3, kernels.LOAD_Q | kernels.STORE_Q), ((8, 8, 8), 2, 0)):
-        k = fixed.fft_pass_fixed(ember.complex64, False, 2048, 256, radices, lj, flags)
-        ptx = k.inspect(*args, stage="ptx", dialect="cuda")
+    c, f = np.zeros(4, "complex64"), np.zeros(4, "float32")
+    rest = (0, 1, 1, 1, 1, 1, c, 4, 1, 4, 1, 4, 0, 1, 0, 1.0, 1, 0, 0, 0, 0, 0)
+    r2c, c2r = kernels.R2C | kernels.PAIRS, kernels.C2R | kernels.PAIRS_OUT
+    for radices, lj, flags, x, y in (
+        ((8, 8, 4), 3, kernels.LOAD_Q | kernels.STORE_Q, c, c),
+        ((8, 8, 8), 2, 0, c, c),
+        ((8, 8, 8, 4), 0, r2c, f, c),  # (rfft of 4096 reals: the last stage through shared)
+        ((8, 8, 8, 4), 0, c2r, c, f),
+    ):
+        k = fixed.fft_pass_fixed(ember.complex64, y is f, 2048, 256, radices, lj, flags)
+        ptx = k.inspect(x, 0, 1, 1, 1, 1, y, *rest, stage="ptx", dialect="cuda")
         assert ".entry" in ptx and "ld.local" not in ptx  # the per-thread points in registers
 
 
@@ -307,9 +313,10 @@ def test_specialized_pass_kernels_match_numpy(backend, monkeypatch):
     """The pass kernels specialized per pass shape (:mod:`ember.array.fft.fixed`, GPUs'
     default) on this backend, through a small GPU-like geometry (32 threads, 256 points per
     block, global passes of radix <= 32): multi-pass c2c both ways, along a strided axis,
-    r2c (generic kernel) / c2r through the half-length transform, Bluestein, and shapes
-    that fall back."""
+    r2c / c2r through the half-length transform (one to eight lines per block), Bluestein,
+    and shapes that fall back."""
     from ember.array.fft import fixed
+    from ember.array.fft import kernels as k
 
     g = planning.Geometry(cap=256, block=32, single=256, rmax=32, fixed=True)
     monkeypatch.setattr(planning, "geometry", lambda be, ct: g)
@@ -317,13 +324,27 @@ def test_specialized_pass_kernels_match_numpy(backend, monkeypatch):
     real = fixed.fft_pass_fixed
 
     def spy(*a):
-        used.append(a[4])
+        used.append((a[4], a[6] & (k.R2C | k.C2R)))
         return real(*a)
 
     monkeypatch.setattr(fixed, "fft_pass_fixed", spy)
     with ember.config.override(fft="ember"):  # (CUDA would take cuFFT)
         _specialized_cases()
-    assert {(8, 4), (4, 4), (8, 8, 4)} <= set(used), used
+    assert {(8, 4), (4, 4), (8, 8, 4)} <= {r for r, _ in used}, used
+    half = {((8, 4), k.R2C), ((8, 8), k.R2C), ((8, 8, 4), k.R2C), ((8, 8, 4), k.C2R)}
+    assert half <= set(used), used  # the half-length passes ran specialized
+
+
+def _half_length_cases():
+    """``rfft`` / ``irfft`` whose one pass of the half-length transform has radices 8, 4
+    (8 lines per block), 8, 8 (4 lines) and 8, 8, 4 (one line; its last stage goes
+    through shared memory: ``R2C`` needs the whole line)."""
+    for n, dt in ((64, "float32"), (128, "float32"), (512, "float32"), (512, "float64")):
+        ct = "complex64" if dt == "float32" else "complex128"
+        r = real_sample((5, n), dt, seed=n)
+        check(F.rfft(ember.asarray(r)), np.fft.rfft(wide(r)), ct, n)
+        s = np.fft.rfft(wide(r)).astype(ct)
+        check(F.irfft(ember.asarray(s), n), np.fft.irfft(wide(s), n), dt, n)
 
 
 def _specialized_cases():
@@ -334,10 +355,7 @@ def _specialized_cases():
               4096)  # fmt: skip
     h = complex_sample((512, 3), "complex64")
     check(F.fft(ember.asarray(h), axis=0), np.fft.fft(wide(h), axis=0), "complex64", 512)
-    r = real_sample((5, 512), "float32")
-    check(F.rfft(ember.asarray(r)), np.fft.rfft(wide(r)), "complex64", 512)
-    s = np.fft.rfft(wide(r)).astype(np.complex64)
-    check(F.irfft(ember.asarray(s)), np.fft.irfft(wide(s)), "float32", 512)
+    _half_length_cases()
     for n in (97, 240, 7 * 64):  # Bluestein (256), stages 5, 3, 16 and 7, 8, 8: fallbacks
         h = complex_sample((2, n), "complex64")
         check(F.fft(ember.asarray(h)), np.fft.fft(wide(h)), "complex64", n)

@@ -422,3 +422,40 @@ def test_a_variable_set_under_a_varying_condition_is_varying():
     assert {v.pyname for v in u.varying} >= {"t"}
     ifs = [s for s in program.kernel.body if type(s).__name__ == "If"]
     assert u.is_varying(ifs[0].cond)
+
+
+def _scale_into(src, dst, i, w):
+    """A helper taking ``__local`` pointers (and one that does not, below)."""
+    v = src[i]
+    if i > 0:
+        v = v * w
+    dst[i] = v
+
+
+def _twice(v):
+    return v + v
+
+
+@ember.kernel
+def shared_helpers(x, y):
+    sa = ember.shared(64, x.dtype)
+    sb = ember.shared(64, x.dtype)
+    t = ember.thread_idx.x
+    sa[t] = x[t]
+    ember.barrier()
+    _scale_into(sa, sb, t, x[0])
+    _scale_into(sa, sb, t + 32, x[1])
+    ember.barrier()
+    y[t] = _twice(sb[t])
+
+
+def test_opencl_helpers_taking_local_pointers_are_always_inlined():
+    """PoCL (3.0, 3.1) lowers a kernel's ``__local`` arrays in the kernel's body only; a
+    helper clang left out of line and specialized to use the array stored to a dead copy
+    (the specialized FFT pass's wrong ``rfft`` on PoCL).  Such helpers are always inlined."""
+    text = shared_helpers.inspect(F32, F32, stage="source", dialect="opencl")
+    head = next(line for line in text.splitlines() if " _scale_into(" in line)
+    assert head.startswith("static inline __attribute__((always_inline)) void"), head
+    assert "\nstatic float _twice(" in text  # other helpers: the compiler's choice
+    cuda = shared_helpers.inspect(F32, F32, stage="source", dialect="cuda")
+    assert "always_inline" not in cuda
