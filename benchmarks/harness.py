@@ -185,6 +185,14 @@ def interleaved_us(
     return results
 
 
+def interleaved_into(results: dict, impls: dict, n: int, repeats: int, key: str = "us") -> None:
+    """:func:`interleaved_us` of ``impls`` stored as ``results[name] = {key: median}`` (or
+    ``{"error": message}``): the dispatch cases, whose host times drift with the machine by
+    more than the differences they compare."""
+    for name, value in interleaved_us(impls, n, repeats).items():
+        results[name] = {"error": value} if isinstance(value, str) else {key: value}
+
+
 def bandwidth_gbs(
     fn: Callable[[], Any], nbytes: int, sync: Callable, n: int, repeats: int
 ) -> Median:

@@ -24,6 +24,7 @@ time: <= 1).
 from __future__ import annotations
 
 import ember
+from benchmarks import harness
 from benchmarks.harness import Context, bandwidth_gbs, case, guarded, per_call_us
 
 
@@ -142,14 +143,14 @@ def matmul_dispatch(ctx: Context):
     iters = ctx.iterations(5000)
     results: dict[str, dict[str, float]] = {}
 
-    def measure(impl: str, x, sync) -> None:
-        guarded(results, impl,
-                lambda: {"us": per_call_us(lambda: x @ x, iters, ctx.repeats, sync)})  # fmt: skip
+    def product(x):
+        return lambda: x @ x
 
     a = ember.ones((64, 64), ember.float32)
-    measure("ember", a, ember.synchronize)
     with ember.config.override(blas="ember"):
-        measure("ember-kernel", a, ember.synchronize)
+        guarded(results, "ember-kernel", lambda: {
+            "us": per_call_us(product(a), iters, ctx.repeats, ember.synchronize)})  # fmt: skip
+    impls = {"ember": (product(a), ember.synchronize)}
     lib = a.backend.blas()
     if lib is not None:  # the binding and cuBLAS alone: no array, no allocation
         out, ptr = ember.empty((64, 64), ember.float32), a.backend.native_pointer
@@ -158,11 +159,10 @@ def matmul_dispatch(ctx: Context):
         def call() -> None:
             lib.gemm("float32", "N", "N", 64, 64, 64, pa, 64, 0, pa, 64, 0, po, 64, 0, 1, stream)
 
-        sync = ember.synchronize
-        guarded(results, "ember-gemm-call",
-                lambda: {"us": per_call_us(call, iters, ctx.repeats, sync)})  # fmt: skip
+        impls["ember-gemm-call"] = (call, ember.synchronize)
     for name, mod in ctx.peers.items():
-        measure(name, _peer_matrix(name, mod, 64, "float32"), _sync(name, mod))
+        impls[name] = (product(_peer_matrix(name, mod, 64, "float32")), _sync(name, mod))
+    harness.interleaved_into(results, impls, iters, ctx.repeats)  # interleaved: drifts cancel
     _ratio(results, "us")
     return results
 

@@ -14,7 +14,8 @@ the host once, copied to each library), so ``argmax`` does real comparisons.
   fused form (its row is ``m.mean(1)`` and ``m.std(1)``).
 * ``reduce_var``: ``x.var()`` of 1 GiB (Welford, one pass).
 * ``reduce_dispatch``: host time per ``y.sum()`` and ``y.max(axis=0)`` of 32 float32
-  elements (µs per call, launches queued, one sync per repeat).
+  elements (µs per call, launches queued, one sync per repeat; the libraries' repeats
+  interleaved so that the machine's drifts fall on all alike).
 
 ``x_torch`` is Ember / PyTorch; ``x_best`` Ember / the better peer (higher is better for
 GB/s; for µs lower is better).
@@ -28,7 +29,7 @@ import numpy as np
 
 import ember
 from benchmarks.arrays import _bandwidth, _elements, _release, _sync
-from benchmarks.harness import Context, case, guarded, per_call_us
+from benchmarks.harness import Context, case, interleaved_into
 
 
 def _host(ctx: Context, shape) -> np.ndarray:
@@ -162,17 +163,9 @@ def reduce_dispatch(ctx: Context):
     host = np.ones(32, np.float32)
     y = ember.asarray(host)
     sync = _sync(ctx)
-    guarded(results, "ember", lambda: {"us": per_call_us(y.sum, iters, ctx.repeats, sync)})
-    guarded(
-        results, "ember-max-axis0",
-        lambda: {"us": per_call_us(lambda: y.max(axis=0), iters, ctx.repeats, sync)},
-    )  # fmt: skip
+    impls = {"ember": (y.sum, sync), "ember-max-axis0": (lambda: y.max(axis=0), sync)}
     for name, mod in ctx.peers.items():
-        a = _on(name, mod, host)
-        psync = _peer_sync(name, mod)
-        guarded(
-            results, name,
-            lambda a=a, psync=psync: {"us": per_call_us(a.sum, iters, ctx.repeats, psync)},
-        )  # fmt: skip
+        impls[name] = (_on(name, mod, host).sum, _peer_sync(name, mod))
+    interleaved_into(results, impls, iters, ctx.repeats)
     _ratios(results, "us", higher=False)
     return results

@@ -174,23 +174,18 @@ _DISTS = {
 
 
 @functools.cache
-def fill_kernel(dist: str, size: int, staged=None) -> tuple[Kernel, int]:
-    """The kernel writing draws of ``dist`` (and its values per block); ``staged``: the
-    dtype of a shared-memory tile the values pass through (GPUs), or None."""
+def fill_kernel(dist: str, size: int) -> tuple[Kernel, int]:
+    """The kernel writing draws of ``dist`` (and its values per block).
+
+    Each thread stores its Philox block's values directly, its stores 16 bytes from its
+    neighbours' (float32).  On an H100 (2026-11-24, 2**28 float32) that was faster than
+    passing a work-group's values through a shared tile to make each warp's stores
+    contiguous (uniform 2789 vs 2498 GB/s, normal 1620 vs 1417): the L2 merges the
+    strided stores, and the tile's barriers cost more."""
     fn, per = _DISTS[(dist, size)]
-    k = _fill(fn, per) if staged is None else _fill_staged(fn, per, staged)
-    k.__name__ = k.__qualname__ = f"rng_{dist}{size * 8 or ''}{'_staged' if staged else ''}"
+    k = _fill(fn, per)
+    k.__name__ = k.__qualname__ = f"rng_{dist}{size * 8 or ''}"
     return Kernel(k), per
-
-
-def staging(be, dt: dtypes.DType):
-    """The tile dtype for draws of ``dt`` on ``be``, or None: values are written directly.
-
-    Always None now: on an H100 (2026-11-24, 2**28 float32) the direct stores were faster
-    than the shared tile (uniform 2789 vs 2498 GB/s, normal 1620 vs 1417): the L2 merges
-    a warp's strided 4-byte stores, and the tile's barriers cost more.  The staged kernel
-    stays for devices that would not merge them (a benchmark decides)."""
-    return None
 
 
 def _fill(DIST, PER):
@@ -218,45 +213,6 @@ def _fill(DIST, PER):
                     if i + 2 < n:
                         out[i + 2] = out.dtype(v2)
             b += ember.global_size()
-
-    return fill
-
-
-def _fill_staged(DIST, PER, ST):
-    """As ``_fill``, but a work-group's values go through a shared tile and leave it in
-    order: value ``i`` is the same, the stores are coalesced (blocks of <= BLOCK threads).
-
-    Thread ``t``'s value ``j`` sits at ``j * ROW + t`` with rows padded to ``ROW = BLOCK +
-    32 / PER``: the writes (consecutive ``t``) and the ordered reads (``PER`` rows at once,
-    each ``32 / PER`` apart in banks) both hit 32 distinct banks per warp."""
-    ROW = BLOCK + 32 // PER
-
-    def fill(out, n, k0, k1, base_lo, base_hi, p0, p1):
-        tile = ember.shared(ROW * PER, ST)
-        blocks = (n + PER - 1) // PER
-        t = ember.thread_idx.x
-        bd = ember.block_dim.x
-        first = ember.block_idx.x * bd
-        while first < blocks:
-            b = first + t
-            if b < blocks:
-                c0, c1, c2, c3 = ph.block_counter(base_lo, base_hi, b)
-                w0, w1, w2, w3 = ph.philox((k0, k1), (c0, c1, c2, c3))
-                v0, v1, v2, v3 = DIST(w0, w1, w2, w3, p0, p1)
-                tile[t] = ST(v0)
-                if PER > 1:
-                    tile[ROW + t] = ST(v1)
-                if PER > 2:
-                    tile[2 * ROW + t] = ST(v2)
-                    tile[3 * ROW + t] = ST(v3)
-            ember.barrier()
-            start = first * PER
-            for j in range(PER):  # contiguous across the threads of a warp
-                q = j * bd + t  # value q % PER of thread q // PER
-                if start + q < n:
-                    out[start + q] = tile[(q % PER) * ROW + q // PER]
-            ember.barrier()
-            first += ember.grid_dim.x * bd
 
     return fill
 
@@ -327,8 +283,7 @@ class Generator:
 
         shape = () if size is None else normalize_shape(size)
         out = empty(shape, dt)
-        kernel, per = fill_kernel(dist, dt.itemsize if dt.is_float else 0,
-                                  staging(out.backend, dt))  # fmt: skip
+        kernel, per = fill_kernel(dist, dt.itemsize if dt.is_float else 0)
         n = out.size
         blocks = -(-n // per)
         lo, hi = self._take(blocks)
