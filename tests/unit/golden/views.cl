@@ -93,7 +93,7 @@ static float row_total_1(em_f32_1d_s r) {
 }
 
 // block_scratch: golden_kernels.py:106
-static float block_scratch(float v, __local float* tmp) {
+static inline __attribute__((always_inline)) float block_scratch(float v, __local float* tmp) {
     // golden_kernels.py:108  tmp[ember.thread_idx.x] = v
     tmp[(long)get_local_id(0)] = v;
     // golden_kernels.py:109  ember.barrier()
