@@ -155,3 +155,26 @@ def test_a_failed_matmul_raises(lt):
     with pytest.raises(DriverError, match="cublasLtMatmul.*CUBLAS_STATUS_EXECUTION_FAILED"):
         lib.gemm("float64", "N", "N", 2, 3, 4, 1000, 2, 6, 2000, 4, 12, 3000, 2, 6, 1, s)
     assert s.submitted == 0
+
+
+def test_prepared_small_products_call_the_plan_and_fall_back(lt):
+    from test_blas_binding import _blas  # (tests/unit is on the path, as for every test)
+
+    lib = _blas()
+    lib.lt = lt
+    s1, s2 = SimpleNamespace(handle=7, submitted=0), SimpleNamespace(handle=9, submitted=0)
+    product = lib.gemm_nn("float32")
+    product(2, 3, 4, 1000, 2000, 3000, s1)
+    product(2, 3, 4, 1001, 2001, 3001, s2)
+    assert len(_kinds(lt.api, "heuristic")) == 1  # one plan for the shape
+    first, second = _kinds(lt.api, "matmul")
+    plan = lt.plans[(0, 68, 0, 0, 0, 2, 3, 4, 2, 4, 2, 0, 0, 0, 1)]
+    as_ints = [getattr(v, "value", v) for v in first[1:]]
+    assert as_ints == [lt.handle, plan.desc, lib._ptrs[ctypes.c_float][0], 1000, plan.a, 2000,
+                       plan.b, lib._ptrs[ctypes.c_float][1], 3000, plan.c, 3000, plan.c,
+                       plan.algo, 5000, 1 << 20, 7]  # fmt: skip
+    assert second[-1] == 9 and [c[2] for c in lib.api.calls if c[0] == "stream"] == [7, 9]
+    assert (s1.submitted, s2.submitted) == (1, 1)
+    lt.api.algorithms = 0  # a shape without an algorithm: the general call (cublasSgemm)
+    product(5, 3, 4, 1000, 2000, 3000, s1)
+    assert lib.api.calls[-1][0] == "Sgemm" and s1.submitted == 2

@@ -84,7 +84,12 @@ def _fast_entry(a: ndarray, b: ndarray):
         _FAST[(a.dtype, b.dtype, be)] = run
         return run
     values, isz, name, stream = settings.values, dt.itemsize, dt.name, be.default_stream
-    pointer, gemm_call = be.native_pointer, blas.gemm
+    pointer = be.native_pointer
+    nn = getattr(blas, "gemm_nn", None)
+    if nn is not None:  # per TF32 setting: the library's prepared small products
+        products = {False: nn(name, False), True: nn(name, True)}
+    else:
+        products = {t: _generic_nn(blas, name, t) for t in (False, True)}
 
     def run(a: ndarray, b: ndarray) -> ndarray:
         if values["blas"] != "auto":
@@ -97,13 +102,23 @@ def _fast_entry(a: ndarray, b: ndarray):
             (m, n), dt, (n * isz, isz), be, 0, True
         )  # fmt: skip
         if m and n:
-            gemm_call(name, "N", "N", n, m, k, pointer(b.buffer, b.offset), n, 0,
-                      pointer(a.buffer, a.offset), k, 0, pointer(out.buffer, out.offset), n, 0,
-                      1, stream, values["matmul_tf32"])  # fmt: skip
+            products[bool(values["matmul_tf32"])](
+                n, m, k, pointer(b.buffer, b.offset), pointer(a.buffer, a.offset),
+                pointer(out.buffer, 0), stream,
+            )  # fmt: skip
         return out
 
     _FAST[(a.dtype, b.dtype, be)] = run
     return run
+
+
+def _generic_nn(blas, name: str, tf32: bool):
+    """``gemm_nn``'s contract through the vendor binding's general ``gemm``."""
+
+    def product(m, n, k, a, b, c, stream):
+        blas.gemm(name, "N", "N", m, n, k, a, m, 0, b, k, 0, c, m, 0, 1, stream, tf32)
+
+    return product
 
 
 def _kernel_entry(a: ndarray):
