@@ -64,7 +64,11 @@ def test_bfloat16_products_use_cublas(cuda, monkeypatch, sa, sb):
     a, b = _bf16_values(sa, 0), _bf16_values(sb, 1)
     x, y = ember.asarray(a, dtype=ember.bfloat16), ember.asarray(b, dtype=ember.bfloat16)
     _check(x @ y, a, b)
-    assert calls and set(calls) == {"bfloat16"}
+    small = len(sa) == 2 and sa[0] * sa[1] * sb[1] <= matmul.SMALL_PRODUCT
+    if small:  # a small 2-d product is Ember's kernel (less host time than a cuBLAS call)
+        assert not calls
+    else:
+        assert calls and set(calls) == {"bfloat16"}
     calls.clear()
     with ember.config.override(blas="ember"):  # Ember's tiled kernel on the same data
         _check(x @ y, a, b)
