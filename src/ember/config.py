@@ -234,8 +234,9 @@ SETTINGS: dict[str, Setting] = {
             "auto",
             _choice("auto", "ember"),
             "Matrix products: 'auto' uses the device's vendor library (cuBLAS on CUDA) for "
-            "float16/32/64, bfloat16 and complex where it is installed, 'ember' always Ember's "
-            "own tiled kernel.",
+            "float16/32/64, bfloat16 and complex where it is installed (2-d products of at "
+            "most 64^3 multiply-adds excepted: Ember's kernel costs less host time), 'ember' "
+            "always Ember's own tiled kernel.",
         ),
         Setting(
             "EMBER_FFT",
