@@ -205,12 +205,12 @@ def fft_dispatch(ctx: Context):
 
         impls["ember-cufft-run"] = (run, ember.synchronize)
     for name, mod in ctx.peers.items():
-        if name == "torch":
-            px = mod.as_tensor(host, device="cuda")
-            fn, sync = (lambda px=px, m=mod: m.fft.fft(px)), mod.cuda.synchronize
+        if name == "torch":  # (not `px`: run() above reads that one when called)
+            peer_x = mod.as_tensor(host, device="cuda")
+            fn, sync = (lambda v=peer_x, m=mod: m.fft.fft(v)), mod.cuda.synchronize
         else:
-            px = mod.asarray(host)
-            fn, sync = (lambda px=px, m=mod: m.fft.fft(px)), mod.cuda.Device().synchronize
+            peer_x = mod.asarray(host)
+            fn, sync = (lambda v=peer_x, m=mod: m.fft.fft(v)), mod.cuda.Device().synchronize
         impls[name] = (fn, sync)
     interleaved_into(results, impls, calls, ctx.repeats)  # repeats interleaved: drifts cancel
     mine, theirs = results.get("ember", {}).get("us"), results.get("torch", {}).get("us")
