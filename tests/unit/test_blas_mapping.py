@@ -149,8 +149,9 @@ def test_a_missing_library_is_a_clear_error():
         pytest.skip("libcusolver is installed here")
 
 
-def test_the_small_product_fast_path(monkeypatch):
-    """2-d C-contiguous operands go straight to one column-major call (C^T = B^T A^T)."""
+def test_the_fast_path_of_2d_products(monkeypatch):
+    """2-d C-contiguous operands go straight to one column-major call (C^T = B^T A^T);
+    products of at most SMALL_PRODUCT multiply-adds to Ember's kernel instead."""
     pool = Pool()
     blas = FakeBlas(pool)
 
@@ -163,11 +164,21 @@ def test_the_small_product_fast_path(monkeypatch):
         matmul, "allocate", lambda backend, nbytes: pool.put(np.zeros(nbytes, np.uint8))
     )
     monkeypatch.setattr(matmul, "_FAST", {})
+    kernel_calls = []
+    monkeypatch.setattr(
+        matmul, "_kernel_entry", lambda a: lambda a, b: kernel_calls.append((a.shape, b.shape))
+    )
     rng = np.random.default_rng(1)
-    ha, hb = rng.standard_normal((5, 3)), rng.standard_normal((3, 4))
+    ha, hb = rng.standard_normal((70, 60)), rng.standard_normal((60, 70))  # > 64^3
     a, b = device(pool, be, ha), device(pool, be, hb)
     a._c = b._c = True
     out = matmul.matmul(a, b)
-    assert out.shape == (5, 4) and len(blas.calls) == 1 and blas.calls[0][:5] == ("N", "N", 4, 5, 3)
-    got = pool.view(be.native_pointer(out.buffer, out.offset), np.dtype("float64"), (5, 4), (4, 1))
+    assert out.shape == (70, 70) and len(blas.calls) == 1
+    assert blas.calls[0][:5] == ("N", "N", 70, 70, 60) and not kernel_calls
+    got = pool.view(be.native_pointer(out.buffer, out.offset), np.dtype("float64"), (70, 70),
+                    (70, 1))  # fmt: skip
     np.testing.assert_allclose(got, ha @ hb, rtol=1e-12)
+    small_a, small_b = device(pool, be, ha[:5, :3].copy()), device(pool, be, hb[:3, :4].copy())
+    small_a._c = small_b._c = True
+    matmul.matmul(small_a, small_b)
+    assert kernel_calls == [((5, 3), (3, 4))] and len(blas.calls) == 1
