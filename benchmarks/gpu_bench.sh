@@ -4,7 +4,8 @@
 # results into $OUT/results.tgz (the device tool brings back at most 8 files).  It ends with
 # what got faster or slower: $OUT/compare.md compares the batch with the newest committed
 # results of the same device kind (the rows beyond the noise are printed last), and
-# $OUT/report.html holds the batch's plots.
+# $OUT/report.html holds the batch's plots.  Run it as `BENCH_COMMIT=<sha> bash ...` with the
+# commit whose tree was sent: the machine's copy of .git may be older than the tree.
 set -u
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; RES=$(mktemp -d); mkdir -p "$OUT"

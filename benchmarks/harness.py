@@ -220,8 +220,12 @@ def guarded(results: dict, impl: str, fn: Callable[[], dict[str, float]]) -> Non
 
 # ------------------------------------------------------------------ environment
 def git_commit() -> str:
-    """``git rev-parse --short HEAD`` (``-dirty`` if modified), else ``$BENCH_COMMIT``."""
-    fallback = os.environ.get("BENCH_COMMIT", "unknown")
+    """``$BENCH_COMMIT`` when set (the GPU machine's copy of the tree can carry an older
+    ``.git``: the caller names the commit it sent), else ``git rev-parse --short HEAD``
+    (``-dirty`` if modified), else "unknown"."""
+    if os.environ.get("BENCH_COMMIT"):
+        return os.environ["BENCH_COMMIT"]
+    fallback = "unknown"
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
