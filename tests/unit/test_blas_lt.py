@@ -178,3 +178,20 @@ def test_prepared_small_products_call_the_plan_and_fall_back(lt):
     lt.api.algorithms = 0  # a shape without an algorithm: the general call (cublasSgemm)
     product(5, 3, 4, 1000, 2000, 3000, s1)
     assert lib.api.calls[-1][0] == "Sgemm" and s1.submitted == 2
+
+
+def test_a_prepared_product_whose_plan_was_dropped_makes_a_new_one(lt, monkeypatch):
+    from test_blas_binding import _blas  # (tests/unit is on the path, as for every test)
+
+    monkeypatch.setattr(blas_lt, "PLANS", 1)
+    lib = _blas()
+    lib.lt = lt
+    s = SimpleNamespace(handle=7, submitted=0)
+    product = lib.gemm_nn("float32")
+    product(2, 3, 4, 1000, 2000, 3000, s)
+    old = next(iter(lt.plans.values()))
+    product(5, 3, 4, 1000, 2000, 3000, s)  # another shape: the cache of one drops the first
+    assert not old.alive and old.desc not in lt.api.live
+    product(2, 3, 4, 1000, 2000, 3000, s)
+    last = _kinds(lt.api, "matmul")[-1]
+    assert last[2].value in lt.api.live and last[2].value != old.desc

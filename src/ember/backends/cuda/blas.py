@@ -214,7 +214,7 @@ class Blas:
             plan = lt.plan((dt, compute, scale, 0, 0, m, n, k, m, k, m, 0, 0, 0, 1))
             if plan is None:
                 return None
-            return (lt.api.matmul, vp(lt.handle), vp(plan.desc), vp(one), vp(plan.a),
+            return (plan, lt.api.matmul, vp(lt.handle), vp(plan.desc), vp(one), vp(plan.a),
                     vp(plan.b), vp(zero), vp(plan.c), vp(plan.algo), vp(lt.workspace),
                     ctypes.c_size_t(lt.workspace_size))  # fmt: skip
 
@@ -225,12 +225,16 @@ class Blas:
                 call = calls[m, n, k] = prepare(m, n, k) if lt is not None else None
             if call is None:
                 return fallback(m, n, k, a, b, c, stream)
+            if not call[0].alive:  # the plan cache dropped it: its descriptors are gone
+                call = calls[m, n, k] = prepare(m, n, k)
+                if call is None:
+                    return fallback(m, n, k, a, b, c, stream)
             ensure_current()
             if stream is not self._stream:
                 raw = int(stream.handle)
                 check(self.api.set_stream(self.handle, raw), "cublasSetStream")
                 self._stream, self._raw_stream = stream, raw
-            fn, h, desc, alpha, la, lb, beta, lc, algo, ws, wss = call
+            _, fn, h, desc, alpha, la, lb, beta, lc, algo, ws, wss = call
             status = fn(h, desc, alpha, a, la, b, lb, beta, c, lc, c, lc, algo, ws, wss,
                         self._raw_stream)  # fmt: skip
             if status:

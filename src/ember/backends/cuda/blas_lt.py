@@ -50,6 +50,7 @@ class Plan:
     c: int
     result: HeuristicResult
     algo: int  # the address of result.algo
+    alive: bool = True  # False once dropped from the cache (its descriptors destroyed)
 
 
 class _Api:
@@ -165,6 +166,7 @@ class Lt:
     def _drop(self, key: tuple) -> None:
         plan = self.plans.pop(key)
         if plan is not None:
+            plan.alive = False  # (a caller holding it makes a new one: Blas.gemm_nn)
             self.api.desc_destroy(plan.desc)
             for lay in (plan.a, plan.b, plan.c):
                 self.api.layout_destroy(lay)
