@@ -50,14 +50,8 @@ def test_bfloat16_products_use_cublas(cuda, monkeypatch, sa, sb):
     if lib is None:
         pytest.skip(f"cuBLAS is not installed here: {cuda.vendor_missing.get('blas')}")
     calls = []
-    real, real_nn = lib.gemm, lib.gemm_nn
+    real = lib.gemm
     monkeypatch.setattr(lib, "gemm", lambda *a, **k: (calls.append(a[0]), real(*a, **k))[1])
-
-    def spy_nn(dtype, tf32=False):  # the 2-d products' prepared calls
-        product = real_nn(dtype, tf32)
-        return lambda *a: (calls.append(dtype), product(*a))[1]
-
-    monkeypatch.setattr(lib, "gemm_nn", spy_nn)
     from ember.array import matmul
 
     monkeypatch.setattr(matmul, "_FAST", {})

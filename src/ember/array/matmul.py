@@ -94,42 +94,23 @@ def _fast_entry(a: ndarray, b: ndarray):
     if blas is None:
         _FAST[(a.dtype, b.dtype, be)] = kernel
         return kernel
-    isz, name, stream = dt.itemsize, dt.name, be.default_stream
-    pointer = be.native_pointer
-    nn = getattr(blas, "gemm_nn", None)
-    if nn is not None:  # per TF32 setting: the library's prepared small products
-        products = {False: nn(name, False), True: nn(name, True)}
-    else:
-        products = {t: _generic_nn(blas, name, t) for t in (False, True)}
+    name, stream = dt.name, be.default_stream
+    pointer, gemm_call = be.native_pointer, blas.gemm
 
     def run(a: ndarray, b: ndarray) -> ndarray:
         m, k = a.shape
         n = b.shape[1]
         if m * n * k <= SMALL_PRODUCT or values["blas"] != "auto":
             return kernel(a, b)
-        out = _bare(ndarray)  # ndarray(...) without its __init__ frame: every slot is set
-        out.buffer = allocate(be, m * n * isz)
-        out.shape, out.dtype, out.strides, out.backend, out.offset, out._c = (
-            (m, n), dt, (n * isz, isz), be, 0, True
-        )  # fmt: skip
+        out = _matrix(be, dt, m, n)
         if m and n:
-            products[bool(values["matmul_tf32"])](
-                n, m, k, pointer(b.buffer, b.offset), pointer(a.buffer, a.offset),
-                pointer(out.buffer, 0), stream,
-            )  # fmt: skip
+            gemm_call(name, "N", "N", n, m, k, pointer(b.buffer, b.offset), n, 0,
+                      pointer(a.buffer, a.offset), k, 0, pointer(out.buffer, 0), n, 0,
+                      1, stream, values["matmul_tf32"])  # fmt: skip
         return out
 
     _FAST[(a.dtype, b.dtype, be)] = run
     return run
-
-
-def _generic_nn(blas, name: str, tf32: bool):
-    """``gemm_nn``'s contract through the vendor binding's general ``gemm``."""
-
-    def product(m, n, k, a, b, c, stream):
-        blas.gemm(name, "N", "N", m, n, k, a, m, 0, b, k, 0, c, m, 0, 1, stream, tf32)
-
-    return product
 
 
 def _kernel_entry(a: ndarray):
@@ -146,11 +127,7 @@ def _kernel_entry(a: ndarray):
         go = bound.get((m, k, n))
         if go is None or a.offset % isz or b.offset % isz:
             return first(a, b, m, k, n)
-        out = _bare(ndarray)  # ndarray(...) without its __init__ frame: every slot is set
-        out.buffer = allocate(be, m * n * isz)
-        out.shape, out.dtype, out.strides, out.backend, out.offset, out._c = (
-            (m, n), dt, (n * isz, isz), be, 0, True
-        )  # fmt: skip
+        out = _matrix(be, dt, m, n)
         go(out, a, b)
         return out
 
@@ -176,6 +153,17 @@ def _kernel_entry(a: ndarray):
 
 
 BOUND_KEPT = 256  # bound shapes per (dtype, backend)
+
+
+def _matrix(be, dt: dtypes.DType, m: int, n: int) -> ndarray:
+    """A new C-contiguous ``(m, n)`` array, made without ``ndarray.__init__``'s checks (the
+    fast paths' output: every slot is set here)."""
+    out = _bare(ndarray)
+    out.buffer = allocate(be, m * n * dt.itemsize)
+    out.shape, out.dtype, out.strides, out.backend, out.offset, out._c = (
+        (m, n), dt, (n * dt.itemsize, dt.itemsize), be, 0, True
+    )  # fmt: skip
+    return out
 
 
 def _general(a: ndarray, b: ndarray) -> ndarray:

@@ -388,9 +388,7 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
         if k > 0:
             prefix = lookback(state, aggs, incls, wflag, wval, ctl, cval, t, t - k, tid, total)
         elif tid == 0:
-            incls[t] = AT(total)
-            ember.threadfence()
-            ember.atomic_exchange(state, t + 1, PREFIX)
+            publish(state, incls, t, AT(total), PREFIX)
         rescan(s, tid, m, excl, prefix, k > 0)
         ember.barrier()
         store(out, s, obase + r * orow + e0, count, tid)
@@ -398,14 +396,24 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     return _named(scan_lookback, _name("scan_lookback", op, ct, g))
 
 
+def publish(state, values, t, v, flag):
+    """Tile ``t`` publishes ``v`` with ``flag``: the value first, a fence, then the flag
+    (a reader that sees the flag sees the value)."""
+    values[t] = v
+    ember.threadfence()
+    ember.atomic_exchange(state, t + 1, flag)
+
+
+def published(values, j):
+    """What tile ``j`` published, read after its flag: never a stale cached copy."""
+    return ember.atomic_load(values, j)
+
+
 def _lookback(combine, CT, AT):
     """The look-back of tile ``t``, which is not the first of its row (``first`` is).
     Returns the tile's prefix to every thread, after publishing its inclusive prefix.
     ``wflag``/``wval`` hold one window's flags and values, ``ctl[1]`` says the look-back
     is done, ``cval[0]`` is the running prefix (shared memory)."""
-
-    def read(values, j):  # never a stale cached copy
-        return ember.atomic_load(values, j)
 
     def fold(wflag, wval, ctl, cval, first_window):
         """Thread 0: combine one window, newest tile first, into the running prefix."""
@@ -428,9 +436,7 @@ def _lookback(combine, CT, AT):
 
     def lookback(state, aggs, incls, wflag, wval, ctl, cval, t, first, tid, total):
         if tid == 0:
-            aggs[t] = AT(total)
-            ember.threadfence()
-            ember.atomic_exchange(state, t + 1, AGGREGATE)
+            publish(state, aggs, t, AT(total), AGGREGATE)
             ctl[1] = 0
         newest = t - 1
         ember.barrier()
@@ -444,7 +450,7 @@ def _lookback(combine, CT, AT):
                     while f == 0:  # that tile's block has started: it will publish
                         f = ember.atomic_load(state, j + 1)
                     ember.threadfence()
-                    v = read(aggs, j) if f == AGGREGATE else read(incls, j)
+                    v = published(aggs, j) if f == AGGREGATE else published(incls, j)
                 wflag[tid] = f
                 wval[tid] = v
             ember.barrier()
@@ -454,9 +460,7 @@ def _lookback(combine, CT, AT):
             newest -= WINDOW
         prefix = CT(cval[0])
         if tid == 0:
-            incls[t] = AT(combine(prefix, total))
-            ember.threadfence()
-            ember.atomic_exchange(state, t + 1, PREFIX)
+            publish(state, incls, t, AT(combine(prefix, total)), PREFIX)
         return prefix
 
     return lookback
@@ -469,10 +473,6 @@ def _warp_lookback(combine, CT, AT):
     an inclusive prefix, or the row's start) with shuffles.  A window costs about one
     round trip to memory whatever its length, and the look-back's speed bounds the whole
     scan's (tiles per window / time per window), hence the long windows."""
-    AGG = AGGREGATE
-
-    def read(values, j):  # never a stale cached copy
-        return ember.atomic_load(values, j)
 
     def lane_window(state, aggs, incls, newest, first, lane):
         """This lane's tiles, newest first: (stop, got, value): ``stop`` is 1 if one of them
@@ -493,7 +493,9 @@ def _warp_lookback(combine, CT, AT):
         for i in range(LANE_TILES):
             f = flags[i]
             if f != BEFORE_ROW:
-                values[i] = read(aggs, top - i) if f == AGG else read(incls, top - i)
+                values[i] = (
+                    published(aggs, top - i) if f == AGGREGATE else published(incls, top - i)
+                )
         stop = 0
         got = 0
         acc = CT(0)
@@ -512,9 +514,7 @@ def _warp_lookback(combine, CT, AT):
 
     def lookback(state, aggs, incls, wflag, wval, ctl, cval, t, first, tid, total):
         if tid == 0:
-            aggs[t] = AT(total)
-            ember.threadfence()
-            ember.atomic_exchange(state, t + 1, AGG)
+            publish(state, aggs, t, AT(total), AGGREGATE)
         if tid < WINDOW:
             lane = tid
             newest = t - 1
@@ -540,9 +540,7 @@ def _warp_lookback(combine, CT, AT):
                 newest -= WINDOW * LANE_TILES
             if tid == 0:
                 cval[0] = AT(run)
-                incls[t] = AT(combine(run, total))
-                ember.threadfence()
-                ember.atomic_exchange(state, t + 1, PREFIX)
+                publish(state, incls, t, AT(combine(run, total)), PREFIX)
         ember.barrier()
         return CT(cval[0])
 

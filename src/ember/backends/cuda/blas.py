@@ -193,56 +193,6 @@ class Blas:
             check(status, name + ("StridedBatched" if batch > 1 else "") + ("Ex" * (not typed)))
         stream.submitted += 1
 
-    def gemm_nn(self, dtype: str, tf32: bool = False):
-        """A function ``f(m, n, k, a, b, c, stream)`` doing what ``gemm(dtype, "N", "N", m,
-        n, k, a, m, 0, b, k, 0, c, m, 0, 1, stream, tf32)`` does, for the small products
-        of the array layer: each shape's cuBLASLt call is prepared once with the constant
-        arguments as ctypes objects (no conversion per call; ~1-2 us of host time less on
-        an H100), and a shape without a plan goes through :meth:`gemm`."""
-        try:
-            dt, compute, one, zero, typed, scale = self._calls[dtype, tf32]
-        except KeyError:
-            dt, compute, one, zero, typed, scale = self._call_types(dtype, tf32)
-        lt, gemm, calls = self.lt, self.gemm, {}
-        ensure_current = self.backend.context.ensure_current
-        vp = ctypes.c_void_p
-
-        def fallback(m, n, k, a, b, c, stream):
-            gemm(dtype, "N", "N", m, n, k, a, m, 0, b, k, 0, c, m, 0, 1, stream, tf32)
-
-        def prepare(m, n, k):
-            plan = lt.plan((dt, compute, scale, 0, 0, m, n, k, m, k, m, 0, 0, 0, 1))
-            if plan is None:
-                return None
-            return (plan, lt.api.matmul, vp(lt.handle), vp(plan.desc), vp(one), vp(plan.a),
-                    vp(plan.b), vp(zero), vp(plan.c), vp(plan.algo), vp(lt.workspace),
-                    ctypes.c_size_t(lt.workspace_size))  # fmt: skip
-
-        def product(m, n, k, a, b, c, stream):
-            try:
-                call = calls[m, n, k]
-            except KeyError:
-                call = calls[m, n, k] = prepare(m, n, k) if lt is not None else None
-            if call is None:
-                return fallback(m, n, k, a, b, c, stream)
-            if not call[0].alive:  # the plan cache dropped it: its descriptors are gone
-                call = calls[m, n, k] = prepare(m, n, k)
-                if call is None:
-                    return fallback(m, n, k, a, b, c, stream)
-            ensure_current()
-            if stream is not self._stream:
-                raw = int(stream.handle)
-                check(self.api.set_stream(self.handle, raw), "cublasSetStream")
-                self._stream, self._raw_stream = stream, raw
-            _, fn, h, desc, alpha, la, lb, beta, lc, algo, ws, wss = call
-            status = fn(h, desc, alpha, a, la, b, lb, beta, c, lc, c, lc, algo, ws, wss,
-                        self._raw_stream)  # fmt: skip
-            if status:
-                check(status, "cublasLtMatmul")
-            stream.submitted += 1
-
-        return product
-
     def _call_types(self, dtype: str, tf32: bool) -> tuple:
         """``(data type, compute type, &alpha, &beta, typed calls or None, scale type)`` of a
         ``dtype`` product (kept in ``_calls``: one lookup per product)."""

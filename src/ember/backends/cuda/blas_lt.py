@@ -50,7 +50,6 @@ class Plan:
     c: int
     result: HeuristicResult
     algo: int  # the address of result.algo
-    alive: bool = True  # False once dropped from the cache (its descriptors destroyed)
 
 
 class _Api:
@@ -166,7 +165,6 @@ class Lt:
     def _drop(self, key: tuple) -> None:
         plan = self.plans.pop(key)
         if plan is not None:
-            plan.alive = False  # (a caller holding it makes a new one: Blas.gemm_nn)
             self.api.desc_destroy(plan.desc)
             for lay in (plan.a, plan.b, plan.c):
                 self.api.layout_destroy(lay)
