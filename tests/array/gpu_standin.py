@@ -5,7 +5,11 @@ shapes that device would run rather than the test machine's."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
+import numpy as np
+
+import ember
 from ember.compiler.driver import default_target
 
 SHARED_LIMIT = 48 * 1024  # static shared memory per block
@@ -28,3 +32,20 @@ class OfflineGPU:
 
 
 H100 = OfflineGPU()
+
+
+def to_ptx(kernel, args) -> str:
+    """``kernel``'s PTX for sm_90 through NVRTC, for example arguments ``args``."""
+    return kernel.inspect(*args, stage="ptx", dialect="cuda")
+
+
+@functools.cache
+def nvrtc_available() -> bool:
+    """Whether NVRTC compiles here (the compile-only tests skip where it does not)."""
+    from ember.array import kernels
+
+    try:
+        to_ptx(kernels.linear(ember.int64), (1, np.zeros(1, np.int64), 0, 1, -1, 0))
+    except Exception:
+        return False
+    return True

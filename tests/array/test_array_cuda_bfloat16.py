@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpu_standin import nvrtc_available, to_ptx
 
 import ember
 from ember.array import gemm, kernels, ops
@@ -17,19 +18,7 @@ ml = pytest.importorskip("ml_dtypes")
 BF = ember.bfloat16
 
 
-def _ptx(kernel, args):
-    return kernel.inspect(*args, stage="ptx", dialect="cuda")
-
-
-def _nvrtc_available() -> bool:
-    try:
-        _ptx(kernels.linear(ember.int64), (1, np.zeros(1, np.int64), 0, 1, -1, 0))
-    except Exception:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available")
+pytestmark = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not available")
 
 
 def _zeros(n, dtype=ml.bfloat16):
@@ -41,17 +30,17 @@ def test_elementwise_and_cast_kernels_compile():
     for op, kinds in ((ops.add, (True, True)), (ops.multiply, (True, False)),
                       (ops.sqrt, (True,)), (ops.maximum, (True, True))):  # fmt: skip
         args = (8, x, *(x if is_array else 1.5 for is_array in kinds))
-        ptx = _ptx(kernels.contiguous(op, BF, kinds), args)
+        ptx = to_ptx(kernels.contiguous(op, BF, kinds), args)
         assert ".entry" in ptx and "ld.global.u16" in ptx  # 16-bit loads: bfloat16's bits
     to_f32 = kernels.contiguous(ops.copy, BF, (True,))
-    assert ".entry" in _ptx(to_f32, (8, np.zeros(8, np.float32), x))
+    assert ".entry" in to_ptx(to_f32, (8, np.zeros(8, np.float32), x))
     from_f64 = kernels.contiguous(ops.copy, ember.float64, (True,))
-    assert ".entry" in _ptx(from_f64, (8, x, np.zeros(8, np.float64)))
+    assert ".entry" in to_ptx(from_f64, (8, x, np.zeros(8, np.float64)))
 
 
 def test_transpose_kernel_compiles():
     a = np.zeros((8, 8), ml.bfloat16)
-    assert ".entry" in _ptx(kernels.transpose2(BF), (a, a.T))
+    assert ".entry" in to_ptx(kernels.transpose2(BF), (a, a.T))
 
 
 @pytest.mark.parametrize("a_kfast, b_nfast", [(True, True), (False, False)])
@@ -59,7 +48,7 @@ def test_gemm_kernel_compiles_without_spills(a_kfast, b_nfast):
     k = gemm.gemm_kernel(ember.float32, True, a_kfast, b_nfast)  # bfloat16 computes in float32
     x = _zeros(8)
     args = (x, x, x, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
-    assert ".entry" in _ptx(k, args)
+    assert ".entry" in to_ptx(k, args)
     res = k.inspect(*args, stage="resources", dialect="cuda")
     assert res["spill_stores"] == 0 and res["local_bytes"] == 0, res
 
@@ -80,4 +69,4 @@ def test_user_kernel_with_bfloat16_math_casts_and_atomics_compiles():
     src = _mixed.inspect(*args, stage="source", dialect="cuda")
     assert "em_bf16_round_d" in src and "em_bf16_store" in src  # float64 -> bf16, rounding
     assert "float s" in src  # a bfloat16 scalar travels as float32
-    assert ".entry" in _ptx(_mixed, args)
+    assert ".entry" in to_ptx(_mixed, args)

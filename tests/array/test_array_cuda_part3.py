@@ -6,25 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpu_standin import nvrtc_available, to_ptx
 
 from ember.array import extras, gemm, random
 
 nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
 
 
-def _ptx(kernel, args):
-    return kernel.inspect(*args, stage="ptx", dialect="cuda")
-
-
-def _nvrtc_available() -> bool:
-    try:
-        _ptx(random.permute_kernel, (np.zeros(4, np.int64), 4, 2, 3, 1, 2, 0, 0))
-    except Exception:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available")
+pytestmark = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not available")
 
 
 @pytest.mark.parametrize("ct, arrays, a_kfast, b_nfast", [
@@ -39,7 +28,7 @@ def test_gemm_kernels_compile_without_spills(ct, arrays, a_kfast, b_nfast):
     k = gemm.gemm_kernel(ember.dtype(ct), True, a_kfast, b_nfast)
     x = np.zeros(8, arrays)
     args = (x, x, x, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
-    ptx = _ptx(k, args)
+    ptx = to_ptx(k, args)
     assert ".entry" in ptx
     if arrays == "float32":  # the inner loop's shared loads are 128-bit (__align__(16) tiles)
         assert "ld.shared.v4.f32" in ptx
@@ -57,12 +46,12 @@ def test_random_kernels_compile(dist, size, out):
     k, _ = random.fill_kernel(dist, size)
     p = np.dtype(out).type(0) if size else np.uint64(0)
     args = (np.zeros(4, out), 4, 1, 2, 3, 4, p, p)
-    assert ".entry" in _ptx(k, args)
+    assert ".entry" in to_ptx(k, args)
 
 
 def test_permutation_and_nextafter_compile():
     i64 = np.zeros(4, np.int64)
-    assert ".entry" in _ptx(random.permute_kernel, (i64, 4, 2, 3, 1, 2, 0, 0))
+    assert ".entry" in to_ptx(random.permute_kernel, (i64, 4, 2, 3, 1, 2, 0, 0))
     for dt, bits in (("float16", "uint16"), ("float32", "uint32"), ("float64", "uint64")):
         f, b = np.zeros(4, dt), np.zeros(4, bits)
-        assert ".entry" in _ptx(extras._nextafter_kernel(8 * f.itemsize), (b, f, b, f, f))
+        assert ".entry" in to_ptx(extras._nextafter_kernel(8 * f.itemsize), (b, f, b, f, f))

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from gpu_standin import H100, SHARED_LIMIT
+from gpu_standin import H100, SHARED_LIMIT, nvrtc_available, to_ptx
 
 import ember
 from ember import dtypes
@@ -17,18 +17,6 @@ from ember.array import gather, ops, search, sets, sort, sort_kernels, sort_matc
 from ember.array import scan_kernels as sk
 
 nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
-
-
-def _ptx(kernel, args):
-    return kernel.inspect(*args, stage="ptx", dialect="cuda")
-
-
-def _nvrtc_available() -> bool:
-    try:
-        _ptx(sk.rows_serial(ops.add, ember.int64), (1, 1, *_row_args(np.int64, np.int64)))
-    except Exception:
-        return False
-    return True
 
 
 def _row_args(dt_in, dt_out):
@@ -39,15 +27,12 @@ def _row_args(dt_in, dt_out):
 # slow: hundreds of NVRTC compiles (pytest -m slow; the GPU machine's batch runs them)
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available"),
+    pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not available"),
 ]
-
 
 
 def _shared_bytes(ptx: str) -> int:
     return sum(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \S+\[(\d+)\]", ptx))
-
-
 
 
 @pytest.mark.parametrize(
@@ -61,14 +46,14 @@ def test_scan_kernels_compile_for_cuda(op, ct):
         x = np.zeros(8, ct.numpy)
         st, at = sk.storage(ct).numpy, sk.atomic_storage(ct).numpy
         head = (1, 8, 1, *_row_args(ct.numpy, ct.numpy))
-        ptx = _ptx(sk.scan_lookback(op, ct, g), (*head, np.zeros(4, np.int32),
+        ptx = to_ptx(sk.scan_lookback(op, ct, g), (*head, np.zeros(4, np.int32),
                                                  np.zeros(4, at), np.zeros(4, at)))  # fmt: skip
         assert ".entry" in ptx and "membar.gl" in ptx
         assert _shared_bytes(ptx) <= SHARED_LIMIT
-        assert ".entry" in _ptx(sk.scan_carry(op, ct, g), (*head, np.zeros(4, st)))
+        assert ".entry" in to_ptx(sk.scan_carry(op, ct, g), (*head, np.zeros(4, st)))
         args = (1, 8, 1, x, 0, 8, 1, np.zeros(4, st))
-        assert ".entry" in _ptx(sk.tile_reduce(op, ct, g), args)
-    assert ".entry" in _ptx(sk.rows_serial(op, ct), (1, 1, *_row_args(ct.numpy, ct.numpy)))
+        assert ".entry" in to_ptx(sk.tile_reduce(op, ct, g), args)
+    assert ".entry" in to_ptx(sk.rows_serial(op, ct), (1, 1, *_row_args(ct.numpy, ct.numpy)))
 
 
 @pytest.mark.parametrize("what", [sk.value_at, sk.index_of])
@@ -77,9 +62,9 @@ def test_compaction_kernels_compile_for_cuda(what):
     flags, v = np.zeros(8, bool), np.zeros(8, np.float32)
     out = np.zeros(8, np.float32 if what is sk.value_at else np.int64)
     args = (8, 1, flags, 0, 1, v, 0, 1, np.zeros(1, np.int64), out)
-    assert ".entry" in _ptx(sk.select(g, what), args)
+    assert ".entry" in to_ptx(sk.select(g, what), args)
     counts = sk.tile_reduce(ops.add, dtypes.int32, g, sk.flag)
-    assert ".entry" in _ptx(counts, (1, 8, 1, flags, 0, 8, 1, np.zeros(1, np.int32)))
+    assert ".entry" in to_ptx(counts, (1, 8, 1, flags, 0, 8, 1, np.zeros(1, np.int32)))
 
 
 @pytest.mark.parametrize("ndim, wide", [(1, False), (3, False), (2, True)])
@@ -88,10 +73,10 @@ def test_gather_kernels_compile_for_cuda(ndim, wide):
     st = (0, *(1,) * ndim)
     dims = tuple(v for _ in range(ndim) for v in (2, 1, 1))
     args = (8, dims, lo, st, np.zeros(8, np.int16), st, 5, 3, True)
-    assert ".entry" in _ptx(gather.offsets_kernel(ndim, wide), args)
+    assert ".entry" in to_ptx(gather.offsets_kernel(ndim, wide), args)
     for backwards in (False, True):
         k = gather.gather_kernel(ndim, wide, backwards)
-        assert ".entry" in _ptx(k, (8, dims, x, st, x, st, lo, st))
+        assert ".entry" in to_ptx(k, (8, dims, x, st, x, st, lo, st))
 
 
 @pytest.mark.parametrize("ct, sorter", [(ember.float32, False), (ember.int64, True)])
@@ -99,11 +84,11 @@ def test_search_and_set_kernels_compile_for_cuda(ct, sorter):
     a = np.zeros(8, ct.numpy)
     s = np.zeros(8, np.int32)
     args = (8, 8, a, 0, 1, s, 0, 1, a, np.zeros(8, np.int64), True)
-    assert ".entry" in _ptx(search.search_kernel(ct, sorter), args)
+    assert ".entry" in to_ptx(search.search_kernel(ct, sorter), args)
     flags = np.zeros(8, np.uint8)
-    assert ".entry" in _ptx(sets.starts_kernel(ct.is_float), (8, a, flags))
+    assert ".entry" in to_ptx(sets.starts_kernel(ct.is_float), (8, a, flags))
     starts = np.zeros(8, np.int64)
-    assert ".entry" in _ptx(sets.counts_kernel(), (8, 8, starts, starts))
+    assert ".entry" in to_ptx(sets.counts_kernel(), (8, 8, starts, starts))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float16", "uint8", "float64"])
@@ -121,15 +106,15 @@ def test_radix_kernels_compile_and_fit_for_cuda(dtype):
         tail = (np.zeros(8, np.int64), np.zeros(8, np.uint32), 3, keys, np.zeros(8, po.numpy))
         for mode in ("onesweep", "classic"):
             k = sort_match.match_pass(U, fns, g, payload, pt, po, mode, sort_match.HARDWARE)
-            ptx = _ptx(k, (*head, *tail))
+            ptx = to_ptx(k, (*head, *tail))
             assert ".entry" in ptx and "vote.sync.ballot" in ptx
             assert _shared_bytes(ptx) <= SHARED_LIMIT, (mode, payload, g)
         up = sort_kernels.upsweep(U, fns, g)
-        assert ".entry" in _ptx(up, (8, 1, keys, 0, 1, 0, True, False, np.zeros(8, np.uint32)))
+        assert ".entry" in to_ptx(up, (8, 1, keys, 0, 1, 0, True, False, np.zeros(8, np.uint32)))
     hist = sort_match.histogram(U, fns, g, dt.itemsize)
-    assert ".entry" in _ptx(hist, (8, 1, keys, 0, 1, False, np.zeros(8, np.uint32)))
+    assert ".entry" in to_ptx(hist, (8, 1, keys, 0, 1, False, np.zeros(8, np.uint32)))
     for p in sort.NETWORKS:
         bitonic = sort_kernels.bitonic_rows(U, fns, p, 256)
         args = (1, 8, keys, 0, 8, 1, False, True, keys, 0, 8, True, np.zeros(8, np.int64), 0, 8)
-        ptx = _ptx(bitonic, args)
+        ptx = to_ptx(bitonic, args)
         assert ".entry" in ptx and _shared_bytes(ptx) <= SHARED_LIMIT

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from gpu_standin import H100
+from gpu_standin import H100, nvrtc_available, to_ptx
 
 import ember
 from ember.array import broadcast, kernels, ops
@@ -17,19 +17,7 @@ from ember.array.standard import standard_kernels
 nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
 
 
-def _ptx(kernel, args):
-    return kernel.inspect(*args, stage="ptx", dialect="cuda")
-
-
-def _nvrtc_available() -> bool:
-    try:
-        _ptx(kernels.linear(ember.int64), (1, np.zeros(1, np.int64), 0, 1, -1, 0))
-    except Exception:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available")
+pytestmark = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not available")
 
 
 PARTS = 4  # the slow rest of the set in interleaved quarters (xdist workers share them)
@@ -59,7 +47,7 @@ def test_the_standard_set_compiles_for_cuda(part):
         if any(isinstance(a, ember.ndarray) for a in args):
             args = tuple(np.zeros((16, 4), a.dtype.numpy).T if isinstance(a, ember.ndarray)
                          else a for a in args)  # fmt: skip
-        assert ".entry" in _ptx(kernel, args), kernel.__name__
+        assert ".entry" in to_ptx(kernel, args), kernel.__name__
 
 
 def _strided_args(ndim: int, kinds, dtype):
@@ -78,20 +66,22 @@ def test_strided_kernels_compile_for_cuda(ndim, wide):
     for kinds in [(True,), (True, False), (False, True), (True, True, True), (True, False, True)]:
         op = {1: ops.sqrt, 2: ops.maximum, 3: ops.clip}[len(kinds)]
         k = kernels.strided(op, ember.float32, kinds, ndim, wide)
-        assert ".entry" in _ptx(k, _strided_args(ndim, kinds, np.float32))
+        assert ".entry" in to_ptx(k, _strided_args(ndim, kinds, np.float32))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "int8", "float64", "bool", "uint64"])
 def test_transpose_where_and_shift_kernels_compile_for_cuda(dtype):
     dt = ember.dtype(dtype)
     a = np.zeros((8, 8), dtype)
-    assert ".entry" in _ptx(kernels.transpose2(dt), (a, a.T))
+    assert ".entry" in to_ptx(kernels.transpose2(dt), (a, a.T))
     flat = np.zeros(8, dtype)
     where = kernels.contiguous(ops.where, dt, (True, True, False), ember.bool_)
-    assert ".entry" in _ptx(
+    assert ".entry" in to_ptx(
         where, (8, flat, np.zeros(8, bool), flat, True if dtype == "bool" else 1)
     )
     if dt.is_integer:
         left, right = ops.shifts(dt.bits)
         for op in (left, right):
-            assert ".entry" in _ptx(kernels.contiguous(op, dt, (True, True)), (8, flat, flat, flat))
+            assert ".entry" in to_ptx(
+                kernels.contiguous(op, dt, (True, True)), (8, flat, flat, flat)
+            )

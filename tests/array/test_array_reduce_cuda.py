@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 import pytest
 from array_common import check
+from gpu_standin import nvrtc_available, to_ptx
 
 import ember
 from ember.array import mapreduce, ops, reducers
@@ -22,24 +23,10 @@ H100 = red.Device(block=256, threads=132 * 2048, max_grid=(1 << 31) - 1, shuffle
 EVERY_PASS = tuple(itertools.product(("rows", "cols"), (False, True), (False, True)))
 
 
-def _ptx(kernel, args):
-    return kernel.inspect(*args, stage="ptx", dialect="cuda")
-
-
-def _nvrtc_available() -> bool:
-    try:
-        R, out = r.sum_reducer("sum", ember.float32)
-        kernel, args = next(red.examples(R, ember.float32, out, dev=H100))
-        _ptx(kernel, args)
-    except Exception:
-        return False
-    return True
-
-
 # slow: hundreds of NVRTC compiles (pytest -m slow; the GPU machine's batch runs them)
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC is not available"),
+    pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not available"),
 ]
 
 
@@ -75,7 +62,7 @@ def families():
 def test_every_pass_of_a_float32_sum_compiles_for_cuda():
     R, out = r.sum_reducer("sum", ember.float32)
     for kernel, args in red.examples(R, ember.float32, out, dev=H100, passes=EVERY_PASS):
-        assert ".entry" in _ptx(kernel, args), kernel.__name__
+        assert ".entry" in to_ptx(kernel, args), kernel.__name__
 
 
 @pytest.mark.parametrize("family", list(range(15)))
@@ -83,7 +70,7 @@ def test_every_reducer_family_compiles_for_cuda(family):
     R, dt, out, mean = list(families())[family]
     for kernel, args in red.examples(R, dt, out, mean, dev=H100):
         assert "shfl" in kernel.__name__ or "cols" in kernel.__name__
-        assert ".entry" in _ptx(kernel, args), kernel.__name__
+        assert ".entry" in to_ptx(kernel, args), kernel.__name__
 
 
 def test_registers_leave_room_for_full_blocks():

@@ -212,6 +212,7 @@ class Fft:
         forward, ``c2r`` inverse)."""
         work = allocate(self.backend, plan.work, stream) if plan.work else None
         with self._lock:
+            self.backend.context.ensure_current()
             status = self._exec(plan, src, dst, inverse, stream, work)
         if status:
             check(status, "cufftExec")
@@ -230,11 +231,11 @@ class Fft:
         stream.submitted += 1
 
     def _exec(self, plan: Plan, src: int, dst: int, inverse: bool, stream, work) -> int:
-        """The library call, the lock held: the plan's stream and work area are set only
-        when they differ from the last call's (the pool usually hands back the same work
-        block), an uncached plan is destroyed after it.  Returns the status."""
+        """The library call, the lock held and the context current: the plan's stream and
+        work area are set only when they differ from the last call's (the pool usually
+        hands back the same work block), an uncached plan is destroyed after it.  Returns
+        the status."""
         be = self.backend
-        be.context.ensure_current()
         if plan.stream is not stream:
             check(self.api.stream(plan.handle, int(stream.handle)), "cufftSetStream")
             plan.stream = stream
