@@ -466,13 +466,8 @@ def _lookback(combine, CT, AT):
     return lookback
 
 
-def _warp_lookback(combine, CT, AT):
-    """The same look-back done by the first warp alone, without block barriers: lane ``l``
-    inspects ``LANE_TILES`` consecutive tiles (a window of ``WINDOW * LANE_TILES``), folds
-    them itself, and the warp combines the lanes up to the first that stopped (a tile with
-    an inclusive prefix, or the row's start) with shuffles.  A window costs about one
-    round trip to memory whatever its length, and the look-back's speed bounds the whole
-    scan's (tiles per window / time per window), hence the long windows."""
+def _lane_window(combine, CT, AT):
+    """:func:`_warp_lookback`'s per-lane step."""
 
     def lane_window(state, aggs, incls, newest, first, lane):
         """This lane's tiles, newest first: (stop, got, value): ``stop`` is 1 if one of them
@@ -511,6 +506,19 @@ def _warp_lookback(combine, CT, AT):
                     if f == PREFIX:
                         stop = 1
         return stop, got, acc
+
+    return lane_window
+
+
+def _warp_lookback(combine, CT, AT):
+    """The same look-back done by the first warp alone, without block barriers: lane ``l``
+    inspects ``LANE_TILES`` consecutive tiles (a window of ``WINDOW * LANE_TILES``), folds
+    them itself, and the warp combines the lanes up to the first that stopped (a tile with
+    an inclusive prefix, or the row's start) with shuffles.  A window costs about one
+    round trip to memory whatever its length, and the look-back's speed bounds the whole
+    scan's (tiles per window / time per window), hence the long windows."""
+
+    lane_window = _lane_window(combine, CT, AT)
 
     def lookback(state, aggs, incls, wflag, wval, ctl, cval, t, first, tid, total):
         if tid == 0:
