@@ -8,7 +8,16 @@ import pytest
 from array_common import DTYPES, check, sample
 
 import ember
-from ember.array import scan
+from ember.array import compact, sort, sort_match
+
+
+@pytest.fixture(params=["chosen", "ballots"])
+def compaction(backend, request, monkeypatch):
+    """The compaction kernels the backend chooses, and the ballot kernels on every device
+    (warp operations emulated in shared memory where it has none)."""
+    if request.param == "ballots" and sort.ranking(backend) is None:
+        monkeypatch.setattr(sort, "ranking", lambda be: sort_match.EMULATED)
+    return compact.launch_shape(backend)[2]  # the tile
 
 
 def _same(actual: tuple, expected: tuple) -> None:
@@ -28,8 +37,8 @@ def test_nonzero_of_every_dtype(backend, dtype):
     _same(ember.where(d), np.where(x))
 
 
-def test_nonzero_across_tiles_and_shapes(backend):
-    tile = scan.geometry(backend, ember.int32).tile
+def test_nonzero_across_tiles_and_shapes(compaction):
+    tile = compaction
     for shape in [(0,), (1,), (tile - 1,), (tile + 1,), (7 * tile + 3,), (3, 0), (2, 3, 5)]:
         x = sample("int8", shape, seed=sum(shape), low=-1, high=1)
         d = ember.asarray(x)
@@ -40,12 +49,24 @@ def test_nonzero_across_tiles_and_shapes(backend):
     _same(ember.nonzero(ember.asarray(all_set)), np.nonzero(all_set))
 
 
-def test_nonzero_of_views(backend):
+def test_nonzero_of_views(compaction):
     x = sample("float32", (6, 8), low=-1, high=1).round()
     d = ember.asarray(x)
     for index in [(slice(None, None, -1), slice(None, None, 2)), (slice(1, 5), 3)]:
         _same(ember.nonzero(d[index]), np.nonzero(x[index]))
     _same(ember.nonzero(d.T), np.nonzero(x.T))
+
+
+def test_mask_select_across_tiles(compaction):
+    tile = compaction
+    rng = np.random.default_rng(5)
+    for n, density in [(3 * tile + 17, 0.5), (2 * tile, 0.0), (2 * tile - 1, 1.0), (tile, 0.01)]:
+        x = rng.standard_normal(n).astype(np.float32)
+        keep = rng.random(n) < density
+        d, m = ember.asarray(x), ember.asarray(keep)
+        check(d[m], x[keep], exact=True)
+        check(d[::-2][m[::2]], x[::-2][keep[::2]], exact=True)  # strided values and flags
+        check(ember.flatnonzero(m[1:]), np.flatnonzero(keep[1:]).astype(np.int64))
 
 
 def test_nonzero_errors(backend):

@@ -7,12 +7,17 @@ tile's end position (its last element, the total, is read by the host to size th
 the one synchronization, as in every array library), and
 :func:`~ember.array.scan_kernels.select` scans each tile's flags again and writes the
 selected elements to their positions.  The flags are read twice and the values once.
+
+Where the device has 32-lane warp ballots (:func:`.sort.ranking`), both kernels are those of
+:mod:`.compact_kernels`: flags loaded straight into registers, counted and placed with
+ballots (no tile staged in shared memory, one block-wide scan per tile).
 """
 
 from __future__ import annotations
 
 from ember import dtypes
-from ember.array import launch, ops, scan
+from ember.array import compact_kernels as ck
+from ember.array import launch, ops, scan, sort
 from ember.array import scan_kernels as sk
 from ember.array.ndarray import ndarray
 from ember.array.scan import inclusive_scan
@@ -20,19 +25,22 @@ from ember.array.scan import inclusive_scan
 
 def positions(flags: ndarray) -> tuple[ndarray, int]:
     """``(ends, total)``: ``ends[t]`` = the flags set in tiles ``0..t`` of the 1-d view
-    ``flags`` (int64, one per tile of :func:`geometry`'s int32 tiles), and their total."""
+    ``flags`` (int64, one per tile of :func:`launch_shape`), and their total."""
     be = flags.backend
-    g = scan.geometry(be, dtypes.int32)
+    warp_ops, block, tile = launch_shape(be)
     n = flags.shape[0]
-    tiles = max(1, -(-n // g.tile))
+    tiles = max(1, -(-n // tile))
     f, fbase, (fstep,) = launch.flat(flags)
     counts = launch.new(be, (1, tiles), dtypes.int32)
-    if n:
-        k = sk.tile_reduce(ops.add, dtypes.int32, g, sk.flag)
-        args = (1, n, tiles, f, fbase, 0, fstep, launch.flat1(counts))
-        launch.run(k, min(tiles, launch.max_grid(be)), g.block, args)
-    else:
+    grid = min(tiles, launch.max_grid(be))
+    if not n:
         counts.fill(0)
+    elif warp_ops is not None:
+        args = (n, tiles, f, fbase, fstep, launch.flat1(counts))
+        launch.run(ck.flag_counts(block, warp_ops), grid, block, args)
+    else:
+        k = sk.tile_reduce(ops.add, dtypes.int32, scan.geometry(be, dtypes.int32), sk.flag)
+        launch.run(k, grid, block, (1, n, tiles, f, fbase, 0, fstep, launch.flat1(counts)))
     ends = launch.new(be, (1, tiles), dtypes.int64)
     inclusive_scan(counts, ends, ops.add, dtypes.int64)
     return ends, int(launch.read(ends, (0, tiles - 1)))
@@ -48,11 +56,25 @@ def compact(flags: ndarray, values: ndarray | None = None, dtype=None) -> ndarra
     out = launch.new(be, (total,), dtypes.dtype(dtype) if dtype is not None else dt)
     if total == 0:
         return out
-    g = scan.geometry(be, dtypes.int32)
+    warp_ops, block, _ = launch_shape(be)
     n = flags.shape[0]
     tiles = ends.shape[1]
     f, fbase, (fstep,) = launch.flat(flags)
     v, vbase, (vstep,) = launch.flat(values) if values is not None else (f, 0, (0,))
     args = (n, tiles, f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
-    launch.run(sk.select(g, what), min(tiles, launch.max_grid(be)), g.block, args)
+    if warp_ops is not None:
+        k = ck.select_ballot(block, what, warp_ops)
+    else:
+        k = sk.select(scan.geometry(be, dtypes.int32), what)
+    launch.run(k, min(tiles, launch.max_grid(be)), block, args)
     return out
+
+
+def launch_shape(be):
+    """``(warp ops or None, block, tile)`` of the compaction kernels on ``be``."""
+    warp_ops = sort.ranking(be)
+    if warp_ops is not None:
+        block = 64 if launch.is_cpu(be) else 256  # CPU devices: the emulation, in tests
+        return warp_ops, block, block * ck.ITEMS
+    g = scan.geometry(be, dtypes.int32)
+    return None, g.block, g.tile

@@ -33,6 +33,9 @@ NETWORKS = (64, 512, SEGMENT)  # bitonic network sizes (few: each is a compiled 
 
 
 STATIC_SHARED = 48 * 1024  # the most static shared memory a block may declare (CUDA)
+# keys per thread of the warp-match passes, at most: each keeps its key and rank in
+# registers from the load to the placement, and more would cost occupancy
+MATCH_ITEMS = 12
 
 
 def ranking(be):
@@ -56,24 +59,27 @@ def _shared_budget(be) -> int:
 @functools.cache
 def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeometry:
     """Radix tile shape from the device's shared memory: the most keys per thread (up to
-    16) whose buffers fit.  Warp ranking: 256 threads (64 on CPU devices, which emulate the
-    warps in tests); per-thread counters: 64 threads on CPUs (the 256 x 64 counter table
-    fits in their large local memory), as many as fit elsewhere."""
+    16; :data:`MATCH_ITEMS` for warp ranking) whose buffers fit.  Warp ranking: 256
+    threads (64 on CPU devices, which emulate the warps in tests); per-thread counters: 64
+    threads on CPUs (the 256 x 64 counter table fits in their large local memory), as many
+    as fit elsewhere."""
     budget = _shared_budget(be)
     pay = PT.itemsize if PT is not None else 0  # None: keys only
+    items = 16
     if warp_match:
         block = 64 if launch.is_cpu(be) else min(256, be.device.max_threads_per_block)
-        # warp histograms, digit starts/counts (int32) and offsets (int64), the scan's
-        # buffer; 512 bytes for the 16-byte alignment of each array and the block scan's own
-        fixed = (block // 32) * kern.RADIX * 4 + kern.RADIX * 16 + block * 12 + 512
-        per_key = (U.itemsize + 2) * 33 // 32 + U.itemsize + pay
+        # warp histograms and match words, digit starts/counts (int32) and offsets (int64),
+        # the scan's buffer; 512 bytes for the 16-byte alignment of each array and the
+        # block scan's own; keys and ranks are in registers until they are placed
+        fixed = (block // 32) * kern.RADIX * 8 + kern.RADIX * 16 + block * 12 + 512
+        per_key = U.itemsize + pay
+        items = MATCH_ITEMS
     else:
         block = 64 if launch.is_cpu(be) else 32
         while block > 1 and kern.RADIX * block * 4 * 33 // 32 > budget // 2:
             block //= 2
         fixed = kern.RADIX * block * 4 * 33 // 32 + kern.RADIX * 12 + block * 8
         per_key = 2 * (U.itemsize + pay) + 1
-    items = 16
     while items > 1 and fixed + block * items * per_key > budget:
         items -= 1
     return kern.SortGeometry(block, items)

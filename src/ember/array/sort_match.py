@@ -2,13 +2,15 @@
 Merrill 2022), written in Ember's kernel language.  Portable passes: :mod:`.sort_kernels`.
 
 **Warp-match ranking.**  Each warp owns a contiguous run of its tile; item ``j`` of lane
-``l`` is the run's key ``j * 32 + l`` (coalesced loads).  For each item the lanes holding the
-same digit find each other with one ballot per digit bit (``peers``); a lane's rank among
-its warp's keys with that digit is the warp's running count (a shared counter the lowest
-peer bumps by ``popc(peers)`` with an atomic, broadcast by a shuffle) plus the peers below
-it.  After the items, the warps' counts are scanned per digit (warp order: stable) and over
-the digits (the tile's digit starts), keys move to their tile position in shared memory,
-and runs of equal digits are written out contiguously.
+``l`` is the run's key ``j * 32 + l`` (coalesced loads, kept in registers with their ranks
+until they are placed).  For each item the lanes holding the same digit find each other
+through a per-warp word per digit (each sets its bit with a shared ``atomic_or`` and reads
+the word back after a warp barrier); a lane's rank among its warp's keys with that digit
+is the warp's running count of the digit (which the lowest peer reads and bumps by their
+number, broadcast by a shuffle) plus the peers below it.  After the items, the warps'
+counts are scanned per digit (warp order: stable) and over the digits (the tile's digit
+starts), keys move to their tile position in shared memory, and runs of equal digits are
+written out contiguously.
 
 **Global places.**  ``mode="classic"``: from the scan of the upsweep's digit-major counts,
 as the portable passes.  ``mode="onesweep"``: one histogram kernel counts the digits of
@@ -19,8 +21,8 @@ two bits of the count's 32-bit word: 1 = this tile's count, 2 = the inclusive co
 every tile up to it) - a decoupled look-back per digit.  Only on backends with
 ``forward_progress``; counts below 2**30.
 
-``WarpOps`` gives the ballot, shuffle and popcount: the hardware's (``ember.ballot``...) or
-a shared-memory emulation, with which the same kernel runs (slowly) on devices without
+``WarpOps`` gives the ballot, shuffle, popcount and warp barrier: the hardware's
+(``ember.ballot``...) or a shared-memory emulation, with which the same kernel runs (slowly) on devices without
 sub-groups, for tests.
 """
 
@@ -33,7 +35,6 @@ import ember
 from ember import dtypes
 from ember.array import ops
 from ember.array import scan_kernels as sk
-from ember.array.scan_kernels import pad
 from ember.array.sort_kernels import MASK, RADIX, RADIX_BITS, SortGeometry, _named, digit
 from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
@@ -84,38 +85,56 @@ def _emu_popc(x):
     return ember.int32(y >> 24)
 
 
+def _hw_sync():
+    ember.syncwarp()
+
+
+def _emu_sync():
+    ember.barrier()
+
+
 @dataclass(frozen=True)
 class WarpOps:
-    """Ballot, shuffle and popcount of one kind (see the module docstring)."""
+    """Ballot, shuffle, popcount and warp barrier of one kind (see the module docstring)."""
 
     ballot: object
     shfl: object
     popc: object
+    sync: object
     name: str
 
 
-HARDWARE = WarpOps(_hw_ballot, _hw_shfl, _hw_popc, "hw")
-EMULATED = WarpOps(_emu_ballot, _emu_shfl, _emu_popc, "emu")
+HARDWARE = WarpOps(_hw_ballot, _hw_shfl, _hw_popc, _hw_sync, "hw")
+EMULATED = WarpOps(_emu_ballot, _emu_shfl, _emu_popc, _emu_sync, "emu")
 
 
 def _rank_in_warp(ops_: WarpOps):
-    """``rank(d, lane, w, whist, wbuf)``: this lane's position among its warp's keys with
-    digit ``d`` so far (stable), counting the key in the warp's histogram."""
-    BALLOT, SHFL, POPC = ops_.ballot, ops_.shfl, ops_.popc
+    """``rank(d, lane, w, whist, wmask, wbuf)``: this lane's position among its warp's keys
+    with digit ``d`` so far (stable), counting the key in the warp's histogram ``whist``.
 
-    def rank(d, lane, w, whist, wbuf):
-        peers = ~ember.uint32(0)
-        for b in range(RADIX_BITS):
-            m = BALLOT((d >> b) & 1 != 0, lane, w, wbuf)
-            peers &= m if (d >> b) & 1 != 0 else ~m
-        below = ember.uint32(1) << lane
-        below -= ember.uint32(1)
-        lowest = peers & (~peers + ember.uint32(1))
-        leader = POPC(lowest - ember.uint32(1))
+    The lanes holding digit ``d`` find each other through the warp's word ``wmask[w *
+    RADIX + d]``: each sets its bit with a shared ``atomic_or`` and, after a warp barrier,
+    reads the word back (two shared-memory operations; one ballot per digit bit took eight
+    and was what bounded the pass).  The lowest of those peers adds their number to the
+    warp's count of the digit (no other lane touches that count in this round) and clears
+    the word; a shuffle gives every peer the count before them."""
+    SHFL, POPC, SYNC = ops_.shfl, ops_.popc, ops_.sync
+
+    def rank(d, lane, w, whist, wmask, wbuf):
+        slot = w * RADIX + d
+        ember.atomic_or(wmask, slot, ember.uint32(1) << lane)
+        SYNC()
+        peers = wmask[slot]
+        below = (ember.uint32(1) << lane) - ember.uint32(1)
+        leader = POPC((peers & (~peers + ember.uint32(1))) - ember.uint32(1))
         base = ember.int32(0)
         if leader == lane:
-            base = ember.atomic_add(whist, w * RADIX + d, POPC(peers))
+            base = whist[slot]
+            whist[slot] = base + POPC(peers)
         base = SHFL(base, leader, lane, w, wbuf)
+        if leader == lane:
+            wmask[slot] = ember.uint32(0)
+        SYNC()  # the count and the cleared word, seen by the next round's lanes
         return base + POPC(peers & below)
 
     return rank
@@ -161,7 +180,6 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
     BLOCK, ITEMS, TILE = g.block, g.items, g.tile
     NWARPS, RUN = BLOCK // WARP, WARP * g.items
     DPT = max(1, RADIX // BLOCK)  # digits per thread in the scans over digits
-    SLOTS = TILE + (TILE >> 5)
     HAS_P, IOTA, ONESWEEP = payload != "none", payload == "iota", mode == "onesweep"
     scan_fns = sk._tile_functions(ops.add, dtypes.int32, dtypes.int32, BLOCK, 1, 0)
     block_scan = scan_fns.block_scan
@@ -170,11 +188,12 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
 
     def radix_pass(n, tiles, kin, kbase, kstep, pin, pbase, pstep, shift, tin, tout, desc,
                    places, state, slot, kout, pout):  # fmt: skip
-        keys = ember.shared((SLOTS,), U)
-        ranks = ember.shared((SLOTS,), ember.uint16)
+        keys = ember.local((ITEMS,), U)
+        ranks = ember.local((ITEMS,), ember.int32)
         sorted_keys = ember.shared((TILE,), U)
         sorted_pay = ember.shared((TILE if HAS_P else 1,), PT)
         whist = ember.shared((NWARPS * RADIX,), ember.int32)
+        wmask = ember.shared((NWARPS * RADIX,), ember.uint32)
         dstart = ember.shared((RADIX,), ember.int32)
         dcount = ember.shared((RADIX,), ember.int32)
         gofs = ember.shared((RADIX,), ember.int64)
@@ -186,6 +205,7 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         w = tid // WARP
         for i in range(tid, NWARPS * RADIX, BLOCK):
             whist[i] = 0
+            wmask[i] = ember.uint32(0)
         if tid == 0:
             ctl[0] = ember.atomic_add(state, slot, 1) if ONESWEEP else ember.block_idx.x
         ember.barrier()
@@ -194,9 +214,7 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         count = min(n - e0, TILE)
         load(keys, kin, kbase + e0 * kstep, kstep, count, w * RUN + lane, tin, desc)
         for j in range(ITEMS):  # 1. rank within the warp, in tile order
-            pos = w * RUN + j * WARP + lane
-            k = keys[pad(pos)]
-            ranks[pad(pos)] = ember.uint16(rank(digit(k, shift), lane, w, whist, wbuf))
+            ranks[j] = rank(digit(keys[j], shift), lane, w, whist, wmask, wbuf)
         ember.barrier()
         tot = ember.int32(0)  # 2. warps' counts scanned per digit, then over the digits
         for i in range(DPT):
@@ -230,9 +248,9 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         ember.barrier()
         for j in range(ITEMS):  # 3. to the tile position, in shared memory
             pos = w * RUN + j * WARP + lane
-            k = keys[pad(pos)]
+            k = keys[j]
             d = digit(k, shift)
-            r = dstart[d] + whist[w * RADIX + d] + ember.int32(ranks[pad(pos)])
+            r = dstart[d] + whist[w * RADIX + d] + ranks[j]
             sorted_keys[r] = k
             if HAS_P:
                 if IOTA:
@@ -256,9 +274,8 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
 
 def _key_loader(U, to_key, ITEMS):
     """``load(keys, kin, base, step, count, first, tin, desc)``: this thread's keys
-    (positions ``first + j * 32``) into shared memory as sort keys, past the end the
-    largest key (ranked after every real one); four loads in flight at a time."""
-    BATCHED = ITEMS - ITEMS % 4
+    (positions ``first + j * 32``) into ``keys[j]`` (registers) as sort keys, past the end
+    the largest key (ranked after every real one); all loads in flight at once."""
 
     def key(raw, p, count, tin, desc):
         if p >= count:
@@ -266,19 +283,11 @@ def _key_loader(U, to_key, ITEMS):
         return to_key(raw, desc) if tin else raw
 
     def load(keys, kin, base, step, count, first, tin, desc):
-        for j in range(0, BATCHED, 4):
+        for j in range(ITEMS):
             p = first + j * WARP
-            a = kin[base + p * step] if p < count else U(0)
-            b = kin[base + (p + WARP) * step] if p + WARP < count else U(0)
-            c = kin[base + (p + 2 * WARP) * step] if p + 2 * WARP < count else U(0)
-            d = kin[base + (p + 3 * WARP) * step] if p + 3 * WARP < count else U(0)
-            keys[pad(p)] = key(a, p, count, tin, desc)
-            keys[pad(p + WARP)] = key(b, p + WARP, count, tin, desc)
-            keys[pad(p + 2 * WARP)] = key(c, p + 2 * WARP, count, tin, desc)
-            keys[pad(p + 3 * WARP)] = key(d, p + 3 * WARP, count, tin, desc)
-        for j in range(BATCHED, ITEMS):
-            p = first + j * WARP
-            keys[pad(p)] = key(kin[base + p * step] if p < count else U(0), p, count, tin, desc)
+            keys[j] = kin[base + p * step] if p < count else U(0)
+        for j in range(ITEMS):
+            keys[j] = key(keys[j], first + j * WARP, count, tin, desc)
 
     return load
 
@@ -286,7 +295,10 @@ def _key_loader(U, to_key, ITEMS):
 def _digit_lookback():
     """Thread ``d``'s look-back for its digit: publish ``count`` for tile ``t``, add the
     counts of earlier tiles until one that published its inclusive count; publish ours.
-    ``state`` is this pass's: word ``t * RADIX + d`` (then the tile counter)."""
+    ``state`` is this pass's: word ``t * RADIX + d`` (then the tile counter).  Flag and
+    count share one word, so a plain volatile read (:func:`ember.atomic_load`) sees both
+    or neither: polling with read-modify-write atomics queued every poller of a word at
+    the L2 (as the scan's look-back found)."""
 
     def lookback(state, t, d, count):
         word = t * RADIX + d
@@ -297,9 +309,9 @@ def _digit_lookback():
         total = ember.int64(0)
         j = t - 1
         while j >= 0:
-            v = ember.atomic_or(state, j * RADIX + d, ember.uint32(0))
+            v = ember.atomic_load(state, j * RADIX + d)
             while (v >> 30) == 0:  # that tile's block has started: it will publish
-                v = ember.atomic_or(state, j * RADIX + d, ember.uint32(0))
+                v = ember.atomic_load(state, j * RADIX + d)
             total += ember.int64(v & COUNT)
             j = -1 if (v >> 30) == INCL else j - 1
         mine = ember.uint32(total + count)

@@ -65,20 +65,32 @@ def scans(be, dts) -> Iterator:
 
 def compactions(be, dts) -> Iterator:
     """``x[mask]`` (a bool mask of ``x``'s shape) and ``nonzero``/``where`` of ``dts``."""
+    from ember.array import compact
+    from ember.array import compact_kernels as ck
     from ember.array.scan import geometry
 
     g = geometry(be, dtypes.int32)
+    warp_ops, block, _ = compact.launch_shape(be)
+
+    def select(what):
+        if warp_ops is not None:
+            return ck.select_ballot(block, what, warp_ops)
+        return sk.select(g, what)
+
     i32, i64 = dtypes.int32, dtypes.int64
     yield from _scan(be, ops.add, i64, i32, i64)  # the tile counts' scan
     for name in dict.fromkeys(("bool", *dts)):
         dt = dtypes.dtype(name)
-        yield sk.tile_reduce(ops.add, i32, g, sk.flag), (1, 4, 1, _a(dt), 0, 0, 1, _a(i32))
+        if warp_ops is not None:
+            yield ck.flag_counts(block, warp_ops), (4, 1, _a(dt), 0, 1, _a(i32))
+        else:
+            yield sk.tile_reduce(ops.add, i32, g, sk.flag), (1, 4, 1, _a(dt), 0, 0, 1, _a(i32))
         flags = (4, 1, _a(dt), 0, 1)
-        yield sk.select(g, sk.index_of), (*flags, _a(dt), 0, 0, _a(i64), _a(i64))
+        yield select(sk.index_of), (*flags, _a(dt), 0, 0, _a(i64), _a(i64))
     for name in dts:
         dt = dtypes.dtype(name)
         args = (4, 1, _a(dtypes.bool_), 0, 1, _a(dt), 0, 1, _a(i64), _a(dt))
-        yield sk.select(g, sk.value_at), args
+        yield select(sk.value_at), args
 
 
 def _payloads(passes: int) -> list[tuple[str, DType, DType, DType]]:
