@@ -13,7 +13,7 @@ from gpu_standin import H100, SHARED_LIMIT, nvrtc_available, to_ptx
 
 import ember
 from ember import dtypes
-from ember.array import gather, ops, search, sets, sort, sort_kernels, sort_match
+from ember.array import compact_kernels, gather, ops, search, sets, sort, sort_kernels, sort_match
 from ember.array import scan_kernels as sk
 
 nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
@@ -54,6 +54,19 @@ def test_scan_kernels_compile_for_cuda(op, ct):
         args = (1, 8, 1, x, 0, 8, 1, np.zeros(4, st))
         assert ".entry" in to_ptx(sk.tile_reduce(op, ct, g), args)
     assert ".entry" in to_ptx(sk.rows_serial(op, ct), (1, 1, *_row_args(ct.numpy, ct.numpy)))
+
+
+@pytest.mark.parametrize("what", [sk.value_at, sk.index_of])
+def test_ballot_compaction_kernels_compile_for_cuda(what):
+    flags, values = np.zeros(8, np.bool_), np.zeros(8, np.float64)
+    out = np.zeros(8, np.int64 if what is sk.index_of else np.float64)
+    k = compact_kernels.flag_counts(256, sort_match.HARDWARE)
+    ptx = to_ptx(k, (8, 1, 1, flags, 0, 1, np.zeros(8, np.int32)))
+    assert ".entry" in ptx and "vote.sync.ballot" in ptx and "popc" in ptx
+    k = compact_kernels.select_ballot(256, what, sort_match.HARDWARE)
+    ptx = to_ptx(k, (8, 1, 1, flags, 0, 1, values, 0, 1, np.zeros(8, np.int64), out))
+    assert ".entry" in ptx and "vote.sync.ballot" in ptx
+    assert ".local" not in ptx  # the items' flags, masks and values stay in registers
 
 
 @pytest.mark.parametrize("what", [sk.value_at, sk.index_of])
@@ -107,7 +120,7 @@ def test_radix_kernels_compile_and_fit_for_cuda(dtype):
         for mode in ("onesweep", "classic"):
             k = sort_match.match_pass(U, fns, g, payload, pt, po, mode, sort_match.HARDWARE)
             ptx = to_ptx(k, (*head, *tail))
-            assert ".entry" in ptx and "vote.sync.ballot" in ptx
+            assert ".entry" in ptx and "atom.shared.or" in ptx and "bar.warp.sync" in ptx
             assert _shared_bytes(ptx) <= SHARED_LIMIT, (mode, payload, g)
         up = sort_kernels.upsweep(U, fns, g)
         assert ".entry" in to_ptx(up, (8, 1, keys, 0, 1, 0, True, False, np.zeros(8, np.uint32)))

@@ -8,16 +8,22 @@ import pytest
 from array_common import DTYPES, check, sample
 
 import ember
-from ember.array import compact, sort, sort_match
+from ember.array import compact, compact_kernels, scan, sort, sort_match
 
 
-@pytest.fixture(params=["chosen", "ballots"])
+@pytest.fixture(params=["chosen", "ballots", "one-part"])
 def compaction(backend, request, monkeypatch):
     """The compaction kernels the backend chooses, and the ballot kernels on every device
-    (warp operations emulated in shared memory where it has none)."""
-    if request.param == "ballots" and sort.ranking(backend) is None:
+    (warp operations emulated in shared memory where it has none), also with every tile in
+    one part (one block walking them all).  Returns the tile size."""
+    if request.param != "chosen" and sort.ranking(backend) is None:
         monkeypatch.setattr(sort, "ranking", lambda be: sort_match.EMULATED)
-    return compact.launch_shape(backend)[2]  # the tile
+    if request.param == "one-part":
+        monkeypatch.setattr(compact, "PARTS_PER_SM", 0)
+    warp_ops, block, *_ = compact.layout(backend, 1)
+    if warp_ops is None:
+        return scan.geometry(backend, ember.int32).tile
+    return block * compact_kernels.ITEMS
 
 
 def _same(actual: tuple, expected: tuple) -> None:

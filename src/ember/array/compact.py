@@ -22,59 +22,63 @@ from ember.array import scan_kernels as sk
 from ember.array.ndarray import ndarray
 from ember.array.scan import inclusive_scan
 
+PARTS_PER_SM = 8  # ballot kernels: blocks (parts of the array) per multiprocessor
 
-def positions(flags: ndarray) -> tuple[ndarray, int]:
-    """``(ends, total)``: ``ends[t]`` = the flags set in tiles ``0..t`` of the 1-d view
-    ``flags`` (int64, one per tile of :func:`launch_shape`), and their total."""
+
+def positions(flags: ndarray) -> tuple[ndarray, int, tuple]:
+    """``(ends, total, layout)``: ``ends[b]`` = the flags set in parts ``0..b`` of the 1-d
+    view ``flags`` (int64, one per part of :func:`layout`), and their total."""
     be = flags.backend
-    warp_ops, block, tile = launch_shape(be)
     n = flags.shape[0]
-    tiles = max(1, -(-n // tile))
+    shape = warp_ops, block, tiles, per, parts = layout(be, n)
     f, fbase, (fstep,) = launch.flat(flags)
-    counts = launch.new(be, (1, tiles), dtypes.int32)
-    grid = min(tiles, launch.max_grid(be))
+    counts = launch.new(be, (1, parts), dtypes.int32)
     if not n:
         counts.fill(0)
     elif warp_ops is not None:
-        args = (n, tiles, f, fbase, fstep, launch.flat1(counts))
-        launch.run(ck.flag_counts(block, warp_ops), grid, block, args)
+        args = (n, tiles, per, f, fbase, fstep, launch.flat1(counts))
+        launch.run(ck.flag_counts(block, warp_ops), parts, block, args)
     else:
         k = sk.tile_reduce(ops.add, dtypes.int32, scan.geometry(be, dtypes.int32), sk.flag)
-        launch.run(k, grid, block, (1, n, tiles, f, fbase, 0, fstep, launch.flat1(counts)))
-    ends = launch.new(be, (1, tiles), dtypes.int64)
+        args = (1, n, tiles, f, fbase, 0, fstep, launch.flat1(counts))
+        launch.run(k, min(tiles, launch.max_grid(be)), block, args)
+    ends = launch.new(be, (1, parts), dtypes.int64)
     inclusive_scan(counts, ends, ops.add, dtypes.int64)
-    return ends, int(launch.read(ends, (0, tiles - 1)))
+    return ends, int(launch.read(ends, (0, parts - 1))), shape
 
 
 def compact(flags: ndarray, values: ndarray | None = None, dtype=None) -> ndarray:
     """The elements of the 1-d view ``values`` (or, if None, the int64 indices) where the
     1-d view ``flags`` (any dtype) is nonzero, as a new 1-d array (cast to ``dtype``)."""
     be = flags.backend
-    ends, total = positions(flags)
+    ends, total, (warp_ops, block, tiles, per, parts) = positions(flags)
     what = sk.index_of if values is None else sk.value_at
     dt = dtypes.int64 if values is None else values.dtype
     out = launch.new(be, (total,), dtypes.dtype(dtype) if dtype is not None else dt)
     if total == 0:
         return out
-    warp_ops, block, _ = launch_shape(be)
     n = flags.shape[0]
-    tiles = ends.shape[1]
     f, fbase, (fstep,) = launch.flat(flags)
     v, vbase, (vstep,) = launch.flat(values) if values is not None else (f, 0, (0,))
-    args = (n, tiles, f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
+    tail = (f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
     if warp_ops is not None:
-        k = ck.select_ballot(block, what, warp_ops)
+        launch.run(ck.select_ballot(block, what, warp_ops), parts, block, (n, tiles, per, *tail))
     else:
         k = sk.select(scan.geometry(be, dtypes.int32), what)
-    launch.run(k, min(tiles, launch.max_grid(be)), block, args)
+        launch.run(k, min(tiles, launch.max_grid(be)), block, (n, tiles, *tail))
     return out
 
 
-def launch_shape(be):
-    """``(warp ops or None, block, tile)`` of the compaction kernels on ``be``."""
+def layout(be, n: int) -> tuple:
+    """``(warp ops or None, block, tiles, per, parts)``: how the compaction kernels cut ``n``
+    flags on ``be`` - ``tiles`` of ``block`` threads, ``per`` tiles a part (one count and
+    one block each; the portable kernels' parts are their tiles)."""
     warp_ops = sort.ranking(be)
-    if warp_ops is not None:
-        block = 64 if launch.is_cpu(be) else 256  # CPU devices: the emulation, in tests
-        return warp_ops, block, block * ck.ITEMS
-    g = scan.geometry(be, dtypes.int32)
-    return None, g.block, g.tile
+    if warp_ops is None:
+        g = scan.geometry(be, dtypes.int32)
+        tiles = max(1, -(-n // g.tile))
+        return None, g.block, tiles, 1, tiles
+    block = 64 if launch.is_cpu(be) else 256  # CPU devices: the emulation, in tests
+    tiles = max(1, -(-n // (block * ck.ITEMS)))
+    per = -(-tiles // max(1, be.device.multiprocessors * PARTS_PER_SM))
+    return warp_ops, block, tiles, per, -(-tiles // per)

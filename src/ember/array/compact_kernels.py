@@ -3,17 +3,20 @@
 :func:`.scan_kernels.select`).
 
 A tile is ``BLOCK x ITEMS`` flags; item ``j`` of thread ``tid`` is flag ``j * BLOCK + tid``
-(coalesced loads, issued all at once: nothing is staged in shared memory).  For each item a
-warp's ballot is the bit set of its flags: its ``popc`` counts them, and ``popc`` of the
-bits below a lane is the lane's place among them.
+(coalesced loads, issued all at once: nothing is staged in shared memory). Each block takes
+a *part*: ``per`` consecutive tiles (a few blocks per multiprocessor in all; a block per
+tile made 16384 short blocks of a 2**26-element array, and a scan of as many counts). For
+each item a warp's ballot is the bit set of its flags: its ``popc`` counts them, and
+``popc`` of the bits below a lane is the lane's place among them.
 
 :func:`flag_counts`
-    each tile's count of nonzero flags (the warps' ``popc``, summed by thread 0).
+    each part's count of nonzero flags (the warps' ``popc``, summed by thread 0).
 :func:`select_ballot`
     each warp writes the count of every item to shared memory (``(item, warp)`` order,
     which is element order), the block scans those ``ITEMS x NWARPS`` counts once, and
-    every selected element goes to ``carry[t - 1] +`` its (item, warp)'s start ``+`` its
-    lane's place: consecutive selected elements to consecutive places.
+    every selected element goes to the part's start (``carry[b - 1]``) plus the tiles' before
+    it in the part, its (item, warp)'s start and its lane's place: consecutive selected
+    elements to consecutive places.
 
 Both take ``WarpOps`` (:mod:`.sort_match`): the hardware's ballot and popcount, or their
 shared-memory emulation, with which the tests run these kernels on CPU devices.
@@ -69,36 +72,37 @@ def _loaders(BLOCK: int, what):
 
 @functools.cache
 def flag_counts(block: int, warp_ops: WarpOps) -> Kernel:
-    """``counts[t]`` = the nonzero flags of tile ``t`` (``block * ITEMS`` flags)."""
+    """``counts[b]`` = the nonzero flags of part ``b``: tiles ``b * per`` up to ``(b + 1) *
+    per`` (``block * ITEMS`` flags each); one block per part."""
     BALLOT, POPC = warp_ops.ballot, warp_ops.popc
     BLOCK, NWARPS, TILE = block, block // WARP, block * ITEMS
     LOAD = _loaders(block, sk.index_of)[0]
 
-    def flag_counts(n, tiles, f, fbase, fstep, counts):
+    def flag_counts(n, tiles, per, f, fbase, fstep, counts):
         wcount = ember.shared((NWARPS,), ember.int32)
         wbuf = ember.shared((BLOCK,), ember.int32)
+        sel = ember.local((ITEMS,), ember.bool_)
         tid = ember.thread_idx.x
         lane = tid % WARP
         w = tid // WARP
-        sel = ember.local((ITEMS,), ember.bool_)
-        t = ember.block_idx.x
-        while t < tiles:
-            e0 = ember.int64(t) * TILE
-            count = min(n - e0, TILE)
-            LOAD(sel, f, fbase + e0 * fstep, fstep, count, tid)
-            c = ember.int32(0)
+        b = ember.block_idx.x
+        t = ember.int64(b) * per
+        end = min(t + per, tiles)
+        c = ember.int32(0)
+        while t < end:
+            e0 = t * TILE
+            LOAD(sel, f, fbase + e0 * fstep, fstep, min(n - e0, TILE), tid)
             for j in range(ITEMS):
                 c += POPC(BALLOT(sel[j], lane, w, wbuf))
-            if lane == 0:
-                wcount[w] = c
-            ember.barrier()
-            if tid == 0:
-                total = ember.int32(0)
-                for k in range(NWARPS):
-                    total += wcount[k]
-                counts[t] = total
-            ember.barrier()
-            t += ember.grid_dim.x
+            t += 1
+        if lane == 0:
+            wcount[w] = c
+        ember.barrier()
+        if tid == 0:
+            total = ember.int32(0)
+            for k in range(NWARPS):
+                total += wcount[k]
+            counts[b] = total
 
     return _named(flag_counts, f"flag_counts_{warp_ops.name}_{BLOCK}x{ITEMS}")
 
@@ -106,14 +110,15 @@ def flag_counts(block: int, warp_ops: WarpOps) -> Kernel:
 @functools.cache
 def select_ballot(block: int, what, warp_ops: WarpOps) -> Kernel:
     """``out[k] = what(v, vbase, vstep, i)`` for the ``k``-th ``i`` whose flag is nonzero;
-    ``carry[t]`` = the flags set in tiles ``0..t`` (a scan of :func:`flag_counts`)."""
+    ``carry[b]`` = the flags set in parts ``0..b`` (a scan of :func:`flag_counts`); each
+    block walks its part's tiles in order from the part's start."""
     BALLOT, POPC = warp_ops.ballot, warp_ops.popc
     BLOCK, NWARPS, TILE, SLOTS = block, block // WARP, block * ITEMS, ITEMS * (block // WARP)
     LOAD_FLAGS, LOAD_VALUES = _loaders(block, what)
     block_scan = sk._tile_functions(ops.add, dtypes.int32, dtypes.int32, BLOCK, 1, WARP,
                                     EMU=warp_ops.name != "hw").block_scan  # fmt: skip
 
-    def select_ballot(n, tiles, f, fbase, fstep, v, vbase, vstep, carry, out):
+    def select_ballot(n, tiles, per, f, fbase, fstep, v, vbase, vstep, carry, out):
         starts = ember.shared((SLOTS,), ember.int32)
         buf = ember.shared((NWARPS + BLOCK,), ember.int32)
         wbuf = ember.shared((BLOCK,), ember.int32)
@@ -124,9 +129,12 @@ def select_ballot(block: int, what, warp_ops: WarpOps) -> Kernel:
         lane = tid % WARP
         w = tid // WARP
         below = (ember.uint32(1) << lane) - ember.uint32(1)
-        t = ember.block_idx.x
-        while t < tiles:
-            e0 = ember.int64(t) * TILE
+        b = ember.block_idx.x
+        base = carry[b - 1] if b > 0 else ember.int64(0)
+        t = ember.int64(b) * per
+        end = min(t + per, tiles)
+        while t < end:
+            e0 = t * TILE
             count = min(n - e0, TILE)
             LOAD_FLAGS(sel, f, fbase + e0 * fstep, fstep, count, tid)
             LOAD_VALUES(vals, sel, v, vbase, vstep, e0, tid)
@@ -137,18 +145,18 @@ def select_ballot(block: int, what, warp_ops: WarpOps) -> Kernel:
                     starts[j * NWARPS + w] = POPC(m)
             ember.barrier()
             c = starts[tid] if tid < SLOTS else ember.int32(0)
-            excl, _ = block_scan(buf, c, tid)
+            excl, total = block_scan(buf, c, tid)
             ember.barrier()  # every count read before the starts replace them
             if tid < SLOTS:
                 starts[tid] = excl if tid > 0 else ember.int32(0)
             ember.barrier()
-            base = carry[t - 1] if t > 0 else ember.int64(0)
             for j in range(ITEMS):
                 if sel[j]:
                     m = masks[j]
                     out[base + starts[j * NWARPS + w] + POPC(m & below)] = vals[j]
             ember.barrier()
-            t += ember.grid_dim.x
+            base += total
+            t += 1
 
     name = "select_" + ("indices" if what is sk.index_of else "values")
     return _named(select_ballot, f"{name}_{warp_ops.name}_{BLOCK}x{ITEMS}")

@@ -363,21 +363,24 @@ def arg(ct: DType, largest: bool, skip_nan: bool = False) -> Reducer:
     NONE = INDEX_NONE
     IDX = I64
 
+    # ``&``/``|`` rather than ``and``/``or``: short-circuits compiled to branches, and the
+    # per-element merge was the kernel's bound (H100, argmax of 1 GiB float32: 2020 -> 2814
+    # GB/s, torch 2925)
     if not skip_nan:
 
-        def better(v, b):  # v beats b
+        def better(v, b):  # v beats b: b is not NaN, and v is larger or NaN
             if largest:
-                return v > b or (ember.isnan(v) and not ember.isnan(b))
-            return v < b or (ember.isnan(v) and not ember.isnan(b))
+                return not ((v <= b) | ember.isnan(b))
+            return not ((v >= b) | ember.isnan(b))
 
         def same(v, b):
-            return v == b or (ember.isnan(v) and ember.isnan(b))
+            return (v == b) | (ember.isnan(v) & ember.isnan(b))
     else:
 
-        def better(v, b):
+        def better(v, b):  # v is not NaN, and larger or b is NaN
             if largest:
-                return v > b or (ember.isnan(b) and not ember.isnan(v))
-            return v < b or (ember.isnan(b) and not ember.isnan(v))
+                return not ((v <= b) | ember.isnan(v))
+            return not ((v >= b) | ember.isnan(v))
 
         def same(v, b):
             return v == b
@@ -386,21 +389,34 @@ def arg(ct: DType, largest: bool, skip_nan: bool = False) -> Reducer:
         return (IDENT, IDX(NONE))
 
     def combine(a, b):
-        if better(b[0], a[0]) or (same(b[0], a[0]) and b[1] < a[1]):
+        if better(b[0], a[0]) | (same(b[0], a[0]) & (b[1] < a[1])):
             return b
         return a
 
     def step(s, v, j):
         return combine(s, (v, IDX(j)))
 
+    def later(a, b):
+        # ``a`` holds an element before ``b``'s: ``b`` wins only by a better value
+        if better(b[0], a[0]):
+            return b
+        return a
+
+    def step4(s, v0, v1, v2, v3, j0, j1, j2, j3):
+        # a thread's elements come in index order: three strict comparisons, then one
+        # full merge with the state (which may be the identity, index INDEX_NONE)
+        a = later((v0, IDX(j0)), (v1, IDX(j1)))
+        b = later((v2, IDX(j2)), (v3, IDX(j3)))
+        return combine(s, later(a, b))
+
     def final(d0, d1, o, s, n, p1, p2):
         d0[o] = s[1]
 
     tag = ("nanarg" if skip_nan else "arg") + ("max" if largest else "min")
-    _named(tag, better=better, same=same)
+    _named(tag, better=better, same=same, later=later)
     return make(
-        f"{tag}_{ct.name}", ct, (ct, I64), ct, init=init, step=step, combine=combine,
-        final=final,
+        f"{tag}_{ct.name}", ct, (ct, I64), ct, init=init, step=step, step4=step4,
+        combine=combine, final=final,
     )  # fmt: skip
 
 

@@ -22,9 +22,8 @@ every tile up to it) - a decoupled look-back per digit.  Only on backends with
 ``forward_progress``; counts below 2**30.
 
 ``WarpOps`` gives the ballot, shuffle, popcount and warp barrier: the hardware's
-(``ember.ballot``...) or a shared-memory emulation, with which the same kernel runs (slowly) on devices without
-sub-groups, for tests.
-"""
+(``ember.ballot``...) or a shared-memory emulation, with which the same kernel runs (slowly)
+on devices without sub-groups, for tests."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def compactions(be, dts) -> Iterator:
     from ember.array.scan import geometry
 
     g = geometry(be, dtypes.int32)
-    warp_ops, block, _ = compact.launch_shape(be)
+    warp_ops, block, *_ = compact.layout(be, 1)
 
     def select(what):
         if warp_ops is not None:
@@ -78,18 +78,19 @@ def compactions(be, dts) -> Iterator:
         return sk.select(g, what)
 
     i32, i64 = dtypes.int32, dtypes.int64
+    head = (4, 1, 1) if warp_ops is not None else (4, 1)  # (n, tiles[, per])
     yield from _scan(be, ops.add, i64, i32, i64)  # the tile counts' scan
     for name in dict.fromkeys(("bool", *dts)):
         dt = dtypes.dtype(name)
         if warp_ops is not None:
-            yield ck.flag_counts(block, warp_ops), (4, 1, _a(dt), 0, 1, _a(i32))
+            yield ck.flag_counts(block, warp_ops), (4, 1, 1, _a(dt), 0, 1, _a(i32))
         else:
             yield sk.tile_reduce(ops.add, i32, g, sk.flag), (1, 4, 1, _a(dt), 0, 0, 1, _a(i32))
-        flags = (4, 1, _a(dt), 0, 1)
+        flags = (*head, _a(dt), 0, 1)
         yield select(sk.index_of), (*flags, _a(dt), 0, 0, _a(i64), _a(i64))
     for name in dts:
         dt = dtypes.dtype(name)
-        args = (4, 1, _a(dtypes.bool_), 0, 1, _a(dt), 0, 1, _a(i64), _a(dt))
+        args = (*head, _a(dtypes.bool_), 0, 1, _a(dt), 0, 1, _a(i64), _a(dt))
         yield select(sk.value_at), args
 
 
