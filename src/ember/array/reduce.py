@@ -39,7 +39,7 @@ _bare = object.__new__
 BLOCK_GPU = 256  # threads per block on GPUs (register-limited occupancy: finer steps than 512)
 BLOCK_CPU = 256  # work-group size on CPU devices (PoCL builds one function per size)
 MIN_PER_THREAD = 16  # elements per thread below which splitting an axis does not pay
-UNROLL = 8  # loads per thread per step of the kernels' loop (reduce_kernels.py writes 8 out)
+UNROLL = 8  # loads in flight per thread per step of the kernels' loop (a multiple of 4)
 OVERSUBSCRIBE = 2  # chunks for this many device-fulls of threads (a smaller last wave)
 COLUMN_TILE = 32  # items (outputs) per thread row in reduce_cols: one 128-byte line of f32
 MAX_ITEM_AXES = 4  # axes of the item decomposition (geo)
@@ -210,8 +210,8 @@ def _kernel(R, rows: bool, states: bool, final: bool, dev: Device):
     from ember.array import reduce_kernels as rk
 
     if rows:
-        return rk.rows(R, states, final, dev.shuffle, dev.block)
-    return rk.cols(R, states, final, dev.block)
+        return rk.rows(R, states, final, dev.shuffle, dev.block, UNROLL)
+    return rk.cols(R, states, final, dev.block, UNROLL)
 
 
 def _rows_shape(k: int, nr: int, dev: Device) -> tuple[int, int]:

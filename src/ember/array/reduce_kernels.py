@@ -115,34 +115,31 @@ offset.__name__ = offset.__qualname__ = "rd_offset"
 
 
 # --------------------------------------------------------------------- per-thread loops
-def _accumulate_elements(R: Reducer):
-    PRE, STEP, STEP4 = R.pre, R.step, R.step4
+def _accumulate_elements(R: Reducer, unroll: int):
+    PRE, STEP, STEP4, CT, U = R.pre, R.step, R.step4, R.ct, unroll
 
     def accumulate(a0, a1, a2, off, rs, r, end, g, s):
-        """Elements ``r, r+g, r+2g, ... < end`` of the axis at ``off`` into ``s``: eight
-        loads in flight per thread, then two four-element steps."""
+        """Elements ``r, r+g, r+2g, ... < end`` of the axis at ``off`` into ``s``: ``U``
+        loads in flight per thread (a local array indexed by constants: registers), then
+        four-element steps."""
         i = off + r * rs
         d = g * rs
-        while r + 7 * g < end:
-            v0 = PRE(a0[i])
-            v1 = PRE(a0[i + d])
-            v2 = PRE(a0[i + 2 * d])
-            v3 = PRE(a0[i + 3 * d])
-            v4 = PRE(a0[i + 4 * d])
-            v5 = PRE(a0[i + 5 * d])
-            v6 = PRE(a0[i + 6 * d])
-            v7 = PRE(a0[i + 7 * d])
-            s = STEP4(s, v0, v1, v2, v3, r, r + g, r + 2 * g, r + 3 * g)
-            s = STEP4(s, v4, v5, v6, v7, r + 4 * g, r + 5 * g, r + 6 * g, r + 7 * g)
-            r += 8 * g
-            i += 8 * d
+        v = ember.local((U,), CT)
+        while r + (U - 1) * g < end:
+            for k in ember.static_range(U):
+                v[k] = PRE(a0[i + k * d])
+            for k in ember.static_range(0, U, 4):
+                s = STEP4(s, v[k], v[k + 1], v[k + 2], v[k + 3], r + k * g, r + (k + 1) * g,
+                          r + (k + 2) * g, r + (k + 3) * g)  # fmt: skip
+            r += U * g
+            i += U * d
         while r < end:
             s = STEP(s, PRE(a0[i]), r)
             r += g
             i += d
         return s
 
-    accumulate.__name__ = accumulate.__qualname__ = f"rd_{R.name}_elements"
+    accumulate.__name__ = accumulate.__qualname__ = f"rd_{R.name}_elements{U}"
     return accumulate
 
 
@@ -303,10 +300,12 @@ def _named(fn, name: str) -> Kernel:
 
 
 @functools.cache
-def rows(R: Reducer, states: bool, final: bool, shuffle: bool, block: int) -> Kernel:
+def rows(R: Reducer, states: bool, final: bool, shuffle: bool, block: int, unroll: int = 8
+         ) -> Kernel:  # fmt: skip
     """The kernel reducing along the fast axis, for ``R`` reading elements (or ``states``)
-    and writing outputs (``final``) or states; blocks of at most ``block`` threads."""
-    ACCUM = (_accumulate_states if states else _accumulate_elements)(R)
+    and writing outputs (``final``) or states; blocks of at most ``block`` threads, each
+    with ``unroll`` loads in flight (a multiple of 4)."""
+    ACCUM = _accumulate_states(R) if states else _accumulate_elements(R, unroll)
     SINK = (_sink_final if final else _sink_states)(R)
     TREE = _tree_rows(R, shuffle)
     INIT = R.init
@@ -334,13 +333,13 @@ def rows(R: Reducer, states: bool, final: bool, shuffle: bool, block: int) -> Ke
                 SINK(d0, d1, d2, sk, o, c, s)
             wb += ember.grid_dim.x * per
 
-    return _named(reduce_rows, _kernel_name("rows", R, states, final, shuffle, block))
+    return _named(reduce_rows, _kernel_name("rows", R, states, final, shuffle, block, unroll))
 
 
 @functools.cache
-def cols(R: Reducer, states: bool, final: bool, block: int) -> Kernel:
+def cols(R: Reducer, states: bool, final: bool, block: int, unroll: int = 8) -> Kernel:
     """The kernel reducing along a slow axis (see the module doc)."""
-    ACCUM = (_accumulate_states if states else _accumulate_elements)(R)
+    ACCUM = _accumulate_states(R) if states else _accumulate_elements(R, unroll)
     SINK = (_sink_final if final else _sink_states)(R)
     TREE = _tree_cols(R)
     INIT = R.init
@@ -370,10 +369,12 @@ def cols(R: Reducer, states: bool, final: bool, block: int) -> Kernel:
                 SINK(d0, d1, d2, sk, o, c, s)
             wb += ember.grid_dim.x * bx
 
-    return _named(reduce_cols, _kernel_name("cols", R, states, final, False, block))
+    return _named(reduce_cols, _kernel_name("cols", R, states, final, False, block, unroll))
 
 
-def _kernel_name(kind, R, states, final, shuffle, block) -> str:
-    """``reduce_rows_sum_float32_es_512``: e/s = elements/states in, f/s = final/states out."""
+def _kernel_name(kind, R, states, final, shuffle, block, unroll) -> str:
+    """``reduce_rows_sum_float32_es_512``: e/s = elements/states in, f/s = final/states out
+    (``_u16``: 16 loads in flight, where not the default 8)."""
     io = ("s" if states else "e") + ("f" if final else "s")
-    return f"reduce_{kind}_{R.name}_{io}{'_shfl' if shuffle else ''}_{block}"
+    more = "" if unroll == 8 or states else f"_u{unroll}"
+    return f"reduce_{kind}_{R.name}_{io}{'_shfl' if shuffle else ''}_{block}{more}"

