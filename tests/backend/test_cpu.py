@@ -169,6 +169,40 @@ def test_device_functions_read_the_work_item(backend):
     np.testing.assert_array_equal(x.to_numpy(), np.arange(300, dtype=np.float32) * 2)
 
 
+def strided_pair_sum(x, i, n):
+    """A looping device function with its own per-thread array (the cpu backend inlines
+    looping functions: the array must come along, renamed apart per call)."""
+    v = ember.local((2,), ember.float32)
+    s = ember.float32(0)
+    while i < n:
+        for k in ember.static_range(2):
+            v[k] = x[i] * (k + 1)
+        s += v[0] + v[1]
+        i += ember.block_dim.x
+    return s
+
+
+@ember.kernel
+def reversed_pair_sums(x, out):
+    sh = ember.shared((64,), ember.float32)
+    t = ember.thread_idx.x
+    a = ember.float32(0)
+    if t < x.shape[0]:
+        a = strided_pair_sum(x, t, x.shape[0])
+    sh[t] = a + strided_pair_sum(x, t, x.shape[0] // 2)
+    ember.barrier()
+    out[t] = sh[ember.block_dim.x - 1 - t]
+
+
+def test_looping_device_functions_with_local_arrays_across_a_barrier(backend):
+    x = rand(200, 3)
+    out = ember.zeros(64, ember.float32)
+    reversed_pair_sums[1, 64](ember.asarray(x), out)
+    t = np.arange(64)
+    want = np.array([3 * x[k::64].sum() + 3 * x[:100][k::64].sum() for k in t], np.float32)
+    np.testing.assert_allclose(out.to_numpy(), want[::-1], rtol=1e-5)
+
+
 # ---------------------------------------------------------------------- sub-groups
 
 

@@ -4,7 +4,8 @@ The work-group lowering (:mod:`ember.codegen.workgroup`) splits the kernel's own
 barriers; a barrier inside a called function cannot be split there, since the function runs
 once per work-item.  So every device function that synchronizes (itself, or through a
 function it calls) is inlined first: its parameters become locals set from the arguments,
-its locals are renamed apart, and its final ``return`` assigns the call's result.
+its locals are renamed apart (its per-thread arrays too, which the kernel declares at its
+top), and its final ``return`` assigns the call's result.
 
 Calls nested in an expression are first taken out into a variable (``t = f(x)`` before
 the statement), which evaluates them before the rest of the statement; a call in a
@@ -45,6 +46,9 @@ class Inliner:
         self.targets = targets
         self.required = targets if required is None else required  # the others: optional
         self.count = itertools.count()
+        # the inlined functions' per-thread arrays (``ember.local``), renamed apart: the
+        # kernel declares them at its top, where the work-group lowering finds its arrays
+        self.arrays: list[ir.ArrayDecl] = []
 
     def block(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -131,7 +135,12 @@ class Inliner:
             name = hoisted_name(self.kernel, v)
             if name != v.name:
                 names[v] = ir.Variable(name, v.type, v.name)
-        body = list(fn.body)
+        body = [s for s in fn.body if not isinstance(s, ir.ArrayDecl)]
+        for d in fn.body:
+            if isinstance(d, ir.ArrayDecl):  # (its shared arrays were hoisted already)
+                v = d.var
+                names[v] = ir.Variable(f"{v.name}_{fn.name}{tag}", v.type, v.pyname)
+                self.arrays.append(dataclasses.replace(d, var=names[v]))
         last = body.pop() if body and isinstance(body[-1], ir.Return) else None
         for s, e in passes.walk(body):
             if e is None and isinstance(s, ir.Return):
@@ -192,7 +201,9 @@ def inline_synchronizing(program: ir.Program, kernel: ir.Function) -> list[ir.Fu
     if not targets:
         return program.functions
     required = synchronizing(program.functions)
-    kernel.body = Inliner(kernel, targets, required).block(kernel.body)
+    inliner = Inliner(kernel, targets, required)
+    body = inliner.block(kernel.body)
+    kernel.body = [*inliner.arrays, *body]
     used = {
         e.function for fn in [kernel, *program.functions] if fn not in targets
         for _, e in passes.walk(fn.body) if isinstance(e, ir.Call)
