@@ -116,14 +116,18 @@ offset.__name__ = offset.__qualname__ = "rd_offset"
 
 # --------------------------------------------------------------------- per-thread loops
 def _accumulate_elements(R: Reducer, unroll: int):
-    PRE, STEP, STEP4, U = R.pre, R.step, R.step4, unroll
+    PRE, STEP, STEP4, CT, U = R.pre, R.step, R.step4, R.ct, unroll
 
-    def accumulate(a0, a1, a2, off, rs, r, end, g, s, v):
+    def accumulate(a0, a1, a2, off, rs, r, end, g, s):
         """Elements ``r, r+g, r+2g, ... < end`` of the axis at ``off`` into ``s``: ``U``
-        loads in flight per thread (into ``v``, the kernel's local array of ``U`` values,
-        indexed by constants: registers), then four-element steps."""
+        loads in flight per thread (a local array indexed by constants: registers), then
+        four-element steps.  (Straight-line code with the loads inside the steps let NVCC
+        interleave them: on an H100, std_mean along rows 2580 -> 2260 GB/s, var 2700 ->
+        2460, max 2845 -> 2730.  The cpu backend inlines this looping function and
+        declares the array in the kernel.)"""
         i = off + r * rs
         d = g * rs
+        v = ember.local((U,), CT)
         while r + (U - 1) * g < end:
             for k in ember.static_range(U):
                 v[k] = PRE(a0[i + k * d])
@@ -146,9 +150,8 @@ def _accumulate_states(R: Reducer):
     COMBINE = R.combine
     LOAD = state_io(len(R.state))[0]
 
-    def accumulate(a0, a1, a2, off, rs, r, end, g, s, v):
-        """States ``r, r+g, ... < end`` of the axis at ``off`` merged into ``s`` (``v``
-        unused: the elements' loop takes it)."""
+    def accumulate(a0, a1, a2, off, rs, r, end, g, s):
+        """States ``r, r+g, ... < end`` of the axis at ``off`` merged into ``s``."""
         i = off + r * rs
         d = g * rs
         while r < end:
@@ -308,14 +311,13 @@ def rows(R: Reducer, states: bool, final: bool, shuffle: bool, block: int, unrol
     ACCUM = _accumulate_states(R) if states else _accumulate_elements(R, unroll)
     SINK = (_sink_final if final else _sink_states)(R)
     TREE = _tree_rows(R, shuffle)
-    INIT, CT = R.init, R.ct
+    INIT = R.init
     (S0, S1, S2), (D0, D1, D2) = _shared_shapes(R, block)
 
     def reduce_rows(W, C, L, nr, geo, rs, a0, a1, a2, d0, d1, d2, sk, g):
         sh0 = ember.shared((S0,), D0)
         sh1 = ember.shared((S1,), D1)
         sh2 = ember.shared((S2,), D2)
-        v = ember.local((unroll,), CT)
         t = ember.thread_idx.x
         lane = t & (g - 1)
         per = ember.block_dim.x // g
@@ -328,7 +330,7 @@ def rows(R: Reducer, states: bool, final: bool, shuffle: bool, block: int, unrol
             if w < W:
                 start = c * L
                 end = min(start + L, nr)
-                s = ACCUM(a0, a1, a2, offset(geo, o), rs, start + lane, end, g, s, v)
+                s = ACCUM(a0, a1, a2, offset(geo, o), rs, start + lane, end, g, s)
             s = TREE(sh0, sh1, sh2, t, g, s)
             if lane == 0 and w < W:
                 SINK(d0, d1, d2, sk, o, c, s)
@@ -343,14 +345,13 @@ def cols(R: Reducer, states: bool, final: bool, block: int, unroll: int = 8) -> 
     ACCUM = _accumulate_states(R) if states else _accumulate_elements(R, unroll)
     SINK = (_sink_final if final else _sink_states)(R)
     TREE = _tree_cols(R)
-    INIT, CT = R.init, R.ct
+    INIT = R.init
     (S0, S1, S2), (D0, D1, D2) = _shared_shapes(R, block)
 
     def reduce_cols(W, C, L, nr, geo, rs, a0, a1, a2, d0, d1, d2, sk, bx):
         sh0 = ember.shared((S0,), D0)
         sh1 = ember.shared((S1,), D1)
         sh2 = ember.shared((S2,), D2)
-        v = ember.local((unroll,), CT)
         t = ember.thread_idx.x
         tx = t & (bx - 1)
         ty = t // bx
@@ -365,7 +366,7 @@ def cols(R: Reducer, states: bool, final: bool, block: int, unroll: int = 8) -> 
             if w < W:
                 start = c * L
                 end = min(start + L, nr)
-                s = ACCUM(a0, a1, a2, offset(geo, o), rs, start + ty, end, by, s, v)
+                s = ACCUM(a0, a1, a2, offset(geo, o), rs, start + ty, end, by, s)
             s = TREE(sh0, sh1, sh2, t, bx, s)
             if ty == 0 and w < W:
                 SINK(d0, d1, d2, sk, o, c, s)

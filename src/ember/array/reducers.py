@@ -256,29 +256,31 @@ def _pick(largest: bool, skip_nan: bool) -> Callable:
     """``pick(a, b)``: the larger (smaller) of two values; NaN wins (``max``) or loses
     (``nanmax``: a NaN ``a`` is only kept when ``b`` is NaN too).  NaN tests are
     ``ember.isnan`` (the constant False on integers), not ``a != a``: C compilers warn about a
-    self-comparison in every integer specialization."""
+    self-comparison in every integer specialization.  ``|``, not ``or``: a short-circuit
+    compiled to a branch per element (H100, 1 GiB float32: nanmax 2839 -> 2890 GB/s; max
+    within the noise, ~2850)."""
     if largest and not skip_nan:
 
         def pick(a, b):
-            if a > b or ember.isnan(a):
+            if (a > b) | ember.isnan(a):
                 return a
             return b
     elif not skip_nan:
 
         def pick(a, b):
-            if a < b or ember.isnan(a):
+            if (a < b) | ember.isnan(a):
                 return a
             return b
     elif largest:
 
         def pick(a, b):
-            if a > b or ember.isnan(b):
+            if (a > b) | ember.isnan(b):
                 return a
             return b
     else:
 
         def pick(a, b):
-            if a < b or ember.isnan(b):
+            if (a < b) | ember.isnan(b):
                 return a
             return b
 
@@ -326,11 +328,11 @@ def logical(any_: bool) -> Reducer:
     if any_:
 
         def combine(a, b):
-            return (a[0] or b[0],)
+            return (a[0] | b[0],)
     else:
 
         def combine(a, b):
-            return (a[0] and b[0],)
+            return (a[0] & b[0],)
 
     def init():
         return (IDENT,)
