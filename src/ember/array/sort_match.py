@@ -185,6 +185,7 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
     NWARPS, RUN = BLOCK // WARP, WARP * g.items
     DPT = max(1, RADIX // BLOCK)  # digits per thread in the scans over digits
     HAS_P, IOTA, ONESWEEP = payload != "none", payload == "iota", mode == "onesweep"
+    LOADS = payload == "load"
     scan_fns = sk._tile_functions(ops.add, dtypes.int32, dtypes.int32, BLOCK, 1, 0)
     block_scan = scan_fns.block_scan
     lookback = _digit_lookback()
@@ -194,6 +195,7 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
                    places, state, slot, kout, pout):  # fmt: skip
         keys = ember.local((ITEMS,), U)
         ranks = ember.local((ITEMS,), ember.int32)
+        pays = ember.local((ITEMS if LOADS else 1,), PT)
         sorted_keys = ember.shared((TILE,), U)
         sorted_pay = ember.shared((TILE if HAS_P else 1,), PT)
         whist = ember.shared((NWARPS * RADIX,), ember.int32)
@@ -217,6 +219,10 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         e0 = t * TILE
         count = min(n - e0, TILE)
         load(keys, kin, kbase + e0 * kstep, kstep, count, w * RUN + lane, tin, desc)
+        if LOADS:  # the payload too, in flight with the keys (not one load per placement)
+            for j in range(ITEMS):
+                pos = w * RUN + j * WARP + lane
+                pays[j] = pin[pbase + (e0 + pos) * pstep] if pos < count else PT(0)
         for j in range(ITEMS):  # 1. rank within the warp, in tile order
             ranks[j] = rank(digit(keys[j], shift), lane, w, whist, wmask, wbuf)
         ember.barrier()
@@ -259,8 +265,8 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
             if HAS_P:
                 if IOTA:
                     sorted_pay[r] = PT(e0 + pos)
-                elif pos < count:
-                    sorted_pay[r] = pin[pbase + (e0 + pos) * pstep]
+                else:
+                    sorted_pay[r] = pays[j]
         ember.barrier()
         for j in range(ITEMS):  # 4. runs of equal digits to their places
             e = j * BLOCK + tid
