@@ -34,11 +34,11 @@ NETWORKS = (64, 512, SEGMENT)  # bitonic network sizes (few: each is a compiled 
 
 STATIC_SHARED = 48 * 1024  # the most static shared memory a block may declare (CUDA)
 # keys per thread of the warp-match passes, at most, without and with a payload: each keeps
-# its keys and ranks in registers from the load to the placement, and more cost occupancy
-# (H100, 2**26 float32: sort 2620 us with 12, 2950 with 10; argsort 3940 with 10, 4190
-# with 12)
+# its keys, ranks (and payload) in registers from the load to the placement, and more cost
+# occupancy (H100, 2**26 float32: sort 2620 us with 12, 2950 with 10; argsort 3660 with
+# 9, 3500-3520 with 10, 3470-3500 with 11, the most that fits 48 KiB)
 MATCH_ITEMS = 12
-MATCH_ITEMS_PAYLOAD = 10
+MATCH_ITEMS_PAYLOAD = 11
 
 
 def ranking(be):
