@@ -48,7 +48,8 @@ def test_continued_condition_and_call(backend):
     @ember.kernel
     def k(x, y):
         i = ember.global_id()
-        if i < x.shape[0] and i >= 0:
+        if i < x.shape[0] and \
+                i >= 0:  # fmt: skip
             y[i] = max(x[i], \
                        3.0)  # fmt: skip
 

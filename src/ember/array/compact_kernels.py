@@ -30,15 +30,17 @@ import ember
 from ember import dtypes
 from ember.array import ops
 from ember.array import scan_kernels as sk
+from ember.array.sort_kernels import _named
 from ember.array.sort_match import WARP, WarpOps
 from ember.compiler.kernel import Kernel
 
 ITEMS = 16  # flags per thread per tile
 
 
-def _named(fn, name: str) -> Kernel:
-    fn.__name__ = fn.__qualname__ = name
-    return Kernel(fn)
+def _part(per, tiles):
+    """``(first, end)``: the tiles of this block's part."""
+    first = ember.int64(ember.block_idx.x) * per
+    return first, min(first + per, tiles)
 
 
 @functools.cache
@@ -85,9 +87,7 @@ def flag_counts(block: int, warp_ops: WarpOps) -> Kernel:
         tid = ember.thread_idx.x
         lane = tid % WARP
         w = tid // WARP
-        b = ember.block_idx.x
-        t = ember.int64(b) * per
-        end = min(t + per, tiles)
+        t, end = _part(per, tiles)
         c = ember.int32(0)
         while t < end:
             e0 = t * TILE
@@ -102,7 +102,7 @@ def flag_counts(block: int, warp_ops: WarpOps) -> Kernel:
             total = ember.int32(0)
             for k in range(NWARPS):
                 total += wcount[k]
-            counts[b] = total
+            counts[ember.block_idx.x] = total
 
     return _named(flag_counts, f"flag_counts_{warp_ops.name}_{BLOCK}x{ITEMS}")
 
@@ -131,8 +131,7 @@ def select_ballot(block: int, what, warp_ops: WarpOps) -> Kernel:
         below = (ember.uint32(1) << lane) - ember.uint32(1)
         b = ember.block_idx.x
         base = carry[b - 1] if b > 0 else ember.int64(0)
-        t = ember.int64(b) * per
-        end = min(t + per, tiles)
+        t, end = _part(per, tiles)
         while t < end:
             e0 = t * TILE
             count = min(n - e0, TILE)

@@ -227,7 +227,7 @@ def _rows_shape(k: int, nr: int, dev: Device) -> tuple[int, int]:
     chunks = max(1, min(most, wanted))
     if chunks == 1:
         fill = _pow2_floor(max(1, dev.threads * OVERSUBSCRIBE // k))
-        g = max(min(g, fill), min(g, ROW_LANES_MIN))
+        g = min(g, max(fill, ROW_LANES_MIN))
     return g, chunks
 
 
