@@ -31,7 +31,7 @@ class FakeEvent:
     def query(self):
         return self.done
 
-    def synchronize(self):
+    def synchronize(self, blocking=None, spin=None):
         assert self.done, "a worker waited on an event the fake device never completes"
 
 
@@ -110,9 +110,10 @@ def settled(pool: HostPool) -> bool:
 def test_chunk_size_keeps_workers_busy_within_bounds():
     MiB = 1 << 20
     assert staging.chunk_size(1 << 30, 8) == 8 * MiB  # capped
-    assert staging.chunk_size(16 * MiB, 8) == 1 * MiB  # 16 chunks for 8 workers
-    assert staging.chunk_size(24 * MiB, 4) == 3 * MiB  # whole MiB
-    assert staging.chunk_size(5, 4) == 1 * MiB  # at least the minimum
+    assert staging.chunk_size(64 * MiB, 8) == 4 * MiB  # 16 chunks for 8 workers
+    assert staging.chunk_size(40 * MiB, 4) == 5 * MiB  # whole MiB
+    assert staging.chunk_size(16 * MiB, 8) == 2 * MiB  # at least the minimum
+    assert staging.chunk_size(5, 4) == 2 * MiB
 
 
 @pytest.mark.parametrize("n", [1, 4 * KiB, 4 * KiB + 1, 37 * KiB + 123, 200 * KiB])

@@ -175,8 +175,10 @@ class Event(Resource, abc.ABC):
         """Place the marker after the work submitted to ``stream`` so far."""
 
     @abc.abstractmethod
-    def synchronize(self) -> None:
-        """Block until the recorded work has finished."""
+    def synchronize(self, blocking: bool | None = None, spin: bool | None = None) -> None:
+        """Block until the recorded work has finished (``blocking``/``spin``: as
+        :meth:`ember.runtime.sync.Waitable.synchronize`; ``spin=False`` waits in the driver
+        without polling it, as the staging threads do)."""
 
     @abc.abstractmethod
     def query(self) -> bool:

@@ -36,7 +36,6 @@ measurements behind the defaults.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import os
 import queue
@@ -45,8 +44,12 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ember.config import settings
+
+if TYPE_CHECKING:  # asyncio is imported where a coroutine runs, not at start-up (~40 ms)
+    import asyncio
 
 SPINS = 32
 YIELDS = 256
@@ -363,6 +366,8 @@ async def wait_async(obj: Waitable, target: int | None = None) -> None:
 
 
 async def _poll(obj: Waitable) -> None:
+    import asyncio  # (imported already: an event loop is running)
+
     delay = POLL_FIRST_S
     while not obj._native_query():
         await asyncio.sleep(delay)
@@ -371,6 +376,8 @@ async def _poll(obj: Waitable) -> None:
 
 async def _in_waiter_thread(obj: Waitable) -> bool:
     """Wait in a waiter thread; False (nothing waited) when none is free."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     done = loop.create_future()
     marker = obj._async_marker()

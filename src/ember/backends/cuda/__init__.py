@@ -39,7 +39,7 @@ WARM_AT_IMPORT = True
 # calls libcuda through ctypes, .early), so it starts at once and runs beside them.
 WARMUP_IMPORTS = (
     "typing", "dataclasses", "subprocess", "cuda.pathfinder", "cuda.bindings.driver",
-    "asyncio", "ember.runtime.sync", "ember.backends.cuda.backend", "cuda.bindings.nvrtc",
+    "ember.runtime.sync", "ember.backends.cuda.backend", "cuda.bindings.nvrtc",
     "ember.backends.cuda.nvrtc",
 )  # fmt: skip
 DRIVER_AFTER = ""  # start_driver() needs no import: it starts with the warmup
