@@ -35,16 +35,13 @@ from ember.cache.disk import CacheWarning
 from ember.cache.entry import Entry, entry_name, make_meta
 from ember.codegen import abi as abi_mod
 from ember.codegen import dialects
-from ember.codegen.emitter import Emitter
 from ember.compiler import args as argmod
 from ember.compiler import deep
 from ember.config import settings
-from ember.diagnostics import device_errors as errmod
 from ember.diagnostics import report
 from ember.errors import CompileError, InternalError, UnsupportedFeatureError
-from ember.frontend import ir, launchsize, passes
+from ember.frontend import ir, launchsize
 from ember.frontend.capture import Captured
-from ember.frontend.typer import TypingContext, type_program
 from ember.frontend.types import Target, Type
 from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
@@ -78,6 +75,10 @@ def typed_ir(
     that the globals every function reads are frozen once.  ``checks``: bounds checks and
     checked conversions (``boundscheck=True``).  Deeply nested code is typed on a deep
     stack (:mod:`ember.compiler.deep`)."""
+    # The typer, the passes and the emitter are imported by the first compile: a process
+    # whose kernels all come from the cache never needs them (~0.1 s of imports, issue 19).
+    from ember.frontend import passes
+    from ember.frontend.typer import TypingContext, type_program
 
     def stage() -> ir.Program:
         ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
@@ -91,6 +92,8 @@ def source_of(program: ir.Program, target: Target) -> str:
 
     Raises :class:`UnsupportedFeatureError` when the code needs double precision (a
     ``float64`` value, a Python float argument) on a device without it."""
+    from ember.codegen.emitter import Emitter
+
     emitter = Emitter(program, dialects.get(target.dialect))
     source = deep.run(emitter.source)
     if "fp64" in emitter.h.features and not target.has("fp64"):
@@ -257,7 +260,9 @@ def _compile(cap, arg_types, backend, options, captures, target, checks, key) ->
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)
     spec = Specialization(name, program, source, abi, binary, function, backend, "", timings)
     spec.launch_info = {**launchsize.layout(program), "cooperative": program.grid_sync}
-    spec.sites = errmod.site_table(program)
+    from ember.diagnostics import device_errors
+
+    spec.sites = device_errors.site_table(program)
     report.compiled(spec, program)
     return spec
 
