@@ -610,6 +610,21 @@ def asnumpy(x: Any):
     return np.asarray(x)
 
 
+class _OnFirstUse:
+    """Stands for a module until one of its names is first read: then imports it and puts
+    it in this module's globals in its own place (later lookups find the module itself)."""
+
+    def __init__(self, name: str, module: str):
+        self._name, self._module = name, module
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+
+        module = importlib.import_module(self._module)
+        globals()[self._name] = module
+        return getattr(module, attr)
+
+
 # The operations are defined on top of the class (they create arrays): imported last.
 from ember.array import (  # noqa: E402
     devices,
@@ -619,8 +634,11 @@ from ember.array import (  # noqa: E402
     manipulation,
     parts,
     protocols,
-    reductions,
     ufuncs,
 )
+
+# The reductions (and their kernels' planner) on the first x.sum()...: an elementwise
+# program never needs them, and importing them took ~20 ms of a first array op (issue 19).
+reductions = _OnFirstUse("reductions", "ember.array.reductions")
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
 from ember.array.matmul import matmul as _matmul  # noqa: E402

@@ -23,8 +23,8 @@ from typing import Any
 from ember import dtypes
 from ember.array import ops
 from ember.dtypes import DType
-from ember.frontend.complexes import COMPLEX_MATH
 from ember.frontend.types import (
+    COMPLEX_MATH,
     WEAK_COMPLEX,
     WEAK_FLOAT,
     WEAK_INT,

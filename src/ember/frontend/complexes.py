@@ -28,6 +28,7 @@ from ember.errors import KernelTypeError
 from ember.frontend import ir
 from ember.frontend.operators import OperatorError, binary, cast
 from ember.frontend.types import (
+    COMPLEX_MATH,
     WEAK_COMPLEX,
     WEAK_FLOAT,
     Scalar,
@@ -37,10 +38,6 @@ from ember.frontend.types import (
 )
 
 # The math functions defined on complex numbers (NumPy's complex loops).
-COMPLEX_MATH = frozenset(
-    {"sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
-     "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "pow"}
-)  # fmt: skip
 SCALAR_METHODS = ("conjugate", "conj")
 
 

@@ -30,6 +30,14 @@ from typing import Any
 from ember import dtypes
 from ember.dtypes import DType
 
+# The math functions defined for complex operands (ember.exp(z), ember.sqrt(z)...; their code
+# is in frontend/complexes.py).  Here, not there, so that the array library's type rules read
+# it without importing the kernel compiler's IR (~25 ms at start-up).
+COMPLEX_MATH = frozenset(
+    {"sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+     "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "pow"}
+)  # fmt: skip
+
 
 class Type:
     """Base class of kernel value types."""
