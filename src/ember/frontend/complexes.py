@@ -37,7 +37,8 @@ from ember.frontend.types import (
     scalar,
 )
 
-# The math functions defined on complex numbers (NumPy's complex loops).
+# (COMPLEX_MATH, the math functions defined on complex numbers as NumPy's complex loops
+# are, lives in frontend/types.py.)
 SCALAR_METHODS = ("conjugate", "conj")
 
 

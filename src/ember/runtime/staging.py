@@ -149,8 +149,8 @@ def _drain(landed: Any, staging: Any, out: Any, start: int, size: int) -> None:
     """Worker: once ``landed`` (the chunk's transfer) is done, copy it out of the buffer."""
     import numpy as np
 
-    # No spinning on queries here: each query takes the GIL, and several workers polling
-    # at once slowed the calling thread and the copies of the others.
+    # No spinning on queries here: each query takes the GIL, which the calling thread and
+    # the other workers' copies need; a wait in the driver leaves it to them.
     landed.synchronize(spin=False)
     np.copyto(out[start : start + size], staging[:size])
 
