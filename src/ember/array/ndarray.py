@@ -614,14 +614,14 @@ class _OnFirstUse:
     """Stands for a module until one of its names is first read: then imports it and puts
     it in this module's globals in its own place (later lookups find the module itself)."""
 
-    def __init__(self, name: str, module: str):
-        self._name, self._module = name, module
+    def __init__(self, module: str):
+        self._module = module  # its last part is the global it stands in for
 
     def __getattr__(self, attr: str) -> Any:
         import importlib
 
         module = importlib.import_module(self._module)
-        globals()[self._name] = module
+        globals()[self._module.rpartition(".")[2]] = module
         return getattr(module, attr)
 
 
@@ -639,6 +639,6 @@ from ember.array import (  # noqa: E402
 
 # The reductions (and their kernels' planner) on the first x.sum()...: an elementwise
 # program never needs them, and importing them took ~20 ms of a first array op (issue 19).
-reductions = _OnFirstUse("reductions", "ember.array.reductions")
+reductions = _OnFirstUse("ember.array.reductions")
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
 from ember.array.matmul import matmul as _matmul  # noqa: E402
