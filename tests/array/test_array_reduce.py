@@ -110,6 +110,53 @@ def test_long_axes_are_split_over_blocks(backend, shape, axis):
             np.float32), rtol=1e-5)  # fmt: skip
 
 
+def test_dense_runs_take_the_flat_kernel(backend):
+    """A whole dense array, split over blocks, runs ``reduce_kernels.flat`` (constant
+    offsets): the chunk edges, ties and NaNs across chunks, odd lengths and a 2-d array
+    that coalesces to one run.  A reversed run is one too, except for argmax (its
+    index follows the logical order); a stepped one keeps the general kernel."""
+    from ember.array import reduce as red
+    from ember.array import reductions as r
+
+    dev = red.device_of(backend)
+    n = 64 * dev.block * red.MIN_PER_THREAD + 13  # many chunks, and a short last one
+    R = r.sum_reducer("sum", ember.float32)[0]
+    first = red.make_plan(R, (n,), (1,), (0,), False, dev).passes[0]
+    assert first.kernel.__name__.startswith("reduce_flat_"), first.kernel.__name__
+    assert first.head[1] > 1 and first.lanes == dev.block
+    kinds = {(2,): "rows", (-1,): "flat"}
+    for strides, kind in kinds.items():
+        p = red.make_plan(R, (n,), strides, (0,), False, dev).passes[0]
+        assert p.kernel.__name__.startswith(f"reduce_{kind}_"), (strides, p.kernel.__name__)
+    A = r.arg_reducer(ember.float32, True)
+    p = red.make_plan(A, (n,), (-1,), (0,), True, dev).passes[0]
+    assert p.kernel.__name__.startswith("reduce_rows_"), p.kernel.__name__
+
+    L = first.head[2]
+    host = np.round(sample("float32", (n,), seed=21) * 4)
+    host[[L - 1, L, 3 * L + 5]] = 9  # equal maxima on both sides of a chunk edge
+    host[[L + 1, 2 * L - 1]] = -9
+    d = ember.asarray(host)
+    check(ember.sum(d), exact_sum(host), rtol=1e-6)
+    check(ember.max(d), np.max(host))
+    check(ember.argmax(d), np.argmax(host))
+    check(ember.argmin(d), np.argmin(host))
+    check(ember.argmax(d[::-1]), np.argmax(host[::-1]))
+    check(ember.sum(d[::-1]), exact_sum(host), rtol=1e-6)
+    check(ember.mean(d), np.float32(np.mean(host.astype(np.float64))), rtol=1e-6)
+    check(ember.var(d), np.float32(np.var(host.astype(np.float64))), rtol=1e-5)
+    check(ember.count_nonzero(d), np.count_nonzero(host))
+    check(ember.sum(d.reshape(n // 5 if n % 5 == 0 else 1, -1)), exact_sum(host), rtol=1e-6)
+    nan = host.copy()
+    nan[2 * L + 7] = np.nan
+    check(ember.max(ember.asarray(nan)), np.max(nan))
+    check(ember.argmax(ember.asarray(nan)), np.argmax(nan))
+    check(ember.nanmax(ember.asarray(nan)), np.nanmax(nan))
+    ints = sample("int16", (n,), seed=22)
+    check(ember.sum(ember.asarray(ints)), np.sum(ints))
+    check(ember.all(ember.asarray(ints != 12345)), np.all(ints != 12345))
+
+
 def test_zero_d_empty_and_one_element(backend):
     z = np.float32(2.5)
     dz = ember.asarray(z)

@@ -42,6 +42,7 @@ MIN_PER_THREAD = 16  # elements per thread below which splitting an axis does no
 ROW_LANES_MIN = 32  # threads per item of reduce_rows, at least (unless the row is shorter)
 UNROLL = 8  # loads in flight per thread per step of the kernels' loop (a multiple of 4)
 OVERSUBSCRIBE = 2  # chunks for this many device-fulls of threads (a smaller last wave)
+FLAT_WAVES = 4  # the same for the flat kernel (one dense run of elements, split)
 COLUMN_TILE = 32  # items (outputs) per thread row in reduce_cols: one 128-byte line of f32
 MAX_ITEM_AXES = 4  # axes of the item decomposition (geo)
 CPU_WAVES = 32  # CPU devices: at most this many blocks per compute unit
@@ -183,6 +184,11 @@ def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> No
         fastest = min((abs(s) for _, s in items), default=None)
         rows = fastest is None or abs(rs) <= fastest
         lanes, chunks = (_rows_shape if rows else _cols_shape)(k, nr, dev)
+        # one dense run of elements, split: the flat kernel (constant offsets, no items)
+        flat = rows and chunks > 1 and not items and rs == 1 and base == 0 and source < 0
+        if flat:
+            lanes = dev.block
+            chunks = max(1, min(nr // (lanes * MIN_PER_THREAD), FLAT_WAVES * dev.threads // lanes))
         length = _chunk_length(nr, chunks, lanes * UNROLL if rows else 1)
         chunks = -(-nr // length) if nr else 1
         final = not rest and chunks == 1
@@ -194,7 +200,7 @@ def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> No
         per_block = dev.block // lanes if rows else lanes
         grid = (min(-(-work // per_block), dev.max_grid), 1, 1)
         head = (work, chunks, length, nr, _geo(base, items), rs)
-        kernel = _kernel(R, rows, source >= 0, final, dev)
+        kernel = _kernel(R, "flat" if flat and not final else rows, source >= 0, final, dev)
         plan.passes.append(Pass(kernel, grid, (dev.block, 1, 1), head, lanes, source, sink, po, pc))
         if final:
             return
@@ -207,9 +213,12 @@ def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> No
         base, source = 0, sink
 
 
-def _kernel(R, rows: bool, states: bool, final: bool, dev: Device):
+def _kernel(R, rows: bool | str, states: bool, final: bool, dev: Device):
+    """The pass's kernel: ``rows`` True, False or ``"flat"`` (:func:`reduce_kernels.flat`)."""
     from ember.array import reduce_kernels as rk
 
+    if rows == "flat":
+        return rk.flat(R, dev.shuffle, dev.block, UNROLL)
     if rows:
         return rk.rows(R, states, final, dev.shuffle, dev.block, UNROLL)
     return rk.cols(R, states, final, dev.block, UNROLL)
@@ -408,7 +417,7 @@ def flat(a: ndarray, count: int) -> ndarray:
 # (kernel kind, reads states, writes outputs): the passes of a reduction along the fast axis
 # (one pass, or a split and its second pass) and along a slow one
 COMMON_PASSES = (("rows", False, True), ("rows", False, False), ("rows", True, True),
-                 ("cols", False, True))  # fmt: skip
+                 ("cols", False, True), ("flat", False, False))  # fmt: skip
 
 
 def examples(R: Reducer, dtype, out_dtype, mean_dtype=None, backend=None, dev=None, passes=None):
@@ -432,4 +441,5 @@ def examples(R: Reducer, dtype, out_dtype, mean_dtype=None, backend=None, dev=No
     for kind, from_states, final in passes or COMMON_PASSES:
         src = states if from_states else (np.zeros(n, dtype.numpy),) * 3
         dst = (out, aux, out) if final else states
-        yield _kernel(R, kind == "rows", from_states, final, dev), (*head, *src, *dst, sk, 1)
+        rows = kind if kind == "flat" else kind == "rows"
+        yield _kernel(R, rows, from_states, final, dev), (*head, *src, *dst, sk, 1)
