@@ -110,6 +110,42 @@ def test_assignment_casts_and_broadcasts(backend):
     check(d, x)
 
 
+def test_out_of_range_indices_are_never_followed(backend):
+    """A scatter (and a gather) with an index out of range raises at the next sync and
+    touches no element through it: the offsets array comes from recycled memory
+    (poisoned here with the offset 5, through the pool's free list), and an offset the
+    checking kernel left unwritten sent the write there (and crashed the cpu backend)."""
+    keep = ember.asarray(np.arange(12, dtype=np.float32))  # (the layout that crashed)
+    d = ember.asarray(np.arange(10.0))
+    with pytest.raises(IndexError, match="out of bounds"):
+        d[ember.asarray(np.array([3, 10]))].to_numpy()
+    del keep
+    n = 300_000
+    positions = np.arange(n, dtype=np.int64) % 1000 + 10  # all valid, none is 5
+    positions[0] = 5000  # out of range for 2000 elements
+    idx = ember.asarray(positions)
+    poison = ember.full(n, 5, dtype=ember.int64)
+    ember.synchronize()
+    del poison  # its block is the next one of this size the pool hands out
+    x = ember.zeros(2000, dtype=ember.float32)
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[idx] = 9.0
+        ember.synchronize()
+    got = x.to_numpy()
+    # nothing outside the valid positions; those hold 9 where the scatter ran (the cpu
+    # backend stops at the failed launch, a GPU runs the scatter queued behind it)
+    np.testing.assert_array_equal(got[:10], 0)
+    np.testing.assert_array_equal(got[1010:], 0)
+    assert set(np.unique(got[10:1010]).tolist()) <= {0.0, 9.0}
+    x[10:1010] = 9.0
+    poison = ember.full(n, 5, dtype=ember.int64)
+    ember.synchronize()
+    del poison
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[idx].to_numpy()
+    check(x[:1010], np.r_[np.zeros(10, np.float32), np.full(1000, 9.0, np.float32)])
+
+
 def test_out_of_range_indices_raise_at_the_next_sync(backend):
     d = ember.asarray(np.arange(10.0))
     with pytest.raises(IndexError, match="out of bounds"):

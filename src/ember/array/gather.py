@@ -38,13 +38,23 @@ def _index_math(ndim: int, wide: bool):
     return kernels._offsets(ndim, index, kernels.div_plain if wide else kernels.div_magic), index
 
 
+BAD = -(1 << 63)  # the offset of an element whose index is out of range (none is valid)
+
+
 @functools.cache
 def offsets_kernel(ndim: int, wide: bool) -> Kernel:
-    """``L[o] (+)= wrap(idx[p]) * stride`` over the index shape (``first``: assign)."""
+    """``L[o] (+)= wrap(idx[p]) * stride`` over the index shape (``first``: assign).
+
+    An index out of range makes its offset :data:`BAD`, which the gather and the scatter
+    skip, and raises ``IndexError`` once the thread has written all of its offsets: a
+    ``raise`` ends the thread, and the offsets it had not written (uninitialized memory)
+    were read by the gather and written through by the scatter queued after it - a
+    segmentation fault on the cpu backend, memory corrupted anywhere on a GPU."""
     OFF, U = _index_math(ndim, wide)
 
     def index_offsets(n, dims, lo, slo, idx, sidx, size, stride, first):
         offs = ember.local((2,), U)
+        bad = False
         i = ember.global_id()
         while i < n:
             OFF(i, dims, (slo, sidx), offs)
@@ -54,15 +64,20 @@ def offsets_kernel(ndim: int, wide: bool) -> Kernel:
             if raw < 0:
                 j += size
             if raw >= size or j < 0:
-                raise IndexError(
-                    "an index array holds an index out of bounds for the axis it indexes "
-                    "(valid: -n <= i < n for an axis of length n)"
-                )
-            if first:
+                lo[o] = BAD
+                bad = True
+            elif first:
                 lo[o] = j * stride
             else:
-                lo[o] += j * stride
+                before = lo[o]
+                if before != BAD:
+                    lo[o] = before + j * stride
             i += ember.global_size()
+        if bad:
+            raise IndexError(
+                "an index array holds an index out of bounds for the axis it indexes "
+                "(valid: -n <= i < n for an axis of length n)"
+            )
 
     return kernels._named(index_offsets, f"index_offsets_{ndim}d" + ("_wide" if wide else ""))
 
@@ -78,7 +93,9 @@ def gather_kernel(ndim: int, wide: bool, backwards: bool) -> Kernel:
         while i < n:
             OFF(i, dims, (sw, sv, slo), offs)
             o, p, q = offs[0], offs[1], offs[2]
-            w[o] = v[ember.int64(p) + lo[q]]
+            at = lo[q]
+            if at != BAD:  # (an index out of range: IndexError at the next sync)
+                w[o] = v[ember.int64(p) + at]
             i += ember.global_size()
 
     def scatter(n, dims, w, sw, v, sv, lo, slo):
@@ -87,7 +104,9 @@ def gather_kernel(ndim: int, wide: bool, backwards: bool) -> Kernel:
         while i < n:
             OFF(i, dims, (sw, sv, slo), offs)
             o, p, q = offs[0], offs[1], offs[2]
-            v[ember.int64(p) + lo[q]] = v.dtype(w[o])
+            at = lo[q]
+            if at != BAD:
+                v[ember.int64(p) + at] = v.dtype(w[o])
             i += ember.global_size()
 
     fn = scatter if backwards else gather
