@@ -57,24 +57,33 @@ def compact(flags: ndarray, values: ndarray | None = None, dtype=None, flag=ck.n
     ``flag(f, base, step, i)`` (a device function) may read the flag of element ``i``
     differently, e.g. :func:`.compact_kernels.run_start` from the element and the one
     before it, where :func:`fuses_flags` (the ballot kernels)."""
+    return compact_each(flags, [(values, dtype)], flag)[0]
+
+
+def compact_each(flags: ndarray, wanted: list, flag=ck.nonzero) -> list[ndarray]:
+    """:func:`compact` of each ``(values, dtype)`` in ``wanted`` by the same flags: one
+    count of the flags and one synchronization for all of them."""
     be = flags.backend
     ends, total, (warp_ops, block, tiles, per, parts) = positions(flags, flag)
-    what = sk.index_of if values is None else sk.value_at
-    dt = dtypes.int64 if values is None else values.dtype
-    out = launch.new(be, (total,), dtypes.dtype(dtype) if dtype is not None else dt)
-    if total == 0:
-        return out
     n = flags.shape[0]
     f, fbase, (fstep,) = launch.flat(flags)
-    v, vbase, (vstep,) = launch.flat(values) if values is not None else (f, 0, (0,))
-    tail = (f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
-    if warp_ops is not None:
-        k = ck.select_ballot(block, what, warp_ops, flag)
-        launch.run(k, parts, block, (n, tiles, per, *tail))
-    else:
-        k = sk.select(scan.geometry(be, dtypes.int32), what)
-        launch.run(k, min(tiles, launch.max_grid(be)), block, (n, tiles, *tail))
-    return out
+    found = []
+    for values, dtype in wanted:
+        what = sk.index_of if values is None else sk.value_at
+        dt = dtypes.int64 if values is None else values.dtype
+        out = launch.new(be, (total,), dtypes.dtype(dtype) if dtype is not None else dt)
+        found.append(out)
+        if total == 0:
+            continue
+        v, vbase, (vstep,) = launch.flat(values) if values is not None else (f, 0, (0,))
+        tail = (f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
+        if warp_ops is not None:
+            k = ck.select_ballot(block, what, warp_ops, flag)
+            launch.run(k, parts, block, (n, tiles, per, *tail))
+        else:
+            k = sk.select(scan.geometry(be, dtypes.int32), what)
+            launch.run(k, min(tiles, launch.max_grid(be)), block, (n, tiles, *tail))
+    return found
 
 
 def fuses_flags(be) -> bool:

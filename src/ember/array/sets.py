@@ -109,9 +109,10 @@ def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nan
     if n:
         grid = min(-(-n // BLOCK), launch.max_grid(be))
         launch.run(starts_kernel(merge), grid, BLOCK, (n, svals, flags))
-    values = compact.compact(flags, svals)
+    wanted = [(svals, None), (None, None)] if (index or counts) else [(svals, None)]
+    values, *rest = compact.compact_each(flags, wanted)  # one count, one synchronization
     m = values.shape[0]
-    starts = compact.compact(flags) if (index or counts) else None
+    starts = rest[0] if rest else None
     out_counts = out_index = out_inverse = None
     if counts:
         out_counts = launch.new(be, (m,), dtypes.int64)
