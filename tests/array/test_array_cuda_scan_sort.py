@@ -69,19 +69,6 @@ def test_ballot_compaction_kernels_compile_for_cuda(what):
     assert ".local" not in ptx  # the items' flags, masks and values stay in registers
 
 
-@pytest.mark.parametrize("merge_nans", [False, True])
-def test_run_start_compaction_compiles_for_cuda(merge_nans):
-    """unique's fused compaction: the flags are the sorted values' run starts."""
-    flag = compact_kernels.run_start(merge_nans)
-    values = np.zeros(8, np.float32)
-    k = compact_kernels.flag_counts(256, sort_match.HARDWARE, flag)
-    ptx = to_ptx(k, (8, 1, 1, values, 0, 1, np.zeros(8, np.int32)))
-    assert ".entry" in ptx and "popc" in ptx and ".local" not in ptx
-    k = compact_kernels.select_ballot(256, sk.value_at, sort_match.HARDWARE, flag)
-    ptx = to_ptx(k, (8, 1, 1, values, 0, 1, values, 0, 1, np.zeros(8, np.int64), values))
-    assert ".entry" in ptx and "vote.sync.ballot" in ptx and ".local" not in ptx
-
-
 @pytest.mark.parametrize("what", [sk.value_at, sk.index_of])
 def test_compaction_kernels_compile_for_cuda(what):
     g = sk.Geometry(256, 16, 32)

@@ -129,25 +129,3 @@ def test_searchsorted_errors(backend):
     bad = ember.asarray(np.array([0, 1, 2, 9]))
     with pytest.raises(ValueError, match="sorter index is out of range"):
         ember.searchsorted(d, d, sorter=bad).to_numpy()
-
-
-@pytest.mark.parametrize("dtype", ["int32", "float32", "uint8"])
-def test_unique_values_read_run_starts_from_the_sorted_values(compaction, dtype):
-    """``unique_values`` and ``unique`` (NaNs merged) compact the sorted values with the
-    run-start test in the ballot kernels (no array of flags): runs across tile and part
-    edges, every element distinct, one run, NaN runs."""
-    tile = compaction
-    rng = np.random.default_rng(5)
-    for n in (1, tile - 1, tile + 1, 5 * tile + 7):
-        x = rng.integers(0, max(2, n // 3), n).astype(dtype)
-        if dtype == "float32":
-            x[rng.integers(0, n, max(1, n // 10))] = np.nan
-        d = ember.asarray(x)
-        got = ember.unique_values(d).to_numpy()
-        want = np.unique(x, equal_nan=False)
-        np.testing.assert_array_equal(got, want)
-        check(ember.unique(d), np.unique(x))  # equal_nan=True: one NaN
-    distinct = np.arange(3 * tile, dtype=np.int32)[::-1].copy()
-    check(ember.unique_values(ember.asarray(distinct)), np.arange(3 * tile, dtype=np.int32))
-    check(ember.unique_values(ember.asarray(np.full(2 * tile + 3, 7, np.int32))),
-          np.array([7], np.int32))  # fmt: skip

@@ -25,21 +25,19 @@ from ember.array.scan import inclusive_scan
 PARTS_PER_SM = 8  # ballot kernels: blocks (parts of the array) per multiprocessor
 
 
-def positions(flags: ndarray, flag=ck.nonzero) -> tuple[ndarray, int, tuple]:
+def positions(flags: ndarray) -> tuple[ndarray, int, tuple]:
     """``(ends, total, layout)``: ``ends[b]`` = the flags set in parts ``0..b`` of the 1-d
-    view ``flags`` (int64, one per part of :func:`layout`), and their total.  ``flag``:
-    see :func:`compact`."""
+    view ``flags`` (int64, one per part of :func:`layout`), and their total."""
     be = flags.backend
     n = flags.shape[0]
     shape = warp_ops, block, tiles, per, parts = layout(be, n)
-    _check_flag(flag, warp_ops)
     f, fbase, (fstep,) = launch.flat(flags)
     counts = launch.new(be, (1, parts), dtypes.int32)
     if not n:
         counts.fill(0)
     elif warp_ops is not None:
         args = (n, tiles, per, f, fbase, fstep, launch.flat1(counts))
-        launch.run(ck.flag_counts(block, warp_ops, flag), parts, block, args)
+        launch.run(ck.flag_counts(block, warp_ops), parts, block, args)
     else:
         k = sk.tile_reduce(ops.add, dtypes.int32, scan.geometry(be, dtypes.int32), sk.flag)
         args = (1, n, tiles, f, fbase, 0, fstep, launch.flat1(counts))
@@ -49,22 +47,17 @@ def positions(flags: ndarray, flag=ck.nonzero) -> tuple[ndarray, int, tuple]:
     return ends, int(launch.read(ends, (0, parts - 1))), shape
 
 
-def compact(flags: ndarray, values: ndarray | None = None, dtype=None, flag=ck.nonzero
-            ) -> ndarray:  # fmt: skip
+def compact(flags: ndarray, values: ndarray | None = None, dtype=None) -> ndarray:
     """The elements of the 1-d view ``values`` (or, if None, the int64 indices) where the
-    1-d view ``flags`` (any dtype) is nonzero, as a new 1-d array (cast to ``dtype``).
-
-    ``flag(f, base, step, i)`` (a device function) may read the flag of element ``i``
-    differently, e.g. :func:`.compact_kernels.run_start` from the element and the one
-    before it, where :func:`fuses_flags` (the ballot kernels)."""
-    return compact_each(flags, [(values, dtype)], flag)[0]
+    1-d view ``flags`` (any dtype) is nonzero, as a new 1-d array (cast to ``dtype``)."""
+    return compact_each(flags, [(values, dtype)])[0]
 
 
-def compact_each(flags: ndarray, wanted: list, flag=ck.nonzero) -> list[ndarray]:
+def compact_each(flags: ndarray, wanted: list) -> list[ndarray]:
     """:func:`compact` of each ``(values, dtype)`` in ``wanted`` by the same flags: one
     count of the flags and one synchronization for all of them."""
     be = flags.backend
-    ends, total, (warp_ops, block, tiles, per, parts) = positions(flags, flag)
+    ends, total, (warp_ops, block, tiles, per, parts) = positions(flags)
     n = flags.shape[0]
     f, fbase, (fstep,) = launch.flat(flags)
     found = []
@@ -78,23 +71,12 @@ def compact_each(flags: ndarray, wanted: list, flag=ck.nonzero) -> list[ndarray]
         v, vbase, (vstep,) = launch.flat(values) if values is not None else (f, 0, (0,))
         tail = (f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
         if warp_ops is not None:
-            k = ck.select_ballot(block, what, warp_ops, flag)
+            k = ck.select_ballot(block, what, warp_ops)
             launch.run(k, parts, block, (n, tiles, per, *tail))
         else:
             k = sk.select(scan.geometry(be, dtypes.int32), what)
             launch.run(k, min(tiles, launch.max_grid(be)), block, (n, tiles, *tail))
     return found
-
-
-def fuses_flags(be) -> bool:
-    """Whether :func:`compact` takes a ``flag`` function on ``be`` (its ballot kernels; the
-    portable kernels read ``flags`` as nonzero tests only)."""
-    return sort.ranking(be) is not None
-
-
-def _check_flag(flag, warp_ops) -> None:
-    if flag is not ck.nonzero and warp_ops is None:
-        raise ValueError("compact(flag=...) needs the ballot kernels (see fuses_flags)")
 
 
 def layout(be, n: int) -> tuple:

@@ -19,10 +19,7 @@ each item a warp's ballot is the bit set of its flags: its ``popc`` counts them,
     elements to consecutive places.
 
 Both take ``WarpOps`` (:mod:`.sort_match`): the hardware's ballot and popcount, or their
-shared-memory emulation, with which the tests run these kernels on CPU devices; and a
-``flag`` device function reading element ``i``'s flag: :func:`nonzero` (masks, ``nonzero``)
-or :func:`run_start` (``unique``: a sorted element that differs from the one before it,
-which saves writing and reading an array of flags).
+shared-memory emulation, with which the tests run these kernels on CPU devices.
 """
 
 from __future__ import annotations
@@ -46,50 +43,23 @@ def _part(per, tiles):
     return first, min(first + per, tiles)
 
 
-def nonzero(f, base, step, i):
-    """The default flag of element ``i``: ``f``'s element is nonzero (NaN counts)."""
-    return f[base + i * step] != 0
-
-
 @functools.cache
-def run_start(merge_nans: bool):
-    """The flag of element ``i`` of a sorted ``f`` that starts a run of equal values (the
-    first element always does; with ``merge_nans`` one NaN follows another as equal), read
-    from ``f`` itself: ``unique`` compacts the sorted values with no array of flags."""
-    if merge_nans:
+def _loaders(BLOCK: int, what):
+    """``(load_flags, load_values)`` for tiles of ``BLOCK x ITEMS`` elements."""
+    TILE, WHAT = BLOCK * ITEMS, what
 
-        def first_of_run(f, base, step, i):
-            cur = f[base + i * step]
-            prev = f[base + max(i - 1, 0) * step]
-            same = (cur == prev) | ((cur != cur) & (prev != prev))
-            return (i == 0) | (not same)
-    else:
-
-        def first_of_run(f, base, step, i):
-            return (i == 0) | (f[base + i * step] != f[base + max(i - 1, 0) * step])
-
-    first_of_run.__name__ = first_of_run.__qualname__ = "run_start" + ("_nan" if merge_nans else "")
-    return first_of_run
-
-
-@functools.cache
-def _loaders(BLOCK: int, what, flag=nonzero):
-    """``(load_flags, load_values)`` for tiles of ``BLOCK x ITEMS`` elements, selecting
-    element ``i`` where ``flag(f, fbase, fstep, i)``."""
-    TILE, WHAT, FLAG = BLOCK * ITEMS, what, flag
-
-    def load_flags(sel, f, fbase, fstep, e0, count, tid):
+    def load_flags(sel, f, start, step, count, tid):
         """``sel[j]``: whether this thread's item ``j`` (tile element ``j * BLOCK + tid``
-        of ``count``; the tile starts at element ``e0``) is selected.  A full tile's loads
+        of ``count``; the tile starts at ``f[start]``) is selected.  A full tile's loads
         are unconditional, so that all are in flight before the first is used (each load
         behind a branch and a ballot waited for the one before)."""
         if count == TILE:
             for j in range(ITEMS):
-                sel[j] = FLAG(f, fbase, fstep, e0 + j * BLOCK + tid)
+                sel[j] = f[start + (j * BLOCK + tid) * step] != 0
         else:
             for j in range(ITEMS):
                 e = j * BLOCK + tid
-                sel[j] = e < count and FLAG(f, fbase, fstep, e0 + e)
+                sel[j] = e < count and f[start + e * step] != 0
 
     def load_values(vals, sel, v, vbase, vstep, e0, tid):
         """``vals[j]``: what item ``j`` writes where it is selected (predicated loads, all
@@ -97,22 +67,18 @@ def _loaders(BLOCK: int, what, flag=nonzero):
         for j in range(ITEMS):
             vals[j] = vals.dtype(WHAT(v, vbase, vstep, e0 + j * BLOCK + tid) if sel[j] else 0)
 
-    load_flags.__name__ = load_flags.__qualname__ = f"compact_flags_{BLOCK}{_suffix(flag)}"
+    load_flags.__name__ = load_flags.__qualname__ = f"compact_flags_{BLOCK}"
     load_values.__name__ = load_values.__qualname__ = f"compact_{what.__name__}_{BLOCK}"
     return load_flags, load_values
 
 
-def _suffix(flag) -> str:
-    return "" if flag is nonzero else f"_{flag.__name__}"
-
-
 @functools.cache
-def flag_counts(block: int, warp_ops: WarpOps, flag=nonzero) -> Kernel:
-    """``counts[b]`` = the set flags of part ``b``: tiles ``b * per`` up to ``(b + 1) *
+def flag_counts(block: int, warp_ops: WarpOps) -> Kernel:
+    """``counts[b]`` = the nonzero flags of part ``b``: tiles ``b * per`` up to ``(b + 1) *
     per`` (``block * ITEMS`` flags each); one block per part."""
     BALLOT, POPC = warp_ops.ballot, warp_ops.popc
     BLOCK, NWARPS, TILE = block, block // WARP, block * ITEMS
-    LOAD = _loaders(block, sk.index_of, flag)[0]
+    LOAD = _loaders(block, sk.index_of)[0]
 
     def flag_counts(n, tiles, per, f, fbase, fstep, counts):
         wcount = ember.shared((NWARPS,), ember.int32)
@@ -125,7 +91,7 @@ def flag_counts(block: int, warp_ops: WarpOps, flag=nonzero) -> Kernel:
         c = ember.int32(0)
         while t < end:
             e0 = t * TILE
-            LOAD(sel, f, fbase, fstep, e0, min(n - e0, TILE), tid)
+            LOAD(sel, f, fbase + e0 * fstep, fstep, min(n - e0, TILE), tid)
             for j in range(ITEMS):
                 c += POPC(BALLOT(sel[j], lane, w, wbuf))
             t += 1
@@ -138,17 +104,17 @@ def flag_counts(block: int, warp_ops: WarpOps, flag=nonzero) -> Kernel:
                 total += wcount[k]
             counts[ember.block_idx.x] = total
 
-    return _named(flag_counts, f"flag_counts_{warp_ops.name}_{BLOCK}x{ITEMS}{_suffix(flag)}")
+    return _named(flag_counts, f"flag_counts_{warp_ops.name}_{BLOCK}x{ITEMS}")
 
 
 @functools.cache
-def select_ballot(block: int, what, warp_ops: WarpOps, flag=nonzero) -> Kernel:
-    """``out[k] = what(v, vbase, vstep, i)`` for the ``k``-th ``i`` whose flag is set;
+def select_ballot(block: int, what, warp_ops: WarpOps) -> Kernel:
+    """``out[k] = what(v, vbase, vstep, i)`` for the ``k``-th ``i`` whose flag is nonzero;
     ``carry[b]`` = the flags set in parts ``0..b`` (a scan of :func:`flag_counts`); each
     block walks its part's tiles in order from the part's start."""
     BALLOT, POPC = warp_ops.ballot, warp_ops.popc
     BLOCK, NWARPS, TILE, SLOTS = block, block // WARP, block * ITEMS, ITEMS * (block // WARP)
-    LOAD_FLAGS, LOAD_VALUES = _loaders(block, what, flag)
+    LOAD_FLAGS, LOAD_VALUES = _loaders(block, what)
     block_scan = sk._tile_functions(ops.add, dtypes.int32, dtypes.int32, BLOCK, 1, WARP,
                                     EMU=warp_ops.name != "hw").block_scan  # fmt: skip
 
@@ -169,7 +135,7 @@ def select_ballot(block: int, what, warp_ops: WarpOps, flag=nonzero) -> Kernel:
         while t < end:
             e0 = t * TILE
             count = min(n - e0, TILE)
-            LOAD_FLAGS(sel, f, fbase, fstep, e0, count, tid)
+            LOAD_FLAGS(sel, f, fbase + e0 * fstep, fstep, count, tid)
             LOAD_VALUES(vals, sel, v, vbase, vstep, e0, tid)
             for j in range(ITEMS):
                 m = BALLOT(sel[j], lane, w, wbuf)
@@ -192,4 +158,4 @@ def select_ballot(block: int, what, warp_ops: WarpOps, flag=nonzero) -> Kernel:
             t += 1
 
     name = "select_" + ("indices" if what is sk.index_of else "values")
-    return _named(select_ballot, f"{name}_{warp_ops.name}_{BLOCK}x{ITEMS}{_suffix(flag)}")
+    return _named(select_ballot, f"{name}_{warp_ops.name}_{BLOCK}x{ITEMS}")

@@ -6,9 +6,7 @@ indices are needed), a kernel flagging the first element of each run of equal va
 stream compaction of the values and of the run starts (one synchronization: the number of
 unique values), their differences for the counts, the sort permutation at the starts for
 the first occurrences, and a scan of the flags scattered through the permutation for the
-inverse.  For the values alone, on devices with the ballot compaction, no flags are
-written: the compaction tests each sorted element against the one before it
-(:func:`.compact_kernels.run_start`).
+inverse.
 
 NaNs follow NumPy: the Array API functions count every NaN as distinct, ``unique`` gathers
 them into one (``equal_nan=True``).
@@ -22,7 +20,6 @@ from typing import NamedTuple
 import ember
 from ember import dtypes
 from ember.array import compact, kernels, launch, manipulation, ops
-from ember.array import compact_kernels as ck
 from ember.array.ndarray import ndarray, not_on_device
 from ember.array.scan import inclusive_scan
 from ember.compiler.kernel import Kernel
@@ -102,9 +99,6 @@ def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nan
     need_perm = index or inverse
     svals, perm = sort_rows(manipulation.reshape(flat, (1, n)), True, need_perm, False)
     svals = manipulation.reshape(svals, (n,))
-    if not (need_perm or counts) and compact.fuses_flags(be):
-        # the values alone: the compaction reads the run starts from the sorted values
-        return compact.compact(svals, svals, flag=ck.run_start(merge)), None, None, None
     flags = launch.new(be, (n,), dtypes.uint8)
     if n:
         grid = min(-(-n // BLOCK), launch.max_grid(be))
