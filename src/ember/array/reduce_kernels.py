@@ -4,7 +4,7 @@ Every reduction runs one or more *passes*; each pass reduces one axis of a strid
 (elements, or the states an earlier pass wrote) for ``W`` *items*.  An item is one output
 (one position of the axes that are kept, and of any reduced axes a later pass reduces)
 and one of ``C`` *chunks* of the reduced axis (``C > 1`` splits long axes over more
-threads; a second pass merges the chunks).  Both kernels take the same arguments:
+threads; a second pass merges the chunks).  The kernels take the same arguments:
 
 ``W, C, L, nr``
     items, chunks per output, chunk length, length of the reduced axis;
@@ -28,6 +28,9 @@ threads; a second pass merges the chunks).  Both kernels take the same arguments
     ``bx`` consecutive items per block, one per thread column, so that a warp reads
     consecutive elements of one row; the block's ``by = block // bx`` thread rows split the
     reduced axis and merge as a tree in shared memory.
+``reduce_flat`` (the first pass of a whole dense array)
+    ``reduce_rows`` with one item split into chunks, its first element and lanes' stride
+    known to the compiler (no item decomposition; :func:`flat`).
 
 Trees: in shared memory, with a barrier per level; where the device has sub-group
 shuffles (a capability of the target, never a backend name) the levels inside a warp use
@@ -405,7 +408,7 @@ def flat(R: Reducer, shuffle: bool, block: int, unroll: int = 8) -> Kernel:
     known to the compiler, so the loop's addresses are constant offsets and no item
     decomposition (three 64-bit divisions per item) runs.  H200, 1 GiB float32 sum, the
     same kernel with the runtime offsets and strides of ``rows``: 3730 -> ~4100 GB/s
-    (the experiment in ``docs/design/arrays.md``)."""
+    (``docs/design/arrays.md``, Reductions)."""
     ACCUM = _accumulate_elements(R, unroll)
     SINK = _sink_states(R)
     TREE = _tree_rows(R, shuffle)
