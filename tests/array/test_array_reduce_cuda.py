@@ -90,10 +90,11 @@ def test_a_reduction_runs_the_standard_sets_specializations(backend):
     x = ember.asarray(np.arange(50, dtype=np.float32))
     ember.sum(x)
     ember.sum(ember.asarray(np.ones((7, 3), np.float32)), axis=0)
+    ember.sum(ember.asarray(np.ones(300_001, np.float32)))  # reduce_flat, then the states
     R, out = r.sum_reducer("sum", ember.float32)
-    for kernel, args in red.examples(
-        R, ember.float32, out, passes=(red.COMMON_PASSES[0], red.COMMON_PASSES[3])
-    ):
+    passes = [red.COMMON_PASSES[k] for k in (0, 3, 4, 2)]
+    assert passes[2][0] == "flat"
+    for kernel, args in red.examples(R, ember.float32, out, passes=passes):
         before = _compiled(kernel)
         assert before, kernel.__name__
         kernel.specialize(*_device_args(args))
