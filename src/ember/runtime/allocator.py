@@ -221,26 +221,28 @@ class Pool:
             self.cross_stream += 1
             reorder(self.backend, block, stream)
             return block
-        if larger:
-            block = self._take_larger(size, stream)
+        idle = self._idle_classes()  # (once: both steps below read it, neither changes it
+        if larger:  # until it succeeds)
+            block = self._take_larger(size, stream, idle)
             if block is not None:
                 return block
         self._maybe_trim()
         if self.return_idle != "off":
-            self._return_idle(size)
+            self._return_idle(size, idle)
         block = Block(self._new_raw(size, stream), size, stream, self)
         self._blocks.add(block)
         return block
 
-    def _take_larger(self, size: int, stream: Stream) -> Block | None:
-        """The smallest cached block of a class in (size, 2 * size], for ``stream``.
+    def _take_larger(self, size: int, stream: Stream, idle: list[int]) -> Block | None:
+        """The smallest cached block of a class in (size, 2 * size], for ``stream``
+        (``idle``: :meth:`_idle_classes`).
 
         Serving a request from a somewhat larger idle block instead of reserving a new one
         keeps mixed-size workloads from filling the cache with blocks of every class (see
         docs/design/memory.md: fragmentation).  Scoped caches never get one (``take``).
         """
         most = size * self.larger_factor
-        for cls in sorted(c for c in self._idle_classes() if size < c <= most):
+        for cls in sorted(c for c in idle if size < c <= most):
             per_stream = self._free[cls]
             for owner, blocks in [(stream, per_stream.get(stream)), *per_stream.items()]:
                 if not blocks:
@@ -256,15 +258,16 @@ class Pool:
                 return block
         return None
 
-    def _return_idle(self, size: int) -> None:
+    def _return_idle(self, size: int, idle: list[int]) -> None:
         """Before reserving ``size`` bytes: give idle blocks of other classes back to the
         backend (all of them, or the largest until ``size`` is covered), each freed in order
         on the stream it was allocated on after the work last queued with it, so no device
         synchronize is needed.  The backend's own pool (CUDA: ``cuMemAllocAsync``'s) then
-        serves the new size from that memory instead of growing."""
+        serves the new size from that memory instead of growing.  ``idle``: the classes
+        with idle blocks (:meth:`_idle_classes`)."""
         victims: list[Block] = []
         freed = 0
-        for cls in sorted(self._idle_classes(), reverse=True):
+        for cls in sorted(idle, reverse=True):
             if cls == size:
                 continue
             for blocks in list(self._free[cls].values()):
