@@ -68,13 +68,11 @@ def max_grid(be) -> int:
 
 
 def run(kernel, grid: int, block: int, args: tuple) -> None:
-    """Launch ``kernel`` on ``grid`` x ``block`` threads (1-d) with ``args``: the kernel's
-    inline cache first (its last specialization's guarded launch, as ``kernel[grid,
-    block](...)``), so a repeated launch computes no signature.  H200: the launches of a
-    sort pass, ~17 arguments, took 14-38 us of host time through ``dispatch``."""
-    g, b = (grid if grid > 1 else 1, 1, 1), (block, 1, 1)
-    if not kernel._last.run(g, b, 0, None, args):
-        kernel._launch_slow(g, b, 0, None, args)
+    """Launch ``kernel`` on ``grid`` x ``block`` threads (1-d) with ``args``, through its
+    inline cache (:meth:`~ember.compiler.kernel.Kernel.launch_args`; H200: the launches of
+    a sort pass, ~17 arguments, took 14-38 us of host time when each computed the
+    signature)."""
+    kernel.launch_args((grid if grid > 1 else 1, 1, 1), (block, 1, 1), args)
 
 
 def read(x: ndarray, index: tuple[int, ...]):

@@ -200,7 +200,8 @@ def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> No
         per_block = dev.block // lanes if rows else lanes
         grid = (min(-(-work // per_block), dev.max_grid), 1, 1)
         head = (work, chunks, length, nr, _geo(base, items), rs)
-        kernel = _kernel(R, "flat" if flat and not final else rows, source >= 0, final, dev)
+        kind = "flat" if flat and not final else "rows" if rows else "cols"
+        kernel = _kernel(R, kind, source >= 0, final, dev)
         plan.passes.append(Pass(kernel, grid, (dev.block, 1, 1), head, lanes, source, sink, po, pc))
         if final:
             return
@@ -213,13 +214,14 @@ def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> No
         base, source = 0, sink
 
 
-def _kernel(R, rows: bool | str, states: bool, final: bool, dev: Device):
-    """The pass's kernel: ``rows`` True, False or ``"flat"`` (:func:`reduce_kernels.flat`)."""
+def _kernel(R, kind: str, states: bool, final: bool, dev: Device):
+    """The pass's kernel: ``kind`` is ``"rows"``, ``"cols"`` or ``"flat"`` (the first pass
+    of a dense array: :func:`reduce_kernels.flat`, elements to states)."""
     from ember.array import reduce_kernels as rk
 
-    if rows == "flat":
+    if kind == "flat":
         return rk.flat(R, dev.shuffle, dev.block, UNROLL)
-    if rows:
+    if kind == "rows":
         return rk.rows(R, states, final, dev.shuffle, dev.block, UNROLL)
     return rk.cols(R, states, final, dev.block, UNROLL)
 
@@ -441,5 +443,4 @@ def examples(R: Reducer, dtype, out_dtype, mean_dtype=None, backend=None, dev=No
     for kind, from_states, final in passes or COMMON_PASSES:
         src = states if from_states else (np.zeros(n, dtype.numpy),) * 3
         dst = (out, aux, out) if final else states
-        rows = kind if kind == "flat" else kind == "rows"
-        yield _kernel(R, rows, from_states, final, dev), (*head, *src, *dst, sk, 1)
+        yield _kernel(R, kind, from_states, final, dev), (*head, *src, *dst, sk, 1)

@@ -152,6 +152,14 @@ class Kernel:
         except (KeyError, argmod.Slow):
             return self._slow_dispatch(args)[0]
 
+    def launch_args(self, grid: tuple, block: tuple, args: tuple) -> None:
+        """Launch with the argument tuple ``args`` on the default stream (``grid`` and
+        ``block`` as 3-tuples): the inline cache first, as ``kernel[grid, block](...)``
+        does, so a repeated launch computes no signature.  The array library's launches
+        take this path (:func:`ember.array.launch.run`)."""
+        if not self._last.run(grid, block, 0, None, args):
+            self._launch_slow(grid, block, 0, None, args)
+
     def _launch_slow(self, grid, block, shared_mem, stream, args: tuple) -> None:
         """A launch whose arguments miss the inline cache: look up (or compile), launch."""
         if self._recheck:
