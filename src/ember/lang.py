@@ -347,12 +347,33 @@ frexp = Intrinsic(
 )  # fmt: skip
 ldexp = Intrinsic("ldexp", "ldexp(x, e): x * 2**e (e an integer).", _numpy("ldexp"))
 
+
+def _bitcast_host(x, dtype):
+    import numpy as np
+
+    from ember.dtypes import dtype as as_dtype
+
+    if not isinstance(x, np.generic | np.ndarray):
+        raise TypeError(
+            f"ember.bitcast() on the host takes a NumPy scalar or array, whose dtype says "
+            f"which bits to reinterpret; got {type(x).__name__} (write e.g. "
+            "ember.bitcast(numpy.float32(x), ember.uint32))"
+        )
+    return np.asarray(x).view(as_dtype(dtype).numpy)[()]
+
+
+bitcast = Intrinsic(
+    "bitcast", "bitcast(x, dtype): the bits of x read as a value of dtype, which must have "
+    "x's size (CUDA's __float_as_uint and friends; NumPy's view): "
+    "bitcast(float32(1.0), uint32) == 0x3F800000.", _bitcast_host,
+)  # fmt: skip
+
 # added by the kernel-language work (issue 14); ember/__init__.py exports them too
 NEW_NAMES = (
     "local", "static_range", "grid_sync", "atomic_exch", "atomic_inc", "atomic_dec",
     "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot", "all_sync",
     "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "popc", "clz", "ffs", "brev",
-    "umulhi", "mulhi", "sincos", "frexp", "ldexp",
+    "umulhi", "mulhi", "sincos", "frexp", "ldexp", "bitcast",
 )  # fmt: skip
 
 __all__ = [

@@ -362,6 +362,43 @@ def test_casts_and_bool_arrays(backend):
 
 
 @ember.kernel
+def bits_as(x, out, twice):
+    i = ember.global_id()
+    if i < x.shape[0]:
+        b = ember.bitcast(x[i], out.dtype)
+        out[i] = b
+        twice[i] = ember.bitcast(b, x.dtype)  # and back: every bit kept
+
+
+_SPECIAL = [0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan, 1e-40, 3.4e38, 1e-300]
+
+
+@pytest.mark.parametrize(
+    "src, dst",
+    [("float32", "uint32"), ("float32", "int32"), ("float64", "int64"), ("float64", "uint64"),
+     ("float16", "uint16"), ("int16", "uint16"), ("int8", "uint8"), ("uint32", "float32"),
+     ("int64", "float64"), ("uint16", "float16")],
+)  # fmt: skip
+def test_bitcast_reads_the_bits_as_another_dtype(backend, src, dst):
+    if np.dtype(src).kind == "f":
+        with np.errstate(all="ignore"):
+            x = np.concatenate([np.array(_SPECIAL), sample("float64", 90, 3) * 1e3]).astype(src)
+        if src == "float16":  # a float16 NaN's pattern is the device's conversion's
+            x = x[~np.isnan(x)]
+    else:  # bit patterns of every kind, including those of NaNs and infinities
+        x = np.random.default_rng(4).integers(
+            0, 2 ** (8 * np.dtype(src).itemsize), 100, dtype=np.dtype(src).str.replace("i", "u")
+        )
+        x = x.view(src)
+        if dst == "float16":  # float16 NaNs: one pattern (conversions keep no payload)
+            x = x[~np.isnan(x.view(np.float16))]
+    out, twice = ember.zeros(len(x), dst), ember.zeros(len(x), src)
+    bits_as.launch(len(x))(ember.asarray(x), out, twice)
+    np.testing.assert_array_equal(out.to_numpy().view(np.uint8), x.view(dst).view(np.uint8))
+    np.testing.assert_array_equal(twice.to_numpy().view(np.uint8), x.view(np.uint8))
+
+
+@ember.kernel
 def promote(a, b, out):
     i = ember.global_id()
     if i < a.shape[0]:

@@ -283,6 +283,42 @@ def test_warp_and_atomic_errors():
         ir_of(add_on_int8, np.zeros(2, np.int8))
 
 
+@ember.kernel
+def bitcast_size(x, out):
+    out[0] = ember.bitcast(x[0], ember.uint16)
+
+
+@ember.kernel
+def bitcast_bool(x, out):
+    out[0] = ember.bitcast(x[0] > 0, ember.uint8)
+
+
+@ember.kernel
+def bitcast_weak(x, out):
+    out[0] = ember.bitcast(1.5, ember.uint64)
+
+
+@ember.kernel
+def bitcast_to_bool(x, out):
+    out[0] = ember.bitcast(x[0], ember.bool_)
+
+
+def test_bitcast_errors_name_the_sizes_and_dtypes():
+    u = np.zeros(2, np.uint32)
+    with pytest.raises(ember.KernelTypeError, match="float32 has 4 bytes, uint16 2"):
+        ir_of(bitcast_size, F32, u)
+    with pytest.raises(ember.KernelTypeError, match="known dtype, got a bool"):
+        ir_of(bitcast_bool, F32, u)
+    with pytest.raises(ember.KernelTypeError, match="got a Python number"):
+        ir_of(bitcast_weak, F32, u)
+    with pytest.raises(ember.KernelTypeError, match="integer or float dtype"):
+        ir_of(bitcast_to_bool, F32, u)
+    assert lang.bitcast(np.float32(1.0), ember.uint32) == 0x3F800000
+    assert lang.bitcast(np.uint16(0x3C00), ember.float16) == 1.0
+    with pytest.raises(TypeError, match="NumPy scalar or array"):
+        lang.bitcast(1.0, ember.uint64)
+
+
 # ---------------------------------------------------------------- typing per binding
 @ember.kernel
 def rebinds(x, out):

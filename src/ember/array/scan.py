@@ -88,9 +88,9 @@ def inclusive_scan(src: ndarray, dst: ndarray, op, ct: DType) -> None:
     if be.forward_progress and tiles > 1 and not ct.is_complex:
         g = geometry(be, ct, single_pass=True)
         tiles = -(-n // g.tile)
-        state = launch.zeroed(be, (rows * tiles + 1,), dtypes.int32)
-        at = sk.atomic_storage(ct)
-        aggs, incls = launch.new(be, (rows * tiles,), at), launch.new(be, (rows * tiles,), at)
+        state = launch.zeroed(be, (rows * tiles + 1,), dtypes.uint64)
+        at, published = sk.atomic_storage(ct), 1 if sk.packs(ct) else rows * tiles
+        aggs, incls = launch.new(be, (published,), at), launch.new(be, (published,), at)
         head = (rows, n, tiles, *args)
         launch.run(sk.scan_lookback(op, ct, g), rows * tiles, g.block, (*head, state, aggs, incls))
         return

@@ -32,12 +32,15 @@ The prefix, step 4:
     it at a time (32; 128 where one warp does the look-back: four per lane, folded with
     shuffles): each waits until that tile has published something, and the combination
     runs from the newest backwards until a tile that published its *inclusive prefix*
-    (flag 2).  The block then publishes its own inclusive prefix.  Values are written
-    before their flag with :func:`ember.threadfence` between, and read after the flag
-    with :func:`ember.atomic_load` (no stale cached copy; plain volatile reads, since
-    many blocks poll the same flags and read-modify-write atomics on one address queue
-    up).  Moves ~2n elements, but needs blocks that make progress while others wait on
-    them: only on backends with ``forward_progress``.
+    (flag 2).  The block then publishes its own inclusive prefix.  A tile's flag and,
+    for values of up to 4 bytes, the value's bits share one 64-bit word, written with
+    one atomic exchange and read with one :func:`ember.atomic_load` (a plain volatile
+    read: many blocks poll the same words, and read-modify-write atomics on one address
+    queue up).  Wider values are written before their flag with
+    :func:`ember.threadfence` between, and read after it: two round trips and two
+    fences more per window, which cost float32 a quarter of its speed.  Moves ~2n
+    elements, but needs blocks that make progress while others wait on them: only on
+    backends with ``forward_progress``.
 
 ``rows_serial`` scans short rows, one thread per row.
 
@@ -352,14 +355,17 @@ def scan_carry(op, ct: DType, g: Geometry) -> Kernel:
 def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     """The single-pass scan (decoupled look-back); see the module docstring.
 
-    ``state[0]`` is the tile counter and ``state[1 + t]`` tile ``t``'s flag (all zero
-    at launch); ``aggs``/``incls`` hold the published values; one block per tile."""
+    ``state`` (uint64, all zero at launch): ``state[0]`` is the tile counter and
+    ``state[1 + t]`` tile ``t``'s word (:func:`_words`); ``aggs``/``incls`` hold the
+    published values where they are not packed in the words (else they are not used: one
+    element will do); one block per tile."""
     f = _functions(op, ct, g)
     load, store, thread_reduce, block_scan = f.load, f.store, f.thread_reduce, f.block_scan
     rescan = f.rescan
     AT = atomic_storage(ct)
     warp_lookback = g.warp_lookback and g.warp == WINDOW and not g.emulated
     lookback = (_warp_lookback if warp_lookback else _lookback)(f.combine, ct, AT)
+    publish = _words(AT).publish
     TILE, SLOTS, BUF = _sizes(g)
     ST, ITEMS = storage(ct), g.items
 
@@ -373,7 +379,7 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
         cval = ember.shared((1,), AT)
         tid = ember.thread_idx.x
         if tid == 0:
-            ctl[0] = ember.atomic_add(state, 0, 1)  # this block's tile, in start order
+            ctl[0] = ember.int32(ember.atomic_add(state, 0, 1))  # its tile, in start order
         ember.barrier()
         t = ember.int64(ctl[0])  # 64-bit: k * TILE passes 2**31 past 2**19 tiles
         r = t // tiles
@@ -396,17 +402,54 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     return _named(scan_lookback, _name("scan_lookback", op, ct, g))
 
 
-def publish(state, values, t, v, flag):
-    """Tile ``t`` publishes ``v`` with ``flag``: the value first, a fence, then the flag
-    (a reader that sees the flag sees the value)."""
-    values[t] = v
-    ember.threadfence()
-    ember.atomic_exchange(state, t + 1, flag)
+def packs(ct: DType) -> bool:
+    """Whether the look-back of ``ct`` publishes a tile's value in its state word (values
+    of at most 4 bytes: one 64-bit store and one load, no fences); else the word holds the
+    flag and the value goes to ``aggs``/``incls`` first, ordered by fences."""
+    return atomic_storage(ct).itemsize <= 4
 
 
-def published(values, j):
-    """What tile ``j`` published, read after its flag: never a stale cached copy."""
-    return ember.atomic_load(values, j)
+def _words(AT):
+    """The look-back's state words for values ``AT``: ``state[1 + t]`` is tile ``t``'s
+    flag in the high 32 bits (0: nothing published yet), and where :func:`packs`, the
+    value's bits in the low 32."""
+    PACKED = AT.itemsize <= 4
+    U32 = dtypes.uint32
+
+    def publish(state, values, t, v, flag):
+        """Tile ``t`` publishes ``v`` with ``flag``: one store of the word, or the value
+        first, a fence, then the flag (a reader that sees the flag sees the value)."""
+        word = ember.uint64(flag) << 32
+        if PACKED:
+            word |= ember.uint64(ember.bitcast(v, U32))
+        else:
+            values[t] = v
+            ember.threadfence()
+        ember.atomic_exchange(state, t + 1, word)
+
+    def wait(state, j):
+        """Tile ``j``'s word once it has published something (that tile's block has
+        started: it will)."""
+        w = ember.atomic_load(state, j + 1)
+        while (w >> 32) == 0:
+            w = ember.atomic_load(state, j + 1)
+        return w
+
+    def flag_of(w):
+        return ember.int32(w >> 32)
+
+    def value_of(w, aggs, incls, j):
+        """What tile ``j`` published with word ``w``; unpacked, read after its flag (and a
+        fence, the caller's) and never a stale cached copy."""
+        if PACKED:
+            return ember.bitcast(U32(w & 0xFFFFFFFF), AT)
+        if flag_of(w) == AGGREGATE:
+            return ember.atomic_load(aggs, j)
+        return ember.atomic_load(incls, j)
+
+    return SimpleNamespace(
+        packed=PACKED, publish=publish, wait=wait, flag_of=flag_of, value_of=value_of
+    )
 
 
 def _lookback(combine, CT, AT):
@@ -414,6 +457,9 @@ def _lookback(combine, CT, AT):
     Returns the tile's prefix to every thread, after publishing its inclusive prefix.
     ``wflag``/``wval`` hold one window's flags and values, ``ctl[1]`` says the look-back
     is done, ``cval[0]`` is the running prefix (shared memory)."""
+    words = _words(AT)
+    publish, wait, flag_of, value_of = words.publish, words.wait, words.flag_of, words.value_of
+    PACKED = words.packed
 
     def fold(wflag, wval, ctl, cval, first_window):
         """Thread 0: combine one window, newest tile first, into the running prefix."""
@@ -446,11 +492,11 @@ def _lookback(combine, CT, AT):
                 f = BEFORE_ROW
                 v = AT(0)
                 if j >= first:
-                    f = ember.atomic_load(state, j + 1)
-                    while f == 0:  # that tile's block has started: it will publish
-                        f = ember.atomic_load(state, j + 1)
-                    ember.threadfence()
-                    v = published(aggs, j) if f == AGGREGATE else published(incls, j)
+                    w = wait(state, j)
+                    f = flag_of(w)
+                    if not PACKED:
+                        ember.threadfence()
+                    v = value_of(w, aggs, incls, j)
                 wflag[tid] = f
                 wval[tid] = v
             ember.barrier()
@@ -468,34 +514,33 @@ def _lookback(combine, CT, AT):
 
 def _lane_window(combine, CT, AT):
     """:func:`_warp_lookback`'s per-lane step."""
+    words = _words(AT)
+    wait, flag_of, value_of, PACKED = words.wait, words.flag_of, words.value_of, words.packed
+    BEFORE = BEFORE_ROW << 32  # the word of a tile before the row's first
 
     def lane_window(state, aggs, incls, newest, first, lane):
         """This lane's tiles, newest first: (stop, got, value): ``stop`` is 1 if one of them
         ends the look-back, ``value`` their combination up to it (``got``: any).  Every
-        flag is requested before any is waited on, then every value: two round trips to
-        memory, not two per tile."""
-        flags = ember.local((LANE_TILES,), ember.int32)
+        word is requested before any is waited on (then, unpacked, every value): one round
+        trip to memory (two), not one (two) per tile."""
+        seen = ember.local((LANE_TILES,), ember.uint64)
         top = newest - lane * LANE_TILES
         for i in range(LANE_TILES):
-            flags[i] = ember.atomic_load(state, top - i + 1) if top - i >= first else BEFORE_ROW
+            seen[i] = ember.atomic_load(state, top - i + 1) if top - i >= first else BEFORE
         for i in range(LANE_TILES):
-            f = flags[i]
-            while f == 0:  # that tile's block has started: it will publish
-                f = ember.atomic_load(state, top - i + 1)
-            flags[i] = f
-        ember.threadfence()
+            if (seen[i] >> 32) == 0:
+                seen[i] = wait(state, top - i)
+        if not PACKED:
+            ember.threadfence()
         values = ember.local((LANE_TILES,), AT)
         for i in range(LANE_TILES):
-            f = flags[i]
-            if f != BEFORE_ROW:
-                values[i] = (
-                    published(aggs, top - i) if f == AGGREGATE else published(incls, top - i)
-                )
+            if flag_of(seen[i]) != BEFORE_ROW:
+                values[i] = value_of(seen[i], aggs, incls, top - i)
         stop = 0
         got = 0
         acc = CT(0)
         for i in range(LANE_TILES):
-            f = flags[i]
+            f = flag_of(seen[i])
             if stop == 0:
                 if f == BEFORE_ROW:
                     stop = 1
@@ -519,6 +564,7 @@ def _warp_lookback(combine, CT, AT):
     scan's (tiles per window / time per window), hence the long windows."""
 
     lane_window = _lane_window(combine, CT, AT)
+    publish = _words(AT).publish
 
     def lookback(state, aggs, incls, wflag, wval, ctl, cval, t, first, tid, total):
         if tid == 0:

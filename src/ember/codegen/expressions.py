@@ -347,6 +347,8 @@ class ExpressionEmitter(ComplexExpressions):
             return f"({self.h.c(e.type.dtype)}){self.h.bit_op(name, dt)}({args})", UNARY
         if name in ("frexp_m", "frexp_e"):
             return f"{self._frexp(name, e.args[0].type.dtype)}({self.expr(e.args[0])})", PRIMARY
+        if name == "bitcast":
+            return self._bitcast(e.args[0], e.type.dtype), PRIMARY
         if name in ("isnan", "isinf", "isfinite"):
             text = self.d.predicate.format(f=name, x=self.expr(e.args[0]))
             return text, (PRIMARY if text.startswith(name) else UNARY)
@@ -364,6 +366,25 @@ class ExpressionEmitter(ComplexExpressions):
                 return emulated
             self.h.features.add("subgroups")
         return self.d.index_expr(self.h, e.name, axis)
+
+    def _bitcast(self, x: ir.Expr, to: DType) -> str:
+        """``x``'s bits as a ``to`` (same size): integers convert (two's complement),
+        floats go through the dialect's float-bits functions; 16-bit floats, which live in
+        float registers, through their 16-bit storage form."""
+        src, text = x.type.dtype, self.expr(x)
+        size = src.itemsize
+        if src.is_float:  # to its bits, as an unsigned integer of its size
+            if src.is_narrow:
+                text = f"{self.h.narrow(src, 'store')}({text})"
+            else:
+                text = f"{self.d.cas_bits[size][1]}({text})"
+            text = f"({self.h.c(dtypes.dtype(f'uint{8 * size}'))})({text})"
+        if not to.is_float:
+            return f"(({self.h.c(to)}){text})"
+        if to.is_narrow:
+            return f"{self.h.narrow(to, 'load')}(({self.h.c(dtypes.uint16)}){text})"
+        bits, _, from_bits, _ = self.d.cas_bits[size]
+        return f"{from_bits}(({bits})({text}))"
 
     def _frexp(self, name: str, dt) -> str:
         """``em_frexp_m/e_<t>(x)``: the mantissa or the exponent of ``frexp``."""

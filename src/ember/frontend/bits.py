@@ -1,7 +1,8 @@
 """Typing of the integer-bit and extra math functions of CUDA's library (a mixin of
 :class:`~ember.frontend.typer.FunctionTyper`): ``popc clz ffs brev umulhi mulhi`` on
-integers, ``sincos frexp ldexp`` on floats (``erfinv``/``erfcinv`` are typed with the other
-float functions, :meth:`~ember.frontend.calls.CallTyper._math`).
+integers, ``sincos frexp ldexp`` on floats, ``bitcast`` between dtypes of one size
+(``erfinv``/``erfcinv`` are typed with the other float functions,
+:meth:`~ember.frontend.calls.CallTyper._math`).
 
 Integer arguments narrower than 32 bits are zero-extended to 32 bits (their own bits count:
 ``popc(int8(-1)) == 8``, ``clz(uint8(1)) == 31``); 64-bit ones use the ``...ll`` /
@@ -19,7 +20,7 @@ from ember.frontend import ir
 from ember.frontend.operators import cast
 from ember.frontend.passes import is_pure
 from ember.frontend.types import float_result, scalar
-from ember.frontend.values import TupleVal, Value
+from ember.frontend.values import Static, TupleVal, Value, as_dtype
 
 I32 = scalar(dtypes.int32)
 _UNSIGNED = {4: scalar(dtypes.uint32), 8: scalar(dtypes.uint64)}
@@ -27,7 +28,7 @@ _SIGNED = {4: I32, 8: scalar(dtypes.int64)}
 
 
 class BitsTyper:
-    """popc, clz, ffs, brev, umulhi, mulhi, sincos, frexp, ldexp."""
+    """popc, clz, ffs, brev, umulhi, mulhi, sincos, frexp, ldexp, bitcast."""
 
     def _int_arg(self, v: Value, node: ast.AST, what: str) -> ir.Expr:
         e = self.scalar_arg(v, node, f"{what}()")
@@ -98,3 +99,31 @@ class BitsTyper:
         e = self._float_arg(x, node, "ldexp")
         k = self._int_arg(n, node, "ldexp")
         return ir.Intrinsic(e.type, "ldexp", [e, cast(k, I32, check=False)])
+
+    # ------------------------------------------------------------------ bits as another dtype
+    def _k_bitcast(self, node: ast.Call) -> Value:
+        x, dtype = self.args_of(node, ("x", "dtype"), 2)
+        e = self.scalar_arg(x, node, "bitcast()")
+        dt = as_dtype(dtype.obj) if isinstance(dtype, Static) else None
+        if dt is None or dt.kind in "bc":
+            raise self.fail(
+                KernelTypeError, "bitcast() reads the bits as an integer or float dtype", node,
+                "e.g. ember.bitcast(x, ember.uint32)",
+            )  # fmt: skip
+        src = e.type.dtype
+        if e.type.weak or src.kind in "bc":
+            what = "a Python number" if e.type.weak else f"a {src.name}"
+            raise self.fail(
+                KernelTypeError, f"bitcast() needs an integer or float of a known dtype, got "
+                f"{what}", node, "give the value its dtype first, e.g. ember.float32(x)",
+            )  # fmt: skip
+        if src.itemsize != dt.itemsize:
+            raise self.fail(
+                KernelTypeError, f"bitcast() keeps the bits, so the sizes must match: "
+                f"{src.name} has {src.itemsize} bytes, {dt.name} {dt.itemsize}", node,
+                f"bitcast to a {src.itemsize}-byte dtype, or convert the value with "
+                f"ember.{dt.name}(x)",
+            )  # fmt: skip
+        if src is dt:
+            return e
+        return ir.Intrinsic(scalar(dt), "bitcast", [e])
