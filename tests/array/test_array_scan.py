@@ -84,7 +84,8 @@ def single_pass(backend, monkeypatch):
     return backend
 
 
-@pytest.mark.parametrize("dtype", ["int32", "float64"])
+# int32 sums in int64 and float64: flags and values apart; float32: packed in one word
+@pytest.mark.parametrize("dtype", ["int32", "float64", "float32"])
 def test_single_pass_scan(single_pass, dtype):
     tile = _tile(single_pass, "int64" if dtype == "int32" else dtype, True)
     for n in (2 * tile - 1, 37 * tile + 3):  # one window, then several
