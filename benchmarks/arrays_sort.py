@@ -5,6 +5,9 @@ DESIGN.md's array baselines, measured on an H100 on 2026-11-23).
 * ``scan_cumsum``: ``cumsum`` of 2**26 float32 (GB/s counts read + write, 8 bytes per
   element).  ``ember`` is the single-pass decoupled look-back scan; ``ember-3pass`` the
   reduce-then-scan that other devices run (for the comparison; target: ember >= 1.25 x torch).
+* ``scan_cumsum_int32``: ``cumsum`` of 2**26 int32 in [-1000, 1000), summed into int64 as
+  NumPy, PyTorch and CuPy do (GB/s: 12 bytes per element); the look-back's values are
+  8 bytes, too wide to share the flags' words.
 * ``sort_values``: ``sort`` of 2**26 random float32 (GB/s, 8 bytes per element; PyTorch's
   ``torch.sort`` also returns indices).  ``ember-classic``: radix passes without onesweep.
   Target: >= the better peer (CuPy's CUB).
@@ -178,6 +181,19 @@ def scan_cumsum(ctx: Context):
         return (lambda x: mod.cumsum(x, 0)) if name == "torch" else mod.cumsum
 
     return _run(ctx, host, fns, peer, 8 * n, "gbs")
+
+
+@case("scan_cumsum_int32", "gbs", "GB/s", better="higher")
+def scan_cumsum_int32(ctx: Context):
+    """cumsum of 2**26 int32 into int64 (read 4 + write 8 bytes per element)."""
+    n = _n(ctx, 26)
+    host = np.random.default_rng(SEED).integers(-1000, 1000, n, dtype=np.int32)
+    fns = {"ember": lambda: _plain(ember.cumsum)}
+
+    def peer(name, mod):
+        return (lambda x: mod.cumsum(x, 0)) if name == "torch" else mod.cumsum
+
+    return _run(ctx, host, fns, peer, 12 * n, "gbs")
 
 
 @case("sort_values", "gbs", "GB/s", better="higher")
