@@ -70,27 +70,36 @@ def inclusive_scan(src: ndarray, dst: ndarray, op, ct: DType) -> None:
     rows, n = src.shape
     if rows == 0 or n == 0:
         return
-    be = src.backend
     x, xbase, (xrow, xstep) = launch.flat(src)
     out, obase, (orow, ostep) = launch.flat(dst)
     if ostep != 1 and n > 1:
         raise ValueError("inclusive_scan: dst must have unit stride along its rows")
+    scan_rows(rows, n, (x, xbase, xrow, xstep, out, obase, orow), op, ct)
+
+
+def scan_rows(rows: int, n: int, args: tuple, op, ct: DType) -> None:
+    """:func:`inclusive_scan` of ``rows`` rows of ``n > 0`` elements given as flat views:
+    ``args = (x, xbase, xrow, xstep, out, obase, orow)``, element ``(r, i)`` being
+    ``x[xbase + r * xrow + i * xstep]`` and ``out[obase + r * orow + i]``."""
+    x = args[0]
+    be = x.backend
     g = geometry(be, ct)
-    args = (x, xbase, xrow, xstep, out, obase, orow)
     if n <= max(SERIAL_ROWS, g.tile // 16):
         k = sk.rows_serial(op, ct)
         launch.run(k, min(-(-rows // g.block), launch.max_grid(be)), g.block, (rows, n, *args))
         return
     tiles = -(-n // g.tile)
-    head = (rows, n, tiles, *args)
     # the look-back publishes values through atomics: no 8/16-byte complex pair has them, so
     # complex scans take the two-pass path (reduce the tiles, then scan from their carries)
     if be.forward_progress and tiles > 1 and not ct.is_complex:
         g = geometry(be, ct, single_pass=True)
         tiles = -(-n // g.tile)
         state = launch.zeroed(be, (rows * tiles + 1,), dtypes.uint64)
-        at, published = sk.atomic_storage(ct), 1 if sk.packs(ct) else rows * tiles
-        aggs, incls = launch.new(be, (published,), at), launch.new(be, (published,), at)
+        at = sk.atomic_storage(ct)
+        if sk.packs(ct):  # the values are in the state words: aggs/incls are not read
+            aggs = incls = _unused(be, at)
+        else:
+            aggs, incls = launch.new(be, (rows * tiles,), at), launch.new(be, (rows * tiles,), at)
         head = (rows, n, tiles, *args)
         launch.run(sk.scan_lookback(op, ct, g), rows * tiles, g.block, (*head, state, aggs, incls))
         return
@@ -99,14 +108,17 @@ def inclusive_scan(src: ndarray, dst: ndarray, op, ct: DType) -> None:
         carry = launch.new(be, (1,), sk.storage(ct))
     else:
         carry = launch.new(be, (rows, tiles), sk.storage(ct))
-        launch.run(
-            sk.tile_reduce(op, ct, g),
-            grid,
-            g.block,
-            (rows, n, tiles, x, xbase, xrow, xstep, launch.flat1(carry)),
-        )
+        launch.run(sk.tile_reduce(op, ct, g), grid, g.block, (rows, n, tiles, *args[:4],
+                                                              launch.flat1(carry)))  # fmt: skip
         inclusive_scan(carry, carry, op, ct)
-    launch.run(sk.scan_carry(op, ct, g), grid, g.block, (*head, launch.flat1(carry)))
+    launch.run(sk.scan_carry(op, ct, g), grid, g.block, (rows, n, tiles, *args,
+                                                         launch.flat1(carry)))  # fmt: skip
+
+
+@functools.cache
+def _unused(be, dt: DType) -> ndarray:
+    """A one-element array standing for kernel arguments that are not read."""
+    return launch.new(be, (1,), dt)
 
 
 def scan_axis(x: ndarray, axis: int, op, ct: DType, out_dtype: DType, initial=None) -> ndarray:
@@ -156,8 +168,28 @@ def _check(x, what: str) -> ndarray:
     return x
 
 
+_resolved: dict = {}  # (ufunc, x's dtype, dtype=) -> (op, ct, out dtype)
+
+
 def _cumulative(uf, what: str, x, axis, dtype, include_initial: bool, initial: int):
     x = _check(x, what)
+    if x.ndim == 1 and axis in (None, 0, -1) and not include_initial:
+        n, isz = x.shape[0], x.dtype.itemsize
+        if n > 1 and x.strides[0] == isz:  # a dense vector: no views to make
+            try:
+                key = (uf, x.dtype, dtype)
+                found = _resolved.get(key)
+            except TypeError:  # an unhashable dtype= spelling
+                found = key = None
+            if found is None:
+                dt = _accumulation_dtype(x.dtype) if dtype is None else dtypes.dtype(dtype)
+                found = _resolve(uf, dt)
+                if key is not None:
+                    _resolved[key] = found
+            op, ct, out_dtype = found
+            out = launch.new(x.backend, (n,), out_dtype)
+            scan_rows(1, n, (x, 0, n, 1, out, 0, n), op, ct)
+            return out
     if axis is None:
         if x.ndim > 1:
             raise ValueError(
