@@ -94,6 +94,24 @@ def test_gpu_pass_designs(pass_design):
     check(ember.argsort(d, descending=True), _descending_argsort(x))
 
 
+@pytest.mark.parametrize(
+    "make",
+    [lambda r, n: r.integers(0, 1000, n).astype(np.int32),  # high bytes constant
+     lambda r, n: (r.integers(-50, 50, n) * 256).astype(np.int32),  # low byte constant
+     lambda r, n: r.integers(0, 300, n).astype(np.float32),  # low mantissa bytes zero
+     lambda r, n: np.full(n, 7, np.uint16)],  # every pass keeps the order
+    ids=["high", "low", "float", "constant"],
+)  # fmt: skip
+def test_passes_whose_keys_share_a_digit(pass_design, make):
+    # those passes copy (first pass: keys from values; last: back to values; indices along)
+    x = make(np.random.default_rng(5), sort.SEGMENT + 3 * 1024 + 5)
+    d = ember.asarray(x)
+    check(ember.sort(d), np.sort(x), exact=True)
+    check(ember.argsort(d), np.argsort(x, kind="stable"))
+    check(ember.argsort(d, descending=True), _descending_argsort(x))
+    check(ember.unique_values(d), np.unique(x))
+
+
 def test_methods_and_errors(backend):
     x = _data("int32", (5, 4))
     d = ember.asarray(x)

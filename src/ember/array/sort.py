@@ -209,12 +209,16 @@ def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
     launch.run(k, grid, g.block, (n, tiles, kin, kbase, kstep, descending, launch.flat1(hist)))
     starts = launch.new(be, (passes, kern.RADIX), dtypes.int64)
     inclusive_scan(hist, starts, ops.add, dtypes.int64)
-    words = tiles * kern.RADIX + 1  # per pass: tile x digit words, then the tile counter
+    # per pass: tile x digit words, the tile counter, and 1 if the pass keeps the order
+    words = tiles * kern.RADIX + 2
     state = launch.zeroed(be, (passes, words), dtypes.uint32)
+    cells = passes * kern.RADIX
+    launch.run(match.trivial_passes(), -(-cells // 256), 256,
+               (n, cells, launch.flat1(hist), launch.flat1(state), words))  # fmt: skip
 
     def run(p, payload, pt, po, head, kout, pout):
         kp = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
-        args = (*head, starts[p], state[p], words - 1, kout, pout)
+        args = (*head, starts[p], state[p], words - 2, kout, pout)
         launch.run(kp, tiles, g.block, args)
 
     return run

@@ -180,6 +180,21 @@ def histogram(U: DType, key_fns, g: SortGeometry, passes: int) -> Kernel:
 
 
 @functools.cache
+def trivial_passes() -> Kernel:
+    """``state[p * words + words - 1] = 1`` where pass ``p``'s digit counts (``hist``, one
+    row of ``RADIX`` per pass) put all ``n`` keys under one digit: that pass would keep
+    the order, and its onesweep kernel copies instead (integers of a small range: their
+    high bytes; 2**24 int32 values below 2**24 skip the ranking of their fourth pass)."""
+
+    def radix_trivial(n, cells, hist, state, words):
+        i = ember.global_id()
+        if i < cells and hist[i] == n:
+            state[(i // RADIX) * words + words - 1] = 1
+
+    return _named(radix_trivial, "radix_trivial")
+
+
+@functools.cache
 def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: DType,
                mode: str, warp_ops: WarpOps) -> Kernel:  # fmt: skip
     """One radix pass with warp-match ranking; ``mode`` "classic" or "onesweep"."""
@@ -213,6 +228,8 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         tid = ember.thread_idx.x
         lane = tid % WARP
         w = tid // WARP
+        # onesweep: 1 where every key has the same digit in this pass (trivial_passes)
+        same = state[slot + 1] if ONESWEEP else ember.uint32(0)
         for i in range(tid, NWARPS * RADIX, BLOCK):
             whist[i] = 0
             wmask[i] = ember.uint32(0)
@@ -227,6 +244,17 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
             for j in range(ITEMS):
                 pos = w * RUN + j * WARP + lane
                 pays[j] = pin[pbase + (e0 + pos) * pstep] if pos < count else PT(0)
+        if same != 0:  # the pass keeps the order (stable): a copy, no look-back
+            for j in range(ITEMS):
+                pos = w * RUN + j * WARP + lane
+                if pos < count:
+                    k = keys[j]
+                    kout[e0 + pos] = kout.dtype(to_bits(k, desc) if tout else k)
+                    if IOTA:
+                        pout[e0 + pos] = PO(e0 + pos)
+                    elif LOADS:
+                        pout[e0 + pos] = PO(pays[j])
+            return
         for j in range(ITEMS):  # 1. rank within the warp, in tile order
             ranks[j] = rank(digit(keys[j], shift), lane, w, whist, wmask, wbuf)
         ember.barrier()
