@@ -224,37 +224,38 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         gofs = ember.shared((RADIX,), ember.int64)
         buf = ember.shared((2 * BLOCK,), ember.int32)
         wbuf = ember.shared((BLOCK,), ember.int32)
-        ctl = ember.shared((1,), ember.int32)
+        ctl = ember.shared((2,), ember.int32)
         tid = ember.thread_idx.x
         lane = tid % WARP
         w = tid // WARP
-        # onesweep: 1 where every key has the same digit in this pass (trivial_passes)
-        same = state[slot + 1] if ONESWEEP else ember.uint32(0)
         for i in range(tid, NWARPS * RADIX, BLOCK):
             whist[i] = 0
             wmask[i] = ember.uint32(0)
         if tid == 0:
             ctl[0] = ember.atomic_add(state, slot, 1) if ONESWEEP else ember.block_idx.x
+            # onesweep: 1 where every key has one digit in this pass (trivial_passes); in
+            # shared memory, not a register held across the loads (the payload passes sit
+            # at 64 registers: 4 blocks per SM)
+            ctl[1] = ember.int32(state[slot + 1]) if ONESWEEP else 0
         ember.barrier()
         t = ember.int64(ctl[0])  # 64-bit: t * TILE passes 2**31 in long rows
         e0 = t * TILE
         count = min(n - e0, TILE)
+        if ctl[1] != 0:  # the pass keeps the order (stable): a copy, no look-back
+            for e in range(tid, count, BLOCK):  # (its own loads: the ranking's registers
+                raw = kin[kbase + (e0 + e) * kstep]  # are as without this path)
+                k = to_key(raw, desc) if tin else raw
+                kout[e0 + e] = kout.dtype(to_bits(k, desc) if tout else k)
+                if IOTA:
+                    pout[e0 + e] = PO(e0 + e)
+                elif LOADS:
+                    pout[e0 + e] = PO(pin[pbase + (e0 + e) * pstep])
+            return
         load(keys, kin, kbase + e0 * kstep, kstep, count, w * RUN + lane, tin, desc)
         if LOADS:  # the payload too, in flight with the keys (not one load per placement)
             for j in range(ITEMS):
                 pos = w * RUN + j * WARP + lane
                 pays[j] = pin[pbase + (e0 + pos) * pstep] if pos < count else PT(0)
-        if same != 0:  # the pass keeps the order (stable): a copy, no look-back
-            for j in range(ITEMS):
-                pos = w * RUN + j * WARP + lane
-                if pos < count:
-                    k = keys[j]
-                    kout[e0 + pos] = kout.dtype(to_bits(k, desc) if tout else k)
-                    if IOTA:
-                        pout[e0 + pos] = PO(e0 + pos)
-                    elif LOADS:
-                        pout[e0 + pos] = PO(pays[j])
-            return
         for j in range(ITEMS):  # 1. rank within the warp, in tile order
             ranks[j] = rank(digit(keys[j], shift), lane, w, whist, wmask, wbuf)
         ember.barrier()
