@@ -123,6 +123,8 @@ def test_radix_kernels_compile_and_fit_for_cuda(dtype):
             ptx = to_ptx(k, (*head, *tail))
             assert ".entry" in ptx and "atom.shared.or" in ptx and "bar.warp.sync" in ptx
             assert _shared_bytes(ptx) <= SHARED_LIMIT, (mode, payload, g)
+        copy = sort_match.copy_pass(U, fns, g, payload, pt, po)
+        assert ".entry" in to_ptx(copy, (*head, np.zeros(8, np.uint32), 2, *tail[3:]))
         up = sort_kernels.upsweep(U, fns, g)
         assert ".entry" in to_ptx(up, (8, 1, keys, 0, 1, 0, True, False, np.zeros(8, np.uint32)))
     hist = sort_match.histogram(U, fns, g, dt.itemsize)

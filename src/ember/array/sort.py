@@ -216,7 +216,12 @@ def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
     launch.run(match.trivial_passes(), -(-cells // 256), 256,
                (n, cells, launch.flat1(hist), launch.flat1(state), words))  # fmt: skip
 
+    copies = min(tiles, max(1, be.device.multiprocessors) * 4)
+
     def run(p, payload, pt, po, head, kout, pout):
+        # the copy where the pass is marked to keep the order, else the pass
+        kc = match.copy_pass(U, fns, g, payload, pt, po)
+        launch.run(kc, copies, g.block, (*head, state[p], words - 2, kout, pout))
         kp = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
         args = (*head, starts[p], state[p], words - 2, kout, pout)
         launch.run(kp, tiles, g.block, args)

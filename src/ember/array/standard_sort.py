@@ -138,6 +138,7 @@ def _radix_pass(be, U, fns, g, payload, pt, po, head, passes, warp_ops) -> Itera
         yield match.trivial_passes(), (4, 4, _a(u32), _a(u32), 4)
         k = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
         yield k, (*head, _a(i64), _a(u32), 3, *tail)
+        yield match.copy_pass(U, fns, g, payload, pt, po), (*head, _a(u32), 2, *tail)
         return
     up_args = (4, 1, _a(U), 0, 1, 0, True, False, _a(u32))
     yield kern.upsweep(U, fns, g), up_args
