@@ -54,6 +54,16 @@ def flat1(x: ndarray) -> ndarray:
     return v
 
 
+def row(x: ndarray, i: int) -> ndarray:
+    """Row ``i`` of the C-contiguous 2-d ``x`` as a 1-d view (``x[i]`` without the
+    indexing machinery: a radix sort takes a few per pass)."""
+    n = x.shape[1]
+    v = ndarray((n,), x.dtype, x.buffer, x.backend, (x.dtype.itemsize,),
+                x.offset + i * n * x.dtype.itemsize)  # fmt: skip
+    v._c = True
+    return v
+
+
 def is_cpu(be) -> bool:
     """Whether ``be``'s device is a CPU (work-groups on a thread pool: few, large ones)."""
     return be.device.kind == "CPU"

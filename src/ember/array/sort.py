@@ -217,13 +217,15 @@ def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
                (n, cells, launch.flat1(hist), launch.flat1(state), words))  # fmt: skip
 
     copies = min(tiles, max(1, be.device.multiprocessors) * 4)
+    rows = [(launch.row(starts, p), launch.row(state, p)) for p in range(passes)]
 
     def run(p, payload, pt, po, head, kout, pout):
+        places, words_p = rows[p]
         # the copy where the pass is marked to keep the order, else the pass
         kc = match.copy_pass(U, fns, g, payload, pt, po)
-        launch.run(kc, copies, g.block, (*head, state[p], words - 2, kout, pout))
+        launch.run(kc, copies, g.block, (*head, words_p, words - 2, kout, pout))
         kp = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
-        args = (*head, starts[p], state[p], words - 2, kout, pout)
+        args = (*head, places, words_p, words - 2, kout, pout)
         launch.run(kp, tiles, g.block, args)
 
     return run
