@@ -183,8 +183,9 @@ def histogram(U: DType, key_fns, g: SortGeometry, passes: int) -> Kernel:
 def trivial_passes() -> Kernel:
     """``state[p * words + words - 1] = 1`` where pass ``p``'s digit counts (``hist``, one
     row of ``RADIX`` per pass) put all ``n`` keys under one digit: that pass would keep
-    the order, and its onesweep kernel copies instead (integers of a small range: their
-    high bytes; 2**24 int32 values below 2**24 skip the ranking of their fourth pass)."""
+    the order, so :func:`copy_pass` copies it and the ranking kernel ends at once
+    (integers of a small range: their high bytes; 2**24 int32 values below 2**24 skip the
+    ranking of their fourth pass)."""
 
     def radix_trivial(n, cells, hist, state, words):
         i = ember.global_id()
