@@ -142,6 +142,23 @@ def test_views_transposes_and_negative_strides(backend):
     check(ember.cumsum(d.T), np.cumsum(base.T))  # flattened in C order of the view
 
 
+def test_vectors_with_offsets_steps_and_dtype_spellings(backend):
+    # dense vectors take a path of their own (no axis moves): views that start inside
+    # their buffer, rows of a matrix, and the vectors it leaves to the general path
+    tile = _tile(backend, "int64")
+    x = sample("int32", (2 * tile + 7,), low=-50, high=50)
+    d = ember.asarray(x)
+    m = sample("float32", (4, 300))
+    dm = ember.asarray(m)
+    for got, want in [(d[5:], x[5:]), (d[3 : tile + 9], x[3 : tile + 9]), (d[::-1], x[::-1]),
+                      (d[1::3], x[1::3]), (dm[2], m[2]), (dm[:, 7], m[:, 7])]:  # fmt: skip
+        _close(ember.cumsum(got), _exact_cumsum(want))
+        _close(ember.cumulative_sum(got, axis=-1), _exact_cumsum(want))
+    for spelling in ("float64", np.float64, ember.float64, np.dtype("float64"), float):
+        check(ember.cumsum(d[2:], dtype=spelling), np.cumsum(x[2:], dtype=np.float64))
+    check(ember.cumprod(d[:9] % 3 + 1), np.cumprod(x[:9] % 3 + 1))
+
+
 def test_long_rows_along_a_slow_axis(backend):
     tile = _tile(backend, "int64")
     x = sample("int16", (2 * tile + 3, 3), low=-9, high=9)
