@@ -17,7 +17,8 @@ AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published
 
 def state_words(AT):
     """The look-back's state words for values ``AT``: ``state[1 + t]`` is tile ``t``'s
-    flag in the high 32 bits (0: nothing published yet), and where :func:`packs`, the
+    flag in the high 32 bits (0: nothing published yet), and where
+    :func:`.scan_kernels.packs` (values of at most 4 bytes), the
     value's bits in the low 32."""
     PACKED = AT.itemsize <= 4
     U32 = dtypes.uint32
