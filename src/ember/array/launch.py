@@ -47,9 +47,12 @@ def flat(x: ndarray) -> tuple[ndarray, int, tuple[int, ...]]:
     return view, -low, strides
 
 
-def flat1(x: ndarray) -> ndarray:
-    """A C-contiguous ``x`` as a 1-d view of its elements."""
-    v = ndarray((x.size,), x.dtype, x.buffer, x.backend, (x.dtype.itemsize,), x.offset)
+def flat1(x: ndarray, count: int | None = None, first: int = 0) -> ndarray:
+    """A C-contiguous ``x`` as a 1-d view of its elements (``count`` of them from element
+    ``first``: all by default)."""
+    n = x.size - first if count is None else count
+    isz = x.dtype.itemsize
+    v = ndarray((n,), x.dtype, x.buffer, x.backend, (isz,), x.offset + first * isz)
     v._c = True
     return v
 
@@ -58,10 +61,7 @@ def row(x: ndarray, i: int) -> ndarray:
     """Row ``i`` of the C-contiguous 2-d ``x`` as a 1-d view (``x[i]`` without the
     indexing machinery: a radix sort takes a few per pass)."""
     n = x.shape[1]
-    v = ndarray((n,), x.dtype, x.buffer, x.backend, (x.dtype.itemsize,),
-                x.offset + i * n * x.dtype.itemsize)  # fmt: skip
-    v._c = True
-    return v
+    return flat1(x, n, i * n)
 
 
 def is_cpu(be) -> bool:

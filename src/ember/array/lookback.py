@@ -15,12 +15,18 @@ LANE_TILES = 4  # ... times this where one warp does it (warp_lookback)
 AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published yet)
 
 
+def packs(AT) -> bool:
+    """Whether values ``AT`` share their tile's state word with its flag (at most 4
+    bytes: one 64-bit store and one load, no fences); else the word holds the flag and
+    the value goes to ``aggs``/``incls`` first, ordered by fences."""
+    return AT.itemsize <= 4
+
+
 def state_words(AT):
     """The look-back's state words for values ``AT``: ``state[1 + t]`` is tile ``t``'s
-    flag in the high 32 bits (0: nothing published yet), and where
-    :func:`.scan_kernels.packs` (values of at most 4 bytes), the
+    flag in the high 32 bits (0: nothing published yet), and where :func:`packs`, the
     value's bits in the low 32."""
-    PACKED = AT.itemsize <= 4
+    PACKED = packs(AT)
     U32 = dtypes.uint32
 
     def publish(state, values, t, v, flag):

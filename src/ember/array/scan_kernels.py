@@ -402,10 +402,9 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
 
 
 def packs(ct: DType) -> bool:
-    """Whether the look-back of ``ct`` publishes a tile's value in its state word (values
-    of at most 4 bytes: one 64-bit store and one load, no fences); else the word holds the
-    flag and the value goes to ``aggs``/``incls`` first, ordered by fences."""
-    return atomic_storage(ct).itemsize <= 4
+    """Whether the look-back of ``ct`` publishes a tile's value in its state word
+    (:func:`.lookback.packs` of the dtype it is published in)."""
+    return lb.packs(atomic_storage(ct))
 
 
 @functools.cache
