@@ -80,6 +80,7 @@ def test_size_class_covers_request_with_bounded_waste(n):
 def test_a_miss_gives_idle_blocks_of_other_classes_back_first():
     be = FakeBackend(capacity=10 * MiB)
     pool = Pool(be)
+    pool.return_age = 0  # every idle block, however recently freed
     small, big = pool.allocate(MiB), pool.allocate(6 * MiB)
     small_handle = small.handle
     del small, big  # both idle
@@ -93,10 +94,71 @@ def test_a_miss_gives_idle_blocks_of_other_classes_back_first():
     assert pool.stats()["returned_blocks"] == 2 and again.nbytes == 8 * MiB
 
 
+def test_a_repeating_working_set_stops_missing():
+    """A miss keeps the idle blocks that an allocation took during the last
+    ``return_age`` misses: a loop allocating the same sizes each iteration (with a new
+    class each time in the middle of a call, the case that used to cascade) misses only
+    while it warms up."""
+    be = FakeBackend(capacity=256 * MiB)
+    pool = Pool(be)
+
+    def call(previous):
+        """A unique-like call: temporaries freed between allocations, a result kept
+        until the next call has started."""
+        bounds = [pool.allocate(512) for _ in range(3)]
+        table = pool.allocate(16 * MiB)
+        del bounds, previous
+        counts = pool.allocate(8192)
+        values = pool.allocate(3 * MiB)
+        del table, counts
+        return values
+
+    out = pool.allocate(MiB)  # the first call's "previous result": a class it never uses
+    for _ in range(3):
+        out = call(out)
+    misses = pool.stats()["cache_misses"]
+    for _ in range(5):
+        out = call(out)
+    assert pool.stats()["cache_misses"] == misses
+    assert be.syncs == 0
+
+
+def test_random_sizes_give_every_idle_block_back():
+    """Misses of classes never given back (churn) are no regrets: every idle block of
+    another class goes back at once, however recently freed."""
+    be = FakeBackend(capacity=1024 * MiB)
+    pool = Pool(be)
+    for k in range(5):  # classes far enough apart that no request takes a larger block
+        idle = pool.allocate(4**k * MiB)
+        handle = idle.handle
+        del idle
+        keep = pool.allocate(3 * 4**k * MiB)  # a new class: a miss, no regret
+        assert handle in be.freed
+        del keep
+    assert pool.stats()["returned_blocks"] == 9 and pool.stats()["cache_misses"] == 10
+
+
+def test_a_block_idle_for_return_age_misses_goes_back():
+    """While misses are regrets (white-box: the moving share set to 1), a block freed
+    recently is kept until ``return_age`` misses have passed."""
+    be = FakeBackend(capacity=256 * MiB)
+    pool = Pool(be)
+    pool.return_age, pool._regret = 4, 1.0
+    stale = pool.allocate(8 * MiB)
+    handle = stale.handle
+    del stale
+    # each a miss of a new class too small to take the idle 8 MiB block
+    keep = [pool.allocate(64 * 1024 * (k + 1)) for k in range(pool.return_age - 1)]
+    assert handle not in be.freed and pool.stats()["cached"] == 8 * MiB
+    keep.append(pool.allocate(MiB))  # the return_age-th miss since it was freed
+    assert handle in be.freed and pool.stats()["returned_blocks"] == 1
+    assert pool.stats()["cached"] == 0
+
+
 def test_enough_returns_only_what_the_request_needs():
     be = FakeBackend(capacity=64 * MiB)
     pool = Pool(be)
-    pool.return_idle = "enough"
+    pool.return_idle, pool.return_age = "enough", 0
     blocks = [pool.allocate(n * MiB) for n in (1, 2, 16)]
     del blocks
     kept = pool.allocate(6 * MiB)  # the largest idle block (16 MiB) covers it: the rest stay
@@ -107,6 +169,7 @@ def test_enough_returns_only_what_the_request_needs():
 def test_a_block_used_on_another_stream_is_freed_after_that_use():
     be = FakeBackend(capacity=64 * MiB)
     pool = Pool(be)
+    pool.return_age = 0
     other = FakeStream()
     a = pool.allocate(MiB, other)  # allocated (home) on `other`
     del a

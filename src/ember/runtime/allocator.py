@@ -37,6 +37,10 @@ from ember.runtime.backend import Backend, Buffer, Stream
 
 SMALL = 1 << 20
 SMALL_STEP = 512
+# a miss gives back only idle blocks that were not taken during this many misses (see
+# Pool._return_idle and docs/design/memory.md)
+RETURN_AGE = 8
+REGRET_WINDOW, REGRET_WEIGHT = 16, 0.125  # see Pool._keep_age
 
 
 def size_class(nbytes: int) -> int:
@@ -152,7 +156,11 @@ class Pool:
         # run the raw buffer's __del__ (closing it) although __del__ just filed its block.
         self._blocks: set[Block] = set()
         self._lock = threading.Lock()
-        self._epoch = 0  # bumped by each idle-trim pass; blocks remember when they were freed
+        # The miss clock: bumped by every slow-path allocation; a freed block remembers it
+        # (``last_used``), so misses and idle trims can tell blocks in a repeating working
+        # set from long-idle ones.
+        self._epoch = 0
+        self._trimmed_at = 0  # the clock at the previous idle-trim pass
         self._default = backend.default_stream
         self.passthrough = False
         self._last_trim = time.monotonic()
@@ -164,6 +172,12 @@ class Pool:
         # the backend first (its own pool can reuse the memory for this size), "enough" as
         # many as the request needs, "off" none (docs/design/memory.md: fragmentation).
         self.return_idle = "all"
+        # ... of the idle blocks that no allocation took during the last ``return_age``
+        # misses: younger ones are a working set that the next iterations reuse (giving
+        # them back made every call of a repeating workload miss: see _return_idle)
+        self.return_age = RETURN_AGE
+        self._given_at: dict[int, int] = {}  # class -> the miss that last gave one back
+        self._regret = 0.0  # moving share of recent misses that were regrets
         self.larger_factor = 2.0  # a miss may take an idle block up to this much larger
 
     # ------------------------------------------------------------------ hot path
@@ -207,6 +221,7 @@ class Pool:
         """Under the lock: a cached block of class ``size`` (any stream), else with
         ``larger`` a cached block of a class up to twice as large, else a new block."""
         self.misses += 1
+        self._epoch += 1
         if self._deferred:
             self._settle_deferred()
             try:
@@ -228,7 +243,7 @@ class Pool:
                 return block
         self._maybe_trim()
         if self.return_idle != "off":
-            self._return_idle(size, idle)
+            self._return_idle(size, idle, self._keep_age(size))
         block = Block(self._new_raw(size, stream), size, stream, self)
         self._blocks.add(block)
         return block
@@ -258,27 +273,54 @@ class Pool:
                 return block
         return None
 
-    def _return_idle(self, size: int, idle: list[int]) -> None:
-        """Before reserving ``size`` bytes: give idle blocks of other classes back to the
-        backend (all of them, or the largest until ``size`` is covered), each freed in order
+    def _keep_age(self, size: int) -> int:
+        """How many misses a block freed recently is kept through on this miss: 0 (every
+        idle block of another class goes back) unless most recent misses are *regrets* -
+        misses of a class that this pool gave back within the last ``REGRET_WINDOW``
+        misses.  Regrets are what giving back does to a repeating working set (a miss
+        early in one call gives back blocks the same call needs later, which then miss
+        and give back the next ones: every call misses); random-size churn rarely asks
+        again for a class it gave back, so it keeps giving everything back (its
+        fragmentation is that of the driver's pool).  Then ``return_age`` applies."""
+        gave = self._given_at.get(size)
+        regret = gave is not None and self._epoch - gave <= REGRET_WINDOW
+        self._regret += ((1.0 if regret else 0.0) - self._regret) * REGRET_WEIGHT
+        return self.return_age if self._regret >= 0.5 else 0
+
+    def _return_idle(self, size: int, idle: list[int], age: int = 0) -> None:
+        """Before reserving ``size`` bytes: give idle blocks of other classes that no
+        allocation took during the last ``return_age`` misses back to the backend (all of
+        them, or the largest until ``size`` is covered), each freed in order
         on the stream it was allocated on after the work last queued with it, so no device
         synchronize is needed.  The backend's own pool (CUDA: ``cuMemAllocAsync``'s) then
         serves the new size from that memory instead of growing.  ``idle``: the classes
         with idle blocks (:meth:`_idle_classes`)."""
         victims: list[Block] = []
         freed = 0
+        oldest = self._epoch - age  # blocks freed at or before this miss
         for cls in sorted(idle, reverse=True):
             if cls == size:
                 continue
             for blocks in list(self._free[cls].values()):
-                while blocks and (self.return_idle == "all" or freed < size):
+                # oldest first (a free appends, a hit pops the newest)
+                while (
+                    blocks
+                    and blocks[0].last_used <= oldest
+                    and (self.return_idle == "all" or freed < size)
+                ):
                     try:
-                        block = blocks.pop()
+                        block = blocks.pop(0)
                     except IndexError:
+                        break
+                    if block.last_used > oldest:  # a hit took the old one meanwhile
+                        blocks.append(block)
                         break
                     victims.append(block)
                     freed += block.size
+        if len(self._given_at) > 4096:
+            self._given_at.clear()
         for block in victims:
+            self._given_at[block.size] = self._epoch
             self._blocks.discard(block)
             reorder(self.backend, block, block.home)  # freed on home after its last use
             block.raw.close()
@@ -344,7 +386,7 @@ class Pool:
         if now - self._last_trim < self.idle_trim:
             return
         self._last_trim = now
-        before, self._epoch = self._epoch, self._epoch + 1
+        before, self._trimmed_at = self._trimmed_at, self._epoch
         self._release(lambda b: b.last_used < before)
 
     def _release_all(self) -> int:
