@@ -91,6 +91,45 @@ def test_alloc_copy_round_trip(cuda):
         cuda.copy_from_host(other, host.nbytes - 4, np.zeros(2, np.float32))
 
 
+def test_small_reads_through_the_bounce_buffer(cuda, module):
+    """Waited-for reads up to BOUNCE bytes go through a per-thread pinned buffer: every
+    size and offset round-trips, after the queued work that wrote it, from many threads."""
+    from ember.backends.cuda.backend import BOUNCE
+
+    host = np.random.default_rng(1).integers(0, 255, 3 * BOUNCE, dtype=np.uint8)
+    buf = to_device(cuda, host)
+    for n, off in ((1, 0), (3, 5), (BOUNCE, 7), (BOUNCE + 1, 0), (2 * BOUNCE, BOUNCE)):
+        out = np.empty(n, np.uint8)
+        cuda.copy_to_host(out, buf, off)
+        np.testing.assert_array_equal(out, host[off : off + n])
+    n = 4096
+    y = cuda.alloc(n * 4)
+    spin = module.function("spin", ("int64",))
+    fill = module.function("fill", (PTR, "int32", "int64"))
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(20):
+                out = np.zeros(2, np.int32)
+                cuda.copy_to_host(out, y, 4 * (n - 2))
+                assert (out == 5).all(), out
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    spin.launch((1, 1, 1), (1, 1, 1), [10_000_000])
+    fill.launch((n // 256, 1, 1), (256, 1, 1), [y, 5, n])
+    last = np.empty(1, np.int32)
+    cuda.copy_to_host(last, y, 4 * (n - 1))  # waits for the spin and the fill
+    assert last[0] == 5
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
 def test_zero_byte_alloc(cuda):
     with cuda.alloc(0) as buf:
         assert buf.nbytes == 0 and buf.handle != 0

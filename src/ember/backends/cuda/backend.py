@@ -13,6 +13,8 @@ the legacy NULL stream, which a non-blocking stream does not wait for).
 
 from __future__ import annotations
 
+import ctypes
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +43,7 @@ from ember.runtime.sync import StreamSet, interruptible, wait_all, wait_all_asyn
 
 _MEMORY_TYPE = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 _HOST = int(cu.CUmemorytype.CU_MEMORYTYPE_HOST)
+BOUNCE = 4096  # waited-for copies to the host up to this size go through pinned memory
 
 __all__ = [
     "CudaBackend", "CudaBuffer", "CudaEvent", "CudaFunction", "CudaModule", "CudaStream",
@@ -84,6 +87,7 @@ class CudaBackend(Backend):
         self._context = _device.PrimaryContext(self._cu_device, device)
         self._use_pool = bool(self._info.extra.get("memory_pools_supported"))
         self._streams = StreamSet()  # every stream made here, the default one included
+        self._bounce_local = threading.local()  # pinned buffers of small reads
         self._default_stream = self.create_stream()
 
     # ------------------------------------------------------------------ devices
@@ -152,11 +156,19 @@ class CudaBackend(Backend):
             s.synchronize()
 
     def copy_to_host(self, dst: Any, src: CudaBuffer, src_offset: int, stream=None) -> None:
-        """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``."""
+        """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``.
+
+        A small waited-for copy (a scalar, a count: every ``int(x)`` and the size of a
+        compaction) lands in a pinned bounce buffer first: one asynchronous copy and one
+        wait, instead of a wait for the queue, the driver's staged pageable copy and a
+        second wait."""
         dst = host_array(dst, writable=True)
         address = _span(src, src_offset, dst.nbytes, "source")
         self._context.ensure_current()
         s = stream or self._default_stream
+        if stream is None and dst.nbytes <= BOUNCE:
+            self._bounced_read(dst, address, s)
+            return
         if stream is None and s.completed < s.submitted:
             s.synchronize()  # a copy to pageable memory would wait in the driver, deaf to Ctrl-C
         check(
@@ -167,6 +179,23 @@ class CudaBackend(Backend):
         s.submitted += 1
         if stream is None:
             s.synchronize()
+
+    def _bounced_read(self, dst, address: int, s: CudaStream) -> None:
+        """:meth:`copy_to_host` of at most :data:`BOUNCE` bytes through this thread's
+        pinned bounce buffer (per thread: a wait inside must not hold other threads')."""
+        local = self._bounce_local
+        bounce = getattr(local, "buffer", None)
+        if bounce is None:
+            bounce = local.buffer = PinnedHostMemory(BOUNCE, self._context)
+        n = dst.nbytes
+        check(
+            cu.cuMemcpyDtoHAsync(bounce.ptr, address, n, s.handle),
+            "cuMemcpyDtoHAsync",
+            f"copying {n} bytes to the host",
+        )
+        s.submitted += 1
+        s.synchronize()
+        ctypes.memmove(dst.ctypes.data, bounce.ptr, n)
 
     def copy_device(
         self,
