@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
-from ember.array import sort, sort_match
+from ember.array import sets, sort, sort_match
 
 
 def _data(dtype, shape, seed=0):
@@ -177,6 +177,57 @@ def test_unique_across_tiles_and_empty(backend):
     check(ember.unique_counts(empty).counts, np.zeros(0, np.int64))
     with pytest.raises(NotImplementedError, match="axis"):
         ember.unique(d, axis=0)
+
+
+def _sorts(monkeypatch) -> list:
+    """Spy on the sorts the unique family runs: the list gets one entry per sort."""
+    calls, real = [], sort.sort_rows
+    monkeypatch.setattr(sort, "sort_rows", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+)
+def test_unique_of_a_narrow_integer_range_takes_the_table(backend, dtype, monkeypatch):
+    """Values and inverse without a sort, equal to NumPy's, negative values and views
+    included; counts and first indices still sort."""
+    calls = _sorts(monkeypatch)
+    n = sets.DENSE_MIN + 5
+    lo = 0 if dtype[0] in "bu" else -300
+    x = np.random.default_rng(3).integers(lo, 2 if dtype == "bool" else 700, (2, n))
+    x = x.astype(dtype)
+    d = ember.asarray(x)[:, ::-1]  # a view: negative step, row gap
+    v = x[:, ::-1]
+    _same((ember.unique_values(d),), _reference(v))
+    _same(ember.unique_inverse(d), _reference(v, inverse=True))
+    assert ember.unique_inverse(d).inverse_indices.shape == v.shape
+    _same(ember.unique(d, return_inverse=True), np.unique(v, return_inverse=True))
+    assert not calls
+    _same(ember.unique_counts(d), _reference(v, counts=True))
+    assert calls
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64"])
+def test_unique_of_wide_or_short_integer_ranges_sorts(backend, dtype, monkeypatch):
+    """A range past the table's limit, values at the dtype's ends (uint64 past 2**63) and
+    arrays shorter than DENSE_MIN sort, with the same results."""
+    calls = _sorts(monkeypatch)
+    info = np.iinfo(dtype)
+    n = sets.DENSE_MIN
+    limit = sets.DENSE_SPAN * n + sets.DENSE_FLOOR  # the widest range the table takes
+    x = np.random.default_rng(4).integers(0, 50, n).astype(dtype)
+    x[7] = limit - 1  # a range of exactly ``limit`` values: the table
+    _same(ember.unique_inverse(ember.asarray(x)), _reference(x, inverse=True))
+    assert not calls
+    x[7] = limit  # one more: the sort
+    _same(ember.unique_inverse(ember.asarray(x)), _reference(x, inverse=True))
+    assert len(calls) == 1
+    x[[1, 2]] = info.min, info.max
+    _same(ember.unique_inverse(ember.asarray(x)), _reference(x, inverse=True))
+    short = x[: sets.DENSE_MIN - 1] % 50
+    _same((ember.unique_values(ember.asarray(short)),), _reference(short))
+    assert len(calls) == 3
 
 
 SETTINGS = settings(

@@ -110,8 +110,9 @@ def test_example_arrays_are_numpy_or_device_arrays(backend):
 
 
 def test_scans_masks_and_sorts_after_precompile_compile_nothing(backend, tmp_path):
-    """The scan, compaction and sort examples have the signatures those operations launch on
-    this device (short and long arrays, sort and argsort, float32 and int64)."""
+    """The scan, compaction, sort and unique examples have the signatures those operations
+    launch on this device (short and long arrays, sort and argsort, the unique family's
+    table and sort paths, float32 and int64)."""
     env = {**os.environ, "EMBER_CACHE": "1", "EMBER_CACHE_DIR": str(tmp_path),
            "EMBER_BACKEND": backend.name}  # fmt: skip
     _run(
@@ -133,12 +134,20 @@ def test_scans_masks_and_sorts_after_precompile_compile_nothing(backend, tmp_pat
     user = _run(
         """
         import numpy as np
-        from ember.array import sort
+        from ember.array import sets, sort
         for dt in ("float32", "int64"):
             for n in (10, sort.SEGMENT * 3 + 1):
                 x = ember.asarray(np.arange(n, dtype=dt)[::-1].copy())
                 ember.cumsum(x), ember.cumprod(x), x[x > 3], ember.nonzero(x)
                 ember.sort(x), ember.argsort(x)
+                ember.unique_values(x), ember.unique_counts(x), ember.unique_inverse(x > 3)
+        # the table: booleans always, int64 of a narrow range past DENSE_MIN; int64's
+        # inverse through the sort (a float's gathers its values: take_along_axis)
+        x = ember.asarray(np.arange(sort.SEGMENT * 3 + 1) % 1000)
+        ember.unique_values(x), ember.unique_inverse(x), ember.unique_all(x)
+        x = ember.asarray(np.arange(sets.DENSE_MIN + 3) % 1000)
+        assert sets._dense_range(x) is not None
+        ember.unique_values(x), ember.unique_inverse(x)
         ember.synchronize()
         """,
         env,

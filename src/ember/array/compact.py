@@ -55,20 +55,22 @@ def compact(flags: ndarray, values: ndarray | None = None, dtype=None) -> ndarra
 
 def compact_each(flags: ndarray, wanted: list) -> list[ndarray]:
     """:func:`compact` of each ``(values, dtype)`` in ``wanted`` by the same flags: one
-    count of the flags and one synchronization for all of them."""
+    count of the flags and one synchronization for all of them.  ``values`` may also be an
+    int ``first``: the indices counted from ``first`` (``first + i`` for flag ``i``)."""
     be = flags.backend
     ends, total, (warp_ops, block, tiles, per, parts) = positions(flags)
     n = flags.shape[0]
     f, fbase, (fstep,) = launch.flat(flags)
     found = []
     for values, dtype in wanted:
-        what = sk.index_of if values is None else sk.value_at
-        dt = dtypes.int64 if values is None else values.dtype
+        indices = values is None or isinstance(values, int)
+        what = sk.index_of if indices else sk.value_at
+        dt = dtypes.int64 if indices else values.dtype
         out = launch.new(be, (total,), dtypes.dtype(dtype) if dtype is not None else dt)
         found.append(out)
         if total == 0:
             continue
-        v, vbase, (vstep,) = launch.flat(values) if values is not None else (f, 0, (0,))
+        v, vbase, (vstep,) = (f, values or 0, (0,)) if indices else launch.flat(values)
         tail = (f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
         if warp_ops is not None:
             k = ck.select_ballot(block, what, warp_ops)

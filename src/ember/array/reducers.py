@@ -317,6 +317,36 @@ def extremum(ct: DType, out: DType, largest: bool, skip_nan: bool = False) -> Re
 
 
 @functools.cache
+def bounds(ct: DType) -> Reducer:
+    """The smallest and the largest element in one pass (``d0`` gets the min, ``d1`` the
+    max): the range of an integer ``unique``'s table (:mod:`ember.array.sets`)."""
+    LO, HI = _pick(False, False), _pick(True, False)
+    IDENT = extreme(ct, False), extreme(ct, True)
+
+    def init():
+        return IDENT
+
+    def step(s, v, j):
+        return (LO(s[0], v), HI(s[1], v))
+
+    def step4(s, v0, v1, v2, v3, j0, j1, j2, j3):
+        return (LO(s[0], LO(LO(v0, v1), LO(v2, v3))), HI(s[1], HI(HI(v0, v1), HI(v2, v3))))
+
+    def combine(a, b):
+        return (LO(a[0], b[0]), HI(a[1], b[1]))
+
+    def final(d0, d1, o, s, n, p1, p2):
+        d0[o] = d0.dtype(s[0])
+        d1[o] = d1.dtype(s[1])
+
+    _named("bounds", lo=LO, hi=HI)
+    return make(
+        f"bounds_{ct.name}", ct, (ct, ct), ct, init=init, step=step, step4=step4,
+        combine=combine, final=final,
+    )  # fmt: skip
+
+
+@functools.cache
 def logical(any_: bool) -> Reducer:
     """``any`` / ``all`` (the truth of each element: NaN is true, as in NumPy)."""
     B = dtypes.bool_

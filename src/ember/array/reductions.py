@@ -250,6 +250,15 @@ def nanmin(x, /, axis=None, out=None, keepdims=False, initial=None):
 amax, amin = max, min
 
 
+@prepared
+def bounds(x, /):
+    """``(min, max)`` of every element of the non-empty integer or boolean array ``x``, two
+    0-d arrays from one pass (the range of an integer ``unique``'s table)."""
+    x = _array(x, "bounds")
+    return run(rd.bounds(x.dtype), x, None, False, x.dtype, "bounds", mean_dtype=x.dtype,
+               empty="ember.bounds of an empty array")  # fmt: skip
+
+
 # --------------------------------------------------------------------- argmin, argmax
 def arg_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Reducer:
     """The reducer of ``argmax``/``argmin`` (``nanargmax``/``nanargmin``)."""

@@ -435,8 +435,9 @@ def value_at(v, vbase, vstep, i):
 
 
 def index_of(v, vbase, vstep, i):
-    """... or its index."""
-    return i
+    """... or its index, counted from ``vbase`` (0 for positions; a table's first value for
+    the values of a counting ``unique``)."""
+    return vbase + i
 
 
 @functools.cache

@@ -63,35 +63,52 @@ def scans(be, dts) -> Iterator:
             yield from _scan(be, op, ct, dt, out)
 
 
-def compactions(be, dts) -> Iterator:
-    """``x[mask]`` (a bool mask of ``x``'s shape) and ``nonzero``/``where`` of ``dts``."""
+def compact_select(be, what):
+    """The compaction kernel of ``be`` that writes ``what`` (:mod:`ember.array.compact`)."""
     from ember.array import compact
     from ember.array import compact_kernels as ck
     from ember.array.scan import geometry
 
-    g = geometry(be, dtypes.int32)
     warp_ops, block, *_ = compact.layout(be, 1)
+    if warp_ops is not None:
+        return ck.select_ballot(block, what, warp_ops)
+    return sk.select(geometry(be, dtypes.int32), what)
 
-    def select(what):
-        if warp_ops is not None:
-            return ck.select_ballot(block, what, warp_ops)
-        return sk.select(g, what)
 
-    i32, i64 = dtypes.int32, dtypes.int64
-    head = (4, 1, 1) if warp_ops is not None else (4, 1)  # (n, tiles[, per])
-    yield from _scan(be, ops.add, i64, i32, i64)  # the tile counts' scan
+def _flag_count(be, dt: DType):
+    """The compaction's count of flags of dtype ``dt``, with its example."""
+    from ember.array import compact
+    from ember.array import compact_kernels as ck
+    from ember.array.scan import geometry
+
+    warp_ops, block, *_ = compact.layout(be, 1)
+    if warp_ops is not None:
+        return ck.flag_counts(block, warp_ops), (4, 1, 1, _a(dt), 0, 1, _a(dtypes.int32))
+    k = sk.tile_reduce(ops.add, dtypes.int32, geometry(be, dtypes.int32), sk.flag)
+    return k, (1, 4, 1, _a(dt), 0, 0, 1, _a(dtypes.int32))
+
+
+def _head(be) -> tuple:
+    """The compaction's leading arguments: ``(n, tiles[, per])``."""
+    from ember.array import compact
+
+    return (4, 1, 1) if compact.layout(be, 1)[0] is not None else (4, 1)
+
+
+def compactions(be, dts) -> Iterator:
+    """``x[mask]`` (a bool mask of ``x``'s shape) and ``nonzero``/``where`` of ``dts``."""
+    i64 = dtypes.int64
+    head = _head(be)
+    yield from _scan(be, ops.add, i64, dtypes.int32, i64)  # the tile counts' scan
     for name in dict.fromkeys(("bool", *dts)):
         dt = dtypes.dtype(name)
-        if warp_ops is not None:
-            yield ck.flag_counts(block, warp_ops), (4, 1, 1, _a(dt), 0, 1, _a(i32))
-        else:
-            yield sk.tile_reduce(ops.add, i32, g, sk.flag), (1, 4, 1, _a(dt), 0, 0, 1, _a(i32))
+        yield _flag_count(be, dt)
         flags = (*head, _a(dt), 0, 1)
-        yield select(sk.index_of), (*flags, _a(dt), 0, 0, _a(i64), _a(i64))
+        yield compact_select(be, sk.index_of), (*flags, _a(dt), 0, 0, _a(i64), _a(i64))
     for name in dts:
         dt = dtypes.dtype(name)
         args = (*head, _a(dtypes.bool_), 0, 1, _a(dt), 0, 1, _a(i64), _a(dt))
-        yield select(sk.value_at), args
+        yield compact_select(be, sk.value_at), args
 
 
 def _payloads(passes: int) -> list[tuple[str, DType, DType, DType]]:
@@ -149,8 +166,41 @@ def _radix_pass(be, U, fns, g, payload, pt, po, head, passes, warp_ops) -> Itera
         yield kern.downsweep(U, fns, g, payload, pt, po), (*head, _a(i64), *tail)
 
 
+def uniques(be, dts) -> Iterator:
+    """The unique family of 1-d arrays of ``dts``: the table of integers and bools
+    (``unique_values``/``unique_inverse``) and, for the sorted dtypes, the run starts, their
+    compaction and the counts after the sort (:mod:`ember.array.sets`)."""
+    from ember.array import reduce as red
+    from ember.array import reducers, sets
+
+    i32, i64, u8 = dtypes.int32, dtypes.int64, dtypes.uint8
+    table = (*_head(be), _a(u8), 0, 1, _a(u8), 0, 0, _a(i64))  # flags: a uint8 table
+    yield _flag_count(be, u8)
+    yield from _scan(be, ops.add, i32, u8, i32)  # the table's ranks
+    yield from _scan(be, ops.add, i64, u8, i64)  # the sorted runs' numbers
+    for name in dict.fromkeys(("bool", *dts)):
+        dt = dtypes.dtype(name)
+        if dt.kind in "iub":
+            for check in (False, True):
+                yield sets.mark_kernel(check), (4, _a(dt), 0, 1, 0, _a(u8))
+            if dt.itemsize > 2:  # the range: one pass, both bounds
+                yield from red.examples(reducers.bounds(dt), dt, dt, mean_dtype=dt)
+            yield sets.rank_kernel(), (4, _a(dt), 0, 1, 0, _a(i32), _a(i64))
+            yield compact_select(be, sk.index_of), (*table, _a(dt))
+        if name in SORTED:
+            for merge in dict.fromkeys((False, dt.is_float)):
+                yield sets.starts_kernel(merge), (4, _a(dt), _a(u8))
+            yield compact_select(be, sk.index_of), (*table, _a(i64))
+            values = (*_head(be), _a(u8), 0, 1, _a(dt), 0, 1, _a(i64), _a(dt))
+            yield compact_select(be, sk.value_at), values
+    yield sets.counts_kernel(), (4, 4, _a(i64), _a(i64))
+    yield sets.first_kernel(), (4, _a(i64), _a(i64), _a(i64))
+    yield sets.scatter_kernel(), (4, _a(i64), _a(i64), _a(i64))
+
+
 def examples(be, dts) -> Iterator:
     """Every example of this module for ``be`` and the dtypes ``dts``."""
     yield from scans(be, dts)
     yield from compactions(be, dts)
     yield from sorts(be, [d for d in dts if d in SORTED])
+    yield from uniques(be, dts)
