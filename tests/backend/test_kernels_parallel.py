@@ -95,6 +95,34 @@ def test_histogram_in_shared_memory_then_merged(backend):
     np.testing.assert_array_equal(hist.to_numpy(), np.bincount(values % BINS, minlength=BINS))
 
 
+@ember.kernel
+def shared_and_global_counts(counts, odd, reps):
+    local = ember.shared(1, ember.int32)
+    if ember.thread_idx.x == 0:
+        local[0] = 0
+    ember.barrier()
+    seen = 0
+    for _ in range(reps):  # each previous value is used: no compiler folds the adds
+        ember.atomic_add(local, 0, 1)
+        seen += ember.atomic_add(counts, 0, 1) & 1
+    odd[ember.global_id()] = seen
+    ember.barrier()
+    if ember.thread_idx.x == 0:
+        ember.atomic_add(counts, 1, local[0])
+
+
+def test_one_atomic_on_shared_and_on_global_memory(backend):
+    """The same atomic (operation and dtype) on a shared and on a global array in one
+    kernel is atomic in each space: the cpu dialect once gave both one helper, the shared
+    one's plain read-modify-write, and lost global updates between work-groups."""
+    counts, odd = ember.zeros(2, ember.int32), ember.zeros(64 * 64, ember.int32)
+    shared_and_global_counts[64, 64](counts, odd, 500)
+    assert counts.to_numpy().tolist() == [64 * 64 * 500] * 2
+    assert int(odd.to_numpy().sum()) == 64 * 64 * 500 // 2  # every previous value once
+    source = shared_and_global_counts.inspect(counts, odd, 500, stage="source", dialect="cpu")
+    assert "em_atomic_add_i32_shared" in source and "em_atomic_add_i32_global" in source
+
+
 # ---------------------------------------------------------------- block reduction
 BLOCK = 128
 

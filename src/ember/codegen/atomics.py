@@ -20,7 +20,7 @@ from ember.dtypes import DType
 
 def atomic(h: Helpers, op: str, dt: DType, space: str) -> str:
     """The helper implementing atomic ``op`` on ``dt`` elements in ``space`` memory."""
-    suffix = f"_{space}" if h.d.address_spaces else ""
+    suffix = f"_{space}" if h.d.address_spaces or h.d.atomics_by_space else ""
     name = f"em_atomic_{op}_{SHORT[dt.name]}{suffix}"
     if dt.itemsize == 8:
         h.features.add("int64_atomics")

@@ -179,7 +179,7 @@ typedef struct {
     int64_t shape[1];
 } em_u32_1d;
 
-static inline int8_t em_atomic_cas_i8(int8_t* p, int8_t expected, int8_t v) {
+static inline int8_t em_atomic_cas_i8_global(int8_t* p, int8_t expected, int8_t v) {
     // 8-bit elements: compare-and-swap on the 32-bit word that holds them
     uint32_t* w = (uint32_t*)((uint64_t)p & ~(uint64_t)3);
     uint32_t shift = (uint32_t)((uint64_t)p & 3) * 8u;
@@ -207,7 +207,7 @@ static inline int64_t em_mod_i64(int64_t a, int64_t b) {
 
 // em_f16_load: in the runtime header
 
-static inline float em_atomic_exchange_f16(uint16_t* p, float v) {
+static inline float em_atomic_exchange_f16_global(uint16_t* p, float v) {
     // 16-bit elements: compare-and-swap on the 32-bit word that holds them
     uint32_t* w = (uint32_t*)((uint64_t)p & ~(uint64_t)3);
     uint32_t shift = (uint32_t)((uint64_t)p & 2) * 8u;
@@ -226,7 +226,7 @@ static inline float em_f16_round(float x) {
     return em_f16_load(em_f16_store(x));
 }
 
-static inline uint32_t em_atomic_inc_u32(uint32_t* p, uint32_t v) {
+static inline uint32_t em_atomic_inc_u32_global(uint32_t* p, uint32_t v) {
     // compare-and-swap loop: CUDA's atomicInc (wraps at the limit)
     uint32_t old = *p, assumed;
     do {
@@ -236,7 +236,7 @@ static inline uint32_t em_atomic_inc_u32(uint32_t* p, uint32_t v) {
     return old;
 }
 
-static inline uint32_t em_atomic_dec_u32(uint32_t* p, uint32_t v) {
+static inline uint32_t em_atomic_dec_u32_global(uint32_t* p, uint32_t v) {
     // compare-and-swap loop: CUDA's atomicDec (wraps at the limit)
     uint32_t old = *p, assumed;
     do {
@@ -266,13 +266,13 @@ static inline __attribute__((always_inline)) void atomics(int8_t* small_data, in
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
             i = em_gx * em_bx + em_lx;
             // golden_kernels.py:138  ember.atomic_cas(small, i % 4, small.dtype(0), small.dtype(i))
-            em_atomic_cas_i8(&small.data[em_mod_i64(i, 4)], 0, (int8_t)i);
+            em_atomic_cas_i8_global(&small.data[em_mod_i64(i, 4)], 0, (int8_t)i);
             // golden_kernels.py:139  ember.atomic_exch(half, i % 2, half.dtype(i))
-            em_atomic_exchange_f16(&half_.data[em_mod_i64(i, 2)], em_f16_round((float)i));
+            em_atomic_exchange_f16_global(&half_.data[em_mod_i64(i, 2)], em_f16_round((float)i));
             // golden_kernels.py:140  ember.atomic_inc(counters, 0, 16)
-            em_atomic_inc_u32(&counters.data[0], 16u);
+            em_atomic_inc_u32_global(&counters.data[0], 16u);
             // golden_kernels.py:141  ember.atomic_dec(counters, 1, 16)
-            em_atomic_dec_u32(&counters.data[1], 16u);
+            em_atomic_dec_u32_global(&counters.data[1], 16u);
             em_next_0: ;
         }
     }}

@@ -173,7 +173,7 @@ typedef struct {
     int64_t shape[1];
 } em_f32_1d;
 
-static inline float em_atomic_add_f32(float* p, float v) {
+static inline float em_atomic_add_f32_global(float* p, float v) {
     // compare-and-swap loop: the dialect has no add on float32
     uint32_t* q = (uint32_t*)p;
     uint32_t old = *q, assumed;
@@ -213,7 +213,7 @@ static inline __attribute__((always_inline)) void histogram(int32_t* values_data
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
             i = em_gx * em_bx + em_lx;
             // golden_kernels.py:52  ember.atomic_add(hist, values[i] % hist.shape[0], 1.0)
-            em_atomic_add_f32(&hist.data[em_mod_i32(values.data[i], (int32_t)hist.shape[0])], 1.0f);
+            em_atomic_add_f32_global(&hist.data[em_mod_i32(values.data[i], (int32_t)hist.shape[0])], 1.0f);
             em_next_0: ;
         }
     }}

@@ -70,6 +70,11 @@ class Dialect(abc.ABC):
     # Pointers carry their address space in their type, so a helper taking a pointer is
     # made once per space (``em_atomic_add_i32_global`` / ``..._shared``).
     address_spaces: ClassVar[bool] = False
+    # The atomic helpers' bodies differ by space although pointers do not (the cpu
+    # dialect's shared atomics are plain read-modify-writes: one thread runs a group), so
+    # their names carry the space too: one name for both made a kernel using an atomic on
+    # shared and on global memory run the plain one on global memory, losing updates.
+    atomics_by_space: ClassVar[bool] = False
     # A kernel cannot receive a pointer into the middle of a buffer: an array view passes
     # its element offset as a separate ``<name>_start`` parameter (codegen/abi.py).
     separate_offsets: ClassVar[bool] = False

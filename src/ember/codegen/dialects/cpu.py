@@ -49,6 +49,7 @@ class CPUDialect(Dialect):
     kernel = "static inline __attribute__((always_inline)) void"
     device = "static"
     shared_decl = "_Alignas(64) "  # a stack array of the thread running the group
+    atomics_by_space = True  # shared atomics are plain read-modify-writes (_plain_atomic)
     constant_space = "const "  # tables are read-only
     constant_decl = "static const "
     # the launch's dynamic shared bytes (launch record word 6), on the stack as well
