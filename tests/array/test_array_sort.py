@@ -190,8 +190,8 @@ def _sorts(monkeypatch) -> list:
     "dtype", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 )
 def test_unique_of_a_narrow_integer_range_takes_the_table(backend, dtype, monkeypatch):
-    """Values and inverse without a sort, equal to NumPy's, negative values and views
-    included; counts and first indices still sort."""
+    """Every unique function without a sort where the range is at most TALLY values, equal
+    to NumPy's, negative values and views included."""
     calls = _sorts(monkeypatch)
     n = sets.DENSE_MIN + 5
     lo = 0 if dtype[0] in "bu" else -300
@@ -203,9 +203,31 @@ def test_unique_of_a_narrow_integer_range_takes_the_table(backend, dtype, monkey
     _same(ember.unique_inverse(d), _reference(v, inverse=True))
     assert ember.unique_inverse(d).inverse_indices.shape == v.shape
     _same(ember.unique(d, return_inverse=True), np.unique(v, return_inverse=True))
-    assert not calls
     _same(ember.unique_counts(d), _reference(v, counts=True))
-    assert calls
+    _same(ember.unique_all(d), _reference(v, True, True, True))
+    _same(ember.unique(d, return_index=True), np.unique(v, return_index=True))
+    assert not calls
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "int64"])
+def test_unique_counts_of_repeated_values_and_past_the_tally(backend, dtype, monkeypatch):
+    """Counts and first indices: one value everywhere (every atomic on one slot), the
+    first occurrence late in the array; past TALLY values, values and inverse still take
+    the table but counts and indices sort."""
+    calls = _sorts(monkeypatch)
+    n = sets.DENSE_MIN + 3
+    x = np.full(n, 7, dtype)
+    x[n - 2] = 9  # first (and only) occurrence near the end
+    d = ember.asarray(x)
+    _same(ember.unique_all(d), _reference(x, True, True, True))
+    assert not calls
+    if np.iinfo(dtype).max > sets.TALLY:
+        x[: sets.TALLY + 1] = np.arange(sets.TALLY + 1)  # TALLY + 1 values
+        d = ember.asarray(x)
+        _same(ember.unique_inverse(d), _reference(x, inverse=True))
+        assert not calls
+        _same(ember.unique_all(d), _reference(x, True, True, True))
+        assert len(calls) == 1
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64"])

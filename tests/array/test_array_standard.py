@@ -125,6 +125,9 @@ def test_scans_masks_and_sorts_after_precompile_compile_nothing(backend, tmp_pat
         examples = list(standard_sort.examples(registry.current(), ("float32", "int64")))
         examples += [contiguous_example(ufuncs.greater, (np.zeros(4, dt), 3))
                      for dt in ("float32", "int64")]  # the masks' x > 3
+        from ember.array.standard import standard_kernels
+        examples += [e for e in standard_kernels(("int32",))
+                     if e[0].__name__ == "map_copy_int32_s"]  # unique's first-index fill
         found = precompile(examples, echo=lambda *a: None)
         assert not found["failed"], found
         """,
@@ -146,8 +149,9 @@ def test_scans_masks_and_sorts_after_precompile_compile_nothing(backend, tmp_pat
         x = ember.asarray(np.arange(sort.SEGMENT * 3 + 1) % 1000)
         ember.unique_values(x), ember.unique_inverse(x), ember.unique_all(x)
         x = ember.asarray(np.arange(sets.DENSE_MIN + 3) % 1000)
-        assert sets._dense_range(x) is not None
-        ember.unique_values(x), ember.unique_inverse(x)
+        assert sets._dense_range(x, True) is not None
+        ember.unique_values(x), ember.unique_inverse(x), ember.unique_all(x)
+        ember.unique_counts(x > 500)
         ember.synchronize()
         """,
         env,

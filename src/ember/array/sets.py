@@ -46,6 +46,11 @@ DENSE_SPAN, DENSE_FLOOR, DENSE_MIN = 4, 1 << 16, 1 << 14
 # int32, marking alone: 10 distinct values 290 -> 65 us, one value 341 -> 67 us; but
 # 2**24 distinct-ish values over 2**24 slots 220 -> 320 us, the read waiting on the load)
 CHECK_DUPLICATES = 4
+# ranges of at most TALLY values take the table for counts and first indices too: counted
+# per block in shared memory (TALLY_BLOCKS_PER_SM blocks per multiprocessor, each adding
+# its slots to the global counts once)
+TALLY, TALLY_BLOCKS_PER_SM = 4096, 8
+NO_INDEX = (1 << 31) - 1  # a first index before any element: atomic_min's start
 
 
 class UniqueAllResult(NamedTuple):
@@ -123,6 +128,43 @@ def mark_kernel(check: bool) -> Kernel:
 
 
 @functools.cache
+def tally_kernel(index: bool) -> Kernel:
+    """Each block counts its elements' values (and, with ``index``, keeps the first
+    position of each) in shared memory, then adds its counts to ``counts`` and its first
+    positions to ``firsts`` (``atomic_min``) and marks the values it saw in ``table``: a
+    histogram of at most :data:`TALLY` slots whose atomics meet in shared memory, not at one
+    L2 address."""
+    T, INDEX, B = TALLY, index, BLOCK
+
+    def tally_values(n, x, xbase, xstep, lo, span, table, counts, firsts):
+        h = ember.shared((T,), ember.int32)
+        f = ember.shared((T if INDEX else 1,), ember.int32)
+        t = ember.thread_idx.x
+        for k in range(t, span, B):
+            h[k] = 0
+            if INDEX:
+                f[k] = NO_INDEX
+        ember.barrier()
+        i = ember.global_id()
+        while i < n:
+            k = ember.int64(x[xbase + i * xstep]) - lo
+            ember.atomic_add(h, k, 1)
+            if INDEX:
+                ember.atomic_min(f, k, ember.int32(i))
+            i += ember.global_size()
+        ember.barrier()
+        for k in range(t, span, B):
+            c = h[k]
+            if c != 0:
+                table[k] = 1
+                ember.atomic_add(counts, k, c)
+                if INDEX:
+                    ember.atomic_min(firsts, k, f[k])
+
+    return kernels._named(tally_values, "unique_tally" + ("_first" if index else ""))
+
+
+@functools.cache
 def rank_kernel() -> Kernel:
     """``inverse[i] = ranks[x[i] - lo] - 1``: ``ranks``, the inclusive scan of the table's
     marks, numbers the unique values from 1."""
@@ -164,16 +206,18 @@ def scatter_kernel() -> Kernel:
 
 
 # --------------------------------------------------------------------- the engine
-def _dense_range(flat: ndarray) -> tuple[int, int] | None:
+def _dense_range(flat: ndarray, tally: bool) -> tuple[int, int] | None:
     """``(lo, span)``: the table's first value and length where the 1-d ``flat`` holds
-    integers of a range narrow enough (see the module docstring), else None."""
+    integers of a range narrow enough (see the module docstring; ``tally``: counts or
+    first indices are wanted, so at most :data:`TALLY` values), else None."""
     dt, n = flat.dtype, flat.shape[0]
-    if not (dt.kind in "iu" or dt is dtypes.bool_) or n == 0:
+    if not (dt.kind in "iu" or dt is dtypes.bool_) or n == 0 or (tally and n >= 1 << 31):
         return None
     if dt is dtypes.bool_:
         return 0, 2
-    if dt.itemsize <= 2:
-        return (-(1 << (dt.bits - 1)) if dt.kind == "i" else 0), 1 << dt.bits
+    whole = 1 << dt.bits
+    if dt.itemsize <= 2 and (whole <= TALLY or not tally):  # the whole dtype's range
+        return (-(whole >> 1) if dt.kind == "i" else 0), whole
     if n < DENSE_MIN or n >= 1 << 31:
         return None
     from ember.array import reductions
@@ -181,28 +225,42 @@ def _dense_range(flat: ndarray) -> tuple[int, int] | None:
     lo_a, hi_a = reductions.bounds(flat)
     lo, hi = int(launch.read(lo_a, ())), int(launch.read(hi_a, ()))  # one synchronization
     span = hi - lo + 1
-    if hi >= 1 << 63 or span > DENSE_SPAN * n + DENSE_FLOOR:
+    if hi >= 1 << 63 or span > (TALLY if tally else DENSE_SPAN * n + DENSE_FLOOR):
         return None
     return lo, span
 
 
-def _dense_unique(flat: ndarray, lo: int, span: int, inverse: bool):
-    """``(values, inverse or None)`` of the 1-d integer ``flat`` through a table of
-    ``span`` marks from ``lo``."""
+def _dense_unique(flat: ndarray, lo: int, span: int, index: bool, inverse: bool, counts: bool):
+    """``(values, indices, inverse, counts)`` (None where not asked for) of the 1-d integer
+    ``flat`` through a table of ``span`` slots from ``lo``: marked, or with ``index`` or
+    ``counts`` tallied (``span`` <= :data:`TALLY`)."""
     be, n = flat.backend, flat.shape[0]
     x, xbase, (xstep,) = launch.flat(flat)
     table = launch.zeroed(be, (span,), dtypes.uint8)
     grid = min(-(-n // BLOCK), launch.max_grid(be))
-    mark = mark_kernel(n >= CHECK_DUPLICATES * span)
-    launch.run(mark, grid, BLOCK, (n, x, xbase, xstep, lo, table))
-    (values,) = compact.compact_each(table, [(lo, flat.dtype)])
-    if not inverse:
-        return values, None
-    ranks = launch.new(be, (1, span), dtypes.int32)
-    inclusive_scan(manipulation.reshape(table, (1, span)), ranks, ops.add, dtypes.int32)
-    out = launch.new(be, (n,), dtypes.int64)
-    launch.run(rank_kernel(), grid, BLOCK, (n, x, xbase, xstep, lo, launch.flat1(ranks), out))
-    return values, out
+    wanted = [(lo, flat.dtype)]
+    if index or counts:
+        tallies = launch.zeroed(be, (span,), dtypes.int32)
+        firsts = launch.new(be, (span if index else 1,), dtypes.int32)
+        firsts.fill(NO_INDEX)
+        blocks = min(grid, be.device.multiprocessors * TALLY_BLOCKS_PER_SM)
+        args = (n, x, xbase, xstep, lo, span, table, tallies, firsts)
+        launch.run(tally_kernel(index), blocks, BLOCK, args)
+        wanted += [(tallies, dtypes.int64)] * counts + [(firsts, dtypes.int64)] * index
+    else:
+        mark = mark_kernel(n >= CHECK_DUPLICATES * span)
+        launch.run(mark, grid, BLOCK, (n, x, xbase, xstep, lo, table))
+    values, *found = compact.compact_each(table, wanted)
+    out_counts = found.pop(0) if counts else None
+    out_index = found.pop(0) if index else None
+    out_inverse = None
+    if inverse:
+        ranks = launch.new(be, (1, span), dtypes.int32)
+        inclusive_scan(manipulation.reshape(table, (1, span)), ranks, ops.add, dtypes.int32)
+        out_inverse = launch.new(be, (n,), dtypes.int64)
+        args = (n, x, xbase, xstep, lo, launch.flat1(ranks), out_inverse)
+        launch.run(rank_kernel(), grid, BLOCK, args)
+    return values, out_index, out_inverse, out_counts
 
 
 def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nans=False):
@@ -220,12 +278,14 @@ def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nan
     n = flat.shape[0]
     merge = merge_nans and x.dtype.is_float
     need_perm = index or inverse
-    dense = None if index or counts else _dense_range(flat)
+    dense = _dense_range(flat, index or counts)
     if dense is not None:
-        values, out_inverse = _dense_unique(flat, *dense, inverse)
+        values, out_index, out_inverse, out_counts = _dense_unique(
+            flat, *dense, index, inverse, counts
+        )
         if inverse:
             out_inverse = manipulation.reshape(out_inverse, x.shape)
-        return values, None, out_inverse, None
+        return values, out_index, out_inverse, out_counts
     svals, perm = sort_rows(manipulation.reshape(flat, (1, n)), True, need_perm, False)
     svals = manipulation.reshape(svals, (n,))
     flags = launch.new(be, (n,), dtypes.uint8)

@@ -183,10 +183,16 @@ def uniques(be, dts) -> Iterator:
         if dt.kind in "iub":
             for check in (False, True):
                 yield sets.mark_kernel(check), (4, _a(dt), 0, 1, 0, _a(u8))
+            for first in (False, True):  # counts and first indices of a narrow range
+                args = (4, _a(dt), 0, 1, 0, 4, _a(u8), _a(i32), _a(i32))
+                yield sets.tally_kernel(first), args
             if dt.itemsize > 2:  # the range: one pass, both bounds
                 yield from red.examples(reducers.bounds(dt), dt, dt, mean_dtype=dt)
             yield sets.rank_kernel(), (4, _a(dt), 0, 1, 0, _a(i32), _a(i64))
             yield compact_select(be, sk.index_of), (*table, _a(dt))
+            if dt is dtypes.bool_:  # (once) the tallies' counts and first indices
+                tallies = (*_head(be), _a(u8), 0, 1, _a(i32), 0, 1, _a(i64), _a(i64))
+                yield compact_select(be, sk.value_at), tallies
         if name in SORTED:
             for merge in dict.fromkeys((False, dt.is_float)):
                 yield sets.starts_kernel(merge), (4, _a(dt), _a(u8))
