@@ -145,13 +145,28 @@ def tally_kernel(index: bool) -> Kernel:
             if INDEX:
                 f[k] = NO_INDEX
         ember.barrier()
+        # a thread's runs of one value are counted in registers: an array of few values
+        # (a constant, a mask) would otherwise queue every atomic at one slot
         i = ember.global_id()
+        last = ember.int64(-1)
+        run = ember.int32(0)
+        start = ember.int32(0)  # the run's first position (a thread's positions rise)
         while i < n:
             k = ember.int64(x[xbase + i * xstep]) - lo
-            ember.atomic_add(h, k, 1)
-            if INDEX:
-                ember.atomic_min(f, k, ember.int32(i))
+            if k != last:
+                if run != 0:
+                    ember.atomic_add(h, last, run)
+                    if INDEX:
+                        ember.atomic_min(f, last, start)
+                last = k
+                run = 0
+                start = ember.int32(i)
+            run += 1
             i += ember.global_size()
+        if run != 0:
+            ember.atomic_add(h, last, run)
+            if INDEX:
+                ember.atomic_min(f, last, start)
         ember.barrier()
         for k in range(t, span, B):
             c = h[k]
