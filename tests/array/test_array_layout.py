@@ -98,3 +98,21 @@ def test_kernels_still_compile_ember_math_on_numbers(backend):
     source = uses_math.inspect(host, host, dialect="cuda")
     assert "sqrtf(" in source or "sqrt(" in source
     assert ember.sqrt(4.0) == 2.0  # and outside kernels on numbers: NumPy
+
+
+def test_launch_read_copies_one_element_of_any_view(backend):
+    """``launch.read`` (the sizes and ranges Ember's operations read back) takes the
+    element's bytes at its offset: views with offsets, negative steps and negative
+    indices, every dtype width."""
+    from ember.array import launch
+
+    for dt in ("bool", "int8", "float16", "int32", "float64", "complex64"):
+        host = (np.arange(60) % 7).astype(dt).reshape(5, 12)
+        d = ember.asarray(host)
+        for v, hv in ((d, host), (d[1:, ::-3], host[1:, ::-3]), (d[::-2, 2:9], host[::-2, 2:9])):
+            for index in ((0, 0), (1, 2), (-1, -1), (v.shape[0] - 1, 0)):
+                got = launch.read(v, index)
+                assert got == hv[index] and got.dtype == hv.dtype, (dt, index)
+        assert launch.read(ember.asarray(host[2, 3]), ()) == host[2, 3]
+        with pytest.raises(IndexError):
+            launch.read(d, (5, 0))
