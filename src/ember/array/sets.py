@@ -8,16 +8,17 @@ unique values), their differences for the counts, the sort permutation at the st
 the first occurrences, and a scan of the flags scattered through the permutation for the
 inverse.
 
-Integers of a narrow range skip the sort where only the values and the inverse are asked
-for (``unique_values``, ``unique_inverse``, ``unique`` without ``return_index`` and
-``return_counts``): a table of one byte per value of the range ``[lo, hi]`` is marked where
-a value occurs, and the compaction of the table's marks *is* the sorted unique values
-(``lo`` + each marked position); the inverse is the scan of the marks read at each
-element's value.  1- and 2-byte integers always qualify (their table is the whole dtype's
-range: at most 64 KiB); wider ones when the range, found by a ``min`` and a ``max`` (one
-more synchronization; one pass finds both), has at most :data:`DENSE_SPAN` values per
-element.  Marking needs no atomics: every writer of a slot writes 1; where values repeat
-often, a slot already seen as 1 is not written again (:data:`CHECK_DUPLICATES`).
+Integers of a narrow range skip the sort.  For the values and the inverse a table of one
+byte per value of the range ``[lo, hi]`` is marked where a value occurs, and the compaction
+of the table's marks *is* the sorted unique values (``lo`` + each marked position); the
+inverse is the scan of the marks read at each element's value.  1- and 2-byte integers
+always qualify (their table is the whole dtype's range: at most 64 KiB); wider ones when
+the range, found by one pass computing both bounds (one more synchronization), has at most
+:data:`DENSE_SPAN` values per element.  Marking needs no atomics: every writer of a slot
+writes 1; where values repeat often, a slot already seen as 1 is not written again
+(:data:`CHECK_DUPLICATES`).  Counts and first indices take the table where the range has at
+most :data:`TALLY` values: each block counts in shared memory (:func:`tally_kernel`), and
+the same compaction gathers the values, the counts and the first positions.
 
 NaNs follow NumPy: the Array API functions count every NaN as distinct, ``unique`` gathers
 them into one (``equal_nan=True``).
@@ -233,7 +234,7 @@ def _dense_range(flat: ndarray, tally: bool) -> tuple[int, int] | None:
     whole = 1 << dt.bits
     if dt.itemsize <= 2 and (whole <= TALLY or not tally):  # the whole dtype's range
         return (-(whole >> 1) if dt.kind == "i" else 0), whole
-    if n < DENSE_MIN or n >= 1 << 31:
+    if n < DENSE_MIN or n >= 1 << 31:  # (the ranks of the inverse are int32)
         return None
     from ember.array import reductions
 
