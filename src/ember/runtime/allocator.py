@@ -19,6 +19,12 @@ Design (docs/design/memory.md has the measurements behind it):
   operations, atomic under the GIL, so ``__del__`` can run anywhere (even inside the
   allocator) without deadlock.  Misses, trims and statistics take a lock and iterate over
   copies of the free lists.
+- **Misses give idle memory back.**  A miss that must reserve first gives idle blocks of
+  other classes back to the backend (stream-ordered frees; the driver's pool reuses the
+  memory for any size), which keeps mixed-size programs' peak near PyTorch's.  While most
+  recent misses are *regrets* (a class given back shortly before), a repeating working set
+  is being churned: blocks freed during the last ``return_age`` misses are then kept
+  (:meth:`Pool._keep_age`).
 - **Out of memory** releases every cached block and retries once, then raises
   :class:`OutOfMemoryError` with the numbers and what to try.  ``EMBER_MEMORY_LIMIT`` caps
   what the pool reserves.  Blocks idle longer than ``EMBER_MEMORY_IDLE_TRIM`` seconds are
