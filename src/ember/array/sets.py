@@ -257,8 +257,9 @@ def _dense_unique(flat: ndarray, lo: int, span: int, index: bool, inverse: bool,
     wanted = [(lo, flat.dtype)]
     if index or counts:
         tallies = launch.zeroed(be, (span,), dtypes.int32)
-        firsts = launch.new(be, (span if index else 1,), dtypes.int32)
-        firsts.fill(NO_INDEX)
+        firsts = launch.new(be, (span if index else 1,), dtypes.int32)  # (1: not read)
+        if index:
+            firsts.fill(NO_INDEX)
         blocks = min(grid, be.device.multiprocessors * TALLY_BLOCKS_PER_SM)
         args = (n, x, xbase, xstep, lo, span, table, tallies, firsts)
         launch.run(tally_kernel(index), blocks, BLOCK, args)

@@ -174,8 +174,14 @@ def uniques(be, dts) -> Iterator:
     from ember.array import reducers, sets
 
     i32, i64, u8 = dtypes.int32, dtypes.int64, dtypes.uint8
-    table = (*_head(be), _a(u8), 0, 1, _a(u8), 0, 0, _a(i64))  # flags: a uint8 table
+    head, indices, values = (
+        _head(be),
+        compact_select(be, sk.index_of),
+        compact_select(be, sk.value_at),
+    )
+    table = (*head, _a(u8), 0, 1, _a(u8), 0, 0, _a(i64))  # flags: a uint8 table
     yield _flag_count(be, u8)
+    yield values, (*head, _a(u8), 0, 1, _a(i32), 0, 1, _a(i64), _a(i64))  # counts, firsts
     yield from _scan(be, ops.add, i32, u8, i32)  # the table's ranks
     yield from _scan(be, ops.add, i64, u8, i64)  # the sorted runs' numbers
     for name in dict.fromkeys(("bool", *dts)):
@@ -189,16 +195,12 @@ def uniques(be, dts) -> Iterator:
             if dt.itemsize > 2:  # the range: one pass, both bounds
                 yield from red.examples(reducers.bounds(dt), dt, dt, mean_dtype=dt)
             yield sets.rank_kernel(), (4, _a(dt), 0, 1, 0, _a(i32), _a(i64))
-            yield compact_select(be, sk.index_of), (*table, _a(dt))
-            if dt is dtypes.bool_:  # (once) the tallies' counts and first indices
-                tallies = (*_head(be), _a(u8), 0, 1, _a(i32), 0, 1, _a(i64), _a(i64))
-                yield compact_select(be, sk.value_at), tallies
+            yield indices, (*table, _a(dt))
         if name in SORTED:
             for merge in dict.fromkeys((False, dt.is_float)):
                 yield sets.starts_kernel(merge), (4, _a(dt), _a(u8))
-            yield compact_select(be, sk.index_of), (*table, _a(i64))
-            values = (*_head(be), _a(u8), 0, 1, _a(dt), 0, 1, _a(i64), _a(dt))
-            yield compact_select(be, sk.value_at), values
+            yield indices, (*table, _a(i64))
+            yield values, (*head, _a(u8), 0, 1, _a(dt), 0, 1, _a(i64), _a(dt))
     yield sets.counts_kernel(), (4, 4, _a(i64), _a(i64))
     yield sets.first_kernel(), (4, _a(i64), _a(i64), _a(i64))
     yield sets.scatter_kernel(), (4, _a(i64), _a(i64), _a(i64))

@@ -109,7 +109,7 @@ class PooledBuffer(Buffer):
             self.block = None
             owner = self.owner
             if type(owner) is Pool and not block.used:  # Pool.give_back inlined: every free
-                block.last_used = owner._epoch
+                block.last_used = owner.misses
                 try:
                     owner._free[block.size][block.stream].append(block)
                 except KeyError:
@@ -162,16 +162,14 @@ class Pool:
         # run the raw buffer's __del__ (closing it) although __del__ just filed its block.
         self._blocks: set[Block] = set()
         self._lock = threading.Lock()
-        # The miss clock: bumped by every slow-path allocation; a freed block remembers it
-        # (``last_used``), so misses and idle trims can tell blocks in a repeating working
-        # set from long-idle ones.
-        self._epoch = 0
-        self._trimmed_at = 0  # the clock at the previous idle-trim pass
+        self._trimmed_at = 0  # the miss count at the previous idle-trim pass
         self._default = backend.default_stream
         self.passthrough = False
         self._last_trim = time.monotonic()
         self._hits = itertools.count()
         self.reserved = self.peak_reserved = 0
+        # ``misses`` is also the pool's clock: a freed block remembers it (``last_used``),
+        # so misses and idle trims can tell a repeating working set from long-idle blocks
         self.misses = self.oom_retries = self.cross_stream = self.larger = 0
         self.returned = 0  # blocks given back to the backend on misses (see _return_idle)
         # On a miss that must reserve memory: "all" idle blocks of other classes go back to
@@ -212,7 +210,7 @@ class Pool:
 
     def give_back(self, block: Block) -> None:
         """File a free block (called from ``PooledBuffer.__del__``, so lock-free)."""
-        block.last_used = self._epoch
+        block.last_used = self.misses
         if block.used:  # ordered on its stream only after the slow path settles it
             self._deferred.append(block)
             return
@@ -227,7 +225,6 @@ class Pool:
         """Under the lock: a cached block of class ``size`` (any stream), else with
         ``larger`` a cached block of a class up to twice as large, else a new block."""
         self.misses += 1
-        self._epoch += 1
         if self._deferred:
             self._settle_deferred()
             try:
@@ -289,21 +286,21 @@ class Pool:
         again for a class it gave back, so it keeps giving everything back (its
         fragmentation is that of the driver's pool).  Then ``return_age`` applies."""
         gave = self._given_at.get(size)
-        regret = gave is not None and self._epoch - gave <= REGRET_WINDOW
+        regret = gave is not None and self.misses - gave <= REGRET_WINDOW
         self._regret += ((1.0 if regret else 0.0) - self._regret) * REGRET_WEIGHT
         return self.return_age if self._regret >= 0.5 else 0
 
     def _return_idle(self, size: int, idle: list[int], age: int = 0) -> None:
         """Before reserving ``size`` bytes: give idle blocks of other classes that no
-        allocation took during the last ``return_age`` misses back to the backend (all of
-        them, or the largest until ``size`` is covered), each freed in order
+        allocation took during the last ``age`` misses (:meth:`_keep_age`) back to the
+        backend (all of them, or the largest until ``size`` is covered), each freed in order
         on the stream it was allocated on after the work last queued with it, so no device
         synchronize is needed.  The backend's own pool (CUDA: ``cuMemAllocAsync``'s) then
         serves the new size from that memory instead of growing.  ``idle``: the classes
         with idle blocks (:meth:`_idle_classes`)."""
         victims: list[Block] = []
         freed = 0
-        oldest = self._epoch - age  # blocks freed at or before this miss
+        oldest = self.misses - age  # blocks freed at or before this miss
         for cls in sorted(idle, reverse=True):
             if cls == size:
                 continue
@@ -326,7 +323,7 @@ class Pool:
         if len(self._given_at) > 4096:
             self._given_at.clear()
         for block in victims:
-            self._given_at[block.size] = self._epoch
+            self._given_at[block.size] = self.misses
             self._blocks.discard(block)
             reorder(self.backend, block, block.home)  # freed on home after its last use
             block.raw.close()
@@ -392,7 +389,7 @@ class Pool:
         if now - self._last_trim < self.idle_trim:
             return
         self._last_trim = now
-        before, self._trimmed_at = self._trimmed_at, self._epoch
+        before, self._trimmed_at = self._trimmed_at, self.misses
         self._release(lambda b: b.last_used < before)
 
     def _release_all(self) -> int:
