@@ -156,10 +156,16 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False) -> Simp
                 s[pad(e)] = ST(0)
 
     def load_by_4(s, x, start, step, count, tid):
-        """Full tiles: four loads issued before their stores (several requests in flight
-        per thread; a store to shared memory could otherwise hold back the next load)."""
+        """Full tiles: unit-stride rows indexed without the stride (H200, float32 scan of
+        2**26: 183 -> 176 us); others four loads issued before their stores (several
+        requests in flight per thread; a store to shared memory could otherwise hold back
+        the next load)."""
         if count < BLOCK * ITEMS:
             load_guarded(s, x, start, step, count, tid)
+        elif step == 1:
+            for j in range(ITEMS):
+                e = j * BLOCK + tid
+                s[pad(e)] = ST(CT(PRE(x[start + e])))
         else:
             for j in range(0, ITEMS, 4):
                 e = j * BLOCK + tid
