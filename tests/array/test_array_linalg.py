@@ -174,3 +174,86 @@ def test_norms_trace_pinv_rank(backend):
     np.testing.assert_allclose(ember.linalg.pinv(da).to_numpy(), np.linalg.pinv(a), atol=1e-10)
     low = rand((5, 2), seed=1) @ rand((2, 5), seed=2)
     assert int(ember.linalg.matrix_rank(ember.asarray(low)).to_numpy()) == 2
+
+
+# ---------------------------------------------------------------- numpy.linalg extras
+def test_norm_over_every_axis_choice(backend):
+    dtype = "float64"
+    h = rand((3, 4, 5), dtype)
+    x = ember.asarray(h)
+    tol = RES[dtype]
+    cases = [(None, None), (None, 1), (1, -1), (-math.inf, 0), (0, 2), (3.5, 1), ("fro", (1, 2)),
+             ("nuc", (0, 1)), (2, (2, 0)), (-1, (0, 2)), (math.inf, (1, 0))]  # fmt: skip
+    for ord_, axis in cases:
+        for keep in (False, True):
+            got = ember.linalg.norm(x, ord_, axis, keepdims=keep)
+            want = np.linalg.norm(h, ord_, axis, keepdims=keep)
+            assert got.shape == want.shape and got.dtype == ember.dtype(dtype), (ord_, axis)
+            assert residual(got.to_numpy(), want, want) < tol, (ord_, axis, keep)
+    assert np.isclose(float(ember.linalg.norm(x[0], 2)), np.linalg.norm(h[0], 2), rtol=tol)
+    f = ember.linalg.norm(x.astype(ember.float32), 1, 1)  # float32 stays float32
+    assert f.dtype == ember.float32
+    assert residual(f.to_numpy(), np.linalg.norm(h, 1, 1), h) < RES["float32"]
+    i = ember.asarray(np.arange(6).reshape(2, 3))
+    assert ember.linalg.norm(i).dtype == ember.float64  # integers in float64, as NumPy
+    assert isinstance(np.linalg.norm(x), ember.ndarray)  # NumPy's function stays here
+    with pytest.raises(ValueError, match="improper number of dimensions"):
+        ember.linalg.norm(x, 2)
+    with pytest.raises(ValueError, match="for vectors"):
+        ember.linalg.norm(x, "fro", axis=1)
+    with pytest.raises(ValueError, match="duplicate"):
+        ember.linalg.norm(x, None, (1, -2))
+
+
+def test_lstsq_cond_multi_dot(backend):
+    a, b = rand((7, 4), seed=1), rand((7, 3), seed=2)
+    for bb in (b, b[:, 0]):
+        got = ember.linalg.lstsq(ember.asarray(a), ember.asarray(bb))
+        want = np.linalg.lstsq(a, bb)
+        for g, w in zip((got.x, got.residuals, got.s), (want[0], want[1], want[3]), strict=True):
+            assert g.shape == w.shape and residual(g.to_numpy(), w, w) < 1e-10
+        assert got.rank == want[2] == 4
+    low = np.outer(rand(5, seed=3), rand(4, seed=4))  # rank 1: no residuals, as NumPy
+    got, want = (
+        ember.linalg.lstsq(ember.asarray(low), ember.asarray(b[:5])),
+        np.linalg.lstsq(low, b[:5]),
+    )
+    assert got.rank == want[2] == 1 and got.residuals.shape == (0,)
+    assert residual(got.x.to_numpy(), want[0], want[0]) < 1e-10
+    sq = rand((2, 4, 4), seed=5)
+    for p in (None, 2, -2, 1, -math.inf, "fro", "nuc"):
+        want = np.linalg.cond(sq, p)
+        assert residual(ember.linalg.cond(ember.asarray(sq), p).to_numpy(), want, want) < 1e-9
+    singular = np.ones((3, 3))
+    assert float(ember.linalg.cond(ember.asarray(singular), 1)) == math.inf
+    chain = [rand(6, seed=6), rand((6, 40), seed=7), rand((40, 3), seed=8), rand((3, 2), seed=9)]
+    want = np.linalg.multi_dot(chain)
+    got = ember.linalg.multi_dot([ember.asarray(c) for c in chain])
+    assert got.shape == want.shape and residual(got.to_numpy(), want, want) < 1e-10
+    with pytest.raises(ValueError, match="at least two"):
+        ember.linalg.multi_dot([ember.asarray(a)])
+    # the cheapest order: (A B) C costs 10*100*5 + 10*5*50, A (B C) 100*5*50 + 10*100*50
+    from ember.array.linalg_numpy import _order
+
+    assert _order([10, 100, 5, 50])[0][2] == 1
+
+
+def test_eig_tensorsolve_tensorinv(backend):
+    h = rand((4, 4), seed=10)
+    with pytest.warns(EmberPerformanceWarning, match="non-symmetric"):
+        from ember.array import linalg as la
+
+        la._warned.discard("eig")
+        w, v = ember.linalg.eig(ember.asarray(h))
+    hw = np.linalg.eig(h).eigenvalues
+    assert np.allclose(np.sort_complex(w.to_numpy()), np.sort_complex(hw))
+    assert np.allclose(h @ v.to_numpy(), v.to_numpy() * w.to_numpy())
+    assert np.allclose(np.sort_complex(ember.linalg.eigvals(ember.asarray(h)).to_numpy()),
+                       np.sort_complex(hw))  # fmt: skip
+    t = rand((6, 2, 3), seed=11)
+    want = np.linalg.tensorinv(t, ind=1)
+    assert residual(ember.linalg.tensorinv(ember.asarray(t), ind=1).to_numpy(), want, want) < 1e-9
+    a, b = rand((2, 3, 6), seed=12), rand((2, 3), seed=13)
+    want = np.linalg.tensorsolve(a, b)
+    got = ember.linalg.tensorsolve(ember.asarray(a), ember.asarray(b))
+    assert got.shape == want.shape and residual(got.to_numpy(), want, want) < 1e-9

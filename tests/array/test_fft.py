@@ -163,6 +163,19 @@ def test_n_dimensional(engine):
     assert F.fftn(x, axes=()) is x  # no axes: the input itself, as NumPy
 
 
+def test_two_dimensional_is_n_dimensional_over_the_last_two_axes(backend):
+    h = complex_sample((3, 4, 6), "complex64")
+    x = ember.asarray(h)
+    check(F.fft2(x), np.fft.fft2(wide(h)), "complex64", 6)
+    check(F.ifft2(x, axes=(0, 2)), np.fft.ifft2(wide(h), axes=(0, 2)), "complex64", 6)
+    r = real_sample((3, 4, 6), "float64")
+    ref = np.fft.rfft2(wide(r), s=(5, 6))
+    check(F.rfft2(ember.asarray(r), s=(5, 6)), ref, "complex128", 6)
+    back = np.fft.irfft2(ref.astype(np.complex128))
+    check(F.irfft2(ember.asarray(ref.astype(np.complex128))), back, "float64", 6)
+    assert np.fft.fft2(x).dtype == ember.complex64  # NumPy's own function stays on the device
+
+
 def test_dtypes_follow_numpy(engine):
     cases = {
         "float16": ("complex64", "float16"), "float32": ("complex64", "float32"),

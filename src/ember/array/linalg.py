@@ -8,6 +8,9 @@
     y = ember.linalg.solve(x, ember.ones(4))
     n = ember.linalg.vector_norm(y)
 
+NumPy's ``norm``, ``cond``, ``lstsq``, ``multi_dot``, ``eig``, ``eigvals``,
+``tensorsolve`` and ``tensorinv`` are here too (:mod:`ember.array.linalg_numpy`).
+
 Products (``matmul``, ``tensordot``, ``vecdot``, ``outer``), ``matrix_transpose``,
 ``diagonal``, ``cross``, ``trace``, the norms and ``matrix_power`` are Ember kernels or
 compositions of array operations, on every device.  The factorizations (``cholesky``,
@@ -74,16 +77,22 @@ def _solver(x: ndarray, what: str):
     """The device solver, or None after warning once that ``what`` runs on the host."""
     solver = x.backend.solver()
     if solver is None and what not in _warned:
-        _warned.add(what)
         reason = x.backend.vendor_missing.get("solver")
-        why = reason or f"the {x.backend.name} backend has no device solver library"
-        warnings.warn(
-            f"ember.linalg.{what} runs on the host with NumPy ({why}): the operands and "
-            "results cross the bus",
-            EmberPerformanceWarning,
-            stacklevel=3,
-        )
+        _warn_host(what, reason or f"the {x.backend.name} backend has no device solver library")
     return solver
+
+
+def _warn_host(what: str, why: str) -> None:
+    """Warn once per process that ``ember.linalg.<what>`` runs on the host, and ``why``."""
+    if what in _warned:
+        return
+    _warned.add(what)
+    warnings.warn(
+        f"ember.linalg.{what} runs on the host with NumPy ({why}): the operands and "
+        "results cross the bus",
+        EmberPerformanceWarning,
+        stacklevel=4,
+    )
 
 
 def _host(fn, *arrays, **kwargs):
@@ -446,9 +455,16 @@ def matrix_rank(x: ndarray, /, *, rtol=None) -> ndarray:
                    dtype=dtypes.int64)  # fmt: skip
 
 
+# NumPy's linalg functions beyond the Array API (they build on the ones above)
+from ember.array.linalg_numpy import (  # noqa: E402, I001
+    EigResult, LstsqResult, cond, eig, eigvals, lstsq, multi_dot, norm, tensorinv, tensorsolve,
+)  # fmt: skip
+
 __all__ = [
     "LinAlgError", "EighResult", "QRResult", "SlogdetResult", "SVDResult", "cholesky",
     "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet",
     "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+    "EigResult", "LstsqResult", "cond", "eig", "eigvals", "lstsq", "multi_dot", "norm",
+    "tensorinv", "tensorsolve",
 ]  # fmt: skip

@@ -1,6 +1,7 @@
 """Discrete Fourier transforms: the Array API ``fft`` extension and ``numpy.fft``'s surface.
 
-``fft ifft fftn ifftn rfft irfft rfftn irfftn hfft ihfft`` with NumPy's arguments (``n`` /
+``fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn hfft ihfft`` with
+NumPy's arguments (``n`` /
 ``s``, ``axis`` / ``axes``, ``norm`` of ``"backward"``, ``"ortho"`` or ``"forward"``,
 ``out``), results and dtypes (NumPy 2: float32 and complex64 stay single precision), and
 ``fftfreq rfftfreq fftshift ifftshift``.  NumPy's own functions run these on ember arrays
@@ -27,7 +28,8 @@ from ember.array.ndarray import ndarray as _ndarray
 from ember.config import settings as _settings
 
 __all__ = [
-    "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
+    "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
+    "rfftn", "irfftn", "hfft", "ihfft",
     "fftfreq", "rfftfreq", "fftshift", "ifftshift", "get_plan_cache",
 ]  # fmt: skip
 
@@ -113,6 +115,26 @@ def irfftn(x, /, s=None, axes=None, norm=None, out=None):
     """The inverse of :func:`rfftn`: inverse complex transforms along all but the last of
     ``axes``, then :func:`irfft` along it (length ``s[-1]``, default ``2 * (m - 1)``)."""
     return _many(x, s, axes, norm, out, "irfftn", "c2r", inverse=True)
+
+
+def fft2(x, /, s=None, axes=(-2, -1), norm=None, out=None):
+    """:func:`fftn` over two axes (NumPy's default: the last two)."""
+    return _many(x, s, axes, norm, out, "fft2", "c2c", inverse=False)
+
+
+def ifft2(x, /, s=None, axes=(-2, -1), norm=None, out=None):
+    """The inverse of :func:`fft2`."""
+    return _many(x, s, axes, norm, out, "ifft2", "c2c", inverse=True)
+
+
+def rfft2(x, /, s=None, axes=(-2, -1), norm=None, out=None):
+    """:func:`rfftn` over two axes (the last two by default)."""
+    return _many(x, s, axes, norm, out, "rfft2", "r2c", inverse=False)
+
+
+def irfft2(x, /, s=None, axes=(-2, -1), norm=None, out=None):
+    """The inverse of :func:`rfft2`."""
+    return _many(x, s, axes, norm, out, "irfft2", "c2r", inverse=True)
 
 
 def get_plan_cache(device=None):
