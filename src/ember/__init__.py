@@ -143,6 +143,11 @@ _ARRAY = {
     "ember.array.sets": (
         "unique_values", "unique_counts", "unique_inverse", "unique_all", "unique",
     ),
+    "ember.array.stats": (
+        "median", "nanmedian", "percentile", "nanpercentile", "quantile", "nanquantile",
+        "average", "ptp", "bincount", "histogram", "histogram_bin_edges", "digitize",
+        "nancumsum", "nancumprod", "cov", "corrcoef",
+    ),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",

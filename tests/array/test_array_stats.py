@@ -1,0 +1,250 @@
+"""Statistics and counting functions against NumPy: quantiles (every method, nan forms,
+q arrays, axes, keepdims, out=), median, average, ptp, bincount (atomic and sort-based
+counting), histogram, digitize, nancumsum/nancumprod, cov and corrcoef, with their errors.
+
+Each distinct kernel compiles once per run (CI's cpu budget): the cases share dtypes and
+fold many checks into one test rather than parametrizing widely."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from array_common import check, sample
+
+import ember
+from ember.array import stats
+
+METHODS = list(stats.METHODS)
+
+
+def _with_nans(shape=(4, 9), dtype="float64", seed=1):
+    x = sample(dtype, shape, seed)
+    x[1, 2] = np.nan
+    x[2, :] = np.nan
+    return x
+
+
+def test_quantile_every_method_and_nan_form(backend):
+    x = _with_nans()
+    x[3, 4] = x[3, 5]  # a tie
+    d = ember.asarray(x)
+    for method in METHODS:
+        for q in (0.0, 0.37, 0.5, 1.0, [0.05, 0.25, 0.5, 0.999]):
+            for fn in ("quantile", "nanquantile"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    expected = getattr(np, fn)(x, q, axis=1, method=method)
+                check(getattr(ember, fn)(d, q, axis=1, method=method), expected)
+
+
+def test_quantile_dtypes_q_arrays_and_axes(backend):
+    f32 = sample("float32", (3, 4, 5), 2)
+    i16 = sample("int32", (6, 7), 3, low=-50, high=50)
+    d32, di = ember.asarray(f32), ember.asarray(i16)
+    # weak Python q keeps float32; a float64 array q promotes; discrete methods keep ints
+    check(ember.quantile(d32, 0.3, axis=(0, 2)), np.quantile(f32, 0.3, axis=(0, 2)))
+    q = np.array([[0.2, 0.9], [0.5, 0.1]])
+    check(ember.quantile(d32, q, axis=-1, keepdims=True),
+          np.quantile(f32, q, axis=-1, keepdims=True))  # fmt: skip
+    check(ember.quantile(d32, ember.asarray(q[0]), axis=1), np.quantile(f32, q[0], axis=1))
+    check(ember.quantile(di, 0.3), np.quantile(i16, 0.3))
+    check(ember.quantile(di, [0.3, 0.8], axis=0, method="nearest"),
+          np.quantile(i16, [0.3, 0.8], axis=0, method="nearest"))  # fmt: skip
+    check(ember.quantile(di, 1, axis=1), np.quantile(i16, 1, axis=1))  # integer q: int32
+    check(ember.percentile(di, [10, 50, 95], axis=1), np.percentile(i16, [10, 50, 95], axis=1))
+    check(ember.nanpercentile(d32, 40.0, axis=None, keepdims=True),
+          np.nanpercentile(f32, 40.0, axis=None, keepdims=True))  # fmt: skip
+    check(ember.percentile(di, 25, method="lower"), np.percentile(i16, 25, method="lower"))
+    out = ember.empty((5,), ember.float32)
+    assert ember.quantile(d32, 0.5, axis=(0, 1), out=out) is out
+    check(out, np.quantile(f32, 0.5, axis=(0, 1)))
+
+
+def test_median_and_nanmedian(backend):
+    x = _with_nans((5, 8), seed=4)
+    d = ember.asarray(x)
+    for axis in (None, 0, 1, (0, 1)):
+        check(ember.median(d, axis=axis), np.median(x, axis=axis))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            check(ember.nanmedian(d, axis=axis, keepdims=True),
+                  np.nanmedian(x, axis=axis, keepdims=True))  # fmt: skip
+    for dt in ("int32", "bool", "float32"):
+        h = sample(dt, (3, 6), 5)
+        check(ember.median(ember.asarray(h), axis=1), np.median(h, axis=1))
+    h = sample("float16", (7,), 6)
+    check(ember.median(ember.asarray(h)), np.median(h))
+    check(ember.median(ember.asarray(np.float64(2.5))), np.median(np.float64(2.5)))
+
+
+def test_quantile_errors_and_empty_input(backend):
+    d = ember.asarray(np.arange(6.0))
+    with pytest.raises(ValueError, match=r"ember.quantile: Quantiles must be in the range"):
+        ember.quantile(d, 1.5)
+    with pytest.raises(ValueError, match=r"Percentiles must be in the range \[0, 100\]"):
+        ember.percentile(d, [50, -1])
+    with pytest.raises(ValueError, match="Quantiles must be in the range"):
+        ember.quantile(d, ember.asarray(np.array([0.5, 2.0])))
+    with pytest.raises(ValueError, match="'foo' is not a valid method; use one of"):
+        ember.quantile(d, 0.5, method="foo")
+    with pytest.raises(NotImplementedError, match="weights= is not supported"):
+        ember.quantile(d, 0.5, weights=d)
+    with pytest.raises(TypeError, match=r"ember.quantile needs device memory"):
+        ember.quantile(np.arange(3.0), 0.5)
+    with pytest.raises(TypeError, match="boolean input cannot be subtracted"):
+        ember.quantile(ember.asarray(np.array([True, False])), 0.5)
+    with pytest.raises(ValueError, match="q must be a scalar or 1d"):
+        ember.quantile(d, np.full((2, 2, 2), 0.5))
+    empty = ember.asarray(np.zeros((3, 0)))
+    with pytest.raises(IndexError, match="empty slice"):
+        ember.quantile(empty, 0.5, axis=1)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        res = ember.median(empty, axis=1)
+    check(res, np.full(3, np.nan))
+    check(ember.median(empty, axis=0), np.median(np.zeros((3, 0)), axis=0))
+
+
+def test_average_and_ptp(backend):
+    x = sample("float64", (4, 6), 7)
+    i = sample("int32", (4, 6), 8, low=-20, high=20)
+    w = sample("float64", (6,), 9, low=0.1, high=5) + 0.2
+    dx, di, dw = ember.asarray(x), ember.asarray(i), ember.asarray(w)
+    check(ember.average(dx), np.average(x))
+    check(ember.average(dx, axis=1, keepdims=True), np.average(x, axis=1, keepdims=True))
+    check(ember.average(di, axis=1, weights=dw), np.average(i, axis=1, weights=w))
+    avg, scl = ember.average(dx, axis=1, weights=dw, returned=True)
+    e_avg, e_scl = np.average(x, axis=1, weights=w, returned=True)
+    check(avg, e_avg)
+    check(scl, e_scl)
+    ww = np.abs(x) + 0.5
+    check(ember.average(dx, axis=(0, 1), weights=ember.asarray(ww)),
+          np.average(x, axis=(0, 1), weights=ww))  # fmt: skip
+    with pytest.raises(ZeroDivisionError, match="weights sum to zero"):
+        ember.average(dx, axis=1, weights=ember.zeros(6))
+    with pytest.raises(TypeError, match="axis must be specified"):
+        ember.average(dx, weights=dw)
+    with pytest.raises(ValueError, match="shape of weights"):
+        ember.average(dx, axis=0, weights=dw)
+    check(ember.ptp(dx, axis=1, keepdims=True), np.ptp(x, axis=1, keepdims=True))
+    check(ember.ptp(dx), np.ptp(x))
+    with pytest.raises(TypeError, match="ember.ptp: boolean"):
+        ember.ptp(ember.asarray(np.array([True, False])))
+
+
+def test_bincount(backend):
+    x = sample("int32", (300,), 10, low=0, high=40)
+    w = sample("float32", (300,), 11)
+    dx = ember.asarray(x)
+    check(ember.bincount(dx), np.bincount(x))
+    check(ember.bincount(dx, minlength=50), np.bincount(x, minlength=50))
+    check(ember.bincount(dx, weights=ember.asarray(w)), np.bincount(x, weights=w), rtol=1e-12)
+    check(ember.bincount(ember.asarray(np.zeros(0, np.int32)), minlength=3),
+          np.bincount(np.zeros(0, np.int32), minlength=3))  # fmt: skip
+    strided = x[::3]  # a view: the kernel reads through strides
+    check(ember.bincount(dx[::3]), np.bincount(strided))
+    # the path without 64-bit atomics, forced: a sort, a search, per-bin sums in order
+    idx = np.concatenate([x, [-1, 45, 45]]).astype(np.int64)
+    ww = np.concatenate([w, [1.0, 2.0, 3.0]])
+    check(stats.count_sorted(ember.asarray(idx), None, 41), np.bincount(x, minlength=41))
+    check(stats.count_sorted(ember.asarray(idx), ember.asarray(ww), 41),
+          np.bincount(x, weights=w, minlength=41), rtol=1e-12)  # fmt: skip
+    with pytest.raises(ValueError, match="must be non-negative, got a minimum of -2"):
+        ember.bincount(ember.asarray(np.array([1, -2, 3], np.int32)))
+    with pytest.raises(TypeError, match="x must hold integers, got float64"):
+        ember.bincount(ember.asarray(np.array([1.0, 2.0])))
+    with pytest.raises(ValueError, match="'minlength' must not be negative"):
+        ember.bincount(dx, minlength=-1)
+    with pytest.raises(ValueError, match="same length"):
+        ember.bincount(dx, weights=ember.asarray(w[:5]))
+    with pytest.raises(ValueError, match="must be 1-d"):
+        ember.bincount(ember.asarray(x.reshape(30, 10)))
+
+
+def test_histogram(backend):
+    a = sample("float64", (400,), 12)
+    a[:3] = [a.min(), a.max(), a.max()]  # values on the outer edges
+    w = sample("float64", (400,), 13, low=0, high=3)
+    da, dw = ember.asarray(a), ember.asarray(w)
+    for kw in ({}, {"bins": 7, "range": (-2.0, 1.5)}, {"bins": [-3, -1, 0, 0, 0.5, 2.5]},
+               {"bins": 5, "weights": w}, {"bins": 6, "density": True}):  # fmt: skip
+        args = {k: ember.asarray(v) if k == "weights" else v for k, v in kw.items()}
+        hist, edges = ember.histogram(da, **args)
+        e_hist, e_edges = np.histogram(a, **kw)
+        check(hist, e_hist, rtol=1e-12)
+        check(edges, e_edges)
+    i32 = sample("int32", (5, 10), 15, low=-10, high=30)
+    hist, edges = ember.histogram(ember.asarray(i32), bins=9)
+    check(hist, np.histogram(i32, bins=9)[0])
+    check(edges, np.histogram(i32, bins=9)[1])
+    iw = sample("int32", (400,), 16, low=0, high=5)
+    check(ember.histogram(da, bins=[-1.0, 0, 1], weights=ember.asarray(iw))[0],
+          np.histogram(a, bins=[-1.0, 0, 1], weights=iw)[0])  # fmt: skip
+    check(ember.histogram_bin_edges(da, bins=4, range=(0, 1)),
+          np.histogram_bin_edges(a, bins=4, range=(0, 1)))  # fmt: skip
+    const = ember.asarray(np.full(5, 3.0))
+    check(ember.histogram(const, bins=2)[0], np.histogram(np.full(5, 3.0), bins=2)[0])
+    with pytest.raises(NotImplementedError, match="bins='auto'"):
+        ember.histogram(da, bins="auto")
+    with pytest.raises(ValueError, match="must increase monotonically"):
+        ember.histogram(da, bins=[0, 2, 1])
+    with pytest.raises(ValueError, match="autodetected range of \\[nan, nan\\] is not finite"):
+        ember.histogram(ember.asarray(np.array([1.0, np.nan])))
+    with pytest.raises(ValueError, match="max must be larger than min"):
+        ember.histogram(da, range=(1, 0))
+    with pytest.raises(ValueError, match="same shape as a"):
+        ember.histogram(da, weights=dw[:10])
+    with pytest.raises(ValueError, match="`bins` must be positive"):
+        ember.histogram(da, bins=0)
+
+
+def test_digitize(backend):
+    x = sample("float64", (50,), 17)
+    x[:4] = [-1.0, 0.0, 1.0, np.nan]
+    dx = ember.asarray(x)
+    for bins in ([-1.0, 0.0, 0.5, 1.0], [1.0, 0.5, 0.0, -1.0], [0.0, 0.0, 1.0], [2.0]):
+        for right in (False, True):
+            check(ember.digitize(dx, bins, right=right), np.digitize(x, bins, right=right))
+    ix = sample("int32", (20,), 18, low=-5, high=5)
+    check(ember.digitize(ember.asarray(ix), ember.asarray(np.array([-2, 0, 3]))),
+          np.digitize(ix, [-2, 0, 3]))  # fmt: skip
+    with pytest.raises(ValueError, match="monotonically increasing or decreasing"):
+        ember.digitize(dx, [0.0, 1.0, 0.5])
+    with pytest.raises(TypeError, match="ember.digitize needs device memory"):
+        ember.digitize(x, [0.0, 1.0])
+
+
+def test_nancumsum_and_nancumprod(backend):
+    x = _with_nans((3, 5), seed=19)
+    d = ember.asarray(x)
+    check(ember.nancumsum(d), np.nancumsum(x))
+    check(ember.nancumprod(d, axis=1), np.nancumprod(x, axis=1))
+    i = sample("int32", (3, 5), 20, low=-3, high=3)
+    check(ember.nancumsum(ember.asarray(i), axis=1), np.nancumsum(i, axis=1))
+
+
+def test_cov_and_corrcoef(backend):
+    m = sample("float64", (3, 8), 21)
+    y = sample("float64", (2, 8), 22)
+    f = np.array([1, 2, 1, 3, 1, 1, 2, 1])
+    aw = sample("float64", (8,), 23, low=0.1, high=2) + 0.2
+    dm, dy = ember.asarray(m), ember.asarray(y)
+    check(ember.cov(dm), np.cov(m))
+    check(ember.cov(dm, dy), np.cov(m, y))
+    check(ember.cov(ember.asarray(m.T.copy()), rowvar=False, bias=True),
+          np.cov(m.T, rowvar=False, bias=True))  # fmt: skip
+    check(ember.cov(dm, ddof=0, fweights=ember.asarray(f)), np.cov(m, ddof=0, fweights=f))
+    check(ember.cov(dm, fweights=f, aweights=ember.asarray(aw)),
+          np.cov(m, fweights=f, aweights=aw))  # fmt: skip
+    check(ember.cov(dm[0]), np.cov(m[0]))  # one variable: 0-d
+    check(ember.corrcoef(dm), np.corrcoef(m))
+    check(ember.corrcoef(dm, dy, rowvar=True), np.corrcoef(m, y))
+    with pytest.raises(ValueError, match="more than 2 dimensions"):
+        ember.cov(ember.asarray(np.zeros((2, 2, 2))))
+    with pytest.raises(ValueError, match="fweights cannot be negative"):
+        ember.cov(dm, fweights=-f)
+    with pytest.raises(RuntimeError, match="incompatible numbers of samples and aweights"):
+        ember.cov(dm, aweights=aw[:3])
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+        ember.cov(ember.asarray(np.ones((2, 1))))
