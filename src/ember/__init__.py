@@ -148,6 +148,12 @@ _ARRAY = {
         "average", "ptp", "bincount", "histogram", "histogram_bin_edges", "digitize",
         "nancumsum", "nancumprod", "cov", "corrcoef",
     ),
+    "ember.array.joining": (
+        "hstack", "vstack", "dstack", "column_stack", "split", "array_split", "hsplit",
+        "vsplit", "dsplit", "atleast_1d", "atleast_2d", "atleast_3d", "append", "ravel",
+        "copy", "fliplr", "flipud", "rot90", "identity", "isclose", "allclose", "array_equal",
+        "array_equiv", "nan_to_num", "around", "fix",
+    ),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
