@@ -339,6 +339,9 @@ def test_where_clip_round(backend):
     check(ember.clip(d, max=0.5), np.clip(a, None, 0.5))
     check(ember.round(d * 10), np.round(a * 10))
     check(ember.round(d, decimals=2), np.round(a, 2), rtol=1e-6)
+    i = np.array([15, 25, -35, 149, 250], np.int32)  # integers keep their dtype, as NumPy
+    check(ember.round(ember.asarray(i), -1), np.round(i, -1))
+    check(ember.round(ember.asarray(i), 2), np.round(i, 2))
     i = ember.asarray(np.arange(-3, 3))
     check(ember.clip(i, -1, 1), np.clip(np.arange(-3, 3), -1, 1))
 

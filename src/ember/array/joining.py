@@ -566,22 +566,9 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
 
 # --------------------------------------------------------------------- rounding
 def around(a, decimals: int = 0, out=None):
-    """Round half to even to ``decimals`` digits: :func:`ember.round`, except that integers
-    stay integers as NumPy's ``around`` keeps them (``decimals < 0`` rounds to tens,
-    hundreds... as NumPy computes it: divided by ``10**-decimals`` in float64, rounded,
-    multiplied back and cast to the integer dtype)."""
-    dt = getattr(a, "dtype", None)
-    if not isinstance(a, ndarray) or not dt.is_integer or decimals == 0:
-        return ufuncs.round(a, decimals, out=out)
-    if decimals > 0:
-        result = a
-    else:
-        scale = 10 ** (-decimals)
-        result = mp.astype(ufuncs.multiply(ufuncs.round(ufuncs.divide(a, scale)), scale), dt)
-    if out is None:
-        return mp.astype(result, dt) if result is a else result
-    mp.copy_into(out, result)
-    return out
+    """Round half to even to ``decimals`` digits: :func:`ember.round` (integers keep their
+    dtype, as NumPy's ``around``)."""
+    return ufuncs.round(a, decimals, out=out)
 
 
 def fix(x, out=None):

@@ -234,11 +234,20 @@ def _copy_into(x, out):
 
 
 def round(x, /, decimals: int = 0, *, out=None):  # noqa: A001
-    """Round half to even (NumPy's ``round``): integers stay, floats round to ``decimals``
-    digits (``x * 10**decimals`` rounded, then divided back, as NumPy does); the parts of a
-    complex array are rounded each on its own (NumPy's rule)."""
+    """Round half to even (NumPy's ``round``): floats round to ``decimals`` digits
+    (``x * 10**decimals`` rounded, then divided back, as NumPy does); integers keep their
+    dtype (``decimals < 0`` rounds to tens, hundreds... through float64, as NumPy); the
+    parts of a complex array are rounded each on its own (NumPy's rule)."""
     if decimals == 0:
         return _round0(x, out=out)
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dt.is_integer and hasattr(x, "backend"):
+        if decimals > 0:
+            result = x.astype(dt)
+        else:
+            scale = 10 ** (-decimals)
+            result = multiply(_round0(divide(x, scale)), scale).astype(dt)
+        return result if out is None else _copy_into(result, out)
     if getattr(getattr(x, "dtype", None), "is_complex", False):
         from ember.array.creation import empty_like
 
