@@ -35,13 +35,25 @@ draw                                            P    value ``j`` of a block
                                                      ``2j, 2j+1`` (big-endian)
 ``integers``, wider range                       1    ``floor(x * r / 2**128)``, ``x`` = the
                                                      four words (big-endian)
+``lognormal``                                   2    ``exp`` of ``normal``'s value
+``laplace``, ``logistic``, ``gumbel``,          2    inverse CDF of ``u + 2**-54``, ``u`` the
+``weibull``, ``pareto``, ``power``,                  float64 uniform above (in (0, 1))
+``rayleigh``, ``standard_cauchy``, ``geometric``
+``triangular``                                  1    inverse CDF, words 0-1 as above
+``standard_gamma``, ``gamma``, ``chisquare``,   1    a rejection sampler on the block's
+``beta``, ``f``, ``standard_t``, ``poisson``,        sub-stream ``(b mod 2**32, b >> 32, j,
+``binomial``, ``negative_binomial``,                 s)``: attempt/sub-block ``j``, stage
+``dirichlet`` (``k`` values a row)                   ``s`` (:mod:`~ember.array.random_dists`)
 =============================================  ===  =====================================
 
 so ``rng.standard_normal(n, dtype=float32)[i]`` is ``normal4(rng.key, (c + i // 4,
 0, 0, 0))[i % 4]`` (for ``c + i // 4 < 2**32``).  Integers use no rejection: the bias is
 at most ``r / 2**64`` (resp. ``2**-64``).  Uniform and integer draws are bit-identical on
 every backend; normal and exponential draws up to the device math library's rounding of
-``log``, ``sqrt``, ``sin`` and ``cos`` (a few ulp).
+``log``, ``sqrt``, ``sin`` and ``cos`` (a few ulp).  A rejection sampler's value ``i``
+owns every counter whose words 0-1 are block ``c + i``, so retries never take another
+value's numbers; the other distributions and their layouts are documented in
+:mod:`ember.array.random_dists`.
 
 ``permutation``, ``shuffle`` and ``choice(replace=False)`` use a keyed bijection of
 ``[0, 2**k)`` (a 4-round Feistel network whose round function is Philox) walked until it
@@ -61,6 +73,7 @@ from typing import Any
 import ember
 from ember import dtypes
 from ember.array import philox as ph
+from ember.array import random_draws as rd
 from ember.array.ndarray import ndarray, normalize_shape
 from ember.array.philox import normal2_f64, normal4, philox, uniform2_f64, uniform4
 from ember.compiler.kernel import Kernel
@@ -452,6 +465,101 @@ class Generator:
         u = self.random(shape).reshape(-1)
         index = minimum(searchsorted(cdf, u, side="right"), n - 1)  # cdf[-1] may round < 1
         return index.astype(dtypes.int64, copy=False).reshape(shape)
+
+    # ----------------------------------------------------------------- more distributions
+    # Thin: the checks and launches are in ember.array.random_draws, the samplers and the
+    # sub-stream layout in ember.array.random_dists.
+    def lognormal(self, mean=0.0, sigma=1.0, size=None) -> ndarray:
+        """Log-normal floats: ``exp`` of ``normal(mean, sigma)``'s numbers."""
+        return rd.lognormal(self, mean, sigma, size)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None) -> ndarray:
+        """Laplace (double exponential) floats (inverse CDF)."""
+        return rd.laplace(self, loc, scale, size)
+
+    def logistic(self, loc=0.0, scale=1.0, size=None) -> ndarray:
+        """Logistic floats (inverse CDF)."""
+        return rd.logistic(self, loc, scale, size)
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None) -> ndarray:
+        """Gumbel (extreme value type I) floats (inverse CDF)."""
+        return rd.gumbel(self, loc, scale, size)
+
+    def weibull(self, a, size=None) -> ndarray:
+        """Weibull floats of shape ``a`` (scale 1; 0 for ``a = 0``)."""
+        return rd.weibull(self, a, size)
+
+    def pareto(self, a, size=None) -> ndarray:
+        """Pareto II (Lomax) floats of shape ``a``, as NumPy's (add 1 for classical Pareto)."""
+        return rd.pareto(self, a, size)
+
+    def power(self, a, size=None) -> ndarray:
+        """Power-function floats in [0, 1] of exponent ``a - 1`` (``u ** (1/a)``)."""
+        return rd.pareto(self, a, size, "power")
+
+    def rayleigh(self, scale=1.0, size=None) -> ndarray:
+        """Rayleigh floats (``scale * sqrt(-2 log u)``)."""
+        return rd.rayleigh(self, scale, size)
+
+    def standard_cauchy(self, size=None) -> ndarray:
+        """Standard Cauchy floats (``tan(pi (u - 1/2))``)."""
+        return rd.fill_draw(self, "cauchy", size, 0.0, 0.0)
+
+    def triangular(self, left, mode, right, size=None) -> ndarray:
+        """Triangular floats on ``[left, right]`` peaking at ``mode`` (inverse CDF)."""
+        return rd.triangular(self, left, mode, right, size)
+
+    def geometric(self, p, size=None) -> ndarray:
+        """Geometric int64: trials up to the first success (>= 1), by inversion."""
+        return rd.geometric(self, p, size)
+
+    def standard_gamma(self, shape, size=None, dtype=dtypes.float64, out=None) -> ndarray:
+        """Gamma floats of scale 1 (Marsaglia & Tsang; float32 computes in float32)."""
+        dt = self._float(dtype, "standard_gamma")
+        make = lambda s, d: rd.standard_gamma(self, shape, s, d)  # noqa: E731
+        return self._with_out(out, make, size, dt)
+
+    def gamma(self, shape, scale=1.0, size=None) -> ndarray:
+        """Gamma floats: ``scale * standard_gamma(shape)``."""
+        return rd.gamma(self, shape, scale, size)
+
+    def beta(self, a, b, size=None) -> ndarray:
+        """Beta floats: ``Ga / (Ga + Gb)`` of two gammas."""
+        return rd.beta(self, a, b, size)
+
+    def chisquare(self, df, size=None) -> ndarray:
+        """Chi-square floats: ``2 * standard_gamma(df / 2)``."""
+        return rd.chisquare(self, df, size)
+
+    def f(self, dfnum, dfden, size=None) -> ndarray:
+        """F (Fisher-Snedecor) floats: a ratio of two scaled chi-squares."""
+        return rd.f(self, dfnum, dfden, size)
+
+    def standard_t(self, df, size=None) -> ndarray:
+        """Student's t floats: ``z / sqrt(chisquare(df) / df)``."""
+        return rd.standard_t(self, df, size)
+
+    def poisson(self, lam=1.0, size=None) -> ndarray:
+        """Poisson int64 (inversion for ``lam < 10``, Hörmann's PTRS above)."""
+        return rd.poisson(self, lam, size)
+
+    def binomial(self, n, p, size=None) -> ndarray:
+        """Binomial int64 (inversion for ``n min(p, 1-p) < 30``, Hörmann's BTRD above)."""
+        return rd.binomial(self, n, p, size)
+
+    def negative_binomial(self, n, p, size=None) -> ndarray:
+        """Negative binomial int64: ``poisson(gamma(n, (1 - p) / p))``."""
+        return rd.negative_binomial(self, n, p, size)
+
+    def dirichlet(self, alpha, size=None) -> ndarray:
+        """Dirichlet floats, shape ``size + (len(alpha),)``: normalized gammas."""
+        return rd.dirichlet(self, alpha, size)
+
+    def multivariate_normal(self, mean, cov, size=None, check_valid="warn", tol=1e-8, *,
+                            method="svd") -> ndarray:  # fmt: skip
+        """``mean + z @ A`` with ``A.T @ A = cov`` (``method``: svd, eigh or cholesky, by
+        ``ember.linalg``) and ``z`` standard normals; shape ``size + mean.shape``."""
+        return rd.multivariate_normal(self, mean, cov, size, check_valid, tol, method)
 
     def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` independent generators (keys derived from this one's)."""
