@@ -148,6 +148,11 @@ _ARRAY = {
         "average", "ptp", "bincount", "histogram", "histogram_bin_edges", "digitize",
         "nancumsum", "nancumprod", "cov", "corrcoef",
     ),
+    "ember.array.setops": (
+        "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d", "partition",
+        "argpartition", "lexsort", "compress", "extract", "place", "putmask", "select",
+        "choose", "put_along_axis", "diagonal", "diag", "trace",
+    ),
     "ember.array.joining": (
         "hstack", "vstack", "dstack", "column_stack", "split", "array_split", "hsplit",
         "vsplit", "dsplit", "atleast_1d", "atleast_2d", "atleast_3d", "append", "ravel",
