@@ -108,3 +108,40 @@ def test_astype_copy_fill(backend):
 def test_numpy_ufuncs_run_on_the_device(backend):
     x = ember.ones(3)
     check(np.sin(x), np.sin(np.ones(3)))  # NEP 13: ember.sin (tests/array/test_array_protocols.py)
+
+
+def test_numpy_methods_spell_namespace_functions(backend):
+    h = sample("float64", (3, 4))
+    x = ember.asarray(h)
+    check(x.clip(-1, 1), h.clip(-1, 1))
+    check(x.round(1), h.round(1))
+    check(x.take(ember.asarray([0, 5, -1])), h.take([0, 5, -1]))
+    check(x.take(ember.asarray([2, 0]), axis=1), h.take([2, 0], axis=1))
+    check(x.repeat(2, axis=1), h.repeat(2, axis=1))
+    check(x.dot(x.T), h.dot(h.T))
+    out = ember.empty((3, 3))
+    assert x.dot(x.T, out=out) is out
+    check(out, h.dot(h.T))
+    y, g = x.copy(), h.copy()
+    y.put(ember.asarray([0, 7]), ember.asarray([9.0, 8.0]))
+    g.put([0, 7], [9.0, 8.0])
+    check(y, g)
+    s = np.sort(h[0])
+    check(ember.asarray(s).searchsorted(ember.asarray([0.0, 1.0]), side="right"),
+          s.searchsorted([0.0, 1.0], side="right"))  # fmt: skip
+    assert x.tobytes() == h.tobytes() and x.T.tobytes() == h.T.tobytes()
+    check(x.diagonal(1), h.diagonal(1))
+    check(x.trace(), h.trace())
+    check(x.compress([True, False, True], axis=0), h.compress([True, False, True], axis=0))
+    i = ember.asarray(np.array([0, 1, 1, 0]))
+    check(
+        i.choose([ember.asarray(h[0]), ember.asarray(h[1])]),
+        np.array([0, 1, 1, 0]).choose([h[0], h[1]]),
+    )
+    p = x.copy()
+    p.partition(1, axis=1)
+    assert np.array_equal(p.to_numpy()[:, 1], np.partition(h, 1, axis=1)[:, 1])
+    k = x.argpartition(2, axis=0).to_numpy()
+    assert np.array_equal(np.take_along_axis(h, k, 0)[2], np.sort(h, axis=0)[2])
+    with pytest.raises(TypeError, match="mode="):
+        x.take(ember.asarray([0]), mode="clip")

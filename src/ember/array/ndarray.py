@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember.array.methods import NumpyMethods
 from ember.dtypes import DType
 from ember.errors import not_on_device  # noqa: F401 - its users import it from here
 from ember.runtime.allocator import note_uses
@@ -52,7 +53,7 @@ def normalize_shape(shape: Any) -> tuple[int, ...]:
     return dims
 
 
-class ndarray:  # noqa: N801 - NumPy's spelling
+class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
     """An array in device memory.  Create one with :func:`ember.empty`, :func:`ember.zeros`
     or :func:`ember.asarray`; read it back with :meth:`to_numpy`.
 
