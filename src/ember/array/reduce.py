@@ -41,6 +41,7 @@ BLOCK_CPU = 256  # work-group size on CPU devices (PoCL builds one function per 
 MIN_PER_THREAD = 16  # elements per thread below which splitting an axis does not pay
 ROW_LANES_MIN = 32  # threads per item of reduce_rows, at least (unless the row is shorter)
 UNROLL = 8  # loads in flight per thread per step of the kernels' loop (a multiple of 4)
+ROW_UNROLL = 16  # the same along rows (H200, 16k x 16k float32 sum(axis=1): +1.5 % over 8)
 OVERSUBSCRIBE = 2  # chunks for this many device-fulls of threads (a smaller last wave)
 FLAT_WAVES = 4  # the same for the flat kernel (one dense run of elements, split)
 COLUMN_TILE = 32  # items (outputs) per thread row in reduce_cols: one 128-byte line of f32
@@ -189,7 +190,7 @@ def _add_passes(plan: Plan, R: Reducer, kept, red, base: int, dev: Device) -> No
         if flat:
             lanes = dev.block
             chunks = max(1, min(nr // (lanes * MIN_PER_THREAD), FLAT_WAVES * dev.threads // lanes))
-        length = _chunk_length(nr, chunks, lanes * UNROLL if rows else 1)
+        length = _chunk_length(nr, chunks, lanes * ROW_UNROLL if rows else 1)
         chunks = -(-nr // length) if nr else 1
         final = not rest and chunks == 1
         po, pc = (chunks, 1) if rows else (1, k)
@@ -222,7 +223,7 @@ def _kernel(R, kind: str, states: bool, final: bool, dev: Device):
     if kind == "flat":
         return rk.flat(R, dev.shuffle, dev.block, UNROLL)
     if kind == "rows":
-        return rk.rows(R, states, final, dev.shuffle, dev.block, UNROLL)
+        return rk.rows(R, states, final, dev.shuffle, dev.block, ROW_UNROLL)
     return rk.cols(R, states, final, dev.block, UNROLL)
 
 

@@ -131,11 +131,18 @@ def _accumulate_elements(R: Reducer, unroll: int):
         four-element steps.  (Straight-line code with the loads inside the steps let NVCC
         interleave them: on an H100, std_mean along rows 2580 -> 2260 GB/s, var 2700 ->
         2460, max 2845 -> 2730.  The cpu backend inlines this looping function and
-        declares the array in the kernel.)"""
+        declares the array in the kernel.)  The full steps are counted first, and the loop
+        runs on a 32-bit count instead of testing its 64-bit bound: H200, 16k x 16k
+        float32 sum(axis=1), 4306-4328 -> 4370-4379 GB/s (CuPy 4571)."""
         i = off + r * rs
         d = g * rs
         v = ember.local((U,), CT)
-        while r + (U - 1) * g < end:
+        rest = end - r - (U - 1) * g
+        steps = ember.int32(0)
+        if rest > 0:
+            steps = ember.int32((rest + U * g - 1) // (U * g))
+        step = ember.int32(0)
+        while step < steps:
             for k in ember.static_range(U):
                 v[k] = PRE(a0[i + k * d])
             for k in ember.static_range(0, U, 4):
@@ -143,6 +150,7 @@ def _accumulate_elements(R: Reducer, unroll: int):
                           r + (k + 2) * g, r + (k + 3) * g)  # fmt: skip
             r += U * g
             i += U * d
+            step += 1
         while r < end:
             s = STEP(s, PRE(a0[i]), r)
             r += g
