@@ -122,8 +122,9 @@ offset.__name__ = offset.__qualname__ = "rd_offset"
 
 
 # --------------------------------------------------------------------- per-thread loops
-def _accumulate_elements(R: Reducer, unroll: int):
+def _accumulate_elements(R: Reducer, unroll: int, counted: bool = False):
     PRE, STEP, STEP4, CT, U = R.pre, R.step, R.step4, R.ct, unroll
+    BOUND = not counted
 
     def accumulate(a0, a1, a2, off, rs, r, end, g, s):
         """Elements ``r, r+g, r+2g, ... < end`` of the axis at ``off`` into ``s``: ``U``
@@ -131,18 +132,19 @@ def _accumulate_elements(R: Reducer, unroll: int):
         four-element steps.  (Straight-line code with the loads inside the steps let NVCC
         interleave them: on an H100, std_mean along rows 2580 -> 2260 GB/s, var 2700 ->
         2460, max 2845 -> 2730.  The cpu backend inlines this looping function and
-        declares the array in the kernel.)  The full steps are counted first, and the loop
-        runs on a 32-bit count instead of testing its 64-bit bound: H200, 16k x 16k
-        float32 sum(axis=1), 4306-4328 -> 4370-4379 GB/s (CuPy 4571)."""
+        declares the array in the kernel.)  ``counted`` (the rows kernel): the full steps
+        are counted first and the loop runs on a 32-bit count instead of testing its 64-bit
+        bound: H200, 16k x 16k float32 sum(axis=1), 4306-4328 -> 4370-4379 GB/s (CuPy 4571);
+        the columns kernel lost a sixth of its speed that way (its items are short)."""
         i = off + r * rs
         d = g * rs
         v = ember.local((U,), CT)
         rest = end - r - (U - 1) * g
         steps = ember.int32(0)
-        if rest > 0:
+        if not BOUND and rest > 0:
             steps = ember.int32((rest + U * g - 1) // (U * g))
         step = ember.int32(0)
-        while step < steps:
+        while step < steps or (BOUND and r + (U - 1) * g < end):
             for k in ember.static_range(U):
                 v[k] = PRE(a0[i + k * d])
             for k in ember.static_range(0, U, 4):
@@ -157,7 +159,8 @@ def _accumulate_elements(R: Reducer, unroll: int):
             i += d
         return s
 
-    accumulate.__name__ = accumulate.__qualname__ = f"rd_{R.name}_elements{U}"
+    name = f"rd_{R.name}_elements{U}" + ("_counted" if counted else "")
+    accumulate.__name__ = accumulate.__qualname__ = name
     return accumulate
 
 
@@ -334,7 +337,7 @@ def rows(R: Reducer, states: bool, final: bool, shuffle: bool, block: int, unrol
     """The kernel reducing along the fast axis, for ``R`` reading elements (or ``states``)
     and writing outputs (``final``) or states; blocks of at most ``block`` threads, each
     with ``unroll`` loads in flight (a multiple of 4)."""
-    ACCUM = _accumulate_states(R) if states else _accumulate_elements(R, unroll)
+    ACCUM = _accumulate_states(R) if states else _accumulate_elements(R, unroll, True)
     SINK = (_sink_final if final else _sink_states)(R)
     TREE = _tree_rows(R, shuffle)
     INIT = R.init
