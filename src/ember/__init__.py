@@ -122,6 +122,9 @@ _ARRAY = {
         "power", "true_divide", "mod", "invert", "left_shift", "right_shift", "arcsin",
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
         "vectorize", "real", "imag", "angle",
+        "deg2rad", "rad2deg", "degrees", "radians", "heaviside", "gcd", "lcm", "float_power",
+        "divmod", "modf", "logaddexp2", "spacing", "bitwise_count", "isneginf", "isposinf",
+        "sinc", "i0",
     ),
     "ember.array.reductions": (
         "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",

@@ -434,13 +434,15 @@ def reciprocal_complex(ct):
     return reciprocal
 
 
-def _prefix_c_names() -> None:
+def prefix_c_names(namespace: dict) -> None:
     """Device functions get their C name from ``__name__``; OpenCL C has built-ins with
-    several of these names (``remainder``, ``sign``, ``fmax``...), so prefix them all."""
-    for name, fn in list(globals().items()):
-        if callable(fn) and getattr(fn, "__module__", None) == __name__ and name[0] != "_":
+    several of these names (``remainder``, ``sign``, ``fmax``...), so prefix them all (the
+    public functions defined in the module whose ``globals()`` is ``namespace``)."""
+    module = namespace["__name__"]
+    for name, fn in list(namespace.items()):
+        if callable(fn) and getattr(fn, "__module__", None) == module and name[0] != "_":
             if not hasattr(fn, "cache_info"):  # (factories name their own functions)
                 fn.__name__ = "ew_" + name
 
 
-_prefix_c_names()
+prefix_c_names(globals())

@@ -358,6 +358,71 @@ class Cast(Rule):
         return Resolution(ops.copy, self.target, self.target)
 
 
+# --------------------------------------------------------------------- NumPy's other ufuncs
+UINT8 = dtypes.uint8
+
+
+class FloatMathOf(FloatMath):
+    """A math function whose device function depends on the float type (``spacing``):
+    :class:`FloatMath`'s types, the device function made by ``factory(ct)``."""
+
+    def __init__(self, name: str, factory):
+        super().__init__(name, None)
+        self.factory = factory
+
+    def __call__(self, types):
+        res = super().__call__(types)
+        return Resolution(self.factory(res.ct), res.ct, res.out)
+
+
+class Integers(Rule):
+    """``gcd``, ``lcm``, ``bitwise_count``: integer operands only (NumPy has no float
+    loops); the device function is ``factory(ct)``.  Two bools are refused, as NumPy does
+    for ``gcd``/``lcm``, unless ``bool_as`` names the dtype they compute in
+    (``bitwise_count``: int8); ``out`` fixes the result dtype (uint8 counts)."""
+
+    def __init__(self, name: str, factory, out: DType | None = None, bool_as=None):
+        super().__init__(name)
+        self.factory, self.out, self.bool_as = factory, out, bool_as
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if t.is_inexact:
+            raise self.refuse(types, "it needs integer operands (NumPy has no float loop)")
+        if t is BOOL:
+            if self.bool_as is None:
+                raise self.refuse(types, "it needs integer operands; convert with .astype()")
+            t = self.bool_as
+        return Resolution(self.factory(t), t, self.out or t)
+
+
+class FloatPower(Rule):
+    """``float_power``: always float64, or complex128 when an operand is complex."""
+
+    def __call__(self, types):
+        t = strong(common(types))
+        t = dtypes.complex128 if t.is_complex else FLOAT64
+        return Resolution(ops.power, t, t)
+
+
+class Float64Math(Rule):
+    """``sinc`` and ``i0`` (NumPy functions written in Python on ufuncs): floats keep their
+    type, integers and bools become float64 (NumPy's ``x * pi``, ``x.astype(float)``);
+    complex operands only where ``complex_ok``.  The device function is ``factory(ct)``."""
+
+    def __init__(self, name: str, factory, complex_ok: bool = False):
+        super().__init__(name)
+        self.factory, self.complex_ok = factory, complex_ok
+
+    def __call__(self, types):
+        t = strong(common(types))
+        if t.is_complex and not self.complex_ok:
+            raise self.refuse(types, "it is not defined for complex numbers (as in NumPy)")
+        if not t.is_inexact:
+            t = FLOAT64
+        return Resolution(self.factory(t), t, t)
+
+
 # --------------------------------------------------------------------- scalar operands
 PY_TYPES: dict[type, Scalar] = {
     int: WEAK_INT,

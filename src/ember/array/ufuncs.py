@@ -15,7 +15,7 @@ follow NumPy 2: ``floor`` keeps integers, ``pow`` of integers is integer).
 from __future__ import annotations
 
 from ember import lang
-from ember.array import ops
+from ember.array import ops, ops_numpy
 from ember.array import rules as r
 from ember.array.elementwise import Ufunc
 
@@ -170,6 +170,53 @@ hypot = _binary("hypot", r.FloatMath("hypot", ops.hypot), intrinsic="hypot")
 copysign = _binary("copysign", r.FloatMath("copysign", ops.copysign), intrinsic="copysign")
 logaddexp = _binary("logaddexp", r.FloatMath("logaddexp", ops.logaddexp))
 
+# --------------------------------------------------------------------- NumPy's other ufuncs
+deg2rad = _unary("deg2rad", r.FloatMath("deg2rad", ops_numpy.deg2rad))
+rad2deg = _unary("rad2deg", r.FloatMath("rad2deg", ops_numpy.rad2deg))
+heaviside = _binary("heaviside", r.FloatMath("heaviside", ops_numpy.heaviside))
+logaddexp2 = _binary("logaddexp2", r.FloatMath("logaddexp2", ops_numpy.logaddexp2))
+spacing = _unary("spacing", r.FloatMathOf("spacing", ops_numpy.spacing))
+gcd = _binary("gcd", r.Integers("gcd", ops_numpy.gcd))
+lcm = _binary("lcm", r.Integers("lcm", ops_numpy.lcm))
+bitwise_count = _unary(
+    "bitwise_count", r.Integers("bitwise_count", ops_numpy.bitwise_count, r.UINT8, bool_as=r.INT8)
+)
+float_power = _binary("float_power", r.FloatPower("float_power"))
+isposinf = _unary("isposinf", r.Predicate("isposinf", ops_numpy.isposinf, complex_ok=False))
+isneginf = _unary("isneginf", r.Predicate("isneginf", ops_numpy.isneginf, complex_ok=False))
+sinc = _unary("sinc", r.Float64Math("sinc", ops_numpy.sinc, complex_ok=True))
+i0 = _unary("i0", r.Float64Math("i0", ops_numpy.i0))
+
+
+def _host_modf(part: int):
+    def host(x):
+        import numpy as np
+
+        return np.modf(x)[part]
+
+    host.__name__ = "modf"
+    return host
+
+
+_modf_fraction = Ufunc("modf", 1, r.FloatMath("modf", ops_numpy.modf_fraction), _host_modf(0))
+_modf_integral = Ufunc("modf", 1, r.FloatMath("modf", ops.trunc), _host_modf(1))
+
+
+def divmod(x1, x2, /, out=None):  # noqa: A001
+    """``(floor_divide(x1, x2), remainder(x1, x2))``: NumPy's ``divmod`` (two kernels;
+    ``out`` is a pair of arrays, or None)."""
+    q, r_ = (None, None) if out is None else out
+    return floor_divide(x1, x2, out=q), remainder(x1, x2, out=r_)
+
+
+def modf(x, /, out=None):
+    """``(fractional, integral)`` parts of ``x``, both with ``x``'s sign (NumPy's ``modf``:
+    ``modf(-2.5) == (-0.5, -2.0)``, ``modf(inf) == (0.0, inf)``); integers become floats as
+    in the math functions.  ``out`` is a pair of arrays, or None."""
+    fraction, integral = (None, None) if out is None else out
+    return _modf_fraction(x, out=fraction), _modf_integral(x, out=integral)
+
+
 _where = Ufunc("where", 3, r.Where("where"), _np("where"))
 _clip = Ufunc("clip", 3, r.Clip("clip"), _np("clip"))
 
@@ -315,6 +362,7 @@ conj = conjugate = _unary(
     "conj", r.Same("conj", ops.copy, complex_op=ops.conj), "conjugate", intrinsic="conj"
 )
 _angle = _unary("angle", r.Angle("angle"))
+degrees, radians = rad2deg, deg2rad
 
 
 def real(x, /):
@@ -362,3 +410,8 @@ ALIASES = (
     "conjugate",
 )  # fmt: skip
 FUNCTIONS = ("where", "clip", "round", "vectorize", "real", "imag", "angle")
+EXTRA_UNARY = (  # NumPy's ufuncs beyond the Array API (and its i0, sinc, isposinf, isneginf)
+    "deg2rad", "rad2deg", "spacing", "bitwise_count", "isposinf", "isneginf", "sinc", "i0",
+)  # fmt: skip
+EXTRA_BINARY = ("heaviside", "logaddexp2", "gcd", "lcm", "float_power")
+EXTRA_FUNCTIONS = ("divmod", "modf", "degrees", "radians")
