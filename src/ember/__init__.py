@@ -162,6 +162,12 @@ _ARRAY = {
         "copy", "fliplr", "flipud", "rot90", "identity", "isclose", "allclose", "array_equal",
         "array_equiv", "nan_to_num", "around", "fix",
     ),
+    "ember.array.signal": (
+        "convolve", "correlate", "interp", "gradient", "trapezoid", "unwrap", "cross",
+    ),
+    "ember.array.polynomials": (
+        "polyval", "polyfit", "polyder", "polyint", "polyadd", "polysub", "polymul", "roots",
+    ),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
