@@ -162,6 +162,12 @@ _ARRAY = {
         "copy", "fliplr", "flipud", "rot90", "identity", "isclose", "allclose", "array_equal",
         "array_equiv", "nan_to_num", "around", "fix",
     ),
+    "ember.array.grids": (
+        "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
+        "diag_indices", "diag_indices_from", "indices", "ix_", "fromfunction", "logspace",
+        "geomspace", "vander", "kron", "pad", "insert", "delete", "resize", "trim_zeros",
+        "ediff1d",
+    ),
     "ember.array.signal": (
         "convolve", "correlate", "interp", "gradient", "trapezoid", "unwrap", "cross",
     ),
