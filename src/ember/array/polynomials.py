@@ -222,6 +222,9 @@ def roots(p) -> ndarray:
         top = (-p[1:] / p[:1])[None, :]
         sub = ember.eye(n - 2, n - 1, dtype=p.dtype, device=p.backend)
         found = ember.linalg.eigvals(ember.concatenate([top, sub], axis=0))
+        if found.dtype.is_complex and not bool(ember.any(found.imag != 0)):
+            found = found.real.copy()  # all real: a real array (NumPy's eig does it
+            # before 2.5, its roots after)
     else:
         found = ember.zeros(0, dtype=dtypes.float64, device=p.backend)
     return ember.concatenate([found, ember.zeros(trailing, dtype=found.dtype, device=p.backend)])
