@@ -174,6 +174,17 @@ _ARRAY = {
     "ember.array.polynomials": (
         "polyval", "polyfit", "polyder", "polyint", "polyadd", "polysub", "polymul", "roots",
     ),
+    "ember.array.windows": ("hamming", "hanning", "bartlett", "blackman", "kaiser"),
+    "ember.array.histograms": ("histogram2d", "histogramdd"),
+    "ember.array.bits": ("packbits", "unpackbits"),
+    "ember.array.predicates": (
+        "iscomplex", "isreal", "iscomplexobj", "isrealobj", "real_if_close", "promote_types",
+        "common_type", "min_scalar_type", "ndim", "shape", "size", "shares_memory",
+        "may_share_memory", "asanyarray", "asarray_chkfinite", "require",
+    ),
+    "ember.array.polyroots": ("sort_complex", "poly", "polydiv"),
+    "ember.array.blocks": ("rollaxis", "fill_diagonal", "diagflat", "block"),
+    "ember.array.functional": ("piecewise", "apply_along_axis", "apply_over_axes"),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (
         "result_type", "can_cast", "finfo", "iinfo", "isdtype", "bool", "newaxis", "e",
