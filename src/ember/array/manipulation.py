@@ -26,6 +26,21 @@ def _cast(dtype: dtypes.DType):
     return Ufunc("astype", 1, rules.Cast(dtype))
 
 
+def into(out, result: ndarray, what: str) -> ndarray:
+    """A function's ``out=``: ``result`` when ``out`` is None, else ``out`` (an ember array
+    of ``result``'s shape) holding it, cast to ``out``'s dtype."""
+    if out is None:
+        return result
+    if not isinstance(out, ndarray):
+        raise TypeError(f"ember.{what}: out= must be an ember array, got {type(out).__name__}")
+    if out.shape != result.shape:
+        raise ValueError(
+            f"ember.{what}: out= has shape {out.shape}, the result has shape {result.shape}"
+        )
+    copy_into(out, result)
+    return out
+
+
 def copy_into(dst: ndarray, src: Any) -> None:
     """``dst[...] = src``: an array (broadcast to ``dst``) or a scalar, cast to ``dst``'s
     dtype (unsafe casting, like NumPy's assignment)."""

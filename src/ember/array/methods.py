@@ -14,14 +14,11 @@ def _ember():
     return ember
 
 
-def _into(out, result):
-    """``result``, or ``out`` after copying it there (for functions without ``out=``)."""
-    if out is None:
-        return result
-    from ember.array.manipulation import copy_into
+def _into(out, result, what: str):
+    """``result``, or ``out`` holding it (for functions without ``out=``)."""
+    from ember.array.manipulation import into
 
-    copy_into(out, result)
-    return out
+    return into(out, result, what)
 
 
 class NumpyMethods:
@@ -60,7 +57,7 @@ class NumpyMethods:
 
     def dot(self, b, out=None):
         """The dot product with ``b`` (:func:`ember.dot`); ``out=`` receives it."""
-        return _into(out, _ember().dot(self, b))
+        return _into(out, _ember().dot(self, b), "ndarray.dot")
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
         """The diagonal of axes ``axis1``, ``axis2`` (:func:`ember.diagonal`)."""
@@ -72,7 +69,7 @@ class NumpyMethods:
 
     def compress(self, condition, axis=None, out=None):
         """The slices where ``condition`` is true (:func:`ember.compress`)."""
-        return _into(out, _ember().compress(condition, self, axis=axis))
+        return _into(out, _ember().compress(condition, self, axis=axis), "ndarray.compress")
 
     def choose(self, choices, out=None, mode="raise"):
         """Elements of ``choices`` picked by this index array (:func:`ember.choose`)."""

@@ -123,16 +123,9 @@ def _out_shape(shape, axes, keepdims: bool) -> tuple[int, ...]:
 
 
 def _into(out, res: ndarray, what: str):
-    from ember.array.manipulation import copy_into
+    from ember.array.manipulation import into
 
-    if not isinstance(out, ndarray):
-        raise TypeError(f"ember.{what}: out= must be an ember array")
-    if out.shape != res.shape:
-        raise ValueError(
-            f"ember.{what}: out= has shape {out.shape}, the result has shape {res.shape}"
-        )
-    copy_into(out, res)
-    return out
+    return into(out, res, what)
 
 
 def _dtype_arg(dtype) -> DType | None:

@@ -242,13 +242,7 @@ def _numpy_cumulative(uf, what: str, a, axis, dtype, out):
         a, axis = manipulation.reshape(a, (-1,)), 0
     elif a.ndim == 0:
         a = manipulation.reshape(a, (1,))
-    result = _cumulative(uf, what, a, axis, dtype, False, 0)
-    if out is None:
-        return result
-    if not isinstance(out, ndarray) or out.shape != result.shape:
-        raise ValueError(f"ember.{what}: out= must be an ember array of shape {result.shape}")
-    manipulation.copy_into(out, result)
-    return out
+    return manipulation.into(out, _cumulative(uf, what, a, axis, dtype, False, 0), what)
 
 
 def cumsum(a, axis: int | None = None, dtype=None, out=None):

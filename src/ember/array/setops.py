@@ -534,17 +534,7 @@ def choose(a, choices, out=None, mode="raise") -> ndarray:
         launch.run(choice_kernel(mode), _grid(flat.shape[0], idx.backend), BLOCK, args)
     where = manipulation.reshape(where, (1,) * (len(shape) - idx.ndim + 1) + idx.shape)
     result = manipulation.reshape(ember.take_along_axis(stacked, where, axis=0), shape)
-    return _into(out, result, "choose")
-
-
-def _into(out, result: ndarray, what: str) -> ndarray:
-    """``result``, or ``out`` (an ember array of its shape) holding it, cast."""
-    if out is None:
-        return result
-    if not isinstance(out, ndarray) or out.shape != result.shape:
-        raise ValueError(f"ember.{what}: out must be an ember array of shape {result.shape}")
-    manipulation.copy_into(out, result)
-    return out
+    return manipulation.into(out, result, "choose")
 
 
 def put_along_axis(arr, indices, values, axis) -> None:
@@ -620,7 +610,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> ndarray:
     and integers narrower than 64 bits sum in int64 (unsigned: uint64) unless ``dtype``
     says otherwise.  ``out``, when given, receives the result and is returned."""
     d = diagonal(_device(a, "trace"), offset, axis1, axis2)
-    return _into(out, ember.sum(d, axis=-1, dtype=dtype), "trace")
+    return manipulation.into(out, ember.sum(d, axis=-1, dtype=dtype), "trace")
 
 
 __all__ = [

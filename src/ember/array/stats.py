@@ -38,7 +38,7 @@ import numpy as np
 
 import ember
 from ember import dtypes
-from ember.array import launch, manipulation, reductions
+from ember.array import launch, manipulation
 from ember.array.ndarray import ndarray, not_on_device
 from ember.array.reductions import _array as _device
 from ember.array.reductions import axes_of, bounds
@@ -67,8 +67,7 @@ def _grid(be, n: int) -> int:
     return max(1, min(-(-n // BLOCK), launch.max_grid(be)))
 
 
-def _into(out, res: ndarray, what: str) -> ndarray:
-    return res if out is None else reductions._into(out, res, what)
+_into = manipulation.into
 
 
 def _has(be, feature: str) -> bool:
