@@ -76,6 +76,15 @@ class Ufunc:
             hide_internal_frames(exc)  # a user error shows the user's frames only
             raise
 
+    def at(self, a: ndarray, indices, b=None, /) -> None:
+        """``a[indices] = self(a[indices], b)`` in place, unbuffered: an element named
+        several times by ``indices`` is updated that many times (NumPy's ``ufunc.at``;
+        ``ember.add.at(hist, bins, 1)``).  Atomic device updates: ``add``, ``subtract``,
+        ``minimum``, ``maximum`` and the bitwise ones (:mod:`ember.array.scatter`)."""
+        from ember.array import scatter
+
+        scatter.at(self, a, indices, b)
+
     def __repr__(self) -> str:
         return f"<ember ufunc {self.__name__}>"
 
