@@ -145,3 +145,25 @@ def test_numpy_methods_spell_namespace_functions(backend):
     assert np.array_equal(np.take_along_axis(h, k, 0)[2], np.sort(h, axis=0)[2])
     with pytest.raises(TypeError, match="mode="):
         x.take(ember.asarray([0]), mode="clip")
+
+
+def test_view_reinterprets_the_bits_and_flags(backend):
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = ember.asarray(h)
+    for dt in ("uint32", "uint8", "float64", "int16"):
+        check(x.view(dt), h.view(dt))
+    check(x[:, 1:3].view("int32"), h[:, 1:3].view("int32"))
+    v = x.view("int32")
+    v[0, 0] = 0  # the same memory
+    assert float(x[0, 0]) == 0.0 and x.view() is not x
+    with pytest.raises(ValueError, match="last axis must be contiguous"):
+        x.T.view("uint8")
+    with pytest.raises(ValueError, match="not a multiple"):
+        x[:, :1].view("float64")
+    with pytest.raises(ValueError, match="0-d"):
+        x[0, 0].view("uint8")
+    for a, n in ((x, h), (x.T, h.T), (x[:, ::2], h[:, ::2])):
+        f = a.flags
+        assert f["C_CONTIGUOUS"] == n.flags["C_CONTIGUOUS"]
+        assert f["F_CONTIGUOUS"] == n.flags["F_CONTIGUOUS"] and f["WRITEABLE"]
+        assert f.c_contiguous == n.flags.c_contiguous and f["F"] == n.flags["F"]

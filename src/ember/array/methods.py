@@ -21,6 +21,26 @@ def _into(out, result, what: str):
     return into(out, result, what)
 
 
+class Flags:
+    """An array's layout flags (:attr:`NumpyMethods.flags`), read-only."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "writeable", "aligned", "owndata")
+
+    def __init__(self, c: bool, f: bool, writeable: bool, aligned: bool, owndata: bool):
+        self.c_contiguous, self.f_contiguous = c, f
+        self.writeable, self.aligned, self.owndata = writeable, aligned, owndata
+
+    def __getitem__(self, name: str) -> bool:
+        key = {"C": "c_contiguous", "F": "f_contiguous", "W": "writeable", "A": "aligned",
+               "O": "owndata"}.get(name) or name.lower()  # fmt: skip
+        if key not in self.__slots__:
+            raise KeyError(f"unknown flag {name!r}")
+        return getattr(self, key)
+
+    def __repr__(self) -> str:
+        return "\n".join(f"  {k.upper()} : {getattr(self, k)}" for k in self.__slots__)
+
+
 class NumpyMethods:
     """Methods of :class:`~ember.ndarray` that delegate to ``ember.<name>(self, ...)``."""
 
@@ -84,6 +104,61 @@ class NumpyMethods:
     def argpartition(self, kth, axis: int = -1, kind="introselect", order=None):
         """The indices that partition the array around ``kth`` (:func:`ember.argpartition`)."""
         return _ember().argpartition(self, kth, axis=axis, kind=kind, order=order)
+
+    def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's names
+        """The same memory as another dtype (NumPy's ``view``): the bits reinterpreted,
+        nothing copied.  With a dtype of another size the last axis must be contiguous, and
+        its byte length a multiple of the new size; it is rescaled (``float32 (4, 2)`` as
+        ``uint8`` is ``(4, 8)``).  ``type=`` (ndarray subclasses) is not supported."""
+        from ember import dtypes
+        from ember.array.ndarray import ndarray
+
+        if type is not None:
+            raise TypeError("ember.ndarray.view: type= is not supported (no subclasses)")
+        x: Any = self
+        new = x.dtype if dtype is None else dtypes.dtype(dtype)
+        old_size, new_size = x.dtype.itemsize, new.itemsize
+        shape, strides = tuple(x.shape), tuple(x.strides)
+        if new_size != old_size:
+            if not shape:
+                raise ValueError(
+                    f"ember.ndarray.view: a 0-d {x.dtype.name} array cannot be viewed as "
+                    f"{new.name} (another element size); reshape it to (1,) first"
+                )
+            if strides[-1] != old_size and shape[-1] != 1:
+                raise ValueError(
+                    "ember.ndarray.view: to view with another element size the last axis "
+                    "must be contiguous; copy first (ember.ascontiguousarray(x))"
+                )
+            nbytes = shape[-1] * old_size
+            if nbytes % new_size:
+                raise ValueError(
+                    f"ember.ndarray.view: the last axis holds {nbytes} bytes, not a multiple "
+                    f"of {new.name}'s {new_size}"
+                )
+            if x.offset % new_size:
+                raise ValueError(f"ember.ndarray.view: the data is not aligned for {new.name}")
+            shape = (*shape[:-1], nbytes // new_size)
+            strides = (*strides[:-1], new_size)
+        return ndarray(shape, new, x.buffer, x.backend, strides, x.offset)
+
+    @property
+    def flags(self) -> Flags:
+        """NumPy's memory-layout flags, read as attributes (``x.flags.c_contiguous``) or
+        items (``x.flags["C_CONTIGUOUS"]``): C_CONTIGUOUS, F_CONTIGUOUS, WRITEABLE (always:
+        Ember has no read-only arrays), ALIGNED, OWNDATA (False: Ember does not track which
+        array made a buffer)."""
+        x: Any = self
+        isz = x.dtype.itemsize
+        f_expected, step = [], isz
+        for n in x.shape:
+            f_expected.append(step)
+            step *= n
+        f_contig = x.size <= 1 or all(
+            n == 1 or s == e for n, s, e in zip(x.shape, x.strides, f_expected, strict=True)
+        )
+        aligned = x.offset % isz == 0 and all(s % isz == 0 for s in x.strides)
+        return Flags(x.is_c_contiguous, f_contig, True, aligned, False)
 
     def tobytes(self, order: str = "C") -> bytes:
         """The elements' bytes (a copy to the host, as ``to_numpy().tobytes()``)."""
