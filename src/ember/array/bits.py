@@ -77,10 +77,6 @@ def unpack_kernel() -> Kernel:
     return kernels._named(unpackbits, "unpackbits")
 
 
-def _grid(be, n: int) -> int:
-    return max(1, min(-(-n // BLOCK), launch.max_grid(be)))
-
-
 def _little(bitorder, what: str) -> bool:
     if bitorder not in ("big", "little"):
         raise ValueError(f"ember.{what}: 'order' must be either 'little' or 'big', not "
@@ -119,7 +115,7 @@ def packbits(a, /, axis=None, bitorder="big") -> ndarray:
     out = launch.new(x.backend, x.shape[:axis] + (m,) + x.shape[axis + 1 :], U8)
     if out.size:
         args = (out.size, n, m, inner, launch.flat1(x), little, launch.flat1(out))
-        launch.run(pack_kernel(x.dtype), _grid(x.backend, out.size), BLOCK, args)
+        launch.run(pack_kernel(x.dtype), launch.grid(x.backend, out.size, BLOCK), BLOCK, args)
     return out
 
 
@@ -145,7 +141,7 @@ def unpackbits(a, /, axis=None, count=None, bitorder="big") -> ndarray:
     out = launch.new(x.backend, x.shape[:axis] + (c,) + x.shape[axis + 1 :], U8)
     if out.size:
         args = (out.size, n, c, inner, launch.flat1(x), little, launch.flat1(out))
-        launch.run(unpack_kernel(), _grid(x.backend, out.size), BLOCK, args)
+        launch.run(unpack_kernel(), launch.grid(x.backend, out.size, BLOCK), BLOCK, args)
     return out
 
 

@@ -131,7 +131,7 @@ def _launch(kernel_of, shape, operands: list[tuple], extra=()) -> None:
         wide = wide or view.shape[0] >= 1 << 31
         args += [view, (base + origin, *st)]
     k = kernel_of(len(dims), wide)
-    grid = min(-(-n // BLOCK), launch.max_grid(operands[0][0].backend))
+    grid = launch.grid(operands[0][0].backend, n, BLOCK)
     launch.run(k, grid, BLOCK, (*args, *extra))
 
 

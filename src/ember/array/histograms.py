@@ -31,7 +31,7 @@ import ember
 from ember import dtypes
 from ember.array import kernels, launch, manipulation
 from ember.array.ndarray import ndarray, not_on_device
-from ember.array.stats import _grid, _outer_edges, count
+from ember.array.stats import _outer_edges, count
 from ember.array.stats_kernels import BLOCK, bin_kernel
 from ember.compiler.kernel import Kernel
 
@@ -104,7 +104,7 @@ def _bins(col: ndarray, e: ndarray) -> ndarray:
         cv, cb, (cs,) = launch.flat(col)
         edges = manipulation.ascontiguousarray(e)
         args = (n, cv, cb, cs, edges, e.shape[0] - 1, 0.0, False, idx)
-        launch.run(bin_kernel(et), _grid(be, n), BLOCK, args)
+        launch.run(bin_kernel(et), launch.grid(be, n, BLOCK), BLOCK, args)
     return idx
 
 
@@ -128,7 +128,7 @@ def _combine(flat: ndarray | None, k: ndarray, nb: int) -> ndarray:
     n = k.shape[0]
     if flat is None or n == 0:
         return k
-    launch.run(combine_kernel(), _grid(k.backend, n), BLOCK, (n, flat, k, nb))
+    launch.run(combine_kernel(), launch.grid(k.backend, n, BLOCK), BLOCK, (n, flat, k, nb))
     return flat
 
 

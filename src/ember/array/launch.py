@@ -70,6 +70,12 @@ def is_cpu(be) -> bool:
 
 
 @functools.cache
+def grid(be, n: int, block: int) -> int:
+    """Blocks of ``block`` threads for a grid-stride loop over ``n`` items: enough for one
+    item a thread, at most :func:`max_grid`, at least one."""
+    return max(1, min(-(-n // block), max_grid(be)))
+
+
 def max_grid(be) -> int:
     """The most blocks worth launching for a grid-stride loop on ``be``'s device."""
     if is_cpu(be):

@@ -12,7 +12,6 @@ always run on the host with NumPy, and say so once per process.
 from __future__ import annotations
 
 import math
-import operator
 from collections import namedtuple
 
 from ember import dtypes
@@ -23,20 +22,14 @@ LstsqResult = namedtuple("LstsqResult", ["x", "residuals", "rank", "s"])
 
 
 def _axes(axis, ndim: int) -> tuple[int, ...]:
+    """``axis`` (an int or a sequence) as non-negative axes, in the order given."""
+    from ember.array.manipulation import _axis
+
     items = axis if isinstance(axis, tuple | list) else (axis,)
-    try:
-        out = tuple(operator.index(a) for a in items)
-    except TypeError:
-        raise TypeError(
-            f"ember.linalg.norm: axis must be None, an int or a tuple of ints, got {axis!r}"
-        ) from None
-    for a in out:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
-    normal = tuple(a % ndim for a in out)
-    if len(set(normal)) != len(normal):
+    out = tuple(_axis(a, ndim, "ember.linalg.norm: axis") for a in items)
+    if len(set(out)) != len(out):
         raise ValueError(f"ember.linalg.norm: duplicate axes given: {axis!r}")
-    return normal
+    return out
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy's name

@@ -125,10 +125,8 @@ def at(uf, a, indices, b=None) -> None:
     )
     n = pos.size
     if n:
-        grid = max(1, min(-(-n // BLOCK), launch.max_grid(be)))
-        flat_pos = launch.flat1(pos)
-        launch.run(update_kernel(code, work), grid, BLOCK, (n, view, flat_pos,
-                                                            launch.flat1(vals)))  # fmt: skip
+        args = (n, view, launch.flat1(pos), launch.flat1(vals))
+        launch.run(update_kernel(code, work), launch.grid(be, n, BLOCK), BLOCK, args)
     if not direct:
         manipulation.copy_into(a, target)
 

@@ -180,7 +180,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None):
     m = v.size
     args = (m, a.shape[0], av, abase, astep, sv, sbase, sstep, launch.flat1(v),
             launch.flat1(out), side == "right")  # fmt: skip
-    launch.run(k, min(-(-m // BLOCK), launch.max_grid(a.backend)), BLOCK, args)
+    launch.run(k, launch.grid(a.backend, m, BLOCK), BLOCK, args)
     return out
 
 

@@ -51,10 +51,6 @@ _HOST = (bool, int, float, complex, list, tuple)
 _WEAK = (int, float, complex)  # Python scalars that promote weakly (NEP 50)
 
 
-def _grid(n: int, be) -> int:
-    return min(-(-n // BLOCK), launch.max_grid(be))
-
-
 def _backend_of(*xs):
     """The backend of the first ember array among ``xs`` (None: the current one)."""
     return next((x.backend for x in xs if isinstance(x, ndarray)), None)
@@ -142,7 +138,7 @@ def _contained(sorted_test: ndarray, x: ndarray, invert=False, flags=dtypes.bool
     s = manipulation.ascontiguousarray(sorted_test)
     args = (found.size, n, s, flat, launch.flat1(pos), launch.flat1(found), invert)
     k = member_kernel(ember.result_type(sorted_test, x))
-    launch.run(k, _grid(found.size, x.backend), BLOCK, args)
+    launch.run(k, launch.grid(x.backend, found.size, BLOCK), BLOCK, args)
     return found
 
 
@@ -242,7 +238,7 @@ def setxor1d(ar1, ar2, assume_unique=False) -> ndarray:
     if n == 0:
         return aux
     keep = launch.new(aux.backend, (n,), dtypes.uint8)
-    launch.run(lonely_kernel(), _grid(n, aux.backend), BLOCK, (n, aux, keep))
+    launch.run(lonely_kernel(), launch.grid(aux.backend, n, BLOCK), BLOCK, (n, aux, keep))
     return _compact(keep, aux)
 
 
@@ -531,7 +527,7 @@ def choose(a, choices, out=None, mode="raise") -> ndarray:
     where = launch.new(idx.backend, flat.shape, dtypes.int64)
     if flat.shape[0]:
         args = (flat.shape[0], flat, where, len(items))
-        launch.run(choice_kernel(mode), _grid(flat.shape[0], idx.backend), BLOCK, args)
+        launch.run(choice_kernel(mode), launch.grid(idx.backend, flat.shape[0], BLOCK), BLOCK, args)
     where = manipulation.reshape(where, (1,) * (len(shape) - idx.ndim + 1) + idx.shape)
     result = manipulation.reshape(ember.take_along_axis(stacked, where, axis=0), shape)
     return manipulation.into(out, result, "choose")

@@ -253,7 +253,7 @@ def _dense_unique(flat: ndarray, lo: int, span: int, index: bool, inverse: bool,
     be, n = flat.backend, flat.shape[0]
     x, xbase, (xstep,) = launch.flat(flat)
     table = launch.zeroed(be, (span,), dtypes.uint8)
-    grid = min(-(-n // BLOCK), launch.max_grid(be))
+    grid = launch.grid(be, n, BLOCK)
     wanted = [(lo, flat.dtype)]
     if index or counts:
         tallies = launch.zeroed(be, (span,), dtypes.int32)
@@ -307,7 +307,7 @@ def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nan
     svals = manipulation.reshape(svals, (n,))
     flags = launch.new(be, (n,), dtypes.uint8)
     if n:
-        grid = min(-(-n // BLOCK), launch.max_grid(be))
+        grid = launch.grid(be, n, BLOCK)
         launch.run(starts_kernel(merge), grid, BLOCK, (n, svals, flags))
     wanted = [(svals, None), (None, None)] if (index or counts) else [(svals, None)]
     values, *rest = compact.compact_each(flags, wanted)  # one count, one synchronization
@@ -317,21 +317,21 @@ def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nan
     if counts:
         out_counts = launch.new(be, (m,), dtypes.int64)
         if m:
-            grid = min(-(-m // BLOCK), launch.max_grid(be))
+            grid = launch.grid(be, m, BLOCK)
             launch.run(counts_kernel(), grid, BLOCK, (m, n, starts, out_counts))
     if need_perm:
         perm = manipulation.reshape(perm, (n,))
     if index:
         out_index = launch.new(be, (m,), dtypes.int64)
         if m:
-            grid = min(-(-m // BLOCK), launch.max_grid(be))
+            grid = launch.grid(be, m, BLOCK)
             launch.run(first_kernel(), grid, BLOCK, (m, launch.flat1(perm), starts, out_index))
     if inverse:
         group = launch.new(be, (1, n), dtypes.int64)
         inclusive_scan(manipulation.reshape(flags, (1, n)), group, ops.add, dtypes.int64)
         out_inverse = launch.new(be, (n,), dtypes.int64)
         if n:
-            grid = min(-(-n // BLOCK), launch.max_grid(be))
+            grid = launch.grid(be, n, BLOCK)
             args = (n, launch.flat1(perm), launch.flat1(group), out_inverse)
             launch.run(scatter_kernel(), grid, BLOCK, args)
         out_inverse = manipulation.reshape(out_inverse, x.shape)

@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 import warnings
 
 import ember
 from ember import dtypes
-from ember.array import kernels, launch
+from ember.array import kernels, launch, manipulation
 from ember.array.ndarray import ndarray, not_on_device
 from ember.compiler.kernel import Kernel
 
@@ -75,19 +74,12 @@ def _vector(x, what: str, name: str) -> ndarray:
 
 
 def _axis(axis, ndim: int, what: str) -> int:
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"ember.{what}: axis must be an int, got {axis!r}") from None
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"ember.{what}: axis {axis} is out of bounds for {ndim} dimensions")
-    return axis % ndim
+    return manipulation._axis(axis, ndim, f"ember.{what}: axis")
 
 
 def _run(kernel: Kernel, be, total: int, *args) -> None:
     """Launch a grid-stride ``kernel(total, *args)`` over ``total`` elements."""
-    grid = max(1, min(-(-total // BLOCK), launch.max_grid(be)))
-    launch.run(kernel, grid, BLOCK, (total, *args))
+    launch.run(kernel, launch.grid(be, total, BLOCK), BLOCK, (total, *args))
 
 
 def _lanes(x: ndarray, ax: int) -> tuple[int, int, int]:
