@@ -154,7 +154,7 @@ _ARRAY = {
     "ember.array.setops": (
         "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d", "partition",
         "argpartition", "lexsort", "compress", "extract", "place", "putmask", "select",
-        "choose", "put_along_axis", "diagonal", "diag", "trace",
+        "choose", "put_along_axis",
     ),
     "ember.array.joining": (
         "hstack", "vstack", "dstack", "column_stack", "split", "array_split", "hsplit",
@@ -165,9 +165,10 @@ _ARRAY = {
     "ember.array.grids": (
         "tri", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
         "diag_indices", "diag_indices_from", "indices", "ix_", "fromfunction", "logspace",
-        "geomspace", "vander", "kron", "pad", "insert", "delete", "resize", "trim_zeros",
+        "geomspace", "vander", "kron", "insert", "delete", "resize", "trim_zeros",
         "ediff1d",
     ),
+    "ember.array.padding": ("pad",),
     "ember.array.signal": (
         "convolve", "correlate", "interp", "gradient", "trapezoid", "unwrap", "cross",
     ),
@@ -183,7 +184,9 @@ _ARRAY = {
         "may_share_memory", "asanyarray", "asarray_chkfinite", "require",
     ),
     "ember.array.polyroots": ("sort_complex", "poly", "polydiv"),
-    "ember.array.blocks": ("rollaxis", "fill_diagonal", "diagflat", "block"),
+    "ember.array.blocks": (
+        "rollaxis", "fill_diagonal", "diagflat", "block", "diagonal", "diag", "trace",
+    ),
     "ember.array.functional": ("piecewise", "apply_along_axis", "apply_over_axes"),
     "ember.array.broadcast": ("broadcast_shapes",),
     "ember.array.info": (

@@ -1,5 +1,5 @@
-"""NumPy's ``rollaxis``, ``fill_diagonal``, ``diagflat`` and ``block``: axis bookkeeping,
-diagonal writes and block assembly over Ember's views and copies.
+"""NumPy's ``rollaxis``, ``fill_diagonal``, ``diagflat``, ``block``, ``diagonal``, ``diag``
+and ``trace``: axis bookkeeping, diagonals and block assembly over Ember's views and copies.
 
 - ``rollaxis`` is a permutation of the axes (a view), NumPy's rule for ``start``.
 - ``fill_diagonal`` writes through a strided *view* of the diagonal: its elements are
@@ -9,6 +9,9 @@ diagonal writes and block assembly over Ember's views and copies.
   C-contiguous array that is the same view, longer (flat position ``k (m + 1)``); for other
   layouts one view per block of ``m + 1`` rows (a host loop of ``n / (m + 1)`` copies).
 - ``diagflat`` is :func:`ember.diag` of the flattened input (one zero matrix, one write).
+- ``diagonal`` is a strided view (through ``ember.linalg.diagonal`` after moving the two
+  axes last), ``diag`` of a 1-d array writes it into that view of a zero matrix, ``trace``
+  sums the view.
 - ``block`` checks the nesting as NumPy does (lists only, equal depths, none empty), makes
   every leaf at least ``max(depth, ndim)``-d and concatenates from the innermost lists out,
   the innermost along the last axis: one :func:`ember.concatenate` per list.
@@ -16,12 +19,14 @@ diagonal writes and block assembly over Ember's views and copies.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 import ember
 from ember.array import manipulation
+from ember.array.creation import operand as _arr
 from ember.array.ndarray import ndarray, not_on_device
-from ember.array.signal import _arr
 
 
 def _device(a, what: str) -> ndarray:
@@ -174,4 +179,51 @@ def block(arrays) -> ndarray:
     return ember.copy(out) if first == 0 else out
 
 
-__all__ = ["rollaxis", "fill_diagonal", "diagflat", "block"]
+# --------------------------------------------------------------------- diagonals
+def diagonal(a, offset=0, axis1=0, axis2=1) -> ndarray:
+    """The ``offset`` diagonal of the 2-d slices on ``axis1`` and ``axis2`` (NumPy's
+    ``diagonal``): those axes are removed and the diagonal becomes the last one.
+
+    A strided **view** of ``a`` (the two axes walked together, stride the sum of theirs),
+    like NumPy's, but writable (NumPy's view is read-only).  ``ember.linalg.diagonal``
+    is the Array API's form (last two axes, keyword ``offset``).
+    """
+    from ember.array import linalg
+
+    x = _device(a, "diagonal")
+    if x.ndim < 2:
+        raise ValueError(f"ember.diagonal: needs at least 2 dimensions, got shape {x.shape} "
+                         "(ember.diag builds a matrix from a 1-d array)")  # fmt: skip
+    i = manipulation._axis(axis1, x.ndim, "axis1")
+    j = manipulation._axis(axis2, x.ndim, "axis2")
+    if i == j:
+        raise ValueError(f"ember.diagonal: axis1 and axis2 cannot be the same (both {i})")
+    moved = manipulation.moveaxis(x, (i, j), (-2, -1))
+    return linalg.diagonal(moved, offset=operator.index(offset))
+
+
+def diag(v, k=0) -> ndarray:
+    """A 1-d ``v``: a new square matrix with ``v`` on its ``k``-th diagonal (zeros
+    elsewhere); a 2-d ``v``: its ``k``-th diagonal, a view (as :func:`diagonal`)."""
+    x = _device(v, "diag")
+    k = operator.index(k)
+    if x.ndim == 2:
+        return diagonal(x, k)
+    if x.ndim != 1:
+        raise ValueError(f"ember.diag: input must be 1- or 2-d, got shape {x.shape}")
+    n = x.shape[0] + abs(k)
+    out = ember.zeros((n, n), x.dtype, device=x.backend)
+    manipulation.copy_into(diagonal(out, k), x)
+    return out
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> ndarray:
+    """The sum of the ``offset`` diagonal of the 2-d slices on ``axis1`` and ``axis2``
+    (NumPy's ``trace``): a scalar (0-d) for a 2-d ``a``.  The dtype is ``sum``'s: bools
+    and integers narrower than 64 bits sum in int64 (unsigned: uint64) unless ``dtype``
+    says otherwise.  ``out``, when given, receives the result and is returned."""
+    d = diagonal(_device(a, "trace"), offset, axis1, axis2)
+    return manipulation.into(out, ember.sum(d, axis=-1, dtype=dtype), "trace")
+
+
+__all__ = ["rollaxis", "fill_diagonal", "diagflat", "block", "diagonal", "diag", "trace"]

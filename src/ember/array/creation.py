@@ -24,6 +24,19 @@ _DTYPES: dict = {None: float64}  # dtype spec -> DType, filled as specs are seen
 _bare = object.__new__
 
 
+def operand(x, what: str) -> ndarray:
+    """``x`` as an operand of ``ember.<what>``: an ember array as it is, Python numbers and
+    lists (small host descriptions) copied to the current device; NumPy arrays refused with
+    the fix (``ember.asarray``), never copied behind the caller's back."""
+    if isinstance(x, ndarray):
+        return x
+    if type(x).__module__.split(".")[0] == "numpy" and getattr(x, "ndim", 0):
+        from ember.array.ndarray import not_on_device
+
+        raise not_on_device(x, f"ember.{what}")
+    return asarray(x)
+
+
 def _dtype_of(spec: Any) -> DType:
     try:
         return _DTYPES[spec]

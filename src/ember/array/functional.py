@@ -21,8 +21,8 @@ import numpy as np
 import ember
 from ember import dtypes
 from ember.array import manipulation
+from ember.array.creation import operand as _arr
 from ember.array.ndarray import ndarray, not_on_device
-from ember.array.signal import _arr
 
 
 def _result(r, be, what: str) -> ndarray:

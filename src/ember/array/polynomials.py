@@ -12,8 +12,9 @@ import warnings
 import ember
 from ember import dtypes
 from ember.array import kernels, launch
+from ember.array.creation import operand as _arr
 from ember.array.ndarray import ndarray
-from ember.array.signal import _arr, _run, _vector, convolve
+from ember.array.signal import _run, _vector, convolve
 from ember.compiler.kernel import Kernel
 
 

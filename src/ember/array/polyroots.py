@@ -23,9 +23,10 @@ from __future__ import annotations
 import ember
 from ember import dtypes
 from ember.array import manipulation
+from ember.array.creation import operand as _arr
 from ember.array.ndarray import ndarray
 from ember.array.polynomials import polymul
-from ember.array.signal import _arr, _vector
+from ember.array.signal import _vector
 
 C64, C128 = dtypes.complex64, dtypes.complex128
 

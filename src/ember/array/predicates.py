@@ -30,21 +30,14 @@ import numpy as np
 
 import ember
 from ember import dtypes
-from ember.array import manipulation
-from ember.array.ndarray import ndarray, not_on_device
+from ember.array import creation, manipulation
+from ember.array.ndarray import ndarray
 
 EXACT_LIMIT = 1 << 22  # elements of both arrays together that shares_memory enumerates
 
 
 # --------------------------------------------------------------------- helpers
-def _array(x, what: str) -> ndarray:
-    """An ember array as it is; Python scalars and lists (small host descriptions) copied
-    to the current device; NumPy arrays refused with the fix."""
-    if isinstance(x, ndarray):
-        return x
-    if type(x).__module__.split(".")[0] == "numpy" and getattr(x, "ndim", 0):
-        raise not_on_device(x, f"ember.{what}")
-    return ember.asarray(x)
+_array = creation.operand
 
 
 def _dtype_of(x) -> dtypes.DType:

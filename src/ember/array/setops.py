@@ -29,9 +29,8 @@ copies a whole array to the host; the only synchronizations size a data-dependen
   ``putmask`` by the flat index; both finish with ``where(mask, new, a, out=a)``.
   ``put_along_axis`` is ``a[i0, ..., indices, ..., in] = values`` with ``arange`` indices
   on the other axes (the device checks the range, as ``x[idx] = v`` does).
-- **Diagonals** (``diagonal``, ``diag``, ``trace``): ``diagonal`` is a strided *view*
-  (the two axes are moved last and walked with the sum of their strides), ``diag`` of a
-  1-d array writes that view of a new zero matrix, ``trace`` sums the view.
+
+(``diagonal``, ``diag`` and ``trace`` are in :mod:`ember.array.blocks`.)
 """
 
 from __future__ import annotations
@@ -562,55 +561,8 @@ def put_along_axis(arr, indices, values, axis) -> None:
             for d, n in enumerate(x.shape))] = v  # fmt: skip
 
 
-# --------------------------------------------------------------------- diagonals
-def diagonal(a, offset=0, axis1=0, axis2=1) -> ndarray:
-    """The ``offset`` diagonal of the 2-d slices on ``axis1`` and ``axis2`` (NumPy's
-    ``diagonal``): those axes are removed and the diagonal becomes the last one.
-
-    A strided **view** of ``a`` (the two axes walked together, stride the sum of theirs),
-    like NumPy's, but writable (NumPy's view is read-only).  ``ember.linalg.diagonal``
-    is the Array API's form (last two axes, keyword ``offset``).
-    """
-    from ember.array import linalg
-
-    x = _device(a, "diagonal")
-    if x.ndim < 2:
-        raise ValueError(f"ember.diagonal: needs at least 2 dimensions, got shape {x.shape} "
-                         "(ember.diag builds a matrix from a 1-d array)")  # fmt: skip
-    i = manipulation._axis(axis1, x.ndim, "axis1")
-    j = manipulation._axis(axis2, x.ndim, "axis2")
-    if i == j:
-        raise ValueError(f"ember.diagonal: axis1 and axis2 cannot be the same (both {i})")
-    moved = manipulation.moveaxis(x, (i, j), (-2, -1))
-    return linalg.diagonal(moved, offset=operator.index(offset))
-
-
-def diag(v, k=0) -> ndarray:
-    """A 1-d ``v``: a new square matrix with ``v`` on its ``k``-th diagonal (zeros
-    elsewhere); a 2-d ``v``: its ``k``-th diagonal, a view (as :func:`diagonal`)."""
-    x = _device(v, "diag")
-    k = operator.index(k)
-    if x.ndim == 2:
-        return diagonal(x, k)
-    if x.ndim != 1:
-        raise ValueError(f"ember.diag: input must be 1- or 2-d, got shape {x.shape}")
-    n = x.shape[0] + abs(k)
-    out = ember.zeros((n, n), x.dtype, device=x.backend)
-    manipulation.copy_into(diagonal(out, k), x)
-    return out
-
-
-def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> ndarray:
-    """The sum of the ``offset`` diagonal of the 2-d slices on ``axis1`` and ``axis2``
-    (NumPy's ``trace``): a scalar (0-d) for a 2-d ``a``.  The dtype is ``sum``'s: bools
-    and integers narrower than 64 bits sum in int64 (unsigned: uint64) unless ``dtype``
-    says otherwise.  ``out``, when given, receives the result and is returned."""
-    d = diagonal(_device(a, "trace"), offset, axis1, axis2)
-    return manipulation.into(out, ember.sum(d, axis=-1, dtype=dtype), "trace")
-
-
 __all__ = [
     "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d", "partition", "argpartition",
     "lexsort", "compress", "extract", "place", "putmask", "select", "choose",
-    "put_along_axis", "diagonal", "diag", "trace",
+    "put_along_axis",
 ]  # fmt: skip

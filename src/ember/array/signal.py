@@ -39,8 +39,8 @@ import warnings
 
 import ember
 from ember import dtypes
-from ember.array import kernels, launch, manipulation
-from ember.array.ndarray import ndarray, not_on_device
+from ember.array import creation, kernels, launch, manipulation
+from ember.array.ndarray import ndarray
 from ember.compiler.kernel import Kernel
 
 BLOCK = 256
@@ -54,14 +54,7 @@ FFT_RATIO = 150
 
 
 # --------------------------------------------------------------------- helpers
-def _arr(x, what: str) -> ndarray:
-    """``x`` as an ember array: ember arrays as they are, Python numbers and lists as
-    NumPy would take them, host arrays refused with the fix."""
-    if isinstance(x, ndarray):
-        return x
-    if type(x).__module__.split(".")[0] == "numpy" and getattr(x, "ndim", 0):
-        raise not_on_device(x, f"ember.{what}")
-    return ember.asarray(x)
+_arr = creation.operand
 
 
 def _vector(x, what: str, name: str) -> ndarray:
