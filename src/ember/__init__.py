@@ -67,7 +67,7 @@ _LANG = (
     "local", "static_range", "grid_sync", "atomic_exch", "atomic_inc", "atomic_dec",
     "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
     "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "clz", "ffs", "brev",
-    "umulhi", "mulhi", "sincos", "frexp", "ldexp", "bitcast",
+    "umulhi", "mulhi", "sincos", "frexp", "ldexp", "bitcast", "match_any_sync",
 )  # fmt: skip
 
 # name -> module that defines it; imported on first attribute access (PEP 562).

@@ -193,6 +193,11 @@ all_sync = Intrinsic(
 any_sync = Intrinsic(
     "any_sync", "any_sync(predicate) or any_sync(mask, predicate): True when any lane's is."
 )
+match_any_sync = Intrinsic(
+    "match_any_sync",
+    "match_any_sync(value) or match_any_sync(mask, value): a uint32 with bit k set when lane "
+    "k holds the same bits as this lane (CUDA's __match_any_sync; floats compare as bits).",
+)
 syncwarp = Intrinsic("syncwarp", "syncwarp(mask=0xffffffff): wait for the lanes of the warp.")
 activemask = Intrinsic("activemask", "activemask(): a uint32 of the lanes running this call.")
 warp_sum = Intrinsic("warp_sum", "warp_sum(value): sum over the warp, given to every lane.")
@@ -373,7 +378,7 @@ NEW_NAMES = (
     "local", "static_range", "grid_sync", "atomic_exch", "atomic_inc", "atomic_dec",
     "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot", "all_sync",
     "any_sync", "syncwarp", "activemask", "erfinv", "erfcinv", "popc", "clz", "ffs", "brev",
-    "umulhi", "mulhi", "sincos", "frexp", "ldexp", "bitcast",
+    "umulhi", "mulhi", "sincos", "frexp", "ldexp", "bitcast", "match_any_sync",
 )  # fmt: skip
 
 __all__ = [

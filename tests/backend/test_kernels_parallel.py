@@ -290,6 +290,76 @@ def test_warp_shuffles_and_reductions(backend, dtype):
     np.testing.assert_allclose(outs[2].to_numpy(), per_warp.sum(axis=1), **tol)
 
 
+# ---------------------------------------------------------------- match_any_sync
+@ember.kernel
+def peers_of(x, out):
+    i = ember.global_id()
+    out[i] = ember.match_any_sync(x[i])
+
+
+def peer_masks(h: np.ndarray, block: int) -> np.ndarray:
+    """CUDA's __match_any_sync: per lane, the lanes of its warp (32 consecutive threads of
+    its block; the last warp of a block may be partial) holding the same bits."""
+    bits = h.view(f"u{h.itemsize}") if h.dtype.kind == "f" else h
+    out = np.zeros(h.size, np.uint32)
+    for i in range(h.size):
+        first = i - i % block + (i % block) // 32 * 32
+        stop = min(first + 32, i - i % block + block)
+        for j in range(first, stop):
+            if bits[j] == bits[i]:
+                out[i] |= np.uint32(1 << (j - first))
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64", "uint64", "float32", "float64"])
+def test_match_any_sync_gives_the_lanes_with_equal_bits(backend, dtype):
+    h = np.random.default_rng(3).integers(0, 4, 96).astype(dtype)
+    if h.dtype.kind == "f":  # bits, not values: -0.0 is not 0.0, a NaN matches its twin
+        h[[1, 2, 5, 6]] = [-0.0, 0.0, np.nan, np.nan]
+    out = ember.zeros(96, ember.uint32)
+    peers_of[2, 48](ember.asarray(h), out)  # a partial second warp in each block
+    np.testing.assert_array_equal(out.to_numpy(), peer_masks(h, 48))
+
+
+# NVIDIA Developer Blog, "Using CUDA Warp-Level Primitives": atomics aggregated per
+# address, the lanes with the same target found by __match_any_sync and one of them adding
+# for all
+@ember.kernel
+def aggregated_histogram(keys, bins, slots):
+    i = ember.global_id()
+    if i < keys.shape[0]:
+        b = keys[i]
+        peers = ember.match_any_sync(ember.activemask(), b)
+        leader = ember.ffs(peers) - 1
+        lane = ember.lane_id()
+        first = 0
+        if lane == leader:
+            first = ember.atomic_add(bins, b, ember.popc(peers))
+        first = ember.shfl_sync(peers, first, leader)
+        slots[i] = first + ember.popc(peers & ((ember.uint32(1) << lane) - 1))
+
+
+def test_match_any_sync_aggregates_atomics_per_bin(backend):
+    keys = np.random.default_rng(4).integers(0, 7, 1000).astype(np.int32)
+    bins = ember.zeros(7, ember.int32)
+    slots = ember.zeros(1000, ember.int32)
+    aggregated_histogram[8, 128](ember.asarray(keys), bins, slots)
+    np.testing.assert_array_equal(bins.to_numpy(), np.bincount(keys, minlength=7))
+    got = slots.to_numpy()
+    for b in range(7):  # each key got its own slot 0..count-1 within its bin
+        np.testing.assert_array_equal(np.sort(got[keys == b]), np.arange((keys == b).sum()))
+
+
+def test_match_any_sync_refuses_16_bit_floats(backend):
+    @ember.kernel
+    def bad(x, out):
+        i = ember.global_id()
+        out[i] = ember.match_any_sync(x[i])
+
+    with pytest.raises(ember.KernelTypeError, match="32- or 64-bit"):
+        bad[1, 32](ember.zeros(32, ember.float16), ember.zeros(32, ember.uint32))
+
+
 # ---------------------------------------------------------------- float atomics in shared memory
 @ember.kernel
 def shared_float_sum(x, out):

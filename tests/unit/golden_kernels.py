@@ -160,3 +160,10 @@ def grid_steps(buf, steps):
     for _ in range(steps):
         buf[i] += 1.0
         ember.grid_sync()
+
+
+@ember.kernel
+def peers(x, keys, out):
+    i = ember.global_id()
+    if x[i] > 0:  # only some lanes: the others must not count as peers
+        out[i] = ember.popc(ember.match_any_sync(x[i])) + ember.match_any_sync(keys[i])

@@ -28,6 +28,7 @@ CASES = {
     "warp_total": (gk.warp_total, (F32, F32)),
     "views": (gk.views, (np.zeros((8, 6), np.float32), F32, 1, 4)),
     "warps": (gk.warps, (F32, F32)),
+    "peers": (gk.peers, (F32, np.zeros(8, np.int64), F32)),
     "atomics": (
         gk.atomics,
         (np.zeros(8, np.int8), np.zeros(8, np.float16), np.zeros(2, np.uint32)),

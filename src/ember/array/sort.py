@@ -39,6 +39,7 @@ STATIC_SHARED = 48 * 1024  # the most static shared memory a block may declare (
 # 9, 3500-3520 with 10, 3470-3500 with 11, the most that fits 48 KiB)
 MATCH_ITEMS = 12
 MATCH_ITEMS_PAYLOAD = 11
+MATCH_BLOCK = 256  # threads per block of the warp-match passes (GPUs)
 
 
 def ranking(be):
@@ -70,7 +71,7 @@ def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeome
     pay = PT.itemsize if PT is not None else 0  # None: keys only
     items = 16
     if warp_match:
-        block = 64 if launch.is_cpu(be) else min(256, be.device.max_threads_per_block)
+        block = 64 if launch.is_cpu(be) else min(MATCH_BLOCK, be.device.max_threads_per_block)
         # warp histograms and match words, digit starts/counts (int32) and offsets (int64),
         # the scan's buffer; 512 bytes for the 16-byte alignment of each array and the
         # block scan's own; keys and ranks are in registers until they are placed

@@ -34,10 +34,7 @@ _WRAPPING = {"add", "sub", "mul", "lshift"}
 # operations whose float result on a 16-bit float is already one (no rounding needed)
 _NARROW_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
 _MATH_NAMES = frozenset(lang.MATH1) | frozenset(lang.MATH2) | {"fma", "erfinv", "erfcinv", "ldexp"}
-_WARP_OPS = frozenset(
-    {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", "ballot",
-     "all_sync", "any_sync", "syncwarp", "activemask", "grid_sync", "block_any"}
-)  # fmt: skip
+_WARP_OPS = ir.WARP_OPS | {"grid_sync", "block_any"}
 _SIDE = {
     "global_id",
     "global_size",

@@ -4,7 +4,8 @@ A sub-group is :data:`LANES` consecutive work-items of a group (a CUDA warp).  T
 lowering (:mod:`ember.codegen.workgroup`) stores each operand in a scratch array, one slot
 per work-item, ends the region, and in the next region replaces the operation with what is
 built here: a read of the source lane's slot (shuffles, with CUDA's ``width`` rule), or a
-loop over the sub-group's slots (reductions; votes: ``ballot``, ``all_sync``, ``any_sync``).
+loop over the sub-group's slots (reductions; votes: ``ballot``, ``all_sync``, ``any_sync``;
+``match_any_sync``).
 ``syncwarp`` only ends the region; ``activemask`` is every lane the sub-group has (as on an
 OpenCL device: lanes of a sub-group are never reported inactive).  Masks are ignored: every
 lane of the sub-group takes part, as in Ember's OpenCL and emulated warp operations.
@@ -89,13 +90,18 @@ def shuffled(e: ir.Intrinsic, scratch: ir.Variable) -> ir.Expr:
     return ir.Select(e.type, ok, theirs, mine)
 
 
-def reduction(loc, name: str, scratch: ir.Variable, result: ir.Variable, j: ir.Variable):
+def reduction(loc, name: str, scratch: ir.Variable, result: ir.Variable, j: ir.Variable,
+              on: ir.Variable | None = None):  # fmt: skip
     """Statements setting ``result`` to the sum/min/max of this sub-group's entries, or to
-    their vote (``ballot``, ``all_sync``, ``any_sync``) (``j``: a fresh loop variable)."""
+    their vote (``ballot``, ``all_sync``, ``any_sync``), or to the lanes whose entry equals
+    this work-item's (``match_any_sync``, among the lanes whose ``on`` flag is set) (``j``:
+    a fresh loop variable)."""
     t = result.type
     ref = ir.Ref(scratch.type, scratch)
     if name in ("ballot", "all_sync", "any_sync"):
         return _vote(loc, name, ref, result, j)
+    if name == "match_any_sync":
+        return _match(loc, scratch, result, j, on)
     op = {"warp_sum": "add", "warp_min": "min", "warp_max": "max"}[name]
     first = ir.Assign(loc, result, ir.Load(t, ref, [lane_base()], flat=True))
     item = ir.Load(t, ref, [_op("add", lane_base(), ir.Ref(WEAK_INT, j))], flat=True)
@@ -117,4 +123,23 @@ def _vote(loc, name: str, ref: ir.Ref, result: ir.Variable, j: ir.Variable) -> l
         first = ir.Assign(loc, result, ir.Const(t, every))
         op = "and" if every else "or"
         step = ir.Assign(loc, result, ir.Logical(t, op, ir.Ref(t, result), item))
+    return [first, ir.ForRange(loc, j, _i(0), lane_count(), _i(1), 1, [step])]
+
+
+def _match(loc, scratch, result, j, on) -> list[ir.Stmt]:
+    """``match_any_sync``: the lanes that run it (``on``) whose entry equals this
+    work-item's (integers: floats arrive as their bits)."""
+    t = result.type
+    ref = ir.Ref(scratch.type, scratch)
+    vt = scratch.type.dtype
+    jr = ir.Ref(WEAK_INT, j)
+    theirs = ir.Load(scalar(vt), ref, [_op("add", lane_base(), jr)], flat=True)
+    mine = ir.Load(scalar(vt), ref, [regions.WI], flat=True)
+    bit = ir.Binary(t, "lshift", ir.Const(t, 1), ir.Cast(t, jr))
+    lane_on = ir.Load(_BOOL, ir.Ref(on.type, on), [_op("add", lane_base(), jr)], flat=True)
+    same = ir.Logical(_BOOL, "and", lane_on, ir.Compare(_BOOL, "==", theirs, mine))
+    step = ir.If(
+        loc, same, [ir.Assign(loc, result, ir.Binary(t, "bitor", ir.Ref(t, result), bit))], []
+    )
+    first = ir.Assign(loc, result, ir.Const(t, 0))
     return [first, ir.ForRange(loc, j, _i(0), lane_count(), _i(1), 1, [step])]

@@ -30,7 +30,8 @@ from ember.frontend import ir, passes
 
 VARYING_INTRINSICS = frozenset({"thread_idx", "global_id", "lane_id", "activemask"})
 SUBGROUP_OPS = frozenset({"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min",
-                          "warp_max", "ballot", "all_sync", "any_sync", "syncwarp"})  # fmt: skip
+                          "warp_max", "ballot", "all_sync", "any_sync", "match_any_sync",
+                          "syncwarp"})  # fmt: skip
 
 
 def thread_dependent(fn: ir.Function, memo: dict | None = None) -> bool:

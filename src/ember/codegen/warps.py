@@ -43,10 +43,12 @@ class WarpEmitter:
             return self._emulated_shuffle(e) if emulated else self._native_shuffle(e)
         if e.name.startswith("warp_"):
             return self._emulated_reduce(e) if emulated else self._warp_reduce(e)
+        if e.name == "match_any_sync" and (emulated or e.name not in self.d.votes):
+            return self._match_any(e, emulated)
         if emulated:
             return self._emulated_vote(e)
         m = self.expr(e.args[-1]) if e.args else ""
-        p = self.expr(e.args[0]) if e.name in ("ballot", "all_sync", "any_sync") else ""
+        p = self.expr(e.args[0]) if e.args[:-1] else ""
         self.h.features.add("subgroups")
         return self.d.votes[e.name].format(p=p, m=m)
 
@@ -282,6 +284,53 @@ class WarpEmitter:
             return self.h.fn(c, name, f"{self._scratch()} s, {c} x", body)
 
         return f"{self.h.use(name, make)}(em_wscratch, {self.expr(e.args[0])})"
+
+    def _match_any(self, e: ir.Intrinsic, emulated: bool) -> str:
+        """``match_any_sync`` where the dialect has no instruction for it: each lane
+        compares its value with every lane's of its warp (read by shuffles of the
+        sub-group, or through ``em_wscratch`` where warps are emulated)."""
+        dt = e.args[0].type.dtype  # an integer (floats arrive as their bits)
+        c, u32, i64 = self.h.c(dt), self.d.unsigned[4], self.h.c(dtypes.int64)
+        name = f"em_wmatch{'_emu' if emulated else ''}_{SHORT[dt.name]}"
+
+        def make() -> str:
+            if emulated:
+                body = (
+                    f"    {i64} t = {self._tid()}();\n"
+                    f"    {i64} base = t - (t & {WARP - 1});\n"
+                    f"    {i64} n = {self._threads()};\n"
+                    f"    s[t] = ({self.d.unsigned[8]})x;\n"
+                    f"    {self.d.barrier};\n"
+                    f"    {u32} m = 0;\n"
+                    f"    for (int k = 0; k < {WARP} && base + k < n; k++) {{\n"
+                    f"        if (({c})s[base + k] == x) m |= 1u << k;\n"
+                    "    }\n"
+                    f"    {self.d.barrier};\n"
+                    "    return m;"
+                )
+                return self.h.fn(u32, name, f"{self._scratch()} s, {c} x", body)
+            self.h.features.add("subgroup_shuffle")
+            lanes = self.d.votes["activemask"]
+            shfl = self.d.shuffle["shfl"].format(v="x", k="k")
+            body = (
+                f"    {u32} m = 0;\n"
+                f"    {u32} lanes = {lanes};\n"
+                f"    for (int k = 0; k < 32; k++) {{\n"
+                f"        {c} o = {shfl};\n"
+                "        if (((lanes >> k) & 1u) && o == x) m |= 1u << k;\n"
+                "    }\n"
+                "    return m;"
+            )
+            return self.h.fn(u32, name, f"{c} x", body)
+
+        helper = self.h.use(name, make)
+        x = self.expr(e.args[0])
+        if not emulated:
+            return f"{helper}({x})"
+        # the lanes running this call (frontend/uniform.py adds that predicate): the others
+        # pass 0, which must match nobody
+        on = self.expr(e.args[2]) if len(e.args) > 2 else "true"
+        return f"({self._ballot()}(em_wscratch, {on}) & {helper}(em_wscratch, {x}))"
 
     # ------------------------------------------------------------------ grid
     def _grid_sync(self) -> str:

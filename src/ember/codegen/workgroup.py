@@ -530,6 +530,14 @@ class Lowering:
             value = e.args[0]
             scratch = self._scratch(value.type)
             wi = regions.WI
+            on = None
+            if e.name == "match_any_sync":  # only the work-items that run it take part
+                on = self._scratch(_BOOL)
+                self._flush(state["region"], out)
+                flag = ir.Ref(on.type, on)
+                clear = ir.Store(s.loc, flag, [wi], ir.Const(_BOOL, False), flat=True)
+                self._flush([clear], out, wrap=False)  # every work-item, taking part or not
+                state["region"] = [ir.Store(s.loc, flag, [wi], ir.Const(_BOOL, True), flat=True)]
             state["region"].append(
                 ir.Store(s.loc, ir.Ref(scratch.type, scratch), [wi], value, flat=True)
             )
@@ -540,7 +548,7 @@ class Lowering:
                 after.append(ir.Assign(s.loc, result, subgroups.shuffled(e, scratch)))
             else:
                 j = self.temp(WEAK_INT, "em_lane")
-                after.extend(subgroups.reduction(s.loc, e.name, scratch, result, j))
+                after.extend(subgroups.reduction(s.loc, e.name, scratch, result, j, on))
             return ir.Ref(e.type, result)
 
         rewritten = regions.map_stmt_exprs(s, visit)

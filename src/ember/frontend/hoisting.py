@@ -68,11 +68,7 @@ def hoisted_name(fn: ir.Function, var: ir.Variable) -> str:
     return f"em_sh_{owner}_{var.name}"
 
 
-WARP_OPS = frozenset(
-    {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max",
-     "ballot", "all_sync", "any_sync", "syncwarp", "activemask", "lane_id", "warp_size",
-     "block_any"}
-)  # fmt: skip
+WARP_OPS = ir.WARP_OPS | {"lane_id", "warp_size", "block_any"}
 
 
 def uses_warp(fn: ir.Function) -> bool:

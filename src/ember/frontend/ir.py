@@ -30,6 +30,13 @@ from typing import Any
 from ember.frontend.capture import Loc
 from ember.frontend.types import Type, describe
 
+# The warp / sub-group operations (frontend/warps.py): collective over a warp, effectful,
+# emulated through shared memory on devices without sub-groups.
+WARP_OPS = frozenset(
+    {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", "ballot",
+     "all_sync", "any_sync", "match_any_sync", "syncwarp", "activemask"}
+)  # fmt: skip
+
 
 @dataclass(eq=False)
 class Variable:

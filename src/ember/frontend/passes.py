@@ -19,11 +19,7 @@ from ember.frontend.operators import fold
 from ember.frontend.types import WEAK_INT, Array
 
 # Intrinsics with effects beyond their value (ordering, synchronization).
-EFFECTFUL = frozenset(
-    {"barrier", "threadfence", "shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum",
-     "warp_min", "warp_max", "ballot", "all_sync", "any_sync", "syncwarp", "activemask",
-     "grid_sync", "block_any"}
-)  # fmt: skip
+EFFECTFUL = ir.WARP_OPS | {"barrier", "threadfence", "grid_sync", "block_any"}
 
 
 def children(e: ir.Expr) -> list[ir.Expr]:

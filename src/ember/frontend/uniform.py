@@ -32,10 +32,7 @@ from ember.frontend import ir, rewrite
 from ember.frontend.types import BOOL, VOID, Scalar, Tuple
 
 # Operations every thread of the block must execute (in emulation).
-COLLECTIVE = frozenset(
-    {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", "ballot",
-     "all_sync", "any_sync", "syncwarp", "activemask", "barrier", "block_any"}
-)  # fmt: skip
+COLLECTIVE = ir.WARP_OPS | {"barrier", "block_any"}
 
 
 def make_uniform(program: ir.Program) -> ir.Program:
@@ -180,6 +177,8 @@ class _Predicator:
             args.append(ir.Ref(a.type, t))
         e.args = args
         if isinstance(e, ir.Call):
+            e.args = [*args, self.pred()]
+        elif e.name == "match_any_sync":  # an inactive lane's 0 must not match a lane's 0
             e.args = [*args, self.pred()]
         if e.type is VOID or (isinstance(e, ir.Call) and e.outs):
             pre.append(ir.Eval(loc, e))

@@ -3,7 +3,8 @@
 
 ``lane_id warp_size shfl shfl_up shfl_down shfl_xor`` (``width=``), their CUDA-order
 spellings ``shfl_sync(mask, value, lane, width)`` & co., ``ballot all_sync any_sync``
-(``(pred)`` or ``(mask, pred)``), ``syncwarp activemask`` and ``warp_sum/min/max``.
+(``(pred)`` or ``(mask, pred)``), ``match_any_sync`` (``(value)`` or ``(mask, value)``),
+``syncwarp activemask`` and ``warp_sum/min/max``.
 
 Where they run (codegen/warps.py):
 
@@ -16,8 +17,9 @@ Where they run (codegen/warps.py):
   the functions that reach warp operations are predicated so that every thread of the
   block reaches each of them (``frontend/uniform.py``); the mask is ignored.
 
-Every operation returns what CUDA's does: ``ballot`` and ``activemask`` a ``uint32`` (lanes
-0-31), ``all_sync``/``any_sync`` a bool, shuffles the value's type.
+Every operation returns what CUDA's does: ``ballot``, ``activemask`` and ``match_any_sync`` a
+``uint32`` (lanes 0-31; ``match_any_sync``: the lanes whose value has the same bits as this
+lane's), ``all_sync``/``any_sync`` a bool, shuffles the value's type.
 """
 
 from __future__ import annotations
@@ -151,6 +153,31 @@ class WarpTyper:
 
     def _k_any_sync(self, node):
         return self._vote("any_sync", node)
+
+    def _k_match_any_sync(self, node: ast.Call) -> Value:
+        """``match_any_sync(value)`` or ``(mask, value)``: the lanes holding the same bits.
+        Integers narrower than 32 bits and bools compare as ``int32`` (same equality)."""
+        if len(node.args) + len(node.keywords) == 2:
+            mask, value = self.args_of(node, ("mask", "value"), 2)
+        else:
+            (value,), mask = self.args_of(node, ("value",), 1), None
+        what = "ember.match_any_sync()"
+        self.warp_target(what, node, "subgroup_shuffle")
+        v = self.scalar_arg(value, node, what)
+        dt = v.type.dtype
+        if dt.is_complex or dt.is_narrow:
+            raise self.fail(
+                KernelTypeError, f"{what} compares 32- or 64-bit values, got {dt.name}", node,
+                "match the bits: ember.bitcast(x, ember.uint16) widened to ember.uint32(...)",
+            )  # fmt: skip
+        if v.type.weak:
+            v = cast(v, scalar(dtypes.int64), check=False)
+        elif dt.is_float:  # the bits: NaNs of one pattern match, -0.0 and 0.0 do not
+            v = ir.Intrinsic(scalar(dtypes.uint32 if dt.itemsize == 4 else dtypes.uint64),
+                             "bitcast", [v])  # fmt: skip
+        elif dt.itemsize < 4:
+            v = cast(v, I32, check=False)
+        return ir.Intrinsic(U32, "match_any_sync", [v, self._mask(mask, node, what)])
 
     def _k_syncwarp(self, node: ast.Call) -> Value:
         (mask,) = self.args_of(node, ("mask",), 0)

@@ -117,6 +117,7 @@ class CudaDialect(Dialect):
     }
     votes = {
         "ballot": "__ballot_sync({m}, {p})",
+        "match_any_sync": "__match_any_sync({m}, {p})",
         "all_sync": "(__all_sync({m}, {p}) != 0)",
         "any_sync": "(__any_sync({m}, {p}) != 0)",
         "syncwarp": "__syncwarp({m})",
