@@ -83,6 +83,23 @@ def test_long_work_spins_a_bounded_number_of_times_then_blocks():
     assert s.completed == s.submitted == 1
 
 
+def test_a_non_blocking_wait_polls_for_a_while_before_the_driver_wait():
+    # work a few ms long ends in the polling phase (no hand-off to the driver's wait, whose
+    # wake-up on the main thread costs tens of microseconds); a blocking wait does not poll
+    # past its counts, and work longer than POLL_S reaches the driver's wait
+    s = LongStream()
+    s.submit()
+    t0 = time.perf_counter()
+    s.synchronize(blocking=False)
+    assert s.blocks == 1 and s.blocked_with is False
+    assert time.perf_counter() - t0 >= sync.POLL_S
+    assert s.queries > sync.SPINS + sync.YIELDS
+    short = FakeStream(work_s=sync.POLL_S / 10)
+    short.submit()
+    short.synchronize(blocking=False)
+    assert short.blocks == 0 and short.completed == 1
+
+
 def test_plain_mode_goes_straight_to_the_driver():
     s = FakeStream()
     s.submit()

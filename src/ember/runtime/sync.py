@@ -53,6 +53,11 @@ if TYPE_CHECKING:  # asyncio is imported where a coroutine runs, not at start-up
 
 SPINS = 32
 YIELDS = 256
+# A non-blocking wait keeps polling (query + yield) this long before the driver's wait: on
+# the main thread that wait is handed to a waiter thread (Ctrl-C), and waking from it cost
+# 60-130 us on an H200 (a 16k x 16k sum(axis=1) loop: 20 x 246 us of GPU time took 251 us
+# a call, CuPy's 241 for 240 of GPU time).  The driver's own wait spins a core as well.
+POLL_S = 0.02
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))  # (no sched_yield on Windows)
 POLL_FIRST_S = 20e-6
 POLL_MAX_S = 1e-3
@@ -137,10 +142,13 @@ class Waitable:
 
 
 def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) -> None:
-    """Spin → yield → block until ``obj``'s native query says done."""
+    """Spin → yield → block until ``obj``'s native query says done: :data:`SPINS` queries,
+    :data:`YIELDS` queries after a yield each, and (non-blocking waits) more of those for up
+    to :data:`POLL_S`, then the driver's wait."""
     plain = settings.sync == "plain"
     query = obj._native_query
     spun = spin if spin is not None else not plain
+    blocking = settings.sync_blocking if blocking is None else blocking
     if spun:
         for _ in range(SPINS):
             if query():
@@ -149,7 +157,12 @@ def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) 
             _yield()  # releases the GIL; returns at once when no other thread wants the core
             if query():
                 return
-    blocking = settings.sync_blocking if blocking is None else blocking
+        if not blocking:  # poll on, for up to POLL_S (a blocking wait must not spin a core)
+            end = time.perf_counter() + POLL_S
+            while time.perf_counter() < end:
+                _yield()
+                if query():
+                    return
     # a few queries before the hand-off, only where the stream's policy skipped spinning
     # (EMBER_SYNC=plain means: the driver's wait and nothing else)
     interruptible(obj._native_block, blocking, query=None if spun or plain else query)
