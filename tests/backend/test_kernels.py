@@ -536,3 +536,33 @@ def test_zero_dimensional_arrays(backend):
     assert total.shape == ()
     to_scalar[1, 1](ember.asarray(x), total)
     np.testing.assert_allclose(total.to_numpy(), 1.5 + x.sum(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- launch_bounds
+@ember.kernel(launch_bounds=(64, 2))
+def bounded_add_one(x):
+    i = ember.global_id()
+    if i < x.shape[0]:
+        x[i] += 1
+
+
+def test_launch_bounds_limit_the_block_and_guide_the_compiler(backend):
+    x = ember.zeros(300, ember.int32)
+    bounded_add_one[5, 64](x)
+    bounded_add_one.launch(300)(x)  # Ember's choice of block stays within the bound
+    np.testing.assert_array_equal(x.to_numpy(), np.full(300, 2))
+    with pytest.raises(ember.LaunchError, match="at most 64 threads"):
+        bounded_add_one[3, 128](x)
+    with pytest.raises(ember.LaunchError, match="launch_bounds of 64"):
+        bounded_add_one.launch(300, block=(16, 8))
+    source = bounded_add_one.inspect(np.zeros(4, np.int32), stage="source", dialect="cuda")
+    assert "__global__ void __launch_bounds__(64, 2) bounded_add_one" in source
+
+
+@pytest.mark.parametrize("bad", [0, 2048, (64, 2, 1), (64, -1), "64", 1.5])
+def test_launch_bounds_refuse_what_cuda_would_not_take(bad):
+    with pytest.raises(TypeError, match="launch_bounds of kernel 'k' must be"):
+
+        @ember.kernel(launch_bounds=bad)
+        def k(x):
+            pass

@@ -32,11 +32,11 @@ def axpy(a, x, y):
 """
 
 
-def key(module, types=F32, backend=None, options=(), name="axpy"):
+def key(module, types=F32, backend=None, options=(), name="axpy", launch_bounds=None):
     be = backend or FakeBackend()
     k = getattr(module, name)
     parts = driver.cache_parts(
-        k.captured, types, driver.target_of(be), options, be, k._captures
+        k.captured, types, driver.target_of(be), options, be, k._captures, False, launch_bounds
     )  # fmt: skip
     return keymod.digest(parts)
 
@@ -89,6 +89,8 @@ def test_argument_types_options_arch_and_versions_change_the_key(tmp_path):
     assert key(m, [WEAK_FLOAT, Array(ember.float64, 1), Array(ember.float64, 1)]) != k0
     assert key(m, [WEAK_FLOAT, Array(ember.float32, 1, "A"), Array(ember.float32, 1)]) != k0
     assert key(m, options=("-cl-fast-relaxed-math",)) != k0
+    bounded = {key(m, launch_bounds=b) for b in ((256, 0), (256, 6), (128, 6))}
+    assert len(bounded) == 3 and k0 not in bounded
     sm80, sm90 = FakeBackend(arch=(8, 0)), FakeBackend(arch=(9, 0))
     assert key(m, backend=sm80) != key(m, backend=sm90) != k0
     nvrtc13 = FakeBackend(arch=(9, 0), versions={"nvrtc": "13.0", "cuda-driver": "13.0"})

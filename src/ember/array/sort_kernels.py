@@ -70,9 +70,9 @@ def unsigned(itemsize: int) -> DType:
     return {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[itemsize]
 
 
-def _named(fn, name: str) -> Kernel:
+def _named(fn, name: str, launch_bounds=None) -> Kernel:
     fn.__name__ = fn.__qualname__ = name
-    return Kernel(fn)
+    return Kernel(fn, launch_bounds=launch_bounds)
 
 
 # --------------------------------------------------------------------- keys

@@ -45,6 +45,12 @@ COUNT = (1 << 30) - 1
 # four onesweep passes: sort 2287 us with one at a time, 2150 with 4, 2205 with 8; argsort
 # 3054, 2724, 2942)
 LOOKBACK_TILES = 4
+# blocks per multiprocessor the keys-only pass is compiled for (CUDA's __launch_bounds__:
+# registers capped so that they fit).  H200, 2**26 float32, sort: 2324 us as compiled (62
+# registers: 4 blocks of 256), 2282 capped for 5, 2152 for 6 (40 registers, 52 bytes
+# spilled), 2468 for 8.  The payload passes lost time capped (argsort 2925 -> 3052 for 5).
+# Keys of at most 4 bytes only.
+KEYS_ONLY_BLOCKS = 6
 
 
 # --------------------------------------------------------------------- warp operations
@@ -347,7 +353,9 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
 
     name = (f"radix_{mode}_{warp_ops.name}_{to_key.__name__}_{payload}{PT.name}_"
             f"{BLOCK}x{ITEMS}")  # fmt: skip
-    return _named(radix_pass, name)
+    # (8-byte keys: their tile's shared memory fits 4 blocks an SM anyway)
+    bounds = (BLOCK, KEYS_ONLY_BLOCKS) if not HAS_P and U.itemsize <= 4 else None
+    return _named(radix_pass, name, bounds)
 
 
 def _key_loader(U, to_key, ITEMS):

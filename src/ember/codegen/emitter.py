@@ -179,7 +179,8 @@ class Emitter(CheckEmitter, WarpEmitter, TableEmitter, ExpressionEmitter):
             params, prologue = self._kernel_params(fn)
             params += self.d.kernel_hidden
             prologue = [*self.d.kernel_prologue(self.program), *prologue]
-            head = f"{self.d.kernel} {fn.name}({', '.join(params)})"
+            bounds = self.d.launch_bounds(self.program.launch_bounds)
+            head = f"{self.d.kernel} {bounds}{fn.name}({', '.join(params)})"
         else:
             params, prologue = self._device_params(fn), []
             ret = "void" if isinstance(fn.return_type, Tuple) else self.ctype(fn.return_type)

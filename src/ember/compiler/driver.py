@@ -67,14 +67,20 @@ def default_target(dialect_name: str) -> Target:
 
 
 def typed_ir(
-    cap: Captured, arg_types: list[Type], target: Target, captures=None, checks: bool = False
+    cap: Captured,
+    arg_types: list[Type],
+    target: Target,
+    captures=None,
+    checks: bool = False,
+    launch_bounds: tuple[int, int] | None = None,
 ) -> ir.Program:
     """Stage 2-3: Python -> typed IR (with device functions), then the IR passes.
 
     ``captures`` (function -> :class:`Captured`) is shared by a kernel's specializations so
     that the globals every function reads are frozen once.  ``checks``: bounds checks and
-    checked conversions (``boundscheck=True``).  Deeply nested code is typed on a deep
-    stack (:mod:`ember.compiler.deep`)."""
+    checked conversions (``boundscheck=True``).  ``launch_bounds``: the kernel's
+    ``(max threads per block, min blocks per SM)``, for the dialect to declare.  Deeply
+    nested code is typed on a deep stack (:mod:`ember.compiler.deep`)."""
     # The typer, the passes and the emitter are imported by the first compile: a process
     # whose kernels all come from the cache never needs them (~0.1 s of imports, issue 19).
     from ember.frontend import passes
@@ -82,7 +88,9 @@ def typed_ir(
 
     def stage() -> ir.Program:
         ctx = TypingContext(target, captures if captures is not None else {}, checks=checks)
-        return passes.run(type_program(cap, arg_types, target, ctx))
+        program = passes.run(type_program(cap, arg_types, target, ctx))
+        program.launch_bounds = launch_bounds
+        return program
 
     return deep.run(stage, where=cap)
 
@@ -206,6 +214,7 @@ def compile_specialization(
     options: tuple[str, ...] = (),
     captures=None,
     checks: bool = False,
+    launch_bounds: tuple[int, int] | None = None,
 ) -> Specialization:
     """The specialization for ``arg_types`` on ``backend``.
 
@@ -215,15 +224,15 @@ def compile_specialization(
     captures = captures if captures is not None else {}
     target = target_of(backend)
     t0 = time.perf_counter()
-    parts = cache_parts(cap, arg_types, target, options, backend, captures, checks)
+    parts = cache_parts(cap, arg_types, target, options, backend, captures, checks, launch_bounds)
     key = keymod.digest(parts)
     if not settings.dump:  # EMBER_DUMP wants every stage: compile
         hit = cache_lookup.lookup(key, backend)
         spec = _from_cache(hit, backend, t0) if hit is not None else None
         if spec is not None:
             return spec
-    spec = deep.run(_compile, cap, arg_types, backend, options, captures, target, checks, key,
-                    where=cap)  # fmt: skip
+    spec = deep.run(_compile, cap, arg_types, backend, options, captures, target,
+                    (checks, launch_bounds), key, where=cap)  # fmt: skip
     spec.key = key
     pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
     meta = make_meta(spec.name, pyname, spec.abi, backend)
@@ -234,7 +243,7 @@ def compile_specialization(
     return spec
 
 
-def _compile(cap, arg_types, backend, options, captures, target, checks, key) -> Specialization:
+def _compile(cap, arg_types, backend, options, captures, target, flags, key) -> Specialization:
     """Every stage, timed: typing, C generation, the backend compiler, module load.
 
     The kernel's C name ends in its key (:func:`~ember.cache.entry.entry_name`), which binds
@@ -242,7 +251,7 @@ def _compile(cap, arg_types, backend, options, captures, target, checks, key) ->
     has no function of that name, and is refused."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    program = typed_ir(cap, arg_types, target, captures, checks)
+    program = typed_ir(cap, arg_types, target, captures, *flags)  # (checks, launch bounds)
     program.kernel.name = entry_name(program.kernel.name, key)
     t1 = time.perf_counter()
     source = source_of(program, target)
@@ -320,12 +329,21 @@ def dump(stage: str, kernel: str, text) -> None:
 
 
 def cache_parts(
-    cap: Captured, arg_types, target: Target, options, backend, captures, checks=False
+    cap: Captured,
+    arg_types,
+    target: Target,
+    options,
+    backend,
+    captures,
+    checks=False,
+    launch_bounds=None,
 ) -> dict:
     """What the cache key of a specialization is the hash of (see :mod:`ember.cache.key`):
     computed from the kernel's dependencies, not its IR, so a hit needs no typing."""
     deps = deep.run(keymod.dependencies, cap, captures, where=cap)
     codegen = {"boundscheck": bool(checks)}
+    if launch_bounds is not None:
+        codegen["launch_bounds"] = list(launch_bounds)
     statics = [keymod.static_argument(t.value, captures) for t in arg_types if _is_static(t)]
     if statics:  # the code of functions passed as compile-time arguments
         codegen["static_arguments"] = statics

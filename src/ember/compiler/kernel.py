@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 import pickle
 import threading
 from typing import Any
@@ -41,16 +42,24 @@ from ember.tracebacks import api, hide_internal_frames
 STAGES = ("ir", "source", "ptx", "cubin-info", "sass", "resources")
 
 
-def kernel(func=None, *, options=(), boundscheck=None):
+def kernel(func=None, *, options=(), boundscheck=None, launch_bounds=None):
     """Decorate a Python function as a kernel: ``@ember.kernel`` or
     ``@ember.kernel(options=("-lineinfo",))`` (options go to NVRTC / the OpenCL build).
 
     ``boundscheck=True`` checks every array index that cannot be proven in range, and every
     float -> integer conversion, at run time: a failure raises :class:`~ember.KernelError`
-    naming the line at the next synchronize.  Default: ``EMBER_BOUNDSCHECK``."""
+    naming the line at the next synchronize.  Default: ``EMBER_BOUNDSCHECK``.
+
+    ``launch_bounds=max_threads`` or ``(max_threads, min_blocks)`` (CUDA's
+    ``__launch_bounds__``, Numba's ``launch_bounds=``): the kernel is never launched with
+    more than ``max_threads`` threads per block (a launch that asks for more raises
+    :class:`~ember.LaunchError`; ``kernel.launch(n)`` picks blocks within it), and the
+    compiler limits registers so that ``min_blocks`` blocks fit on a multiprocessor.  CUDA
+    compiles them in; other devices accept and check the block limit."""
     if func is None:
-        return lambda f: Kernel(f, options=options, boundscheck=boundscheck)
-    return Kernel(func, options=options, boundscheck=boundscheck)
+        return lambda f: Kernel(f, options=options, boundscheck=boundscheck,
+                                launch_bounds=launch_bounds)  # fmt: skip
+    return Kernel(func, options=options, boundscheck=boundscheck, launch_bounds=launch_bounds)
 
 
 class Kernel:
@@ -69,10 +78,11 @@ class Kernel:
         the first compile and kept for the kernel's life, like captured constants).
     """
 
-    def __init__(self, func, *, options=(), boundscheck=None):
+    def __init__(self, func, *, options=(), boundscheck=None, launch_bounds=None):
         functools.update_wrapper(self, func)
         self.py_func = func
         self.boundscheck = boundscheck
+        self.launch_bounds = _launch_bounds(launch_bounds, func)
         self.__ember_py_func__ = func  # lets kernels call kernels as device functions
         self.options = tuple(options)
         self.specializations: dict[tuple, driver.Specialization] = {}
@@ -107,6 +117,7 @@ class Kernel:
                 f"{self.__name__}[{config!r}]"
             )
         grid, block = _dims(config[0], "grid"), _dims(config[1], "block")
+        self._within_bounds(block)
         stream, shared = _stream_and_shared(config[2:])
         launcher = make_launcher(self, grid, block, stream, shared)
         if len(self._configs) < 256:
@@ -115,6 +126,16 @@ class Kernel:
             except TypeError:
                 pass
         return launcher
+
+    def _within_bounds(self, block: tuple[int, ...]) -> None:
+        """Refuse a block larger than the kernel's ``launch_bounds``."""
+        if self.launch_bounds is not None and math.prod(block) > self.launch_bounds[0]:
+            raise LaunchError(
+                f"{self.__name__} is declared with launch_bounds of {self.launch_bounds[0]} "
+                f"threads per block, and this launch asks for {math.prod(block)} "
+                f"({' x '.join(map(str, block))}): launch blocks of at most "
+                f"{self.launch_bounds[0]} threads"
+            )
 
     def launch(self, n, block=None) -> NDRangeLauncher:
         """``kernel.launch(n)(*args)``: at least ``n`` threads (an int or a 1-3 tuple), in
@@ -195,7 +216,13 @@ class Kernel:
 
     def _compile(self, types, backend, foreign) -> driver.Specialization:
         spec = driver.compile_specialization(
-            self.captured, types, backend, self.options, self._captures, self.checks
+            self.captured,
+            types,
+            backend,
+            self.options,
+            self._captures,
+            self.checks,
+            self.launch_bounds,
         )
         if self._deps is None and not (self.py_func.__module__ or "").startswith("ember."):
             freshness.watch_ipython()  # user kernels in notebooks notice redefinitions
@@ -330,7 +357,9 @@ class Kernel:
             self._revalidate()
         types, target, backend = self._inspect_types(args, dialect)
         if stage in ("ir", "source"):
-            program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
+            program = driver.typed_ir(
+                self.captured, types, target, self._captures, self.checks, self.launch_bounds
+            )
             return ir.dump(program) if stage == "ir" else driver.source_of(program, target)
         from ember.diagnostics import inspect as inspection
 
@@ -342,7 +371,9 @@ class Kernel:
 
     def _generate(self, types, target) -> tuple[str, str]:
         """The C source for ``types`` on ``target`` and the kernel's C name."""
-        program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
+        program = driver.typed_ir(
+            self.captured, types, target, self._captures, self.checks, self.launch_bounds
+        )
         return driver.source_of(program, target), program.kernel.name
 
     def _inspect_types(self, args: tuple, dialect: str | None):
@@ -370,7 +401,9 @@ class Kernel:
         types, target, backend = self._inspect_types(tuple(args), dialect)
         if inspection.on_device(args, backend):
             return report.spec_items(self.dispatch(tuple(args)), block)
-        program = driver.typed_ir(self.captured, types, target, self._captures, self.checks)
+        program = driver.typed_ir(
+            self.captured, types, target, self._captures, self.checks, self.launch_bounds
+        )
         device = backend.device if backend is not None else None
         items = report.for_device(report.program_items(program), device)
         tools = registry.toolchain(target.dialect)
@@ -493,6 +526,8 @@ class NDRangeLauncher:
         sizes = _dims(n, "launch size", smallest=0)
         self.n = None if 0 in sizes else sizes  # no threads: nothing to launch
         self.block = None if block is None else _dims(block, "block")
+        if self.block is not None:
+            kernel._within_bounds(self.block)
         self._be = self._grid = self._blk = None  # the configuration last computed, for _be
 
     def __call__(self, *args, stream=None, shared_mem=0) -> None:
@@ -528,7 +563,7 @@ class NDRangeLauncher:
 
     def _config(self, backend) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """Grid and block on ``backend``'s device (kept for the next launch there)."""
-        block = self.block or default_block(backend, self.ndim)
+        block = self.block or default_block(backend, self.ndim, self.kernel.launch_bounds)
         grid = tuple(-(-n // b) for n, b in zip(self.n, block, strict=True))
         self._grid, self._blk, self._be = grid, block, backend
         return grid, block  # type: ignore[return-value]
@@ -556,6 +591,22 @@ def _blocks(limit: int, ndim: int) -> tuple[int, int, int]:
     return (8, 8, 4) if limit >= 256 else (4, 4, 4)
 
 
-def default_block(backend, ndim: int) -> tuple[int, int, int]:
-    """The block size ``kernel.launch(n)`` uses on ``backend``'s device."""
-    return _blocks(backend.device.max_threads_per_block, ndim)
+def default_block(backend, ndim: int, bounds=None) -> tuple[int, int, int]:
+    """The block size ``kernel.launch(n)`` uses on ``backend``'s device (within the
+    kernel's ``launch_bounds``, when given)."""
+    limit = backend.device.max_threads_per_block
+    return _blocks(limit if bounds is None else min(limit, bounds[0]), ndim)
+
+
+def _launch_bounds(value, func) -> tuple[int, int] | None:
+    """``launch_bounds=`` as ``(max threads per block, min blocks per SM or 0)``."""
+    if value is None:
+        return None
+    items = (value,) if _is_int(value) else value
+    ok = isinstance(items, tuple | list) and 1 <= len(items) <= 2
+    if ok and all(_is_int(v) for v in items) and 1 <= items[0] <= 1024 and items[-1] >= 0:
+        return (int(items[0]), int(items[1]) if len(items) == 2 else 0)
+    raise TypeError(
+        f"launch_bounds of kernel {getattr(func, '__name__', func)!r} must be max_threads "
+        f"(1 to 1024) or (max_threads, min_blocks_per_multiprocessor), got {value!r}"
+    )

@@ -337,6 +337,8 @@ class Program:
     grid_sync: bool = False  # calls ember.grid_sync(): needs a cooperative launch
     # captured NumPy arrays (module-level tables): (variable, the array), constant memory
     tables: list = field(default_factory=list)
+    # (max threads per block, min blocks per SM: 0 = none) from @ember.kernel(launch_bounds=)
+    launch_bounds: tuple[int, int] | None = None
 
 
 # ------------------------------------------------------------------------- printing

@@ -168,6 +168,12 @@ class Dialect(abc.ABC):
         """Lines at the start of the kernel's body, before its locals.  Default: none."""
         return []
 
+    def launch_bounds(self, bounds: tuple[int, int] | None) -> str:
+        """The kernel's declaration of ``@ember.kernel(launch_bounds=)`` (max threads per
+        block, min blocks per multiprocessor; a trailing space).  Default: none (the limit
+        on threads is still checked at launch)."""
+        return ""
+
     def kernel_entry(self, name: str, params: list, program) -> str:
         """Code after the kernel: an entry point calling it.  ``params`` holds (C type,
         :class:`~ember.codegen.abi.AbiParam`) of each kernel parameter; ``program`` is the

@@ -146,6 +146,12 @@ class CudaDialect(Dialect):
     }
 
     # ------------------------------------------------------------------ threads
+    def launch_bounds(self, bounds: tuple[int, int] | None) -> str:
+        if bounds is None:
+            return ""
+        most, blocks = bounds
+        return f"__launch_bounds__({most}, {blocks}) " if blocks else f"__launch_bounds__({most}) "
+
     def index_expr(self, h: Helpers, name: str, axis: int) -> str:
         if name == "lane_id":  # no built-in variable: PTX's %laneid through a helper
             h.use("em_lane_id", lambda: _lane_id(h))
