@@ -25,14 +25,9 @@ import numpy as np
 
 import ember
 from ember.array import manipulation
+from ember.array.creation import on_device
 from ember.array.creation import operand as _arr
 from ember.array.ndarray import ndarray, not_on_device
-
-
-def _device(a, what: str) -> ndarray:
-    if not isinstance(a, ndarray):
-        raise not_on_device(a, f"ember.{what}")
-    return a
 
 
 # --------------------------------------------------------------------- rollaxis
@@ -40,7 +35,7 @@ def rollaxis(a, axis, start=0) -> ndarray:
     """``a`` with ``axis`` moved to before position ``start`` (a view; NumPy's
     ``rollaxis``, kept for compatibility: :func:`ember.moveaxis` is the clearer spelling).
     ``start`` may be ``-ndim .. ndim``; out of range raises NumPy's ``AxisError``."""
-    x = _device(a, "rollaxis")
+    x = on_device(a, "rollaxis")
     n = x.ndim
     axis = manipulation._axis(axis, n, "ember.rollaxis: axis")
     start = int(start)
@@ -89,7 +84,7 @@ def fill_diagonal(a, val, wrap=False) -> None:
     ``i < min(n, m)`` of a matrix.  ``val`` is a scalar or an array whose flattened
     elements are cycled along the diagonal.  ``wrap=True`` continues the diagonal of a
     tall matrix below every ``m + 1`` rows, as NumPy's.  Returns None."""
-    x = _device(a, "fill_diagonal")
+    x = on_device(a, "fill_diagonal")
     if x.ndim < 2:
         raise ValueError(f"ember.fill_diagonal: array must be at least 2-d, got {x.ndim}-d")
     if x.ndim > 2 and len(set(x.shape)) != 1:
@@ -190,7 +185,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1) -> ndarray:
     """
     from ember.array import linalg
 
-    x = _device(a, "diagonal")
+    x = on_device(a, "diagonal")
     if x.ndim < 2:
         raise ValueError(f"ember.diagonal: needs at least 2 dimensions, got shape {x.shape} "
                          "(ember.diag builds a matrix from a 1-d array)")  # fmt: skip
@@ -205,7 +200,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1) -> ndarray:
 def diag(v, k=0) -> ndarray:
     """A 1-d ``v``: a new square matrix with ``v`` on its ``k``-th diagonal (zeros
     elsewhere); a 2-d ``v``: its ``k``-th diagonal, a view (as :func:`diagonal`)."""
-    x = _device(v, "diag")
+    x = on_device(v, "diag")
     k = operator.index(k)
     if x.ndim == 2:
         return diagonal(x, k)
@@ -222,7 +217,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> ndarray:
     (NumPy's ``trace``): a scalar (0-d) for a 2-d ``a``.  The dtype is ``sum``'s: bools
     and integers narrower than 64 bits sum in int64 (unsigned: uint64) unless ``dtype``
     says otherwise.  ``out``, when given, receives the result and is returned."""
-    d = diagonal(_device(a, "trace"), offset, axis1, axis2)
+    d = diagonal(on_device(a, "trace"), offset, axis1, axis2)
     return manipulation.into(out, ember.sum(d, axis=-1, dtype=dtype), "trace")
 
 

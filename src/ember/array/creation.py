@@ -24,6 +24,23 @@ _DTYPES: dict = {None: float64}  # dtype spec -> DType, filled as specs are seen
 _bare = object.__new__
 
 
+def on_device(x, what: str) -> ndarray:
+    """``x`` when it is an ember array; else the TypeError of ``ember.<what>`` that says how
+    to make one: host data (NumPy, Python numbers and lists) is copied with
+    ``ember.asarray(x)``, another library's array wrapped by it (no copy on the same
+    device).  The strict form of :func:`operand`, for functions that never copy."""
+    if isinstance(x, ndarray):
+        return x
+    if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | complex | bool):
+        from ember.array.ndarray import not_on_device
+
+        raise not_on_device(x, f"ember.{what}")
+    raise TypeError(
+        f"ember.{what} takes an ember array, got a {type(x).__module__}.{type(x).__name__}; "
+        "wrap arrays of other libraries with ember.asarray(x) (no copy on the same device)"
+    )
+
+
 def operand(x, what: str) -> ndarray:
     """``x`` as an operand of ``ember.<what>``: an ember array as it is, Python numbers and
     lists (small host descriptions) copied to the current device; NumPy arrays refused with

@@ -27,20 +27,13 @@ import ember
 from ember import dtypes
 from ember.array import launch
 from ember.array import manipulation as mp
-from ember.array.ndarray import ndarray, not_on_device
+from ember.array.creation import operand as _device
+from ember.array.ndarray import ndarray
 
 _TRIMS = ("fb", "bf", "f", "b")
 
 
 # --------------------------------------------------------------------- operands
-def _device(x, what: str) -> ndarray:
-    """An ember array (a number becomes a 0-d one, NumPy's dtype for it)."""
-    if isinstance(x, ndarray):
-        return x
-    numpy_scalar = type(x).__module__ == "numpy" and not getattr(x, "ndim", 0)
-    if isinstance(x, bool | int | float | complex) or numpy_scalar:
-        return ember.asarray(x)
-    raise not_on_device(x, f"ember.{what}")
 
 
 def _values(x, what: str, be) -> ndarray:

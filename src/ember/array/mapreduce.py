@@ -41,6 +41,7 @@ import numpy as np
 from ember import dtypes
 from ember.array import ops, reductions
 from ember.array import reducers as rd
+from ember.array.creation import on_device
 from ember.array.ndarray import ndarray
 from ember.dtypes import DType
 
@@ -211,7 +212,7 @@ def mapreduce(f, op, x, /, *more, axis=None, initial=_NO_VALUE, dtype=None, keep
 
 @reductions.prepared
 def _mapreduce(x, f, op, axis, initial, dtype, keepdims):
-    x = reductions._array(x, "mapreduce" if f is not None else "reduce")
+    x = on_device(x, "mapreduce" if f is not None else "reduce")
     fn = _canonical(op)
     has_initial = initial is not _NO_VALUE
     if f is None and dtype is None and fn in _TUNED and not has_initial:

@@ -20,7 +20,8 @@ import warnings
 from ember import dtypes
 from ember.array import reduce as plan
 from ember.array import reducers as rd
-from ember.array.ndarray import ndarray, not_on_device
+from ember.array.creation import on_device
+from ember.array.ndarray import ndarray
 from ember.array.rules import no_order
 from ember.dtypes import DType
 
@@ -63,7 +64,7 @@ def run(
     elements (operations without an identity); ``out=`` receives the result.  The
     prepared :class:`~ember.array.reduce.Call` serves the next identical call
     (:func:`prepared`) unless ``cache`` is false."""
-    x = _array(x, what)
+    x = on_device(x, what)
     axes = axes_of(axis, x.ndim, what)
     n = math.prod(x.shape[k] for k in axes)
     if n == 0 and empty is not None:
@@ -105,17 +106,6 @@ def prepared(fn):
     return reduction
 
 
-def _array(x, what: str) -> ndarray:
-    if isinstance(x, ndarray):
-        return x
-    if type(x).__module__ == "numpy" or isinstance(x, list | tuple | int | float | complex | bool):
-        raise not_on_device(x, f"ember.{what}")
-    raise TypeError(
-        f"ember.{what} takes an ember array, got a {type(x).__module__}.{type(x).__name__}; "
-        "wrap arrays of other libraries with ember.asarray(x) (no copy on the same device)"
-    )
-
-
 def _out_shape(shape, axes, keepdims: bool) -> tuple[int, ...]:
     if keepdims:
         return tuple(1 if k in axes else n for k, n in enumerate(shape))
@@ -152,7 +142,7 @@ def sum_reducer(kind: str, x_dtype: DType, dtype=None) -> tuple[rd.Reducer, DTyp
 
 
 def _sum_like(kind: str, x, axis, dtype, out, keepdims, initial):
-    x = _array(x, kind)
+    x = on_device(x, kind)
     R, dt = sum_reducer(kind, x.dtype, dtype)
     p1 = (1 if kind.endswith("prod") else 0) if initial is None else initial
     return run(R, x, axis, keepdims, dt, kind, p1=p1 if dt is not BOOL else False, out=out)
@@ -204,7 +194,7 @@ def extremum_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> r
 
 def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial):
     what = ("nan" if skip_nan else "") + ("max" if largest else "min")
-    x = _array(x, what)
+    x = on_device(x, what)
     no_order(x.dtype, what)
     R = extremum_reducer(x.dtype, largest, skip_nan)
     empty = None
@@ -247,7 +237,7 @@ amax, amin = max, min
 def bounds(x, /):
     """``(min, max)`` of every element of the non-empty integer or boolean array ``x``, two
     0-d arrays from one pass (the range of an integer ``unique``'s table)."""
-    x = _array(x, "bounds")
+    x = on_device(x, "bounds")
     return run(rd.bounds(x.dtype), x, None, False, x.dtype, "bounds", mean_dtype=x.dtype,
                empty="ember.bounds of an empty array")  # fmt: skip
 
@@ -260,7 +250,7 @@ def arg_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> rd.Red
 
 def _arg(largest: bool, skip_nan: bool, x, axis, out, keepdims):
     what = ("nan" if skip_nan else "") + ("argmax" if largest else "argmin")
-    x = _array(x, what)
+    x = on_device(x, what)
     no_order(x.dtype, what)
     if axis is not None and isinstance(axis, tuple | list):
         raise TypeError(f"ember.{what}: axis must be None or an int, got {axis!r}")
@@ -341,7 +331,7 @@ def stat_reducer(what: str, x_dtype: DType, dtype=None, skip_nan: bool = False):
 def mean(x, /, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over ``axis`` (integers: float64; float16: accumulated in float32;
     sums as :func:`sum`).  The mean of no elements is NaN, with NumPy's RuntimeWarning."""
-    x = _array(x, "mean")
+    x = on_device(x, "mean")
     R, dt = stat_reducer("mean", x.dtype, dtype)
     warned = _warn_empty(x, axis, "mean", 0)
     return run(R, x, axis, keepdims, dt, "mean", out=out, cache=not warned)
@@ -350,7 +340,7 @@ def mean(x, /, axis=None, dtype=None, out=None, keepdims=False):
 @prepared
 def nanmean(x, /, axis=None, dtype=None, out=None, keepdims=False):
     """:func:`mean` of the elements that are not NaN (NaN where there are none)."""
-    x = _array(x, "nanmean")
+    x = on_device(x, "nanmean")
     R, dt = stat_reducer("mean", x.dtype, dtype, skip_nan=True)
     return run(R, x, axis, keepdims, dt, "nanmean", out=out)
 
@@ -365,7 +355,7 @@ def _correction(ddof, correction) -> float:
 
 def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=False):
     name = ("nan" if skip_nan else "") + what
-    x = _array(x, name)
+    x = on_device(x, name)
     R, dt = stat_reducer(what, x.dtype, dtype, skip_nan)
     dof = _correction(ddof, correction)
     warned = _warn_empty(x, axis, name, dof)

@@ -18,17 +18,12 @@ import math
 import ember
 from ember import dtypes
 from ember.array import kernels, launch, manipulation
-from ember.array.ndarray import ndarray, not_on_device
+from ember.array.creation import on_device
+from ember.array.ndarray import ndarray
 from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
 
 BLOCK = 256
-
-
-def _device(x, what: str) -> ndarray:
-    if not isinstance(x, ndarray):
-        raise not_on_device(x, f"ember.{what}")
-    return x
 
 
 def _flat(x: ndarray) -> ndarray:
@@ -39,7 +34,7 @@ def flatnonzero(x, /) -> ndarray:
     """The int64 indices of the nonzero elements of ``x`` flattened (C order)."""
     from ember.array.compact import compact
 
-    x = _device(x, "flatnonzero")
+    x = on_device(x, "flatnonzero")
     return compact(_flat(x))
 
 
@@ -48,7 +43,7 @@ def nonzero(x, /) -> tuple[ndarray, ...]:
 
     NaN counts as nonzero.  A 0-d array is refused, as in NumPy 2 (use
     ``ember.reshape(x, (1,))``)."""
-    x = _device(x, "nonzero")
+    x = on_device(x, "nonzero")
     if x.ndim == 0:
         raise ValueError(
             "ember.nonzero of a 0-d array is not allowed (as in NumPy 2); use "
@@ -70,7 +65,7 @@ def nonzero(x, /) -> tuple[ndarray, ...]:
 
 def argwhere(x, /) -> ndarray:
     """The indices of the nonzero elements as an ``(N, x.ndim)`` int64 array."""
-    x = _device(x, "argwhere")
+    x = on_device(x, "argwhere")
     if x.ndim == 0:
         return launch.zeroed(x.backend, (int(bool(x)), 0), dtypes.int64)
     return ember.stack(nonzero(x), axis=1)
@@ -149,7 +144,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None):
     from ember.array.rules import scalar_type
     from ember.frontend.types import promote, scalar
 
-    a = _device(x1, "searchsorted")
+    a = on_device(x1, "searchsorted")
     if a.ndim != 1:
         raise ValueError(f"ember.searchsorted: x1 must be 1-d, got {a.ndim} dimensions")
     if side not in ("left", "right"):

@@ -42,6 +42,7 @@ import operator
 import ember
 from ember import dtypes
 from ember.array import kernels, launch, manipulation
+from ember.array.creation import on_device
 from ember.array.ndarray import ndarray, not_on_device
 from ember.compiler.kernel import Kernel
 
@@ -56,11 +57,6 @@ def _backend_of(*xs):
 
 
 # --------------------------------------------------------------------- operands
-def _device(x, what: str) -> ndarray:
-    """``x`` when it is an ember array, else the error telling to copy it there."""
-    if not isinstance(x, ndarray):
-        raise not_on_device(x, f"ember.{what}")
-    return x
 
 
 def _operand(x, what: str, be=None) -> ndarray:
@@ -270,7 +266,7 @@ def _kth(kth, n: int, what: str) -> None:
 
 
 def _partition_args(a, kth, axis, kind, order, what: str):
-    x = _device(a, what)
+    x = on_device(a, what)
     if kind != "introselect":
         raise ValueError(f"ember.{what}: kind must be 'introselect', got {kind!r}")
     if order is not None:
@@ -355,7 +351,7 @@ def compress(condition, a, axis=None) -> ndarray:
     A condition shorter than the axis selects nothing past its end (NumPy's rule); a
     longer one raises IndexError if it selects past the axis.  ``out=`` is not supported.
     """
-    x = _device(a, "compress")
+    x = on_device(a, "compress")
     cond = _operand(condition, "compress", x.backend)
     if cond.ndim != 1:
         raise ValueError(f"ember.compress: condition must be 1-d, got shape {cond.shape}")
@@ -371,7 +367,7 @@ def compress(condition, a, axis=None) -> ndarray:
 def extract(condition, arr) -> ndarray:
     """The elements of ``arr`` (flattened) where ``condition`` (flattened) is nonzero:
     NumPy's ``extract``, i.e. ``compress(ravel(condition), ravel(arr))``."""
-    x = _device(arr, "extract")
+    x = on_device(arr, "extract")
     cond = _operand(condition, "extract", x.backend)
     return compress(_flat(cond), x)
 
@@ -379,7 +375,7 @@ def extract(condition, arr) -> ndarray:
 def _masked(a, mask, values, what: str):
     """``(a, mask as bools of a's shape, values flat in a's dtype)``: the mask must have
     ``a``'s size and the values are cast unsafely, as in NumPy."""
-    x = _device(a, what)
+    x = on_device(a, what)
     m = _operand(mask, what, x.backend)
     if m.size != x.size:
         raise ValueError(f"ember.{what}: mask and data must be the same size, got {m.size} "
@@ -541,7 +537,7 @@ def put_along_axis(arr, indices, values, axis) -> None:
     of ``[-n, n)`` raise IndexError at the next synchronization (checked on the device).
     Deviation: where an index repeats, which value lands is unspecified (NumPy: the last).
     """
-    x = _device(arr, "put_along_axis")
+    x = on_device(arr, "put_along_axis")
     idx = _operand(indices, "put_along_axis", x.backend)
     if idx.dtype.kind not in "iu":
         raise IndexError(f"ember.put_along_axis: indices must be integers, got {idx.dtype.name}")

@@ -39,8 +39,8 @@ import numpy as np
 import ember
 from ember import dtypes
 from ember.array import launch, manipulation
+from ember.array.creation import on_device as _device
 from ember.array.ndarray import ndarray, not_on_device
-from ember.array.reductions import _array as _device
 from ember.array.reductions import axes_of, bounds
 from ember.array.stats_kernels import (
     BLOCK,
