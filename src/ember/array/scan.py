@@ -25,7 +25,7 @@ import functools
 import math
 
 from ember import dtypes
-from ember.array import launch, manipulation
+from ember.array import launch, lookback, manipulation
 from ember.array import scan_kernels as sk
 from ember.array.ndarray import ndarray, not_on_device
 from ember.dtypes import DType
@@ -94,14 +94,10 @@ def scan_rows(rows: int, n: int, args: tuple, op, ct: DType) -> None:
     if be.forward_progress and tiles > 1 and not ct.is_complex:
         g = geometry(be, ct, single_pass=True)
         tiles = -(-n // g.tile)
-        state = launch.zeroed(be, (rows * tiles + 1,), dtypes.uint64)
-        at = sk.atomic_storage(ct)
-        if sk.packs(ct):  # the values are in the state words: aggs/incls are not read
-            aggs = incls = _unused(be, at)
-        else:
-            aggs, incls = launch.new(be, (rows * tiles,), at), launch.new(be, (rows * tiles,), at)
+        words = lookback.state_size(sk.atomic_storage(ct), rows * tiles)
+        state = launch.zeroed(be, (words,), dtypes.uint64)
         head = (rows, n, tiles, *args)
-        launch.run(sk.scan_lookback(op, ct, g), rows * tiles, g.block, (*head, state, aggs, incls))
+        launch.run(sk.scan_lookback(op, ct, g), rows * tiles, g.block, (*head, state))
         return
     grid = min(rows * tiles, launch.max_grid(be))
     if tiles == 1:
@@ -113,12 +109,6 @@ def scan_rows(rows: int, n: int, args: tuple, op, ct: DType) -> None:
         inclusive_scan(carry, carry, op, ct)
     launch.run(sk.scan_carry(op, ct, g), grid, g.block, (rows, n, tiles, *args,
                                                          launch.flat1(carry)))  # fmt: skip
-
-
-@functools.cache
-def _unused(be, dt: DType) -> ndarray:
-    """A one-element array standing for kernel arguments that are not read."""
-    return launch.new(be, (1,), dt)
 
 
 def scan_axis(x: ndarray, axis: int, op, ct: DType, out_dtype: DType, initial=None) -> ndarray:

@@ -36,9 +36,8 @@ The prefix, step 4:
     for values of up to 4 bytes, the value's bits share one 64-bit word, written with
     one atomic exchange and read with one :func:`ember.atomic_load` (a plain volatile
     read: many blocks poll the same words, and read-modify-write atomics on one address
-    queue up).  Wider values are written before their flag with
-    :func:`ember.threadfence` between, and read after it: two round trips and two
-    fences more per window, which cost float32 a quarter of its speed.  Moves ~2n
+    queue up).  8-byte values take two such words, a half beside the flag in each, read
+    together (:func:`.lookback.state_words`): no fence either.  Moves ~2n
     elements, but needs blocks that make progress while others wait on them: only on
     backends with ``forward_progress``.
 
@@ -359,10 +358,9 @@ def scan_carry(op, ct: DType, g: Geometry) -> Kernel:
 def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     """The single-pass scan (decoupled look-back); see the module docstring.
 
-    ``state`` (uint64, all zero at launch): ``state[0]`` is the tile counter and
-    ``state[1 + t]`` tile ``t``'s word (:func:`.lookback.state_words`); ``aggs``/``incls``
-    hold the published values where they are not packed in the words (else they are not
-    used: one element will do); one block per tile.  The look-back's device functions are
+    ``state`` (uint64, :func:`.lookback.state_size` words, all zero at launch):
+    ``state[0]`` is the tile counter, then the tiles' words (:func:`.lookback.state_words`);
+    one block per tile.  The look-back's device functions are
     in :mod:`.lookback`."""
     f = _functions(op, ct, g)
     load, store, thread_reduce, block_scan = f.load, f.store, f.thread_reduce, f.block_scan
@@ -374,8 +372,7 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     TILE, SLOTS, BUF = _sizes(g)
     ST, ITEMS = storage(ct), g.items
 
-    def scan_lookback(rows, n, tiles, x, xbase, xrow, xstep, out, obase, orow, state, aggs,
-                      incls):  # fmt: skip
+    def scan_lookback(rows, n, tiles, x, xbase, xrow, xstep, out, obase, orow, state):
         s = ember.shared((SLOTS,), ST)
         buf = ember.shared((BUF,), ST)
         wflag = ember.shared((WINDOW,), ember.int32)
@@ -397,20 +394,14 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
         excl, total = block_scan(buf, thread_reduce(s, tid, m), tid)
         prefix = total
         if k > 0:
-            prefix = lookback(state, aggs, incls, wflag, wval, ctl, cval, t, t - k, tid, total)
+            prefix = lookback(state, wflag, wval, ctl, cval, t, t - k, tid, total)
         elif tid == 0:
-            publish(state, incls, t, AT(total), PREFIX)
+            publish(state, t, AT(total), PREFIX)
         rescan(s, tid, m, excl, prefix, k > 0)
         ember.barrier()
         store(out, s, obase + r * orow + e0, count, tid)
 
     return _named(scan_lookback, _name("scan_lookback", op, ct, g))
-
-
-def packs(ct: DType) -> bool:
-    """Whether the look-back of ``ct`` publishes a tile's value in its state word
-    (:func:`.lookback.packs` of the dtype it is published in)."""
-    return lb.packs(atomic_storage(ct))
 
 
 @functools.cache

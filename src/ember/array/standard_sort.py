@@ -40,9 +40,8 @@ def _scan(be, op, ct: DType, x: DType, out: DType) -> Iterator:
     head = (1, 4, 1, _a(x), 0, 4, 1, _a(out), 0, 4)
     st = sk.storage(ct)
     if be.forward_progress:
-        at = sk.atomic_storage(ct)
         one_pass = geometry(be, ct, single_pass=True)
-        yield sk.scan_lookback(op, ct, one_pass), (*head, _a(dtypes.uint64), _a(at), _a(at))
+        yield sk.scan_lookback(op, ct, one_pass), (*head, _a(dtypes.uint64))
         yield sk.scan_carry(op, ct, g), (*head, _a(st))  # rows of one tile
         return
     yield sk.tile_reduce(op, ct, g), (1, 4, 1, _a(x), 0, 4, 1, _a(st))
