@@ -36,8 +36,9 @@ STATIC_SHARED = 48 * 1024  # the most static shared memory a block may declare (
 # keys per thread of the warp-match passes, at most, without and with a payload: each keeps
 # its keys, ranks (and payload) in registers from the load to the placement, and more cost
 # occupancy (H100, 2**26 float32: sort 2620 us with 12, 2950 with 10; argsort 3660 with
-# 9, 3500-3520 with 10, 3470-3500 with 11, the most that fits 48 KiB)
-MATCH_ITEMS = 12
+# 9, 3500-3520 with 10, 3470-3500 with 11, the most that fits 48 KiB).  With the keys-only
+# pass's registers capped (sort_match.KEYS_ONLY_BLOCKS), 16 keys: H200 sort 2146 -> 2008 us
+MATCH_ITEMS = 16
 MATCH_ITEMS_PAYLOAD = 11
 MATCH_BLOCK = 256  # threads per block of the warp-match passes (GPUs)
 

@@ -46,11 +46,14 @@ COUNT = (1 << 30) - 1
 # 3054, 2724, 2942)
 LOOKBACK_TILES = 4
 # blocks per multiprocessor the keys-only pass is compiled for (CUDA's __launch_bounds__:
-# registers capped so that they fit).  H200, 2**26 float32, sort: 2324 us as compiled (62
-# registers: 4 blocks of 256), 2282 capped for 5, 2152 for 6 (40 registers, 52 bytes
-# spilled), 2468 for 8.  The payload passes lost time capped (argsort 2925 -> 3052 for 5).
-# Keys of at most 4 bytes only.
-KEYS_ONLY_BLOCKS = 6
+# registers capped so that they fit), with sort.MATCH_ITEMS keys per thread.  H200, 2**26
+# float32, sort (us): 12 keys: 2324 as compiled (62 registers: 4 blocks of 256), 2282
+# capped for 5 blocks, 2152 for 6 (40 registers), 2468 for 8; 16 keys: 2266 uncapped, 2029
+# for 4 blocks, 2008 for 5; 20 keys: 2011 for 4, 2084 for 5; 22 keys: 1990 for 4 (CuPy:
+# 1785).  Capping the passes with indices (11 keys: their shared memory's limit) lost time:
+# argsort 2922 us uncapped, 2942 for 4 blocks, 3086 with 10 keys for 5.  Keys of at most 4
+# bytes only.
+KEYS_ONLY_BLOCKS = 5
 
 
 # --------------------------------------------------------------------- warp operations
