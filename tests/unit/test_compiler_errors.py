@@ -617,3 +617,29 @@ def test_a_double_negation_is_not_a_decrement(dialect):
     source = double_negation.inspect(F32, F32, stage="source", dialect=dialect)
     statement = next(ln for ln in source.splitlines() if "y.data[i] =" in ln)
     assert "--" not in statement and statement.count("-") == 2, statement
+
+
+@ember.kernel
+def oversized_tiles(x):
+    tile = ember.shared((128, 100), ember.float32)
+    spare = ember.shared(4096, ember.float64)
+    i = ember.thread_idx.x
+    tile[0, i] = x[i]
+    spare[i] = x[i]
+    ember.barrier()
+    x[i] = tile[0, i] + spare[i]
+
+
+def test_static_shared_memory_past_cudas_limit_is_refused_with_the_arrays_named():
+    # 51200 + 32768 bytes > CUDA's 48 KiB of fixed-size __shared__ arrays a block (NVRTC's
+    # ptxas would refuse it with a message about generated code)
+    with pytest.raises(ember.UnsupportedFeatureError) as info:
+        oversized_tiles.inspect(np.zeros(8, np.float32), stage="source", dialect="cuda")
+    message = str(info.value)
+    assert "83968 bytes" in message and "49152" in message
+    assert "'tile' 51200 bytes at" in message and "test_compiler_errors.py" in message
+    assert "size the largest at launch" in message
+    # the same kernel is fine where the language sets no such limit
+    assert "__kernel" in oversized_tiles.inspect(
+        np.zeros(8, np.float32), stage="source", dialect="opencl"
+    )

@@ -23,6 +23,7 @@ cache) skips typing, code generation and the compiler.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import warnings
@@ -102,7 +103,10 @@ def source_of(program: ir.Program, target: Target) -> str:
     ``float64`` value, a Python float argument) on a device without it."""
     from ember.codegen.emitter import Emitter
 
-    emitter = Emitter(program, dialects.get(target.dialect))
+    dialect = dialects.get(target.dialect)
+    if dialect.static_shared_limit is not None:
+        _check_static_shared(program, dialect.static_shared_limit, dialect.name)
+    emitter = Emitter(program, dialect)
     source = deep.run(emitter.source)
     if "fp64" in emitter.h.features and not target.has("fp64"):
         raise UnsupportedFeatureError(
@@ -111,6 +115,28 @@ def source_of(program: ir.Program, target: Target) -> str:
             "\n  hint: pass numpy.float32(...) for Python floats and use float32 arrays"
         )
     return source
+
+
+def _check_static_shared(program: ir.Program, limit: int, dialect: str) -> None:
+    """Refuse shared arrays of fixed sizes past the dialect's static limit (CUDA: 48 KiB a
+    block) with the arrays named, before the compiler fails on them."""
+    arrays = [
+        (math.prod(s.var.type.shape) * s.var.type.dtype.itemsize, s.var.pyname, str(s.loc))
+        for s in program.kernel.body
+        if isinstance(s, ir.ArrayDecl) and getattr(s.var.type, "space", None) == "shared"
+        and s.var.type.shape is not None
+    ]  # fmt: skip
+    used = sum(a[0] for a in arrays)
+    if used <= limit:
+        return
+    listed = ", ".join(f"'{name}' {n} bytes at {at}" for n, name, at in sorted(arrays)[::-1][:4])
+    raise UnsupportedFeatureError(
+        f"kernel '{program.kernel.pyname}' declares {used} bytes of shared memory with fixed "
+        f"sizes ({listed}); {dialect.upper()} allows {limit} bytes of those a block\n"
+        "  hint: make the arrays smaller, or size the largest at launch "
+        "(ember.shared(n, dtype) with n from an argument or ember.block_dim): dynamic shared "
+        "memory can use the device's whole shared memory per block"
+    )
 
 
 def build(backend, source: str, name: str, options: tuple[str, ...]) -> bytes:

@@ -125,6 +125,9 @@ class Dialect(abc.ABC):
     # ballot, all_sync, any_sync ({p}: a bool, {m}: the mask), syncwarp ({m}), activemask:
     # the native spellings on a device with sub-groups (others emulate them)
     votes: ClassVar[dict[str, str]] = {}
+    # bytes of shared memory with sizes fixed at compile time a block may declare (None: no
+    # limit of the language's own; the device's shared memory still bounds a launch)
+    static_shared_limit: ClassVar[int | None] = None
 
     # ---------------------------------------------------------------- float16 in memory
     f16_load: ClassVar[str]  # template {ptr} {i}: a float from half storage

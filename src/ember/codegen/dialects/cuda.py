@@ -44,6 +44,7 @@ class CudaDialect(Dialect):
         r'|extern\s+"C"'
     )
     kernel = 'extern "C" __global__ void'
+    static_shared_limit = 48 * 1024  # CUDA's static __shared__ limit (dynamic goes further)
     device = "static __device__"
     # 16-byte aligned, so NVVM may fuse four neighbouring 4-byte loads into one 128-bit load
     # (ld.shared.v4: a tiled GEMM's inner loop needs a quarter of the instructions)
