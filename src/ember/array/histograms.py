@@ -104,7 +104,7 @@ def _bins(col: ndarray, e: ndarray) -> ndarray:
         cv, cb, (cs,) = launch.flat(col)
         edges = manipulation.ascontiguousarray(e)
         args = (n, cv, cb, cs, edges, e.shape[0] - 1, 0.0, False, idx)
-        launch.run(bin_kernel(et), launch.grid(be, n, BLOCK), BLOCK, args)
+        launch.run(bin_kernel(et), launch.grid(be, n, BLOCK, whole=True), BLOCK, args)
     return idx
 
 

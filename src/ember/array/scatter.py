@@ -126,7 +126,7 @@ def at(uf, a, indices, b=None) -> None:
     n = pos.size
     if n:
         args = (n, view, launch.flat1(pos), launch.flat1(vals))
-        launch.run(update_kernel(code, work), launch.grid(be, n, BLOCK), BLOCK, args)
+        launch.run(update_kernel(code, work), launch.grid(be, n, BLOCK, whole=True), BLOCK, args)
     if not direct:
         manipulation.copy_into(a, target)
 

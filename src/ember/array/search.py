@@ -175,7 +175,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None):
     m = v.size
     args = (m, a.shape[0], av, abase, astep, sv, sbase, sstep, launch.flat1(v),
             launch.flat1(out), side == "right")  # fmt: skip
-    launch.run(k, launch.grid(a.backend, m, BLOCK), BLOCK, args)
+    launch.run(k, launch.grid(a.backend, m, BLOCK, whole=True), BLOCK, args)  # (searches)
     return out
 
 

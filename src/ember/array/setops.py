@@ -133,7 +133,7 @@ def _contained(sorted_test: ndarray, x: ndarray, invert=False, flags=dtypes.bool
     s = manipulation.ascontiguousarray(sorted_test)
     args = (found.size, n, s, flat, launch.flat1(pos), launch.flat1(found), invert)
     k = member_kernel(ember.result_type(sorted_test, x))
-    launch.run(k, launch.grid(x.backend, found.size, BLOCK), BLOCK, args)
+    launch.run(k, launch.grid(x.backend, found.size, BLOCK, whole=True), BLOCK, args)
     return found
 
 
@@ -522,7 +522,8 @@ def choose(a, choices, out=None, mode="raise") -> ndarray:
     where = launch.new(idx.backend, flat.shape, dtypes.int64)
     if flat.shape[0]:
         args = (flat.shape[0], flat, where, len(items))
-        launch.run(choice_kernel(mode), launch.grid(idx.backend, flat.shape[0], BLOCK), BLOCK, args)
+        grid = launch.grid(idx.backend, flat.shape[0], BLOCK, whole=True)  # (gathers)
+        launch.run(choice_kernel(mode), grid, BLOCK, args)
     where = manipulation.reshape(where, (1,) * (len(shape) - idx.ndim + 1) + idx.shape)
     result = manipulation.reshape(ember.take_along_axis(stacked, where, axis=0), shape)
     return manipulation.into(out, result, "choose")

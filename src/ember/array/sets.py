@@ -253,7 +253,7 @@ def _dense_unique(flat: ndarray, lo: int, span: int, index: bool, inverse: bool,
     be, n = flat.backend, flat.shape[0]
     x, xbase, (xstep,) = launch.flat(flat)
     table = launch.zeroed(be, (span,), dtypes.uint8)
-    grid = launch.grid(be, n, BLOCK)
+    grid = launch.grid(be, n, BLOCK, whole=True)  # scattered stores: many in flight
     wanted = [(lo, flat.dtype)]
     if index or counts:
         tallies = launch.zeroed(be, (span,), dtypes.int32)
@@ -324,14 +324,14 @@ def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nan
     if index:
         out_index = launch.new(be, (m,), dtypes.int64)
         if m:
-            grid = launch.grid(be, m, BLOCK)
+            grid = launch.grid(be, m, BLOCK, whole=True)  # (gathers)
             launch.run(first_kernel(), grid, BLOCK, (m, launch.flat1(perm), starts, out_index))
     if inverse:
         group = launch.new(be, (1, n), dtypes.int64)
         inclusive_scan(manipulation.reshape(flags, (1, n)), group, ops.add, dtypes.int64)
         out_inverse = launch.new(be, (n,), dtypes.int64)
         if n:
-            grid = launch.grid(be, n, BLOCK)
+            grid = launch.grid(be, n, BLOCK, whole=True)  # (scattered stores)
             args = (n, launch.flat1(perm), launch.flat1(group), out_inverse)
             launch.run(scatter_kernel(), grid, BLOCK, args)
         out_inverse = manipulation.reshape(out_inverse, x.shape)

@@ -159,7 +159,7 @@ def _order_statistics(a, qd, qshape, axis, keepdims, ot, how, skip_nan, what, ou
         k = quantile_kernel(discrete, a.dtype.is_float, ct, it)
         args = (res.size, rows, n, launch.flat1(s), qd, res, code, float(alpha), float(beta),
                 bool(skip_nan))  # fmt: skip
-        launch.run(k, launch.grid(be, res.size, BLOCK), BLOCK, args)
+        launch.run(k, launch.grid(be, res.size, BLOCK, whole=True), BLOCK, args)
     return _into(out, manipulation.reshape(res, shape), what)
 
 
@@ -297,7 +297,7 @@ def count(idx: ndarray, w: ndarray | None, length: int) -> ndarray:
         iv, ib, (ist,) = launch.flat(idx)
         wv, wb, (wst,) = (iv, ib, (ist,)) if w is None else launch.flat(w)
         args = (n, iv, ib, ist, wv, wb, wst, out, length)
-        launch.run(count_kernel(w is not None), launch.grid(be, n, BLOCK), BLOCK, args)
+        launch.run(count_kernel(w is not None), launch.grid(be, n, BLOCK, whole=True), BLOCK, args)
     return out
 
 
@@ -454,7 +454,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         av, ab, (ast,) = launch.flat(flat)
         e = manipulation.ascontiguousarray(edges)
         args = (n, av, ab, ast, e, nb, scale, scale > 0, idx)
-        launch.run(bin_kernel(et), launch.grid(be, n, BLOCK), BLOCK, args)
+        launch.run(bin_kernel(et), launch.grid(be, n, BLOCK, whole=True), BLOCK, args)
     hist = count(idx, None if w is None else manipulation.reshape(w, (-1,)), nb)
     if w is not None:
         hist = manipulation.astype(hist, w.dtype, copy=False)
