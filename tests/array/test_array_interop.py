@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import sys
 
 import numpy as np
 import pytest
@@ -69,6 +70,38 @@ def test_an_unconsumed_capsule_releases_its_array():
     assert len(interop._exports) == before + 1
     del capsule
     gc.collect()
+    assert len(interop._exports) == before
+
+
+@pytest.mark.parametrize("versioned", [False, True])
+def test_a_consumer_that_refuses_the_capsule_keeps_its_error_and_nothing_stays_exported(
+    versioned,
+):
+    # NumPy refuses a CUDA capsule and drops it with its error set: the capsule's release
+    # must neither replace that error (NumPy used to end in SystemError) nor keep the
+    # array exported
+    host = np.arange(4, dtype=np.float32)
+    before = len(interop._exports)
+
+    class CudaExporter:  # the consumer holds the only reference to the capsule
+        def __dlpack__(self, **kwargs):
+            return interop.make_capsule(
+                host.ctypes.data, host.shape, None, ember.float32, (interop.CUDA, 0), host,
+                versioned,
+            )  # fmt: skip
+
+        def __dlpack_device__(self):
+            return (interop.CUDA, 0)
+
+    unraisable = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        with pytest.raises((BufferError, RuntimeError), match="[Dd]evice"):
+            np.from_dlpack(CudaExporter())
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert unraisable == []
     assert len(interop._exports) == before
 
 

@@ -20,6 +20,9 @@ Import
 from __future__ import annotations
 
 import ctypes
+import gc
+import sys
+import threading
 from typing import Any
 
 from ember import dtypes
@@ -85,8 +88,6 @@ def _capi(name: str, restype, *argtypes):
 
 _new_capsule = _capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
                      ctypes.c_void_p)  # fmt: skip
-_raw_is_valid = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
-_raw_pointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
 _is_valid = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
 _pointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
 _set_name = _capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
@@ -100,16 +101,42 @@ def _delete(address):
     _exports.pop(address, None)
 
 
-CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# Capsules handed out, held until nobody else does.  A capsule destructor (C code calling
+# back into Python through ctypes) would run inside the consumer's failure: NumPy drops a
+# CUDA capsule while its "Unsupported device" error is set, and ctypes then turned that
+# error into its own, so NumPy returned NULL without an exception (SystemError) and the
+# array stayed exported.  Sweeping from Python instead calls no C code with an error set.
+_live: list = []
+_live_lock = threading.Lock()
 
 
-@CAPSULE_DESTRUCTOR
-def _capsule_destructor(capsule):
-    """A capsule nobody consumed: call the deleter ourselves (the standard's rule)."""
-    for name in (NAME, NAME_VERSIONED):
-        if _raw_is_valid(capsule, name):
-            _delete(_raw_pointer(capsule, name))
-            return
+def sweep() -> None:
+    """Let go of the capsules only this module still holds, calling the deleter of those
+    nobody consumed (the standard's rule for an unconsumed capsule).  Runs at each export
+    and after each garbage collection."""
+    if not _live_lock.acquire(blocking=False):
+        return  # an export or a sweep is under way (maybe below us, in this thread)
+    try:
+        keep = []
+        for c in _live:
+            if sys.getrefcount(c) > 3:  # the list, ``c`` and the call's argument
+                keep.append(c)
+                continue
+            for name in (NAME, NAME_VERSIONED):
+                if _is_valid(c, name):  # not renamed "used_...": nobody consumed it
+                    _delete(_pointer(c, name))
+                    break
+        _live[:] = keep
+    finally:
+        _live_lock.release()
+
+
+def _after_collection(phase: str, info: dict) -> None:
+    if phase == "stop" and _live:
+        sweep()
+
+
+gc.callbacks.append(_after_collection)
 
 
 def make_capsule(ptr, shape, strides, dtype, device, owner, versioned: bool, copied=False):
@@ -135,7 +162,11 @@ def make_capsule(ptr, shape, strides, dtype, device, owner, versioned: bool, cop
     address = ctypes.addressof(managed)
     _exports[address] = (managed, shape_arr, strides_arr, owner)
     name = NAME_VERSIONED if versioned else NAME
-    return _new_capsule(address, name, ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+    capsule = _new_capsule(address, name, None)
+    sweep()
+    with _live_lock:
+        _live.append(capsule)
+    return capsule
 
 
 def dlpack_device(x: ndarray) -> tuple[int, int]:
