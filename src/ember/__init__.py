@@ -149,8 +149,9 @@ _ARRAY = {
     "ember.array.stats": (
         "median", "nanmedian", "percentile", "nanpercentile", "quantile", "nanquantile",
         "average", "ptp", "bincount", "histogram", "histogram_bin_edges", "digitize",
-        "nancumsum", "nancumprod", "cov", "corrcoef",
+        "nancumsum", "nancumprod",
     ),
+    "ember.array.covariance": ("cov", "corrcoef"),
     "ember.array.setops": (
         "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d", "partition",
         "argpartition", "lexsort", "compress", "extract", "place", "putmask", "select",

@@ -133,6 +133,20 @@ def test_average_and_ptp(backend):
         ember.ptp(ember.asarray(np.array([True, False])))
 
 
+def test_bincount_of_many_values_counts_in_shared_memory_or_with_global_atomics(backend):
+    # few bins: each block counts in shared memory and adds its bins; many bins (past half
+    # the block's shared memory): one global atomic per value.  Both over many blocks, with
+    # values outside [0, length) skipped (the histogram's -1)
+    rng = np.random.default_rng(12)
+    few = rng.integers(0, 7, 50_001)
+    check(ember.bincount(ember.asarray(few)), np.bincount(few))
+    many = rng.integers(0, 40_000, 30_000)
+    check(ember.bincount(ember.asarray(many)), np.bincount(many))
+    idx = rng.integers(-3, 12, 20_000)
+    check(stats.count(ember.asarray(idx), None, 9), np.bincount(idx[(idx >= 0) & (idx < 9)],
+                                                                minlength=9))  # fmt: skip
+
+
 def test_bincount(backend):
     x = sample("int32", (300,), 10, low=0, high=40)
     w = sample("float32", (300,), 11)

@@ -139,6 +139,33 @@ def count_kernel(weighted: bool) -> Kernel:
 
 
 @functools.cache
+def count_shared_kernel() -> Kernel:
+    """:func:`count_kernel` unweighted, for few bins: each block counts into its own
+    ``length`` bins in shared memory, then adds them to ``out`` (the many threads hitting
+    one bin then meet in their block's shared memory, not at one global address)."""
+
+    def count_in_blocks(n, x, xbase, xstep, out, length):
+        bins = ember.shared(length, ember.uint32)
+        tid = ember.thread_idx.x
+        for b in range(tid, length, ember.block_dim.x):
+            bins[b] = 0
+        ember.barrier()
+        i = ember.global_id()
+        while i < n:
+            k = ember.int64(x[xbase + i * xstep])
+            if k >= 0 and k < length:
+                ember.atomic_add(bins, k, 1)
+            i += ember.global_size()
+        ember.barrier()
+        for b in range(tid, length, ember.block_dim.x):
+            c = bins[b]
+            if c != 0:
+                ember.atomic_add(out, b, ember.int64(c))
+
+    return kernels._named(count_in_blocks, "bincount_shared")
+
+
+@functools.cache
 def segment_sum_kernel() -> Kernel:
     """``out[b]``: the sum, in order, of ``w[starts[b]:starts[b + 1]]``."""
 
