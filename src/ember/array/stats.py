@@ -297,8 +297,9 @@ def count(idx: ndarray, w: ndarray | None, length: int) -> ndarray:
     if n and length:
         iv, ib, (ist,) = launch.flat(idx)
         if w is None and length * 4 <= be.device.shared_memory_per_block // 2:
-            # few bins: counted per block in shared memory (H200, 2**24 values in 1000
-            # bins: 952-1671 us with one global atomic each)
+            # few bins: counted per block in shared memory (H200, 2**24 int64 values, the
+            # count kernel: 10 bins 4915 -> 39 us, 1000 bins 900 -> 47, 5000 401 -> 62;
+            # the whole bincount 93-115 us against torch.bincount's 172-468)
             grid = launch.grid(be, n, BLOCK)
             launch.run(count_shared_kernel(), grid, BLOCK, (n, iv, ib, ist, out, length))
             return out
