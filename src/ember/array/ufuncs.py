@@ -303,7 +303,27 @@ def round(x, /, decimals: int = 0, *, out=None):  # noqa: A001
             round(getattr(x, part), decimals, out=getattr(result, part))
         return result
     scale = 10.0**decimals
+    if dt is not None and dt.kind == "f" and not dt.is_narrow and hasattr(x, "backend"):
+        # one kernel, the same operations in x's dtype (H200, 2**24 float32: 100 -> 33 us
+        # against three); 16-bit floats round after each step, as NumPy's loops
+        result = _rounded(x, scale)
+        return result if out is None else _copy_into(result, out)
     return divide(_round0(multiply(x, scale)), scale, out=out)
+
+
+def _round_scaled(v, scale):
+    return lang.rint(v * scale) / scale
+
+
+_rounded_kernel = None
+
+
+def _rounded(x, scale: float):
+    """``rint(x * scale) / scale`` in one elementwise kernel (``scale`` weak: x's dtype)."""
+    global _rounded_kernel
+    if _rounded_kernel is None:
+        _rounded_kernel = vectorize(_round_scaled)
+    return _rounded_kernel(x, scale)
 
 
 _round0 = Ufunc(
