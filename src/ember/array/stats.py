@@ -46,12 +46,11 @@ from ember.array.stats_kernels import (
     BLOCK,
     MEDIAN,
     METHODS,
-    bin_count_kernel,
     bin_kernel,
     count_kernel,
-    count_shared_kernel,
     quantile_kernel,
     segment_sum_kernel,
+    shared_count_kernel,
 )
 
 F64, I64 = dtypes.float64, dtypes.int64
@@ -302,7 +301,8 @@ def count(idx: ndarray, w: ndarray | None, length: int) -> ndarray:
             # count kernel: 10 bins 4915 -> 39 us, 1000 bins 900 -> 47, 5000 401 -> 62;
             # the whole bincount 93-115 us against torch.bincount's 172-468)
             grid = launch.grid(be, n, BLOCK)
-            launch.run(count_shared_kernel(), grid, BLOCK, (n, iv, ib, ist, out, length))
+            args = (n, iv, ib, ist, out, length, 0.0, False, out)  # (no edges)
+            launch.run(shared_count_kernel(I64, False), grid, BLOCK, args)
             return out
         wv, wb, (wst,) = (iv, ib, (ist,)) if w is None else launch.flat(w)
         args = (n, iv, ib, ist, wv, wb, wst, out, length)
@@ -468,7 +468,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         # device (51 us given, 147 with edges searched); torch.histc 132
         hist = launch.zeroed(be, (nb,), I64)
         if n:
-            launch.run(bin_count_kernel(et), launch.grid(be, n, BLOCK), BLOCK, (*head, hist))
+            k = shared_count_kernel(et, True)
+            launch.run(k, launch.grid(be, n, BLOCK), BLOCK, (*head, hist))
     else:
         idx = launch.new(be, (n,), I64)
         if n:

@@ -139,33 +139,6 @@ def count_kernel(weighted: bool) -> Kernel:
 
 
 @functools.cache
-def count_shared_kernel() -> Kernel:
-    """:func:`count_kernel` unweighted, for few bins: each block counts into its own
-    ``length`` bins in shared memory, then adds them to ``out`` (the many threads hitting
-    one bin then meet in their block's shared memory, not at one global address)."""
-
-    def count_in_blocks(n, x, xbase, xstep, out, length):
-        bins = ember.shared(length, ember.uint32)
-        tid = ember.thread_idx.x
-        for b in range(tid, length, ember.block_dim.x):
-            bins[b] = 0
-        ember.barrier()
-        i = ember.global_id()
-        while i < n:
-            k = ember.int64(x[xbase + i * xstep])
-            if k >= 0 and k < length:
-                ember.atomic_add(bins, k, 1)
-            i += ember.global_size()
-        ember.barrier()
-        for b in range(tid, length, ember.block_dim.x):
-            c = bins[b]
-            if c != 0:
-                ember.atomic_add(out, b, ember.int64(c))
-
-    return kernels._named(count_in_blocks, "bincount_shared")
-
-
-@functools.cache
 def segment_sum_kernel() -> Kernel:
     """``out[b]``: the sum, in order, of ``w[starts[b]:starts[b + 1]]``."""
 
@@ -229,14 +202,22 @@ def bin_kernel(et: dtypes.DType) -> Kernel:
     return kernels._named(bin_index, f"histogram_bins_{et.name}")
 
 
-@functools.cache
-def bin_count_kernel(et: dtypes.DType) -> Kernel:
-    """``out[k] +=`` the values of ``a`` in bin ``k``, for few bins: each block counts
-    into its own bins in shared memory, then adds them (one pass over ``a``; no array of
-    bins in between)."""
-    ET, bin_of = et, _bin_of(et)
+def _index_bin(v, e, nb, scale, uniform):
+    """:func:`bincount`'s bin: the value itself, -1 outside ``[0, nb)``."""
+    return v if v >= 0 and v < nb else -1
 
-    def histogram_counts(n, a, abase, astep, e, nb, scale, uniform, out):
+
+@functools.cache
+def shared_count_kernel(et: dtypes.DType, histogram: bool) -> Kernel:
+    """``out[k] +=`` how many values of ``a`` fall in bin ``k`` (``histogram``: of
+    :func:`_bin_of` among the edges ``e``; else the value itself, read as ``et`` =
+    int64), for few bins: each block counts into its own ``nb`` bins in shared memory,
+    then adds them to ``out`` (the many threads hitting one bin meet in their block's
+    shared memory, not at one global address; one pass over ``a``)."""
+    ET = et
+    BIN = _bin_of(et) if histogram else _index_bin
+
+    def shared_counts(n, a, abase, astep, e, nb, scale, uniform, out):
         counts = ember.shared(nb, ember.uint32)
         tid = ember.thread_idx.x
         for b in range(tid, nb, ember.block_dim.x):
@@ -244,7 +225,7 @@ def bin_count_kernel(et: dtypes.DType) -> Kernel:
         ember.barrier()
         i = ember.global_id()
         while i < n:
-            k = bin_of(ET(a[abase + i * astep]), e, nb, scale, uniform)
+            k = BIN(ET(a[abase + i * astep]), e, nb, scale, uniform)
             if k >= 0:
                 ember.atomic_add(counts, k, 1)
             i += ember.global_size()
@@ -254,4 +235,5 @@ def bin_count_kernel(et: dtypes.DType) -> Kernel:
             if c != 0:
                 ember.atomic_add(out, b, ember.int64(c))
 
-    return kernels._named(histogram_counts, f"histogram_counts_{et.name}")
+    name = f"histogram_counts_{et.name}" if histogram else "bincount_shared"
+    return kernels._named(shared_counts, name)
