@@ -4,7 +4,9 @@ Array Interface v3 (both ways) and the Array API namespace.
 Export
     ``x.__dlpack__(stream=s)`` makes the consumer's stream ``s`` wait (on the device, with
     an event) for the work Ember queued on its default stream, then hands out a capsule
-    that keeps ``x`` alive until the consumer calls its deleter.  ``stream=None`` means the
+    that keeps ``x`` alive until the consumer calls its deleter.  A capsule nobody consumed
+    releases ``x`` once nobody holds it, at the next export or garbage collection (not
+    from a capsule destructor: see :func:`sweep`).  ``stream=None`` means the
     legacy default stream, ``-1`` no synchronization (the standard's rules).
     ``x.__cuda_array_interface__`` (v3) names Ember's default stream when it has work in
     flight (the consumer must order itself after it), else ``None``.  Only CUDA memory can
