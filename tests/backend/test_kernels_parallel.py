@@ -350,6 +350,31 @@ def test_match_any_sync_aggregates_atomics_per_bin(backend):
         np.testing.assert_array_equal(np.sort(got[keys == b]), np.arange((keys == b).sum()))
 
 
+@ember.kernel
+def votes_in_a_branch(out):
+    i = ember.global_id()
+    lane = ember.lane_id()
+    everyone = ember.ballot(True)  # (all lanes: their scratch entries were set before)
+    if lane < 16:  # only half the warp: the others take no part, as on CUDA
+        m = ember.activemask()
+        out[i * 5] = ember.ballot(m, True)
+        out[i * 5 + 1] = 1 if ember.all_sync(m, lane < 8) else 0
+        out[i * 5 + 2] = 1 if ember.all_sync(m, lane < 16) else 0
+        out[i * 5 + 3] = 1 if ember.any_sync(m, lane >= 16) else 0
+        out[i * 5 + 4] = 1 if ember.any_sync(m, lane == 3) else 0
+    elif everyone == 0:
+        out[i * 5] = 7  # never: every lane voted
+
+
+def test_votes_in_a_branch_count_only_the_lanes_that_take_it(backend):
+    out = ember.zeros(64 * 5, ember.uint32)
+    votes_in_a_branch[2, 32](out)
+    got = out.to_numpy().reshape(64, 5)
+    lanes = np.arange(64) % 32
+    np.testing.assert_array_equal(got[lanes < 16], np.tile([0xFFFF, 0, 1, 0, 1], (32, 1)))
+    np.testing.assert_array_equal(got[lanes >= 16], 0)
+
+
 def test_match_any_sync_refuses_16_bit_floats(backend):
     @ember.kernel
     def bad(x, out):

@@ -111,6 +111,8 @@ def reduction(loc, name: str, scratch: ir.Variable, result: ir.Variable, j: ir.V
 
 
 def _vote(loc, name: str, ref: ir.Ref, result: ir.Variable, j: ir.Variable) -> list[ir.Stmt]:
+    """The entries of the work-items that did not run the vote are False (all_sync's are
+    its "no": true when no entry is set)."""
     t = result.type
     jr = ir.Ref(WEAK_INT, j)
     item = ir.Load(_BOOL, ref, [_op("add", lane_base(), jr)], flat=True)
@@ -118,11 +120,12 @@ def _vote(loc, name: str, ref: ir.Ref, result: ir.Variable, j: ir.Variable) -> l
         first = ir.Assign(loc, result, ir.Const(t, 0))
         bit = ir.Binary(t, "lshift", ir.Cast(t, item), ir.Cast(t, jr))
         step = ir.Assign(loc, result, ir.Binary(t, "bitor", ir.Ref(t, result), bit))
-    else:
-        every = name == "all_sync"
-        first = ir.Assign(loc, result, ir.Const(t, every))
-        op = "and" if every else "or"
-        step = ir.Assign(loc, result, ir.Logical(t, op, ir.Ref(t, result), item))
+    else:  # any_sync: some entry set; all_sync: none of the "no" entries set
+        first = ir.Assign(loc, result, ir.Const(t, False))
+        step = ir.Assign(loc, result, ir.Logical(t, "or", ir.Ref(t, result), item))
+        if name == "all_sync":
+            flip = ir.Assign(loc, result, ir.Unary(t, "not", ir.Ref(t, result)))
+            return [first, ir.ForRange(loc, j, _i(0), lane_count(), _i(1), 1, [step]), flip]
     return [first, ir.ForRange(loc, j, _i(0), lane_count(), _i(1), 1, [step])]
 
 

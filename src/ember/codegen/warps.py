@@ -250,12 +250,14 @@ class WarpEmitter:
             return self.d.barrier
         if e.name == "activemask":
             return f"{self._active()}()"
-        votes = f"{self._ballot()}(em_wscratch, {self.expr(e.args[0])})"
-        if e.name == "ballot":
-            return votes
-        if e.name == "all_sync":
-            return f"({votes} == {self._active()}())"
-        return f"({votes} != 0u)"
+        # lanes that do not run the call (frontend/uniform.py hands over the predicate)
+        # take no part, as CUDA's inactive lanes with a mask of activemask()
+        p = self.expr(e.args[0])
+        on = self.expr(e.args[2]) if len(e.args) > 2 else "true"
+        if e.name == "all_sync":  # no lane running it says no
+            return f"({self._ballot()}(em_wscratch, ({on}) && !({p})) == 0u)"
+        votes = f"{self._ballot()}(em_wscratch, ({on}) && ({p}))"
+        return votes if e.name == "ballot" else f"({votes} != 0u)"
 
     def _emulated_reduce(self, e: ir.Intrinsic) -> str:
         t = e.type

@@ -531,13 +531,18 @@ class Lowering:
             scratch = self._scratch(value.type)
             wi = regions.WI
             on = None
-            if e.name == "match_any_sync":  # only the work-items that run it take part
-                on = self._scratch(_BOOL)
+            if e.name in ir.TAKING_PART:  # only the work-items that run it take part:
+                # a flag (matches) or the vote itself (all_sync: "no") starts False for all
+                votes = e.name != "match_any_sync"
+                on = scratch if votes else self._scratch(_BOOL)
+                if e.name == "all_sync":
+                    value = ir.Unary(_BOOL, "not", value)
                 self._flush(state["region"], out)
                 flag = ir.Ref(on.type, on)
                 clear = ir.Store(s.loc, flag, [wi], ir.Const(_BOOL, False), flat=True)
                 self._flush([clear], out, wrap=False)  # every work-item, taking part or not
-                state["region"] = [ir.Store(s.loc, flag, [wi], ir.Const(_BOOL, True), flat=True)]
+                yes = ir.Store(s.loc, flag, [wi], ir.Const(_BOOL, True), flat=True)
+                state["region"] = [] if votes else [yes]
             state["region"].append(
                 ir.Store(s.loc, ir.Ref(scratch.type, scratch), [wi], value, flat=True)
             )

@@ -36,6 +36,9 @@ WARP_OPS = frozenset(
     {"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min", "warp_max", "ballot",
      "all_sync", "any_sync", "match_any_sync", "syncwarp", "activemask"}
 )  # fmt: skip
+# ... those whose result depends on which lanes run them (CUDA: the active lanes): where
+# warps are emulated, the lanes of a branch not taken must take no part
+TAKING_PART = frozenset({"ballot", "all_sync", "any_sync", "match_any_sync"})
 
 
 @dataclass(eq=False)

@@ -178,8 +178,8 @@ class _Predicator:
         e.args = args
         if isinstance(e, ir.Call):
             e.args = [*args, self.pred()]
-        elif e.name == "match_any_sync":  # an inactive lane's 0 must not match a lane's 0
-            e.args = [*args, self.pred()]
+        elif e.name in ir.TAKING_PART:  # only the lanes running the call count (as CUDA's
+            e.args = [*args, self.pred()]  # with activemask()): they need the predicate
         if e.type is VOID or (isinstance(e, ir.Call) and e.outs):
             pre.append(ir.Eval(loc, e))
             return ir.Ref(VOID, self.stack[0])  # a placeholder: the statement is done

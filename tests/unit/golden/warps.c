@@ -206,8 +206,6 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
             i = em_gx * em_bx + em_lx;
             // golden_kernels.py:128  v = x[i]
             v_w[em_wi] = x.data[i];
-            // golden_kernels.py:129  mask = ember.ballot(v > 0)
-            em_lanes_bool[em_wi] = v_w[em_wi] > 0.0f;
             em_next_0: ;
         }
     }}
@@ -218,34 +216,98 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-            em_sg0 = 0u;
-            for (em_lane1 = 0; em_lane1 < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))); em_lane1++) {
-                em_sg0 |= (uint32_t)em_lanes_bool[em_wi - (em_wi & 31) + em_lane1] << (uint32_t)em_lane1;
-            }
-            mask_w[em_wi] = em_sg0;
-            // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
-            em_lanes_bool_b[em_wi] = v_w[em_wi] > -1.0f;
+            em_lanes_bool[em_wi] = false;
             em_next_1: ;
         }
     }}
     #undef EM_EXIT
-    // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    // golden_kernels.py:129  mask = ember.ballot(v > 0)
     #define EM_EXIT goto em_next_2
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
-            em_sg2_w[em_wi] = true;
-            for (em_lane3 = 0; em_lane3 < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))); em_lane3++) {
-                em_sg2_w[em_wi] = em_sg2_w[em_wi] && em_lanes_bool_b[em_wi - (em_wi & 31) + em_lane3];
-            }
-            em_lanes_bool[em_wi] = v_w[em_wi] < 1.0f;
+            em_lanes_bool[em_wi] = v_w[em_wi] > 0.0f;
             em_next_2: ;
         }
     }}
     #undef EM_EXIT
-    // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    // golden_kernels.py:129  mask = ember.ballot(v > 0)
     #define EM_EXIT goto em_next_3
+    for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
+    for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
+        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
+            const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+            em_sg0 = 0u;
+            for (em_lane1 = 0; em_lane1 < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))); em_lane1++) {
+                em_sg0 |= (uint32_t)em_lanes_bool[em_wi - (em_wi & 31) + em_lane1] << (uint32_t)em_lane1;
+            }
+            mask_w[em_wi] = em_sg0;
+            em_next_3: ;
+        }
+    }}
+    #undef EM_EXIT
+    // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    #define EM_EXIT goto em_next_4
+    for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
+    for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
+        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
+            const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+            em_lanes_bool_b[em_wi] = false;
+            em_next_4: ;
+        }
+    }}
+    #undef EM_EXIT
+    // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    #define EM_EXIT goto em_next_5
+    for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
+    for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
+        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
+            const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+            em_lanes_bool_b[em_wi] = !(v_w[em_wi] > -1.0f);
+            em_next_5: ;
+        }
+    }}
+    #undef EM_EXIT
+    // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    #define EM_EXIT goto em_next_6
+    for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
+    for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
+        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
+            const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+            em_sg2_w[em_wi] = false;
+            for (em_lane3 = 0; em_lane3 < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))); em_lane3++) {
+                em_sg2_w[em_wi] = em_sg2_w[em_wi] || em_lanes_bool_b[em_wi - (em_wi & 31) + em_lane3];
+            }
+            em_sg2_w[em_wi] = !em_sg2_w[em_wi];
+            em_next_6: ;
+        }
+    }}
+    #undef EM_EXIT
+    // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    #define EM_EXIT goto em_next_7
+    for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
+    for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
+        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
+            const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+            em_lanes_bool[em_wi] = false;
+            em_next_7: ;
+        }
+    }}
+    #undef EM_EXIT
+    // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    #define EM_EXIT goto em_next_8
+    for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
+    for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
+        for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
+            const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
+            em_lanes_bool[em_wi] = v_w[em_wi] < 1.0f;
+            em_next_8: ;
+        }
+    }}
+    #undef EM_EXIT
+    // golden_kernels.py:130  if ember.all_sync(v > -1.0) and ember.any_sync(mask, v < 1.0):
+    #define EM_EXIT goto em_next_9
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
@@ -256,12 +318,12 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
             }
             em_h3 = em_sg2_w[em_wi] && em_sg4;
             em_p6_w[em_wi] = em_h3;
-            em_next_3: ;
+            em_next_9: ;
         }
     }}
     #undef EM_EXIT
     // golden_kernels.py:131  v = ember.shfl_xor(v, 1, width=8)
-    #define EM_EXIT goto em_next_4
+    #define EM_EXIT goto em_next_10
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
@@ -269,12 +331,12 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
             if (em_p6_w[em_wi]) {
                 em_lanes_float32[em_wi] = v_w[em_wi];
             }
-            em_next_4: ;
+            em_next_10: ;
         }
     }}
     #undef EM_EXIT
     // golden_kernels.py:131  v = ember.shfl_xor(v, 1, width=8)
-    #define EM_EXIT goto em_next_5
+    #define EM_EXIT goto em_next_11
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
@@ -283,19 +345,19 @@ static inline __attribute__((always_inline)) void warps(float* x_data, int64_t x
                 em_sg7 = (((em_wi & 31) ^ (int64_t)1) - (((em_wi & 31) ^ (int64_t)1) & (int64_t)8 - 1) > (em_wi & 31) - ((em_wi & 31) & (int64_t)8 - 1) ? em_wi & 31 : (em_wi & 31) ^ (int64_t)1) >= 0 && (((em_wi & 31) ^ (int64_t)1) - (((em_wi & 31) ^ (int64_t)1) & (int64_t)8 - 1) > (em_wi & 31) - ((em_wi & 31) & (int64_t)8 - 1) ? em_wi & 31 : (em_wi & 31) ^ (int64_t)1) < em_min_i64(32, em_wg - (em_wi - (em_wi & 31))) ? em_lanes_float32[em_wi - (em_wi & 31) + (((em_wi & 31) ^ (int64_t)1) - (((em_wi & 31) ^ (int64_t)1) & (int64_t)8 - 1) > (em_wi & 31) - ((em_wi & 31) & (int64_t)8 - 1) ? em_wi & 31 : (em_wi & 31) ^ (int64_t)1)] : em_lanes_float32[em_wi];
                 v_w[em_wi] = em_sg7;
             }
-            em_next_5: ;
+            em_next_11: ;
         }
     }}
     #undef EM_EXIT
     // golden_kernels.py:132  out[i] = v + ember.popc(mask) + ember.activemask()
-    #define EM_EXIT goto em_next_6
+    #define EM_EXIT goto em_next_12
     for (int64_t em_lz = 0; em_lz < em_bz; em_lz++) {
     for (int64_t em_ly = 0; em_ly < em_by; em_ly++) {
         for (int64_t em_lx = 0; em_lx < em_bx; em_lx++) {
             const int64_t em_wi = (em_lz * em_by + em_ly) * em_bx + em_lx;
             i = em_gx * em_bx + em_lx;
             out.data[i] = (float)((double)v_w[em_wi] + (double)(int32_t)em_popc32(mask_w[em_wi]) + (double)(em_min_i64(32, em_wg - (em_wi - (em_wi & 31))) >= 32 ? 4294967295u : (1u << (uint32_t)em_min_i64(32, em_wg - (em_wi - (em_wi & 31)))) - 1u));
-            em_next_6: ;
+            em_next_12: ;
         }
     }}
     #undef EM_EXIT

@@ -27,12 +27,6 @@ static inline uint em_wballot(__local ulong* s, bool p) {
     return m;
 }
 
-static inline uint em_wactive(void) {
-    long t = em_tid();
-    long left = (long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2) - (t - (t & 31));
-    return left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
-}
-
 static inline long em_wsrc_shfl_xor(long k, long w) {
     long t = em_tid();
     long lane = t & 31;
@@ -47,6 +41,12 @@ static inline ulong em_wxchg(__local ulong* s, ulong v, long src) {
     ulong r = s[src];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     return r;
+}
+
+static inline uint em_wactive(void) {
+    long t = em_tid();
+    long left = (long)get_local_size(0) * (long)get_local_size(1) * (long)get_local_size(2) - (t - (t & 31));
+    return left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
 }
 
 // warps: golden_kernels.py:126
@@ -83,7 +83,7 @@ __kernel void warps(__global float* x_data, long x_start, long x_shape0, __globa
     if (em_live1) {
         em_a2 = v > 0.0f;
     }
-    em_w3 = em_wballot(em_wscratch, em_a2);
+    em_w3 = em_wballot(em_wscratch, (em_live1) && (em_a2));
     if (em_live1) {
         mask = em_w3;
     }
@@ -92,12 +92,12 @@ __kernel void warps(__global float* x_data, long x_start, long x_shape0, __globa
     if (em_live1) {
         em_a4 = v > -1.0f;
     }
-    em_w5 = (em_wballot(em_wscratch, em_a4) == em_wactive());
+    em_w5 = (em_wballot(em_wscratch, (em_live1) && !(em_a4)) == 0u);
     em_a6 = false;
     if (em_live1) {
         em_a6 = v < 1.0f;
     }
-    em_w7 = (em_wballot(em_wscratch, em_a6) != 0u);
+    em_w7 = (em_wballot(em_wscratch, (em_live1) && (em_a6)) != 0u);
     em_q8 = false;
     if (em_live1) {
         em_q8 = em_w5 && em_w7;
