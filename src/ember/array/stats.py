@@ -71,6 +71,12 @@ def _has(be, feature: str) -> bool:
     return feature in be.device.features
 
 
+def _few_bins(be, bins: int) -> bool:
+    """Whether ``bins`` uint32 counters fit in half a block's shared memory (then each
+    block counts in its own: :func:`~ember.array.stats_kernels.shared_count_kernel`)."""
+    return bins * 4 <= be.device.shared_memory_per_block // 2
+
+
 def _no_bool_subtract(dt, what: str) -> None:
     if dt.kind == "b":
         raise TypeError(
@@ -296,7 +302,7 @@ def count(idx: ndarray, w: ndarray | None, length: int) -> ndarray:
     n = idx.size
     if n and length:
         iv, ib, (ist,) = launch.flat(idx)
-        if w is None and length * 4 <= be.device.shared_memory_per_block // 2:
+        if w is None and _few_bins(be, length):
             # few bins: counted per block in shared memory (H200, 2**24 int64 values, the
             # count kernel: 10 bins 4915 -> 39 us, 1000 bins 900 -> 47, 5000 401 -> 62;
             # the whole bincount 93-115 us against torch.bincount's 172-468)
@@ -463,7 +469,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     av, ab, (ast,) = launch.flat(flat)
     e = manipulation.ascontiguousarray(edges)
     head = (n, av, ab, ast, e, nb, scale, scale > 0)
-    if w is None and _has(be, "int64_atomics") and nb * 4 <= be.device.shared_memory_per_block // 2:
+    if w is None and _has(be, "int64_atomics") and _few_bins(be, nb):
         # H200, 2**24 float32 in 100 bins: 214 -> 109 us with the range found on the
         # device (51 us given, 147 with edges searched); torch.histc 132
         hist = launch.zeroed(be, (nb,), I64)

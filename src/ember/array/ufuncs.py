@@ -14,6 +14,8 @@ follow NumPy 2: ``floor`` keeps integers, ``pow`` of integers is integer).
 
 from __future__ import annotations
 
+import functools
+
 from ember import lang
 from ember.array import ops, ops_numpy
 from ember.array import rules as r
@@ -315,15 +317,14 @@ def _round_scaled(v, scale):
     return lang.rint(v * scale) / scale
 
 
-_rounded_kernel = None
-
-
 def _rounded(x, scale: float):
     """``rint(x * scale) / scale`` in one elementwise kernel (``scale`` weak: x's dtype)."""
-    global _rounded_kernel
-    if _rounded_kernel is None:
-        _rounded_kernel = vectorize(_round_scaled)
-    return _rounded_kernel(x, scale)
+    return _rounder()(x, scale)
+
+
+@functools.cache
+def _rounder():
+    return vectorize(_round_scaled)
 
 
 _round0 = Ufunc(

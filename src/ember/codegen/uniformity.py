@@ -29,9 +29,9 @@ from __future__ import annotations
 from ember.frontend import ir, passes
 
 VARYING_INTRINSICS = frozenset({"thread_idx", "global_id", "lane_id", "activemask"})
-SUBGROUP_OPS = frozenset({"shfl", "shfl_up", "shfl_down", "shfl_xor", "warp_sum", "warp_min",
-                          "warp_max", "ballot", "all_sync", "any_sync", "match_any_sync",
-                          "syncwarp"})  # fmt: skip
+# the warp operations the cpu lowering splits regions at (activemask reads no lane: it is
+# one of the VARYING_INTRINSICS)
+SUBGROUP_OPS = ir.WARP_OPS - {"activemask"}
 
 
 def thread_dependent(fn: ir.Function, memo: dict | None = None) -> bool:

@@ -257,8 +257,8 @@ def compile_specialization(
         spec = _from_cache(hit, backend, t0) if hit is not None else None
         if spec is not None:
             return spec
-    spec = deep.run(_compile, cap, arg_types, backend, options, captures, target,
-                    (checks, launch_bounds), key, where=cap)  # fmt: skip
+    spec = deep.run(_compile, cap, arg_types, backend, options, captures, target, checks,
+                    launch_bounds, key, where=cap)  # fmt: skip
     spec.key = key
     pyname = f"{cap.func.__module__}.{cap.func.__qualname__}"
     meta = make_meta(spec.name, pyname, spec.abi, backend)
@@ -269,7 +269,9 @@ def compile_specialization(
     return spec
 
 
-def _compile(cap, arg_types, backend, options, captures, target, flags, key) -> Specialization:
+def _compile(
+    cap, arg_types, backend, options, captures, target, checks, launch_bounds, key
+) -> Specialization:
     """Every stage, timed: typing, C generation, the backend compiler, module load.
 
     The kernel's C name ends in its key (:func:`~ember.cache.entry.entry_name`), which binds
@@ -277,7 +279,7 @@ def _compile(cap, arg_types, backend, options, captures, target, flags, key) -> 
     has no function of that name, and is refused."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    program = typed_ir(cap, arg_types, target, captures, *flags)  # (checks, launch bounds)
+    program = typed_ir(cap, arg_types, target, captures, checks, launch_bounds)
     program.kernel.name = entry_name(program.kernel.name, key)
     t1 = time.perf_counter()
     source = source_of(program, target)

@@ -357,9 +357,7 @@ class Kernel:
             self._revalidate()
         types, target, backend = self._inspect_types(args, dialect)
         if stage in ("ir", "source"):
-            program = driver.typed_ir(
-                self.captured, types, target, self._captures, self.checks, self.launch_bounds
-            )
+            program = self._typed_ir(types, target)
             return ir.dump(program) if stage == "ir" else driver.source_of(program, target)
         from ember.diagnostics import inspect as inspection
 
@@ -369,11 +367,15 @@ class Kernel:
             lambda: self._generate(types, target), self.options,
         )  # fmt: skip
 
-    def _generate(self, types, target) -> tuple[str, str]:
-        """The C source for ``types`` on ``target`` and the kernel's C name."""
-        program = driver.typed_ir(
+    def _typed_ir(self, types, target) -> ir.Program:
+        """The typed program for ``types`` on ``target``, with this kernel's settings."""
+        return driver.typed_ir(
             self.captured, types, target, self._captures, self.checks, self.launch_bounds
         )
+
+    def _generate(self, types, target) -> tuple[str, str]:
+        """The C source for ``types`` on ``target`` and the kernel's C name."""
+        program = self._typed_ir(types, target)
         return driver.source_of(program, target), program.kernel.name
 
     def _inspect_types(self, args: tuple, dialect: str | None):
@@ -401,9 +403,7 @@ class Kernel:
         types, target, backend = self._inspect_types(tuple(args), dialect)
         if inspection.on_device(args, backend):
             return report.spec_items(self.dispatch(tuple(args)), block)
-        program = driver.typed_ir(
-            self.captured, types, target, self._captures, self.checks, self.launch_bounds
-        )
+        program = self._typed_ir(types, target)
         device = backend.device if backend is not None else None
         items = report.for_device(report.program_items(program), device)
         tools = registry.toolchain(target.dialect)

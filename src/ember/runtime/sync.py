@@ -153,16 +153,15 @@ def wait(obj: Waitable, blocking: bool | None = None, spin: bool | None = None) 
         for _ in range(SPINS):
             if query():
                 return
-        for _ in range(YIELDS):
+        # YIELDS polls, then (a non-blocking wait: a blocking one must not spin a core) more
+        # until POLL_S has passed
+        end = time.perf_counter() + (0.0 if blocking else POLL_S)
+        polls = 0
+        while polls < YIELDS or time.perf_counter() < end:
             _yield()  # releases the GIL; returns at once when no other thread wants the core
             if query():
                 return
-        if not blocking:  # poll on, for up to POLL_S (a blocking wait must not spin a core)
-            end = time.perf_counter() + POLL_S
-            while time.perf_counter() < end:
-                _yield()
-                if query():
-                    return
+            polls += 1
     # a few queries before the hand-off, only where the stream's policy skipped spinning
     # (EMBER_SYNC=plain means: the driver's wait and nothing else)
     interruptible(obj._native_block, blocking, query=None if spun or plain else query)
