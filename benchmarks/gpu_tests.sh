@@ -4,6 +4,9 @@
 set -u
 export PYTHONPATH=src PYTHONUNBUFFERED=1 EMBER_CACHE_DIR=/tmp/ember-cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+# The optional C launch stub (setup.py): built in place, as `pip install` would build it.
+python3 setup.py -q build_ext --inplace >"$OUT/build.log" 2>&1 \
+    || echo "the C launch stub did not build (launches go through ctypes): see build.log"
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 --version;
   python3 -c "import cuda.bindings, numpy; print('cuda-bindings', cuda.bindings.__version__, 'numpy', numpy.__version__)"; } 2>&1 | tee "$OUT/env.log"
 python3 -m ember info 2>&1 | tee "$OUT/info.log"

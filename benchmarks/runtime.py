@@ -231,7 +231,10 @@ def _arity_impls(ctx: Context, arity: int) -> dict[str, tuple[Any, Any]]:
 
         slow = CudaFunction(fn.handle, name, params, module, direct=False)
         out["ember[bindings]"] = (lambda: slow.launch(ONE, WARP, args), sync)
-    except (ImportError, TypeError):  # an Ember before the direct launch
+        plain = CudaFunction(fn.handle, name, params, module, native=False)
+        if getattr(fn, "_native", False):  # the C stub is built: its ctypes path beside it
+            out["ember[ctypes]"] = (lambda: plain.launch(ONE, WARP, args), sync)
+    except (ImportError, TypeError):  # an Ember before the direct launch (or the C stub)
         pass
     kernels = ctx.once("arity_kernels", _ember_kernels)
     launch = kernels[arity][1, 32]

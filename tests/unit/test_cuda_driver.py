@@ -142,7 +142,7 @@ class _Stream:
         self._handle = self._address = None
 
 
-def _direct_function(monkeypatch, params):
+def _direct_function(monkeypatch, params, native=False):
     """A CudaFunction whose ctypes entry point is a Python function reading the frame the
     driver would read: every launch's (grid, block, shared, stream, slot bytes)."""
     import ctypes
@@ -163,7 +163,7 @@ def _direct_function(monkeypatch, params):
     monkeypatch.setattr(direct, "entry", lambda name: fake_ex)
     default = _Stream(0x1000)
     module = types.SimpleNamespace(context=_Context(0), default_stream=default)
-    fn = CudaFunction(cu.CUfunction(), "k", params, module)
+    fn = CudaFunction(cu.CUfunction(), "k", params, module, native=native)
     assert fn._ex is fake_ex
     return fn, launches, default
 
@@ -218,3 +218,96 @@ def test_direct_launch_errors_leave_nothing_half_packed(monkeypatch):
         fn.launch((1, 70000, 1), block, [1, 2])
     with pytest.raises(LaunchError, match="takes 2 argument"):
         fn.launch(grid, block, [1])
+
+
+# ------------------------------------------------------------------ the compiled stub's launch
+
+
+def _native_function(monkeypatch, params, result=0):
+    """A CudaFunction launching through the C stub, whose driver entry point is the stub's
+    own probe: it records the configuration and the argument slots the driver would read."""
+    _ccall = pytest.importorskip("ember.backends.cuda._ccall", reason="C stub not built")
+    from ember.backends.cuda import direct
+
+    fn, ctypes_launches, default = _direct_function(monkeypatch, params)
+    monkeypatch.setattr(direct, "address", lambda name: _ccall.probe_addresses()[1])
+    fn = CudaFunction(cu.CUfunction(0xF00), "k", params, fn.module)
+    assert fn._native
+    _ccall.probe_arm(len(params), result)
+    return fn, _ccall, ctypes_launches, default
+
+
+def test_native_launch_packs_config_and_arguments(monkeypatch):
+    params = [dtypes.bool_, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64]
+    params += [dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64]
+    params += [dtypes.float32, dtypes.float64, PTR]
+    fn, stub, ctypes_launches, default = _native_function(monkeypatch, params)
+    values = [True, -5, -300, -70000, -(2**40), 200, 60000, 2**32 - 1, 2**64 - 1]
+    values += [1.5, -2.25, 0xDEADBEEF000]
+    fn.launch((2, 3, 4), (32, 2, 1), tuple(values), shared_mem=256)
+    *_, function, params_table, extra, grid, block, shared, stream, slots = (
+        None,
+        *stub.probe_recorded(),
+    )
+    assert (grid, block, shared, stream) == ((2, 3, 4), (32, 2, 1), 256, 0x1000)
+    assert function == 0xF00 and extra == 0 and params_table != 0
+    formats = "?bhiqBHIQfdQ"
+    got = [struct.unpack_from("<" + f, slots, 8 * i)[0] for i, f in enumerate(formats)]
+    assert got == values
+    # unused bytes of each slot are zero (the driver reads only the parameter's size)
+    assert slots[1:8] == bytes(7) and slots[8 * 3 + 4 : 8 * 4] == bytes(4)
+    assert default.submitted == 1 and ctypes_launches == []
+
+
+def test_native_launch_hands_what_it_cannot_pack_to_the_ctypes_path(monkeypatch):
+    import numpy as np
+
+    fn, stub, ctypes_launches, default = _native_function(
+        monkeypatch, [dtypes.uint32, dtypes.float32]
+    )
+    fn.launch((1, 1, 1), (32, 1, 1), [np.uint32(7), 1.0])  # a NumPy scalar, a list
+    fn.launch(4, 64, (7, 2.0))  # launch dimensions as ints
+    assert [launch[:2] for launch in ctypes_launches] == [
+        ((1, 1, 1), (32, 1, 1)),
+        ((4, 1, 1), (64, 1, 1)),
+    ]
+    with pytest.raises(LaunchError, match="argument 0 of kernel 'k' must be a uint32"):
+        fn.launch((1, 1, 1), (32, 1, 1), (-1, 1.0))
+    with pytest.raises(LaunchError, match="argument 1 of kernel 'k' must be a float32"):
+        fn.launch((1, 1, 1), (32, 1, 1), (1, 1e300))  # no silent infinity
+    with pytest.raises(LaunchError, match=r"takes 2 argument\(s\)"):
+        fn.launch((1, 1, 1), (32, 1, 1), (1,))
+    closed = _Stream(0x2000)
+    closed.close()
+    with pytest.raises(LaunchError, match="closed stream"):  # never the legacy NULL stream
+        fn.launch((1, 1, 1), (32, 1, 1), (1, 1.0), stream=closed)
+    assert default.submitted == 2
+
+
+def test_native_launch_reports_the_driver_status(monkeypatch):
+    fn, stub, _, default = _native_function(monkeypatch, [PTR], result=1)  # INVALID_VALUE
+    with pytest.raises(DriverError, match="CUDA_ERROR_INVALID_VALUE"):
+        fn.launch((1, 1, 1), (32, 1, 1), (0,))
+    assert default.submitted == 0  # nothing was enqueued
+
+
+def test_native_launch_takes_many_parameters(monkeypatch):
+    params = [dtypes.int32] * 100  # beyond the stub's stack buffer
+    fn, stub, _, _ = _native_function(monkeypatch, params)
+    fn.launch((1, 1, 1), (1, 1, 1), tuple(range(100)))
+    slots = stub.probe_recorded()[-1]
+    assert [struct.unpack_from("<i", slots, 8 * i)[0] for i in range(16)] == list(range(16))
+
+
+def test_call4_passes_addresses_and_returns_the_result():
+    import ctypes
+
+    stub = pytest.importorskip("ember.backends.cuda._ccall", reason="C stub not built")
+    value = ctypes.c_int(42)
+    where = ctypes.addressof(value)
+    assert stub.call4(stub.probe_addresses()[0], where, 7, None, 2**64 - 1) == 42
+    assert stub.probe_recorded()[:4] == (where, 7, 0, 2**64 - 1)
+    with pytest.raises(TypeError, match="address must be an int"):
+        stub.call4(stub.probe_addresses()[0], 1.5, 0, 0, 0)
+    with pytest.raises(ValueError, match="NULL"):
+        stub.call4(None, 0, 0, 0, 0)

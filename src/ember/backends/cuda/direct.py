@@ -14,6 +14,11 @@ one up (no driver, an old driver, a ``ctypes`` without ``CFUNCTYPE``) makes
 
 Calls through :data:`ctypes.CFUNCTYPE` release the GIL, as the bindings do: a launch can
 block while the driver's queue is full, and another thread may be needed to drain it.
+
+Where the optional C stub ``ember.backends.cuda._ccall`` is built (``setup.py``; a C
+compiler and Python's headers at install time), :func:`native` returns it: its ``launch``
+packs a kernel's arguments and calls ``cuLaunchKernelEx`` (at :func:`address`) without
+``ctypes``' per-call conversions, also with the GIL released.
 """
 
 from __future__ import annotations
@@ -57,6 +62,23 @@ def _lookup(name: str) -> Any:
         return ctypes.CFUNCTYPE(ctypes.c_int)(int(result[1]))
     except (TypeError, ValueError, AttributeError):
         return None
+
+
+def address(name: str) -> int | None:
+    """The C address of the driver function ``name`` (None where :func:`entry` has none)."""
+    fn = entry(name)
+    if fn is None:
+        return None
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def native() -> Any:
+    """The compiled stub module (``launch``, ``call4``), or None where it was not built."""
+    try:
+        from ember.backends.cuda import _ccall
+    except ImportError:
+        return None
+    return _ccall
 
 
 def pointer(value: Any) -> ctypes.c_void_p:

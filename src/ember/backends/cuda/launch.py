@@ -10,9 +10,15 @@ This is Ember's hot path, so the work is split in two:
   (:mod:`.direct`) with three pointers made once: the status tested with a bare ``if err``,
   then ``stream.submitted += 1`` (see :mod:`ember.runtime.sync`).
 
+Where the optional C stub is built (:func:`.direct.native`), a launch is one call of its
+``launch``: it packs the configuration and the arguments on the C stack (no frame shared by
+threads, nothing remembered between launches) and calls ``cuLaunchKernelEx``.  A value it
+cannot pack (a NumPy scalar for an unsigned parameter, a float16, a grid given as an int)
+sends that launch down the ``ctypes`` path below, which converts it or explains it.
+
 Where ``ctypes`` cannot reach the driver's entry point (:func:`.direct.entry` says None)
 the launch goes through ``cuda.bindings``' ``cuLaunchKernel`` with the slots alone, as it
-did before; docs/design/cuda-backend.md compares the two.
+did before; docs/design/cuda-backend.md compares the three.
 
 The driver reads the frame while the call runs, with the GIL released, so two threads
 launching the same function at once must not share one: each thread gets its own through
@@ -57,6 +63,7 @@ SLOT = 8  # bytes per argument slot: every supported scalar fits, at its natural
 # the stream, then attrs (NULL) and numAttrs (0) as 16 zero bytes: 56 bytes in all.
 CONFIG = "<7I4xQ16x"
 CONFIG_SIZE = struct.calcsize(CONFIG)
+_NATIVE_KINDS = frozenset("?bhiqBHIQfd")  # what the C stub packs (float16: the ctypes path)
 _DEFAULT_SHARED = 48 * 1024  # dynamic shared memory a launch gets without opting in
 
 
@@ -128,6 +135,7 @@ class PackingPlan:
         self.frame_struct = struct.Struct(CONFIG + slots)
         self.config_struct = struct.Struct(CONFIG)
         self.count = len(specs)
+        self.kinds = "".join(c for _, c in specs).encode()  # the C stub's parameter kinds
 
     def new_buffers(self) -> tuple[ctypes.Array, ctypes.Array, int]:
         """Fresh (slots, pointer array, pointer array address) for one thread."""
@@ -166,6 +174,9 @@ class CudaFunction(Function):
     direct : bool, optional
         Launch through ``ctypes`` (:mod:`.direct`); default: wherever the driver's entry
         point can be had.  ``False`` keeps the ``cuda.bindings`` path (for comparisons).
+    native : bool, optional
+        Launch through the compiled stub where it is built (default); ``False`` keeps the
+        ``ctypes`` path (for comparisons).
     """
 
     def __init__(
@@ -175,6 +186,7 @@ class CudaFunction(Function):
         params: Sequence[Any],
         module: CudaModule,
         direct: bool | None = None,
+        native: bool | None = None,
     ):
         self.name = name
         self.params = tuple(params)
@@ -189,8 +201,12 @@ class CudaFunction(Function):
         ex = None if direct is False else _direct.entry("cuLaunchKernelEx")
         self._ex = ex
         self._fptr = _direct.pointer(handle) if ex is not None else None
-        # per instance: the direct path's generated code, or the bindings' path
+        # per instance: the stub's call, the direct path's generated code, or the bindings'
         self.launch = self._direct_launch() if ex is not None else self._launch_bindings
+        stub = _direct.native() if ex is not None and native is not False else None
+        self._native = stub is not None and set(self._plan.kinds.decode()) <= _NATIVE_KINDS
+        if self._native:
+            self.launch = self._native_launch(stub.launch, self.launch)
 
     def _frame(self) -> tuple[ctypes.Array, Any, list]:
         """This thread's (frame buffer, bound driver call, configuration it holds), made on
@@ -246,6 +262,29 @@ class CudaFunction(Function):
         }  # fmt: skip
         exec(compile(source, f"<ember launch of {self.name}>", "exec"), namespace)  # noqa: S102
         return namespace["launch"]
+
+    def _native_launch(self, call, slow) -> Any:
+        """:meth:`launch` through the C stub's ``call``; ``slow`` (the ``ctypes`` path) takes
+        any launch the stub refuses to pack."""
+        entry = _direct.address("cuLaunchKernelEx")
+        function, kinds = int(self.handle), self._plan.kinds
+        default, devices, context, failed = (
+            self._default_stream, _cuda_device, self._context, self._failed,
+        )  # fmt: skip
+
+        def launch(grid, block, args, shared_mem=0, stream=None):
+            s = stream or default
+            if devices.opened > 1:  # several devices: this function's context, current
+                context.ensure_current()
+            try:
+                err = call(entry, function, kinds, grid, block, args, shared_mem, s._address)
+            except Exception:  # anything unusual: the ctypes path packs it or explains it
+                return slow(grid, block, args, shared_mem, stream)
+            if err:
+                return failed(err, grid, block, shared_mem, stream, args)
+            s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
+
+        return launch
 
     def _checked(self, grid, block, shared_mem, s, args) -> list[Any]:
         """Slow path of :meth:`launch`: every value of the frame, or a LaunchError."""
