@@ -92,8 +92,8 @@ def test_a_non_blocking_wait_polls_for_a_while_before_the_driver_wait():
     t0 = time.perf_counter()
     s.synchronize(blocking=False)
     assert s.blocks == 1 and s.blocked_with is False
-    assert time.perf_counter() - t0 >= sync.POLL_S
-    assert s.queries > sync.SPINS + sync.YIELDS
+    assert time.perf_counter() - t0 >= sync.POLL_S  # polled until POLL_S, not just counted
+    assert s.queries >= sync.SPINS + sync.YIELDS  # (a loaded machine's yields may fill POLL_S)
     short = FakeStream(work_s=sync.POLL_S / 10)
     short.submit()
     short.synchronize(blocking=False)
