@@ -105,6 +105,10 @@ def test_unsupported_parameter_type():
 class _Context:
     def __init__(self, retries):
         self.retries = retries
+        self.made_current = 0
+
+    def ensure_current(self):
+        self.made_current += 1
 
     def retry_on_invalid_context(self, err):
         if err == driver.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT and self.retries:
@@ -311,3 +315,40 @@ def test_call4_passes_addresses_and_returns_the_result():
         stub.call4(stub.probe_addresses()[0], 1.5, 0, 0, 0)
     with pytest.raises(ValueError, match="NULL"):
         stub.call4(None, 0, 0, 0, 0)
+
+
+def test_native_launch_takes_keywords_and_counts_on_its_stream(monkeypatch):
+    fn, stub, ctypes_launches, default = _native_function(monkeypatch, [PTR])
+    other = _Stream(0x2000)
+    fn.launch((1, 1, 1), (32, 1, 1), (5,), 64, other)  # all five positionally
+    assert stub.probe_recorded()[6:8] == (64, 0x2000) and other.submitted == 1
+    fn.launch(grid=(2, 1, 1), block=(32, 1, 1), args=(6,), stream=other, shared_mem=8)
+    assert stub.probe_recorded()[4] == (2, 1, 1) and other.submitted == 2
+    fn.launch((3, 1, 1), (32, 1, 1), (7,), stream=None)
+    assert stub.probe_recorded()[7] == 0x1000 and default.submitted == 1
+    with pytest.raises(TypeError, match="unexpected or repeated keyword"):
+        fn.launch((1, 1, 1), (32, 1, 1), (5,), grid=(1, 1, 1))
+    with pytest.raises(TypeError, match="takes 3 to 5 positional arguments"):
+        fn.launch((1, 1, 1), (32, 1, 1))
+    assert ctypes_launches == [] and default.submitted == 1
+
+
+def test_native_launch_leaves_several_devices_to_the_python_path(monkeypatch):
+    from ember.backends.cuda import device
+
+    fn, stub, ctypes_launches, default = _native_function(monkeypatch, [PTR])
+    monkeypatch.setattr(device, "opened", 2)  # the Python path makes the context current
+    fn.launch((1, 1, 1), (32, 1, 1), (5,))
+    assert len(ctypes_launches) == 1 and default.submitted == 1
+    assert fn._context.made_current == 1
+
+
+def test_native_launcher_is_collected_with_its_function(monkeypatch):
+    import gc
+    import weakref
+
+    fn, *_ = _native_function(monkeypatch, [PTR])
+    gone = weakref.ref(fn)  # fn -> launcher -> fn._failed -> fn: a cycle the GC must break
+    del fn
+    gc.collect()
+    assert gone() is None

@@ -7,8 +7,9 @@
  * own cost (docs/design/cuda-backend.md has the measurements).  call4 takes the function and
  * its four pointer arguments as Python ints (None for NULL), releases the GIL around the call
  * (a launch can block while the driver's queue is full, and another thread may have to
- * drain it), and returns the function's int result (a CUresult).  launch packs a kernel's
- * arguments on the C stack (so threads never share a frame) and calls cuLaunchKernelEx.
+ * drain it), and returns the function's int result (a CUresult).  launcher makes a
+ * kernel's whole launch one C call: it packs the arguments on the C stack (so threads never
+ * share a frame), calls cuLaunchKernelEx and counts the launch on its stream.
  *
  * Optional: setup.py builds it where a C compiler and Python's headers exist, and Ember uses
  * ctypes where it is missing.  Written against the stable ABI (one build for Python 3.10+).
@@ -187,59 +188,39 @@ pack(char kind, PyObject *value, unsigned char *slot)
     }
 }
 
-static PyObject *
-launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Pack `values` (a tuple or list, one per character of `kinds`) and the configuration, and
+ * call the cuLaunchKernelEx at `entry` with the GIL released.  Returns 0 with the driver's
+ * status in *err, or -1 with a Python error set (a value that does not pack). */
+static int
+pack_and_call(launch_ex_fn entry, void *function, PyObject *kinds_bytes, PyObject *grid,
+              PyObject *block, PyObject *values, PyObject *shared_mem, void *stream, int *err)
 {
-    void *entry, *function, *stream;
     launch_config config;
     char *kinds;
     Py_ssize_t count, given;
-    int err;
-    (void)self;
-    if (nargs != 8) {
-        PyErr_Format(PyExc_TypeError,
-                     "launch(entry, function, kinds, grid, block, args, shared_mem, stream) "
-                     "takes 8 arguments (%zd given)", nargs);
-        return NULL;
+    if (PyBytes_AsStringAndSize(kinds_bytes, &kinds, &count) < 0) {
+        return -1;
     }
-    if (address(args[0], &entry) < 0 || address(args[1], &function) < 0) {
-        return NULL;
+    if (dims(grid, config.grid) < 0 || dims(block, config.block) < 0) {
+        return -1;
     }
-    if (entry == NULL) {
-        PyErr_SetString(PyExc_ValueError, "launch: the entry point's address is NULL");
-        return NULL;
-    }
-    if (PyBytes_AsStringAndSize(args[2], &kinds, &count) < 0) {
-        return NULL;
-    }
-    if (dims(args[3], config.grid) < 0 || dims(args[4], config.block) < 0) {
-        return NULL;
-    }
-    PyObject *values = args[5];
     int is_tuple = PyTuple_Check(values);
     if (!is_tuple && !PyList_Check(values)) {
         PyErr_SetString(PyExc_TypeError, "launch arguments must be a tuple or a list");
-        return NULL;
+        return -1;
     }
     given = is_tuple ? PyTuple_Size(values) : PyList_Size(values);
     if (given != count) {
         PyErr_Format(PyExc_TypeError, "%zd arguments for %zd parameters", given, count);
-        return NULL;
+        return -1;
     }
-    unsigned long long shared = PyLong_AsUnsignedLongLong(args[6]);
+    unsigned long long shared = PyLong_AsUnsignedLongLong(shared_mem);
     if (shared == (unsigned long long)-1 && PyErr_Occurred()) {
-        return NULL;
+        return -1;
     }
     if (shared > 0xffffffffULL) {
         PyErr_SetString(PyExc_OverflowError, "shared_mem above 2**32 - 1");
-        return NULL;
-    }
-    if (args[7] == Py_None) { /* a closed stream: never the legacy NULL stream */
-        PyErr_SetString(PyExc_ValueError, "launch: no stream");
-        return NULL;
-    }
-    if (address(args[7], &stream) < 0) {
-        return NULL;
+        return -1;
     }
     config.shared_mem = (unsigned int)shared;
     config.stream = stream;
@@ -256,29 +237,261 @@ launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (slots == NULL || params == NULL) {
             PyMem_Free(slots);
             PyMem_Free(params);
-            return PyErr_NoMemory();
+            PyErr_NoMemory();
+            return -1;
         }
     }
+    int status = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *value = is_tuple ? PyTuple_GetItem(values, i) : PyList_GetItem(values, i);
         slots[i] = 0;
         params[i] = &slots[i];
         if (pack(kinds[i], value, (unsigned char *)&slots[i]) < 0) {
-            if (slots != stack_slots) {
-                PyMem_Free(slots);
-                PyMem_Free(params);
-            }
-            return NULL;
+            status = -1;
+            break;
         }
     }
-    Py_BEGIN_ALLOW_THREADS
-    err = ((launch_ex_fn)entry)(&config, function, count ? params : NULL, NULL);
-    Py_END_ALLOW_THREADS
+    if (status == 0) {
+        int result;
+        Py_BEGIN_ALLOW_THREADS
+        result = entry(&config, function, count ? params : NULL, NULL);
+        Py_END_ALLOW_THREADS
+        *err = result;
+    }
     if (slots != stack_slots) {
         PyMem_Free(slots);
         PyMem_Free(params);
     }
-    return PyLong_FromLong(err);
+    return status;
+}
+
+/* ------------------------------------------------------------------ the launcher */
+
+/* What one kernel's launcher keeps: the entry point and function as C pointers, and the
+ * Python objects it consults (garbage-collected: the callbacks are methods of the kernel
+ * object that holds the launcher, a cycle the collector must be able to break). */
+typedef struct {
+    PyObject_HEAD
+    launch_ex_fn entry;
+    void *function;
+    PyObject *kinds;          /* bytes: one struct character per parameter */
+    PyObject *default_stream; /* stream=None launches here */
+    PyObject *devices;        /* a module whose `opened` counts the devices in use */
+    PyObject *slow;           /* slow(grid, block, args, shared_mem, stream): the Python path */
+    PyObject *failed;         /* failed(err, grid, block, shared_mem, stream, args) */
+} launcher_state;
+
+static PyObject *str_submitted, *str_address, *str_opened, *one, *zero;
+
+static int
+state_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    launcher_state *st = (launcher_state *)self;
+    Py_VISIT(st->kinds);
+    Py_VISIT(st->default_stream);
+    Py_VISIT(st->devices);
+    Py_VISIT(st->slow);
+    Py_VISIT(st->failed);
+    Py_VISIT((PyObject *)Py_TYPE(self)); /* a heap type: its instances keep it */
+    return 0;
+}
+
+static int
+state_clear(PyObject *self)
+{
+    launcher_state *st = (launcher_state *)self;
+    Py_CLEAR(st->kinds);
+    Py_CLEAR(st->default_stream);
+    Py_CLEAR(st->devices);
+    Py_CLEAR(st->slow);
+    Py_CLEAR(st->failed);
+    return 0;
+}
+
+static void
+state_dealloc(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    state_clear(self);
+    ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
+    Py_DECREF(type);
+}
+
+static PyType_Slot state_slots[] = {
+    {Py_tp_traverse, (void *)state_traverse},
+    {Py_tp_clear, (void *)state_clear},
+    {Py_tp_dealloc, (void *)state_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec state_spec = {
+    "ember.backends.cuda._ccall.LauncherState", sizeof(launcher_state), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, state_slots,
+};
+
+static PyObject *state_type;
+
+/* Hand the launch to the Python path, after a value or stream the stub does not take. */
+static PyObject *
+go_slow(launcher_state *st, PyObject *grid, PyObject *block, PyObject *values,
+        PyObject *shared_mem, PyObject *stream)
+{
+    return PyObject_CallFunctionObjArgs(st->slow, grid, block, values, shared_mem, stream, NULL);
+}
+
+/* launch(grid, block, args, shared_mem=0, stream=None): CudaFunction.launch's meaning, in C. */
+static PyObject *
+launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    launcher_state *st = (launcher_state *)self;
+    PyObject *given[5] = {NULL, NULL, NULL, zero, Py_None};
+    if (nargs < 3 || nargs > 5) {
+        if (nargs > 5 || kwnames == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "launch(grid, block, args, shared_mem=0, stream=None) takes 3 to 5 "
+                         "positional arguments (%zd given)", nargs);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        given[i] = args[i];
+    }
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_Size(kwnames);
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GetItem(kwnames, k);
+        static const char *names[5] = {"grid", "block", "args", "shared_mem", "stream"};
+        int slot = -1;
+        for (int j = 0; j < 5; j++) {
+            if (PyUnicode_CompareWithASCIIString(name, names[j]) == 0) {
+                slot = j;
+            }
+        }
+        if (slot < 0 || slot < nargs) {
+            PyErr_Format(PyExc_TypeError, "launch() got an unexpected or repeated keyword "
+                         "argument %R", name);
+            return NULL;
+        }
+        given[slot] = args[nargs + k];
+    }
+    if (given[0] == NULL || given[1] == NULL || given[2] == NULL) {
+        PyErr_SetString(PyExc_TypeError, "launch() needs grid, block and args");
+        return NULL;
+    }
+    PyObject *grid = given[0], *block = given[1], *values = given[2];
+    PyObject *shared_mem = given[3], *stream = given[4];
+    PyObject *s = stream == Py_None ? st->default_stream : stream;
+
+    PyObject *opened = PyObject_GetAttr(st->devices, str_opened);
+    if (opened == NULL) {
+        return NULL;
+    }
+    long devices = PyLong_AsLong(opened);
+    Py_DECREF(opened);
+    if (devices == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (devices > 1) { /* several devices: the Python path makes the context current */
+        return go_slow(st, grid, block, values, shared_mem, stream);
+    }
+    PyObject *where = PyObject_GetAttr(s, str_address);
+    if (where == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        return go_slow(st, grid, block, values, shared_mem, stream);
+    }
+    void *handle = NULL;
+    int bad = where == Py_None || !PyLong_Check(where); /* closed: the slow path says so */
+    if (!bad) {
+        handle = PyLong_AsVoidPtr(where);
+        bad = handle == NULL && PyErr_Occurred();
+    }
+    Py_DECREF(where);
+    int err = 0;
+    if (bad || pack_and_call(st->entry, st->function, st->kinds, grid, block, values,
+                             shared_mem, handle, &err) < 0) {
+        if (PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+                return NULL; /* KeyboardInterrupt and the like */
+            }
+            PyErr_Clear();
+        }
+        return go_slow(st, grid, block, values, shared_mem, stream);
+    }
+    if (err) {
+        PyObject *code = PyLong_FromLong(err);
+        if (code == NULL) {
+            return NULL;
+        }
+        PyObject *result = PyObject_CallFunctionObjArgs(st->failed, code, grid, block,
+                                                        shared_mem, stream, values, NULL);
+        Py_DECREF(code);
+        return result;
+    }
+    /* s.submitted += 1, after the enqueue (ember.runtime.sync's idle-stream fast path) */
+    PyObject *count = PyObject_GetAttr(s, str_submitted);
+    if (count == NULL) {
+        return NULL;
+    }
+    PyObject *next = PyNumber_Add(count, one);
+    Py_DECREF(count);
+    if (next == NULL) {
+        return NULL;
+    }
+    int set = PyObject_SetAttr(s, str_submitted, next);
+    Py_DECREF(next);
+    if (set < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef launcher_def = {
+    "launch", (PyCFunction)(void (*)(void))launcher_call, METH_FASTCALL | METH_KEYWORDS,
+    "launch(grid, block, args, shared_mem=0, stream=None)\n\n"
+    "Enqueue one launch of this kernel (CudaFunction.launch, in the compiled stub).",
+};
+
+static PyObject *
+make_launcher(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    void *entry, *function;
+    (void)self;
+    if (nargs != 7) {
+        PyErr_Format(PyExc_TypeError,
+                     "launcher(entry, function, kinds, default_stream, devices, slow, failed) "
+                     "takes 7 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (address(args[0], &entry) < 0 || address(args[1], &function) < 0) {
+        return NULL;
+    }
+    if (entry == NULL) {
+        PyErr_SetString(PyExc_ValueError, "launcher: the entry point's address is NULL");
+        return NULL;
+    }
+    if (!PyBytes_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "launcher: kinds must be bytes");
+        return NULL;
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)state_type, Py_tp_alloc);
+    launcher_state *st = (launcher_state *)alloc((PyTypeObject *)state_type, 0);
+    if (st == NULL) {
+        return NULL;
+    }
+    st->entry = (launch_ex_fn)entry;
+    st->function = function;
+    PyObject **fields[5] = {&st->kinds, &st->default_stream, &st->devices, &st->slow,
+                            &st->failed};
+    for (int i = 0; i < 5; i++) {
+        Py_INCREF(args[2 + i]);
+        *fields[i] = args[2 + i];
+    }
+    PyObject *fn = PyCFunction_NewEx(&launcher_def, (PyObject *)st, NULL);
+    Py_DECREF(st);
+    return fn;
 }
 
 /* ------------------------------------------------------------------ test probes */
@@ -358,12 +571,14 @@ static PyMethodDef methods[] = {
      "call4(function, a, b, c, d) -> int\n\n"
      "Call the C function at address ``function`` as int f(void*, void*, void*, void*) "
      "with the GIL released; addresses are ints, None is NULL."},
-    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
-     "launch(entry, function, kinds, grid, block, args, shared_mem, stream) -> int\n\n"
-     "Pack a kernel's arguments and call cuLaunchKernelEx at address ``entry`` with the GIL "
-     "released; returns its CUresult.  ``kinds`` holds one struct format character per "
-     "parameter; grid and block are 3-tuples.  A value that does not pack raises "
-     "TypeError, OverflowError or ValueError (the caller's slow path then explains it)."},
+    {"launcher", (PyCFunction)(void (*)(void))make_launcher, METH_FASTCALL,
+     "launcher(entry, function, kinds, default_stream, devices, slow, failed) -> launch\n\n"
+     "A kernel's whole launch in C: launch(grid, block, args, shared_mem=0, stream=None) "
+     "packs and calls as ``launch`` does, on ``stream`` (None: ``default_stream``), adds 1 "
+     "to the stream's ``submitted``, calls ``failed(err, grid, block, shared_mem, stream, "
+     "args)`` when the driver refuses, and hands anything it cannot pack (or a closed "
+     "stream, or several devices in use: ``devices.opened > 1``) to ``slow(grid, block, "
+     "args, shared_mem, stream)``."},
     {"probe_addresses", probe_addresses, METH_NOARGS,
      "(call4 probe, launch probe) addresses of the test stand-ins for driver entry points."},
     {"probe_arm", probe_arm, METH_VARARGS,
@@ -383,5 +598,17 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__ccall(void)
 {
+    str_submitted = PyUnicode_InternFromString("submitted");
+    str_address = PyUnicode_InternFromString("_address");
+    str_opened = PyUnicode_InternFromString("opened");
+    one = PyLong_FromLong(1);
+    zero = PyLong_FromLong(0);
+    if (!str_submitted || !str_address || !str_opened || !one || !zero) {
+        return NULL;
+    }
+    state_type = PyType_FromSpec(&state_spec);
+    if (state_type == NULL) {
+        return NULL;
+    }
     return PyModule_Create(&module);
 }

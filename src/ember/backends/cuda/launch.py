@@ -10,11 +10,13 @@ This is Ember's hot path, so the work is split in two:
   (:mod:`.direct`) with three pointers made once: the status tested with a bare ``if err``,
   then ``stream.submitted += 1`` (see :mod:`ember.runtime.sync`).
 
-Where the optional C stub is built (:func:`.direct.native`), a launch is one call of its
-``launch``: it packs the configuration and the arguments on the C stack (no frame shared by
-threads, nothing remembered between launches) and calls ``cuLaunchKernelEx``.  A value it
-cannot pack (a NumPy scalar for an unsigned parameter, a float16, a grid given as an int)
-sends that launch down the ``ctypes`` path below, which converts it or explains it.
+Where the optional C stub is built (:func:`.direct.native`), :meth:`CudaFunction.launch`
+is the stub's launcher, with no Python frame at all: it packs the configuration and the
+arguments on the C stack (no frame shared by threads, nothing remembered between launches),
+calls ``cuLaunchKernelEx`` and counts the launch on its stream.  A value it cannot pack (a
+NumPy scalar for an unsigned parameter, a float16, a grid given as an int), a closed stream
+or several devices in use send that launch down the ``ctypes`` path below, which converts,
+explains or makes the context current.
 
 Where ``ctypes`` cannot reach the driver's entry point (:func:`.direct.entry` says None)
 the launch goes through ``cuda.bindings``' ``cuLaunchKernel`` with the slots alone, as it
@@ -206,7 +208,7 @@ class CudaFunction(Function):
         stub = _direct.native() if ex is not None and native is not False else None
         self._native = stub is not None and set(self._plan.kinds.decode()) <= _NATIVE_KINDS
         if self._native:
-            self.launch = self._native_launch(stub.launch, self.launch)
+            self.launch = self._native_launch(stub, self.launch)
 
     def _frame(self) -> tuple[ctypes.Array, Any, list]:
         """This thread's (frame buffer, bound driver call, configuration it holds), made on
@@ -263,28 +265,16 @@ class CudaFunction(Function):
         exec(compile(source, f"<ember launch of {self.name}>", "exec"), namespace)  # noqa: S102
         return namespace["launch"]
 
-    def _native_launch(self, call, slow) -> Any:
-        """:meth:`launch` through the C stub's ``call``; ``slow`` (the ``ctypes`` path) takes
-        any launch the stub refuses to pack."""
+    def _native_launch(self, stub, slow) -> Any:
+        """:meth:`launch` as one call of the C stub's launcher; ``slow`` (the ``ctypes``
+        path) takes any launch the stub does not pack (it converts or explains)."""
         entry = _direct.address("cuLaunchKernelEx")
-        function, kinds = int(self.handle), self._plan.kinds
-        default, devices, context, failed = (
-            self._default_stream, _cuda_device, self._context, self._failed,
+        if entry is None:
+            return slow
+        return stub.launcher(
+            entry, int(self.handle), self._plan.kinds, self._default_stream, _cuda_device,
+            slow, self._failed,
         )  # fmt: skip
-
-        def launch(grid, block, args, shared_mem=0, stream=None):
-            s = stream or default
-            if devices.opened > 1:  # several devices: this function's context, current
-                context.ensure_current()
-            try:
-                err = call(entry, function, kinds, grid, block, args, shared_mem, s._address)
-            except Exception:  # anything unusual: the ctypes path packs it or explains it
-                return slow(grid, block, args, shared_mem, stream)
-            if err:
-                return failed(err, grid, block, shared_mem, stream, args)
-            s.submitted += 1  # after the enqueue: ember.runtime.sync's idle-stream fast path
-
-        return launch
 
     def _checked(self, grid, block, shared_mem, s, args) -> list[Any]:
         """Slow path of :meth:`launch`: every value of the frame, or a LaunchError."""
