@@ -122,6 +122,18 @@ class CudaBackend(Backend):
             "nvrtc": nvrtc,
         }
 
+    def describe(self) -> dict[str, str]:
+        """For ``ember info``: how kernels are launched (the compiled stub, when built)."""
+        from ember.backends.cuda import direct
+
+        if direct.entry("cuLaunchKernelEx") is None:
+            path = "cuda.bindings (the driver's cuLaunchKernelEx is not reachable)"
+        elif direct.native() is not None:
+            path = "compiled stub (ember.backends.cuda._ccall)"
+        else:
+            path = "ctypes (no C stub: reinstall where a C compiler and Python's headers are)"
+        return {"launch": path}
+
     # ------------------------------------------------------------------ memory
     def alloc(self, nbytes: int, stream: CudaStream | None = None) -> CudaBuffer:
         """``nbytes`` of device memory, stream-ordered on ``stream`` where pools exist."""
