@@ -234,7 +234,7 @@ def _native_function(monkeypatch, params, result=0):
     from ember.backends.cuda import direct
 
     fn, ctypes_launches, default = _direct_function(monkeypatch, params)
-    monkeypatch.setattr(direct, "address", lambda name: _ccall.probe_addresses()[1])
+    monkeypatch.setattr(direct, "address", lambda name: _ccall.probe_address())
     fn = CudaFunction(cu.CUfunction(0xF00), "k", params, fn.module)
     assert fn._native
     _ccall.probe_arm(len(params), result)
@@ -301,20 +301,6 @@ def test_native_launch_takes_many_parameters(monkeypatch):
     fn.launch((1, 1, 1), (1, 1, 1), tuple(range(100)))
     slots = stub.probe_recorded()[-1]
     assert [struct.unpack_from("<i", slots, 8 * i)[0] for i in range(16)] == list(range(16))
-
-
-def test_call4_passes_addresses_and_returns_the_result():
-    import ctypes
-
-    stub = pytest.importorskip("ember.backends.cuda._ccall", reason="C stub not built")
-    value = ctypes.c_int(42)
-    where = ctypes.addressof(value)
-    assert stub.call4(stub.probe_addresses()[0], where, 7, None, 2**64 - 1) == 42
-    assert stub.probe_recorded()[:4] == (where, 7, 0, 2**64 - 1)
-    with pytest.raises(TypeError, match="address must be an int"):
-        stub.call4(stub.probe_addresses()[0], 1.5, 0, 0, 0)
-    with pytest.raises(ValueError, match="NULL"):
-        stub.call4(None, 0, 0, 0, 0)
 
 
 def test_native_launch_takes_keywords_and_counts_on_its_stream(monkeypatch):

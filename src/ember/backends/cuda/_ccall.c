@@ -1,15 +1,13 @@
-/* ember.backends.cuda._ccall: call a driver entry point from Python for the price of a
- * builtin-function call.
+/* ember.backends.cuda._ccall: a kernel's whole launch as one C call.
  *
- * The kernel launch's driver call goes through ctypes where this module is not built.
- * A ctypes call converts each argument and prepares a libffi call frame every time: on the
- * H200 machine of issue 19 that was most of the gap between Ember's launch and the driver's
- * own cost (docs/design/cuda-backend.md has the measurements).  call4 takes the function and
- * its four pointer arguments as Python ints (None for NULL), releases the GIL around the call
- * (a launch can block while the driver's queue is full, and another thread may have to
- * drain it), and returns the function's int result (a CUresult).  launcher makes a
- * kernel's whole launch one C call: it packs the arguments on the C stack (so threads never
- * share a frame), calls cuLaunchKernelEx and counts the launch on its stream.
+ * Where this module is not built, the launch is Python: struct.pack_into into a per-thread
+ * frame and a ctypes call of cuLaunchKernelEx, which converts each argument and prepares a
+ * libffi call frame every time.  On the GPU machines of issue 19 that bookkeeping was ~1 us
+ * of a ~4.8 us launch whose driver call alone costs ~3.3 us (docs/design/cuda-backend.md has
+ * the measurements).  launcher() makes, per kernel, a builtin function that packs the
+ * configuration and the arguments on the C stack (threads never share a frame), calls
+ * cuLaunchKernelEx with the GIL released (a launch can block while the driver's queue is
+ * full, and a host callback may need the GIL meanwhile) and counts the launch on its stream.
  *
  * Optional: setup.py builds it where a C compiler and Python's headers exist, and Ember uses
  * ctypes where it is missing.  Written against the stable ABI (one build for Python 3.10+).
@@ -19,8 +17,6 @@
 #include <Python.h>
 #include <math.h>
 #include <string.h>
-
-typedef int (*call4_fn)(void *, void *, void *, void *);
 
 /* An address argument: a non-negative int, or None for NULL.  Returns 0, or -1 with an error set. */
 static int
@@ -40,32 +36,6 @@ address(PyObject *value, void **out)
         return -1;
     }
     return 0;
-}
-
-static PyObject *
-call4(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    void *p[5];
-    int result;
-    (void)self;
-    if (nargs != 5) {
-        PyErr_Format(PyExc_TypeError,
-                     "call4(function, a, b, c, d) takes 5 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < 5; i++) {
-        if (address(args[i], &p[i]) < 0) {
-            return NULL;
-        }
-    }
-    if (p[0] == NULL) {
-        PyErr_SetString(PyExc_ValueError, "call4: the function address is NULL");
-        return NULL;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    result = ((call4_fn)p[0])(p[1], p[2], p[3], p[4]);
-    Py_END_ALLOW_THREADS
-    return PyLong_FromLong(result);
 }
 
 /* ------------------------------------------------------------------ the kernel launch */
@@ -549,23 +519,12 @@ make_launcher(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* ------------------------------------------------------------------ test probes */
 
 /* For the tests (no driver needed): stand-ins for the entry points that record what they
- * were given.  probe4 records its four arguments and returns the int its first points to;
- * probe_launch has cuLaunchKernelEx's signature, copies the configuration and the first
- * `probe_count` argument slots, and returns `probe_result`. */
+ * were given.  probe_launch has cuLaunchKernelEx's signature, copies the configuration and
+ * the first `probe_count` argument slots, and returns `probe_result`. */
 static void *recorded[4];
 static launch_config recorded_config;
 static unsigned long long recorded_slots[16];
 static int probe_count, probe_result;
-
-static int
-probe4(void *a, void *b, void *c, void *d)
-{
-    recorded[0] = a;
-    recorded[1] = b;
-    recorded[2] = c;
-    recorded[3] = d;
-    return a == NULL ? -1 : *(int *)a;
-}
 
 static int
 probe_launch(const launch_config *config, void *function, void **params, void **extra)
@@ -582,12 +541,11 @@ probe_launch(const launch_config *config, void *function, void **params, void **
 }
 
 static PyObject *
-probe_addresses(PyObject *self, PyObject *unused)
+probe_address(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    return Py_BuildValue("(NN)", PyLong_FromVoidPtr((void *)probe4),
-                         PyLong_FromVoidPtr((void *)probe_launch));
+    return PyLong_FromVoidPtr((void *)probe_launch);
 }
 
 static PyObject *
@@ -619,10 +577,6 @@ probe_recorded(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef methods[] = {
-    {"call4", (PyCFunction)(void (*)(void))call4, METH_FASTCALL,
-     "call4(function, a, b, c, d) -> int\n\n"
-     "Call the C function at address ``function`` as int f(void*, void*, void*, void*) "
-     "with the GIL released; addresses are ints, None is NULL."},
     {"launcher", (PyCFunction)(void (*)(void))make_launcher, METH_FASTCALL,
      "launcher(entry, function, kinds, default_stream, devices, slow, failed) -> launch\n\n"
      "A kernel's whole launch in C: launch(grid, block, args, shared_mem=0, stream=None) "
@@ -631,19 +585,19 @@ static PyMethodDef methods[] = {
      "args)`` when the driver refuses, and hands anything it cannot pack (or a closed "
      "stream, or several devices in use: ``devices.opened > 1``) to ``slow(grid, block, "
      "args, shared_mem, stream)``."},
-    {"probe_addresses", probe_addresses, METH_NOARGS,
-     "(call4 probe, launch probe) addresses of the test stand-ins for driver entry points."},
+    {"probe_address", probe_address, METH_NOARGS,
+     "The address of the tests' stand-in for cuLaunchKernelEx."},
     {"probe_arm", probe_arm, METH_VARARGS,
      "probe_arm(slots, result): the launch probe copies that many argument slots and "
      "returns ``result``."},
     {"probe_recorded", probe_recorded, METH_NOARGS,
-     "What the probes last saw: (a, b, c, d, grid, block, shared_mem, stream, slots)."},
+     "What the probe last saw: (config, function, params, extra, grid, block, shared_mem, stream, slots)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_ccall",
-    "Calls of driver entry points without ctypes' per-call conversions (optional build).",
+    "A kernel launch as one C call (optional build: setup.py).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

@@ -16,8 +16,8 @@ Calls through :data:`ctypes.CFUNCTYPE` release the GIL, as the bindings do: a la
 block while the driver's queue is full, and another thread may be needed to drain it.
 
 Where the optional C stub ``ember.backends.cuda._ccall`` is built (``setup.py``; a C
-compiler and Python's headers at install time), :func:`native` returns it: its ``launch``
-packs a kernel's arguments and calls ``cuLaunchKernelEx`` (at :func:`address`) without
+compiler and Python's headers at install time), :func:`native` returns it: its launchers
+pack a kernel's arguments and call ``cuLaunchKernelEx`` (at :func:`address`) without
 ``ctypes``' per-call conversions, also with the GIL released.
 """
 
@@ -73,7 +73,7 @@ def address(name: str) -> int | None:
 
 
 def native() -> Any:
-    """The compiled stub module (``launch``, ``call4``), or None where it was not built."""
+    """The compiled stub module (its ``launcher``), or None where it was not built."""
     try:
         from ember.backends.cuda import _ccall
     except ImportError:
