@@ -129,6 +129,33 @@ def test_non_contiguous_views_pass_element_strides(fake):
     assert "y.data[i * y.shape[1] + j]" in fake.sources[0]
 
 
+def test_an_array_is_read_once_for_all_its_launches(fake):
+    x, y = array(fake, (10,)), array(fake, (10,), offset=8)
+    assert x._lv is None  # nothing read until its first launch
+    axpy[2, 8](2.0, x, y)
+    view = x._lv
+    assert view[1:] == (x.buffer.handle, 0, 10, 1) and y._lv[1:] == (y.buffer.handle, 2, 10, 1)
+    axpy[2, 8](3.0, x, y)
+    assert x._lv is view  # the second launch reused it
+    assert fake.launches[1][3] == (3.0, x.buffer.handle, 0, 10, y.buffer.handle, 2, 10)
+
+
+def test_a_c_layout_specialization_never_takes_other_strides(fake):
+    # copy2d's first specialization is for C-strided arrays; a transposed view of the same
+    # dtype and rank must not pass its guard (it gets a strided specialization)
+    x, y = array(fake, (3, 4)), array(fake, (3, 4))
+    copy2d[1, (4, 4)](x, y)
+    t = array(fake, (4, 3), strides=(4, 16))
+    out = array(fake, (4, 3))
+    copy2d[1, (4, 4)](t, out)
+    copy2d[1, (4, 4)](x, y)  # and back: the strided specialization takes C strides too
+    assert len(fake.sources) == 2
+    assert "x.data[i * x.strides[0] + j * x.strides[1]]" in fake.sources[1]
+    assert fake.launches[1][3][:5] == (t.buffer.handle, 0, 4, 3, 1)  # data, start, shape
+    assert fake.launches[1][3][5] == 4  # the column stride, in elements
+    assert fake.launches[2][3][:6] == (x.buffer.handle, 0, 3, 4, 4, 1)
+
+
 def test_misaligned_view_is_refused(fake):
     x = array(fake, (4,), offset=2)
     with pytest.raises(ember.ArgumentError, match="not multiples of its item size"):

@@ -109,6 +109,7 @@ def empty(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray
         out.backend = be
         out.offset = 0
         out._c = True
+        out._lv = None
         return out
     return _new(shape, dt, stream, be)
 

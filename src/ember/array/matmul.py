@@ -160,8 +160,8 @@ def _matrix(be, dt: dtypes.DType, m: int, n: int) -> ndarray:
     fast paths' output: every slot is set here)."""
     out = _bare(ndarray)
     out.buffer = allocate(be, m * n * dt.itemsize)
-    out.shape, out.dtype, out.strides, out.backend, out.offset, out._c = (
-        (m, n), dt, (n * dt.itemsize, dt.itemsize), be, 0, True
+    out.shape, out.dtype, out.strides, out.backend, out.offset, out._c, out._lv = (
+        (m, n), dt, (n * dt.itemsize, dt.itemsize), be, 0, True, None
     )  # fmt: skip
     return out
 

@@ -58,10 +58,14 @@ class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
     or :func:`ember.asarray`; read it back with :meth:`to_numpy`.
 
     ``_c`` caches whether the strides are exactly C strides (``None``: not computed yet);
-    the elementwise fast paths read it.
+    the elementwise fast paths read it.  ``_lv`` caches what a kernel launch reads of the
+    array (``None`` until its first launch: ``ember.compiler.args.launch_view``).  Both rely
+    on an array's metadata never changing once it is made.
     """
 
-    __slots__ = ("shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "__weakref__")
+    __slots__ = (
+        "shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "_lv", "__weakref__",
+    )  # fmt: skip
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, like NumPy's
     __array_priority__ = 100  # above NumPy's: libraries mixing both (Dask) pick Ember's type
 
@@ -85,6 +89,7 @@ class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
             self.strides = strides
             self._c = None
         self.offset = offset
+        self._lv = None
 
     # ------------------------------------------------------------------ properties
     @property

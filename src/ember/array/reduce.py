@@ -312,7 +312,7 @@ class Call:
         out = _bare(ndarray)  # ndarray(...) without its __init__ frame: every slot is set
         out.buffer = allocate(be, self.nbytes)
         out.shape, out.dtype, out.strides = self.shape, self.dtype, self.strides
-        out.backend, out.offset, out._c = be, 0, True
+        out.backend, out.offset, out._c, out._lv = be, 0, True, None
         aux = None if self.mean_dtype is None else _array(self.shape, self.mean_dtype, be)
         if self.size:
             fast = self.fast

@@ -98,8 +98,8 @@ class Recipe:
             be = x.backend
             y = _bare(ndarray)  # launch.new(be, shape, dtype) without its frames
             y.buffer = allocate(be, nbytes)
-            y.shape, y.dtype, y.strides, y.backend, y.offset, y._c = (
-                shape, dtype, strides, be, 0, True
+            y.shape, y.dtype, y.strides, y.backend, y.offset, y._c, y._lv = (
+                shape, dtype, strides, be, 0, True, None
             )  # fmt: skip
             ptr = be.native_pointer
             execute(key, ptr(x.buffer, x.offset), ptr(y.buffer), inverse, be.default_stream)
