@@ -358,18 +358,18 @@ stream_get(PyObject *dict, PyObject *s, PyObject *name)
 }
 
 /* launch(grid, block, args, shared_mem=0, stream=None): CudaFunction.launch's meaning, in C. */
-static PyObject *
-launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* launch()'s five parameters (grid, block, args, shared_mem=0, stream=None) from a
+ * vectorcall's positional and keyword arguments into `given`.  Returns 0, or -1 with a
+ * TypeError set. */
+static int
+parse_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *given[5])
 {
-    launcher_state *st = (launcher_state *)self;
-    PyObject *given[5] = {NULL, NULL, NULL, zero, Py_None};
-    if (nargs < 3 || nargs > 5) {
-        if (nargs > 5 || kwnames == NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "launch(grid, block, args, shared_mem=0, stream=None) takes 3 to 5 "
-                         "positional arguments (%zd given)", nargs);
-            return NULL;
-        }
+    static const char *names[5] = {"grid", "block", "args", "shared_mem", "stream"};
+    if (nargs > 5 || (nargs < 3 && kwnames == NULL)) {
+        PyErr_Format(PyExc_TypeError,
+                     "launch(grid, block, args, shared_mem=0, stream=None) takes 3 to 5 "
+                     "positional arguments (%zd given)", nargs);
+        return -1;
     }
     for (Py_ssize_t i = 0; i < nargs; i++) {
         given[i] = args[i];
@@ -377,7 +377,6 @@ launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_Size(kwnames);
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *name = PyTuple_GetItem(kwnames, k);
-        static const char *names[5] = {"grid", "block", "args", "shared_mem", "stream"};
         int slot = -1;
         for (int j = 0; j < 5; j++) {
             if (PyUnicode_CompareWithASCIIString(name, names[j]) == 0) {
@@ -387,12 +386,66 @@ launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
         if (slot < 0 || slot < nargs) {
             PyErr_Format(PyExc_TypeError, "launch() got an unexpected or repeated keyword "
                          "argument %R", name);
-            return NULL;
+            return -1;
         }
         given[slot] = args[nargs + k];
     }
     if (given[0] == NULL || given[1] == NULL || given[2] == NULL) {
         PyErr_SetString(PyExc_TypeError, "launch() needs grid, block and args");
+        return -1;
+    }
+    return 0;
+}
+
+/* The CUstream of stream `s` (its `_address`): 0 with *handle set, 1 when the launch must
+ * take the slow path (a closed stream, an object without one), -1 with an error set. */
+static int
+stream_handle(PyObject *dict, PyObject *s, void **handle)
+{
+    PyObject *where = stream_get(dict, s, str_address);
+    if (where == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            return -1;
+        }
+        PyErr_Clear();
+        return 1;
+    }
+    int slow = where == Py_None || !PyLong_Check(where); /* closed: the slow path says so */
+    if (!slow) {
+        *handle = PyLong_AsVoidPtr(where);
+        slow = *handle == NULL && PyErr_Occurred();
+        PyErr_Clear();
+    }
+    Py_DECREF(where);
+    return slow;
+}
+
+/* s.submitted += 1 (after the enqueue: ember.runtime.sync's idle-stream fast path). */
+static int
+count_launch(PyObject *dict, PyObject *s)
+{
+    PyObject *count = stream_get(dict, s, str_submitted);
+    if (count == NULL) {
+        return -1;
+    }
+    PyObject *next = PyNumber_Add(count, one);
+    Py_DECREF(count);
+    if (next == NULL) {
+        return -1;
+    }
+    int set = dict != NULL ? PyDict_SetItem(dict, str_submitted, next)
+                           : PyObject_SetAttr(s, str_submitted, next);
+    Py_DECREF(next);
+    return set;
+}
+
+/* launch(grid, block, args, shared_mem=0, stream=None): CudaFunction.launch's meaning, in C. */
+static PyObject *
+launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    launcher_state *st = (launcher_state *)self;
+    PyObject *given[5] = {NULL, NULL, NULL, zero, Py_None};
+    if (parse_call(args, nargs, kwnames, given) < 0) {
         return NULL;
     }
     PyObject *grid = given[0], *block = given[1], *values = given[2];
@@ -403,35 +456,22 @@ launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
      * are small ints, one object each) */
     PyObject *opened = PyDict_GetItemWithError(st->devices, str_opened);
     if (opened != zero && opened != one) {
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        return go_slow(st, grid, block, values, shared_mem, stream);
+        return PyErr_Occurred() ? NULL : go_slow(st, grid, block, values, shared_mem, stream);
     }
     PyObject *dict = stream_dict(st, s);
-    PyObject *where = stream_get(dict, s, str_address);
-    if (where == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
-            return NULL;
-        }
-        PyErr_Clear();
-        return go_slow(st, grid, block, values, shared_mem, stream);
-    }
     void *handle = NULL;
-    int bad = where == Py_None || !PyLong_Check(where); /* closed: the slow path says so */
-    if (!bad) {
-        handle = PyLong_AsVoidPtr(where);
-        bad = handle == NULL && PyErr_Occurred();
+    int slow = stream_handle(dict, s, &handle);
+    if (slow < 0) {
+        return NULL;
     }
-    Py_DECREF(where);
     int err = 0;
-    if (bad || pack_and_call(st->entry, st->function, st->kinds, grid, block, values,
-                             shared_mem, handle, &err) < 0) {
+    if (slow || pack_and_call(st->entry, st->function, st->kinds, grid, block, values,
+                              shared_mem, handle, &err) < 0) {
         if (PyErr_Occurred()) {
             if (!PyErr_ExceptionMatches(PyExc_Exception)) {
                 return NULL; /* KeyboardInterrupt and the like */
             }
-            PyErr_Clear();
+            PyErr_Clear(); /* a value the stub does not pack: the ctypes path explains it */
         }
         return go_slow(st, grid, block, values, shared_mem, stream);
     }
@@ -445,20 +485,7 @@ launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
         Py_DECREF(code);
         return result;
     }
-    /* s.submitted += 1, after the enqueue (ember.runtime.sync's idle-stream fast path) */
-    PyObject *count = stream_get(dict, s, str_submitted);
-    if (count == NULL) {
-        return NULL;
-    }
-    PyObject *next = PyNumber_Add(count, one);
-    Py_DECREF(count);
-    if (next == NULL) {
-        return NULL;
-    }
-    int set = dict != NULL ? PyDict_SetItem(dict, str_submitted, next)
-                           : PyObject_SetAttr(s, str_submitted, next);
-    Py_DECREF(next);
-    if (set < 0) {
+    if (count_launch(dict, s) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
