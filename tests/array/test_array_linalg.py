@@ -116,6 +116,18 @@ def test_solve_inv_det_slogdet(backend):
     assert ember.linalg.det(ember.zeros((2, 2))).to_numpy() == 0
 
 
+def test_one_matrix_gives_0d_determinants(backend):
+    # NumPy's det and slogdet of one matrix are scalars; Ember's are 0-d arrays (the host
+    # path used to make them 1-d: numpy.ascontiguousarray of a 0-d array is 1-d)
+    a = spd(3) + rand((3, 3), seed=4)
+    d = ember.linalg.det(ember.asarray(a))
+    assert d.shape == () and float(d) == pytest.approx(np.linalg.det(a), rel=1e-10)
+    sign, logabs = ember.linalg.slogdet(ember.asarray(a))
+    assert sign.shape == logabs.shape == ()
+    assert float(sign) == np.sign(np.linalg.det(a))
+    assert ember.linalg.matrix_rank(ember.asarray(a)).shape == ()
+
+
 def test_products_views_and_errors(backend):
     a, b = rand((2, 3, 4)), rand((2, 4, 5), seed=1)
     np.testing.assert_allclose(ember.linalg.matmul(ember.asarray(a), ember.asarray(b))

@@ -105,9 +105,11 @@ def _host(fn, *arrays, **kwargs):
         result = fn(*(a.to_numpy() for a in arrays), **kwargs)
     except np.linalg.LinAlgError as exc:
         raise LinAlgError(f"ember.linalg: {exc}") from None
+    # asarray, not asarray(np.ascontiguousarray(...)): that makes a 0-d result (the
+    # determinant of one matrix) 1-d
     if isinstance(result, tuple):
-        return tuple(asarray(np.ascontiguousarray(r)) for r in result)
-    return asarray(np.ascontiguousarray(result))
+        return tuple(asarray(r) for r in result)
+    return asarray(result)
 
 
 def _check(infos, what: str, problem: str) -> None:
