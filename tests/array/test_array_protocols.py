@@ -63,6 +63,31 @@ def test_functions_run_on_the_device(xy):
     assert np.shape(x) == (2, 3) and np.ndim(x) == 2 and np.size(x, 1) == 3
 
 
+def test_numpy_positional_arguments(backend):
+    # NumPy code passes these arguments positionally (np.triu(a, 1), np.diff(a, 2)); through
+    # __array_function__ they reach Ember's functions, which take NumPy's order too
+    a = np.arange(20, dtype=np.float64).reshape(4, 5) ** 1.5
+    x = ember.asarray(a)
+    idx = np.array([3, 0, 3])
+    s = np.sort(a.ravel())
+    cases = {
+        "tril": (lambda m: np.tril(m, -1), lambda: np.tril(a, -1)),
+        "triu": (lambda m: np.triu(m, 1), lambda: np.triu(a, 1)),
+        "diff": (lambda m: np.diff(m, 2, 0), lambda: np.diff(a, 2, 0)),
+        "repeat": (lambda m: np.repeat(m, 2, 1), lambda: np.repeat(a, 2, 1)),
+        "roll": (lambda m: np.roll(m, 2, 1), lambda: np.roll(a, 2, 1)),
+        "take": (lambda m: np.take(m, ember.asarray(idx), 1), lambda: np.take(a, idx, 1)),
+        "tensordot": (lambda m: np.tensordot(m, m.T, 1), lambda: np.tensordot(a, a.T, 1)),
+    }
+    for name, (on_ember, on_numpy) in cases.items():
+        got = on_ember(x)
+        assert isinstance(got, ndarray), name
+        np.testing.assert_allclose(got.to_numpy(), on_numpy(), err_msg=name)
+    got = np.searchsorted(ember.asarray(s), x, "right")
+    np.testing.assert_array_equal(got.to_numpy(), np.searchsorted(s, a, "right"))
+    np.testing.assert_array_equal(ember.eye(3, 4, 1, "int32").to_numpy(), np.eye(3, 4, 1, "int32"))
+
+
 def test_reductions_run_on_the_device(xy):
     a, _, x, _ = xy
     if protocols.ember_function("numpy", "sum") is None:

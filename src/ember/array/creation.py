@@ -260,9 +260,10 @@ def _linear(out: ndarray, start, step, last: int, stop) -> None:
     kernels.linear(ct)[grid, block](n, out, start, step, last, stop)
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+def eye(n_rows: int, n_cols: int | None = None, /, k: int = 0, dtype: Any = None, *,
         device=None):  # fmt: skip
-    """A 2-d array with ones on diagonal ``k`` and zeros elsewhere."""
+    """A 2-d array with ones on diagonal ``k`` and zeros elsewhere (``k`` and ``dtype`` may
+    also come positionally, in NumPy's order: ``eye(3, 4, 1)``)."""
     n_cols = n_rows if n_cols is None else n_cols
     out = zeros((n_rows, n_cols), dtype, device=device)
     start = (0, k) if k >= 0 else (-k, 0)
@@ -297,12 +298,12 @@ def meshgrid(*arrays: ndarray, indexing: str = "xy") -> list[ndarray]:
     return out
 
 
-def tril(x: ndarray, /, *, k: int = 0) -> ndarray:
+def tril(x: ndarray, /, k: int = 0) -> ndarray:
     """``x`` with the elements above diagonal ``k`` of its last two axes zeroed."""
     return _triangle(x, k, lower=True)
 
 
-def triu(x: ndarray, /, *, k: int = 0) -> ndarray:
+def triu(x: ndarray, /, k: int = 0) -> ndarray:
     """``x`` with the elements below diagonal ``k`` of its last two axes zeroed."""
     return _triangle(x, k, lower=False)
 

@@ -85,7 +85,7 @@ def nextafter(x1, x2, /) -> ndarray:
     return out.reshape(shape)
 
 
-def diff(x: ndarray, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> ndarray:
+def diff(x: ndarray, /, n: int = 1, axis: int = -1, prepend=None, append=None) -> ndarray:
     """The ``n``-th forward difference along ``axis`` (``out[i] = x[i+1] - x[i]``, bools
     by ``!=`` as NumPy does), after joining ``prepend`` and ``append`` to ``x``."""
     from ember.array import ufuncs

@@ -180,7 +180,7 @@ def _int_indices(indices, what: str) -> ndarray:
     return idx
 
 
-def take(x, indices, /, *, axis: int | None = None) -> ndarray:
+def take(x, indices, /, axis: int | None = None) -> ndarray:
     """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened array if None).
 
     Parameters

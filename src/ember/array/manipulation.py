@@ -358,7 +358,7 @@ def unstack(x: ndarray, /, *, axis: int = 0) -> tuple[ndarray, ...]:
     return tuple(x[(*index, i, ...)] for i in range(x.shape[k]))
 
 
-def roll(x: ndarray, /, shift, *, axis=None) -> ndarray:
+def roll(x: ndarray, /, shift, axis=None) -> ndarray:
     """Elements shifted along ``axis`` (the flattened array by default), wrapping around."""
     if axis is None:
         return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
@@ -395,7 +395,7 @@ def tile(x: ndarray, repetitions, /) -> ndarray:
     return reshape(out, tuple(r * n for r, n in zip(reps, base.shape, strict=True)))
 
 
-def repeat(x: ndarray, repeats, /, *, axis: int | None = None) -> ndarray:
+def repeat(x: ndarray, repeats, /, axis: int | None = None) -> ndarray:
     """Each element repeated ``repeats`` times along ``axis`` (flattened by default);
     ``repeats`` may be an array of one count per element (read to size the result)."""
     if isinstance(repeats, ndarray):

@@ -353,7 +353,7 @@ def _axes(axes, ndim: int, what: str) -> list[int]:
     return out
 
 
-def tensordot(x1: ndarray, x2: ndarray, /, *, axes=2) -> ndarray:
+def tensordot(x1: ndarray, x2: ndarray, /, axes=2) -> ndarray:
     """Sum of products over the last ``axes`` axes of ``x1`` and the first ``axes`` of
     ``x2`` (an int), or over the axes pairs ``axes = (axes1, axes2)``."""
     from ember.array.manipulation import permute_dims

@@ -120,7 +120,7 @@ def search_kernel(ct: DType, sorter: bool) -> Kernel:
     return kernels._named(searchsorted, name)
 
 
-def searchsorted(x1, x2, /, *, side: str = "left", sorter=None):
+def searchsorted(x1, x2, /, side: str = "left", sorter=None):
     """Indices where the values ``x2`` would be inserted into the sorted 1-d ``x1`` to
     keep it sorted (Array API; NumPy's ``searchsorted(a, v, side, sorter)``).
 
