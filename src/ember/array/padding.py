@@ -2,8 +2,11 @@
 filled in turn from what is already filled (slices, flipped slices, broadcast edges: the
 copy kernel), which gives NumPy's corners; ``reflect``/``symmetric``/``wrap`` pads wider
 than the array are filled chunk by chunk, as NumPy does (so ``reflect_type="odd"``
-matches too).  Modes constant, edge, reflect, symmetric, wrap and empty; the others raise
-``NotImplementedError``.  ``pad_width`` and ``constant_values`` are host values."""
+matches too).  ``maximum``/``minimum``/``mean``/``median`` fill each side with a reduction
+of ``stat_length`` elements next to it (keepdims, broadcast), and ``linear_ramp`` with
+NumPy's ``linspace`` from ``end_values`` to the edge, computed the way NumPy computes it.
+Every mode but a callable one.  ``pad_width``, ``constant_values``, ``end_values`` and
+``stat_length`` are host values."""
 
 from __future__ import annotations
 
@@ -13,9 +16,10 @@ from ember.array.grids import _at, _copy, _device
 from ember.array.ndarray import ndarray
 
 _REFLECT = {"reflect_type"}
+_STATS = ("maximum", "minimum", "mean", "median")  # -> ember.max, min, mean, median
 _PAD_KEYWORDS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(),
-                 "reflect": _REFLECT, "symmetric": _REFLECT, "empty": set()}  # fmt: skip
-_PAD_LATER = ("linear_ramp", "maximum", "mean", "median", "minimum")
+                 "reflect": _REFLECT, "symmetric": _REFLECT, "empty": set(),
+                 "linear_ramp": {"end_values"}, **{m: {"stat_length"} for m in _STATS}}  # fmt: skip
 
 
 def _pairs(spec, ndim: int, name: str, index: bool) -> list[tuple]:
@@ -41,10 +45,12 @@ def pad(array, pad_width, mode="constant", **kwargs) -> ndarray:
     ``pad``).
 
     Modes: ``"constant"`` (``constant_values``, per axis too), ``"edge"``, ``"reflect"``
-    and ``"symmetric"`` (``reflect_type="even"`` or ``"odd"``), ``"wrap"`` and
-    ``"empty"``, with NumPy's results (pads wider than the array included; corners take
-    the last axis's values).  ``linear_ramp``, ``maximum``, ``mean``, ``median``,
-    ``minimum`` and a callable mode raise NotImplementedError.  Returns a new array."""
+    and ``"symmetric"`` (``reflect_type="even"`` or ``"odd"``), ``"wrap"``,
+    ``"maximum"``, ``"minimum"``, ``"mean"`` and ``"median"`` (``stat_length``),
+    ``"linear_ramp"`` (``end_values``) and ``"empty"``, with NumPy's results (pads wider
+    than the array included; corners take the last axis's values; integer statistics
+    rounded half to even).  A callable mode raises NotImplementedError.  Returns a new
+    array."""
     x, odd = _device(array, "pad"), _pad_mode(mode, kwargs)
     widths = _pairs(pad_width, x.ndim, "pad_width", True)
     out = ember.empty(tuple(n + b + a for n, (b, a) in zip(x.shape, widths, strict=True)),
@@ -58,10 +64,16 @@ def pad(array, pad_width, mode="constant", **kwargs) -> ndarray:
             if n == 0 and any(widths[k]):
                 raise ValueError(f"ember.pad: can't extend empty axis {k} using modes other "
                                  "than 'constant' or 'empty'")  # fmt: skip
-    values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values", False)
+    values = _pairs(kwargs.get(_VALUES.get(mode, "constant_values"), 0), x.ndim,
+                    _VALUES.get(mode, "constant_values"), False)  # fmt: skip
+    lengths = _stat_lengths(kwargs.get("stat_length"), x.ndim)
     for k, (before, after) in enumerate(widths):
         roi = out[tuple(slice(None) if d <= k else inner[d] for d in range(x.ndim))]
-        if mode == "constant":
+        if mode in _STATS:
+            _stat_sides(roi, k, before, after, lengths[k], mode)
+        elif mode == "linear_ramp":
+            _ramps(roi, k, before, after, values[k])
+        elif mode == "constant":
             _copy(_at(roi, k, slice(0, before)), values[k][0])
             _copy(_at(roi, k, slice(roi.shape[k] - after, None)), values[k][1])
         elif mode == "edge" or (mode != "wrap" and x.shape[k] == 1):
@@ -73,12 +85,15 @@ def pad(array, pad_width, mode="constant", **kwargs) -> ndarray:
     return out
 
 
+_VALUES = {"linear_ramp": "end_values"}  # the per-axis values keyword of a mode
+
+
 def _pad_mode(mode, kwargs) -> bool:
     """Check ``mode`` and its keywords; whether ``reflect_type`` is ``"odd"``."""
-    if callable(mode) or mode in _PAD_LATER:
+    if callable(mode):
         raise NotImplementedError(
-            f"ember.pad: mode {mode!r} is not implemented yet; available: "
-            f"{', '.join(_PAD_KEYWORDS)} (or pad with mode='constant' and fill it yourself)"
+            "ember.pad: a callable mode is not supported (it would run per 1-d slice on the "
+            f"host); available: {', '.join(_PAD_KEYWORDS)}"
         )
     if mode not in _PAD_KEYWORDS:
         raise ValueError(f"ember.pad: mode {mode!r} is not supported; use one of "
@@ -91,6 +106,69 @@ def _pad_mode(mode, kwargs) -> bool:
     if odd not in ("even", "odd"):
         raise ValueError(f"ember.pad: reflect_type must be 'even' or 'odd', got {odd!r}")
     return odd == "odd"
+
+
+def _stat_lengths(spec, ndim: int) -> list[tuple]:
+    """``stat_length`` as a ``(before, after)`` pair per axis (None: the whole axis)."""
+    if spec is None:
+        return [(None, None)] * ndim
+    return _pairs(spec, ndim, "stat_length", True)
+
+
+def _stat_sides(roi: ndarray, k: int, before: int, after: int, lengths, mode: str) -> None:
+    """NumPy's statistic modes on axis ``k``: each side gets the statistic of the (up to)
+    ``lengths`` original elements next to it, rounded half to even for integer arrays."""
+    left, right = before, roi.shape[k] - after
+    n = right - left
+    lo, hi = (n if v is None or v > n else v for v in lengths)
+    if (lo == 0 or hi == 0) and mode in ("maximum", "minimum"):
+        raise ValueError("ember.pad: stat_length of 0 yields no value for padding")
+    reduce = getattr(ember, {"maximum": "max", "minimum": "min"}.get(mode, mode))
+
+    def stat(chunk: ndarray) -> ndarray:
+        value = reduce(chunk, axis=k, keepdims=True)
+        if roi.dtype.kind in "iu" and value.dtype.kind == "f":
+            value = ember.round(value)  # then cast on assignment, as NumPy's
+        return value
+
+    first = stat(_at(roi, k, slice(left, left + lo)))
+    last = first if lo == hi == n else stat(_at(roi, k, slice(right - hi, right)))
+    _copy(_at(roi, k, slice(0, before)), first)
+    _copy(_at(roi, k, slice(right, None)), last)
+
+
+def _ramps(roi: ndarray, k: int, before: int, after: int, ends: tuple) -> None:
+    """NumPy's ``linear_ramp`` on axis ``k``: ``linspace(end, edge, width, endpoint=False)``
+    along the axis on each side (the after side reversed), in NumPy's arithmetic."""
+    right = roi.shape[k] - after
+    for width, end, edge, at, flip in (
+        (before, ends[0], _at(roi, k, slice(before, before + 1)), slice(0, before), False),
+        (after, ends[1], _at(roi, k, slice(right - 1, right)), slice(right, None), True),
+    ):
+        if width:
+            ramp = _linspace_along(end, edge, width, k)
+            _copy(_at(roi, k, at), mp.flip(ramp, k) if flip else ramp)
+
+
+def _linspace_along(start, stop: ndarray, num: int, axis: int) -> ndarray:
+    """``numpy.linspace(start, stop, num, endpoint=False, dtype=stop.dtype, axis=axis)`` for
+    a scalar ``start`` and an array ``stop`` of length 1 on ``axis``."""
+    import numpy as np
+
+    kind = np.result_type(stop.dtype.numpy, start, float(num))
+    delta = ember.subtract(stop.astype(kind.name), start)
+    step = delta / num
+    shape = [1] * stop.ndim
+    shape[axis] = num
+    t = ember.arange(num, dtype=kind.name, device=stop.backend).reshape(tuple(shape))
+    if bool(ember.any(step == 0)):  # NumPy's branch for a zero step: divide first
+        y = t / num * delta
+    else:
+        y = t * step
+    y = y + start
+    if stop.dtype.kind in "iu":
+        y = ember.floor(y)
+    return y.astype(stop.dtype)
 
 
 def _edges(roi: ndarray, k: int, before: int, after: int) -> None:
