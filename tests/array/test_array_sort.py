@@ -175,8 +175,32 @@ def test_unique_across_tiles_and_empty(backend):
     empty = ember.asarray(np.zeros(0, np.float32))
     check(ember.unique_values(empty), np.zeros(0, np.float32))
     check(ember.unique_counts(empty).counts, np.zeros(0, np.int64))
-    with pytest.raises(NotImplementedError, match="axis"):
-        ember.unique(d, axis=0)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "uint8", "bool"])
+def test_unique_along_an_axis(backend, dtype):
+    # unique sub-arrays: lexicographic order, first indices, a 1-d inverse, counts (NumPy 2.1+)
+    x = (np.random.default_rng(3).integers(0, 3, (7, 3, 2)) > 0 if dtype == "bool" else
+         np.random.default_rng(3).integers(0, 3, (7, 3, 2)).astype(dtype))  # fmt: skip
+    if dtype == "float32":
+        x[0, 0, 0], x[2, 0, 0] = 0.0, -0.0  # equal: one sub-array, the first one's bits
+    for axis, view in [(0, x), (1, x), (-1, x), (0, x[::-1].swapaxes(0, 2))]:
+        got = ember.unique(ember.asarray(np.ascontiguousarray(view)) if view is not x else
+                           ember.asarray(x), axis=axis, return_index=True, return_inverse=True,
+                           return_counts=True)  # fmt: skip
+        want = np.unique(view, axis=axis, return_index=True, return_inverse=True,
+                         return_counts=True)  # fmt: skip
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_array_equal(g.to_numpy(), w)
+    if dtype == "float32":  # NaN != NaN: rows holding NaNs are never merged (as NumPy)
+        rows = ember.asarray(np.array([[1.0, np.nan], [1.0, np.nan], [0.0, 1.0]], dtype))
+        assert ember.unique(rows, axis=0).shape == (3, 2)
+    line = ember.asarray(np.array([2, 0, 2, 1], dtype))  # 1-d with an axis: the flat case
+    check(ember.unique(line, axis=0), np.unique(np.array([2, 0, 2, 1], dtype), axis=0))
+    check(ember.unique(ember.zeros((0, 3), dtype=dtype), axis=0), np.zeros((0, 3), dtype))
+    with pytest.raises(ValueError, match="out of bounds"):
+        ember.unique(ember.asarray(x), axis=3)
 
 
 def _sorts(monkeypatch) -> list:

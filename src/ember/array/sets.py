@@ -370,11 +370,19 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """NumPy's ``unique``: the sorted unique elements of the flattened ``ar``, and with the
     ``return_*`` flags the first indices, the inverse (of ``ar``'s shape, as NumPy 2) and
     the counts, in that order.  ``equal_nan=True`` gathers the NaNs into one element.
-    ``axis`` (unique rows) is not supported."""
-    if axis is not None:
-        raise NotImplementedError("ember.unique(axis=...) (unique sub-arrays) is not supported")
-    v, i, inv, c = _unique(ar, "unique", index=return_index, inverse=return_inverse,
-                           counts=return_counts, merge_nans=equal_nan)  # fmt: skip
+    ``axis``: the unique sub-arrays along that axis, in lexicographic order, with a 1-d
+    inverse (:mod:`ember.array.unique_rows`; sub-arrays holding NaNs are never merged, as in
+    NumPy).  A 1-d array with ``axis`` is the flat case, as in NumPy."""
+    flat = axis is None or (isinstance(ar, ndarray) and ar.ndim == 1)
+    if not flat:
+        from ember.array.unique_rows import unique_rows
+
+        v, i, inv, c = unique_rows(ar, axis, return_index, return_inverse, return_counts)
+    else:
+        if axis is not None:
+            manipulation._axis(axis, 1)  # NumPy checks the axis, then treats it as flat
+        v, i, inv, c = _unique(ar, "unique", index=return_index, inverse=return_inverse,
+                               counts=return_counts, merge_nans=equal_nan)  # fmt: skip
     extra = [a for a, want in ((i, return_index), (inv, return_inverse), (c, return_counts))
              if want]  # fmt: skip
     return (v, *extra) if extra else v
