@@ -187,6 +187,29 @@ def test_distribution_moments(backend):
     assert rng.standard_normal().shape == ()
 
 
+def test_array_parameters_broadcast_as_numpy(backend):
+    rng = ember.random.default_rng(12)
+    n = 100_000  # deterministic seed: the bounds are ~6 standard errors
+    x = rng.normal([0.0, 10.0, -4.0], np.array([1.0, 0.0, 2.0]), size=(n, 3)).to_numpy()
+    assert x.shape == (n, 3) and x.dtype == np.float64
+    assert np.allclose(x.mean(0), [0, 10, -4], atol=0.03) and np.all(x[:, 1] == 10)
+    assert np.allclose(x.std(0), [1, 0, 2], atol=0.03)
+    u = rng.uniform(ember.asarray([0.0, 5.0]), 6.0, size=(n, 2), dtype=ember.float32)
+    u = u.to_numpy()
+    assert u.dtype == np.float32 and np.all(u.min(0) >= [0, 5]) and np.all(u.max(0) < 6)
+    e = rng.exponential([[0.5], [2.0]], size=(2, n)).to_numpy()
+    assert e.min() >= 0 and np.allclose(e.mean(1), [0.5, 2.0], rtol=0.03)
+    # without size: the parameters' broadcast shape, as NumPy's
+    assert rng.normal(np.zeros((2, 1)), np.ones(3)).shape == (2, 3)
+    assert rng.uniform(0, [1, 2]).shape == (2,)
+    with pytest.raises(ValueError, match="scale < 0"):
+        rng.normal([0.0, 1.0], [1.0, -1.0])
+    with pytest.raises(ValueError, match="scale < 0"):
+        rng.exponential([1.0, -0.5])
+    with pytest.raises(ValueError, match=r"shape \(2,\) does not broadcast to size \(3,\)"):
+        rng.normal([0.0, 1.0], 1.0, size=3)
+
+
 # --------------------------------------------------------------------- permutations
 def test_permutation_shuffle_choice(backend):
     rng = ember.random.default_rng(5)

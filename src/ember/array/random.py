@@ -319,8 +319,12 @@ class Generator:
         return self._with_out(out, lambda s, d: self.uniform(0.0, 1.0, s, dtype=d), size, dtype)
 
     def uniform(self, low=0.0, high=1.0, size=None, *, dtype=dtypes.float64) -> ndarray:
-        """Uniform floats in [low, high) (``low + (high - low) * u``); scalar bounds."""
+        """Uniform floats in [low, high) (``low + (high - low) * u``); the bounds may be
+        arrays (broadcast with each other and ``size``, as NumPy's)."""
         dt = self._float(dtype, "uniform")
+        if rd.is_array(low, high):
+            shape, (lo, hi) = rd.array_params("uniform", size, dt, low, high)
+            return lo + (hi - lo) * self._draw("uniform", shape, dt, dt(0), dt(1))
         lo, hi = _number(low, "low"), _number(high, "high")
         return self._draw("uniform", size, dt, dt(lo), dt(hi - lo))
 
@@ -329,8 +333,13 @@ class Generator:
         return self._with_out(out, lambda s, d: self.normal(0.0, 1.0, s, dtype=d), size, dtype)
 
     def normal(self, loc=0.0, scale=1.0, size=None, *, dtype=dtypes.float64) -> ndarray:
-        """Normal floats of mean ``loc`` and standard deviation ``scale`` (scalars)."""
+        """Normal floats of mean ``loc`` and standard deviation ``scale`` (scalars, or arrays
+        broadcast as NumPy's)."""
         dt = self._float(dtype, "normal")
+        if rd.is_array(loc, scale):
+            shape, (mu, sigma) = rd.array_params("normal", size, dt, loc, scale)
+            _nonnegative(sigma, "normal: scale < 0")
+            return mu + sigma * self._draw("std_normal", shape, dt, dt(0), dt(1))
         loc, scale = _number(loc, "loc"), _number(scale, "scale")
         if scale < 0:
             raise ValueError("normal: scale < 0")
@@ -338,8 +347,13 @@ class Generator:
         return self._draw(dist, size, dt, dt(loc), dt(scale))
 
     def exponential(self, scale=1.0, size=None, *, dtype=dtypes.float64) -> ndarray:
-        """Exponential floats of mean ``scale`` (``-scale * log1p(-u)``)."""
+        """Exponential floats of mean ``scale`` (``-scale * log1p(-u)``; ``scale`` may be an
+        array, broadcast as NumPy's)."""
         dt = self._float(dtype, "exponential")
+        if rd.is_array(scale):
+            shape, (beta,) = rd.array_params("exponential", size, dt, scale)
+            _nonnegative(beta, "exponential: scale < 0")
+            return beta * self._draw("exponential", shape, dt, dt(1), dt(0))
         scale = _number(scale, "scale")
         if scale < 0:
             raise ValueError("exponential: scale < 0")
@@ -582,6 +596,12 @@ def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for an array of {ndim} dimensions")
     return axis % ndim
+
+
+def _nonnegative(x: ndarray, message: str) -> None:
+    """NumPy's ValueError for a negative (or NaN) parameter among an array's (waits)."""
+    if x.size and not bool(ember.all(x >= 0)):
+        raise ValueError(message)
 
 
 def _number(v: Any, what: str) -> float:

@@ -13,13 +13,43 @@ from ember.array.random_dists import MAX_LAM, dirichlet_kernel, each_kernel, inv
 
 
 def scalar(v: Any, what: str, method: str) -> float:
-    """A Python or NumPy scalar parameter as a float (array parameters are refused)."""
+    """A Python or NumPy scalar parameter as a float (array parameters are refused here:
+    ``uniform``, ``normal`` and ``exponential`` take them through :func:`array_params`)."""
     if isinstance(v, ndarray) or getattr(v, "shape", ()) != ():
         raise NotImplementedError(
             f"{method}: array-valued {what} is not supported yet; pass a scalar (draw with "
             "a scalar per call, or transform standard draws)"
         )
     return float(v)
+
+
+def is_array(*params) -> bool:
+    """Whether any parameter is array-like (an Ember array, a NumPy array, a list)."""
+    return any(isinstance(v, ndarray | list | tuple) or getattr(v, "shape", ()) != ()
+               for v in params)  # fmt: skip
+
+
+def array_params(method: str, size, dt, *params) -> tuple[tuple[int, ...], list]:
+    """The output shape and the parameters as Ember arrays of ``dt`` (host array-likes are
+    copied to the device; they are small), by NumPy's rule: without ``size`` the
+    parameters' broadcast shape, else ``size``, which they must broadcast to."""
+    import numpy as np
+
+    from ember.array.creation import asarray
+
+    arrays = [asarray(v, dtype=dt) for v in params]
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    if size is not None:
+        want = normalize_shape(size)
+        try:
+            fits = np.broadcast_shapes(shape, want) == want
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{method}: the parameters' shape {shape} does not broadcast to "
+                             f"size {want}")  # fmt: skip
+        shape = want
+    return shape, arrays
 
 
 def _shape(size) -> tuple[int, ...]:
