@@ -184,6 +184,27 @@ def test_bincount(backend):
         ember.bincount(ember.asarray(x.reshape(30, 10)))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "uint8"])
+def test_histogram_bin_estimators(backend, dtype):
+    # NumPy's estimators: the width from a few statistics read back, computed with NumPy's
+    # expressions on scalars of the data's dtype, so the bin counts are NumPy's
+    rng = np.random.default_rng(17)
+    a = (rng.standard_normal(900) * 40).astype(dtype) if dtype.startswith("float") else (
+        rng.integers(0, 90, 900).astype(dtype))  # fmt: skip
+    d = ember.asarray(a)
+    for est in ("auto", "doane", "fd", "rice", "scott", "sqrt", "stone", "sturges"):
+        for rg in (None, (float(np.percentile(a, 20)), float(np.percentile(a, 70)))):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # stone: "may be suboptimal"
+                hist, edges = ember.histogram(d, bins=est, range=rg)
+                want_hist, want_edges = np.histogram(a, bins=est, range=rg)
+            assert edges.shape == want_edges.shape, est
+            check(edges, want_edges)
+            check(hist, want_hist)
+    flat = np.full(7, 2.0, dtype)  # zero spread: one bin, as NumPy
+    check(ember.histogram_bin_edges(ember.asarray(flat), "fd"), np.histogram_bin_edges(flat, "fd"))
+
+
 def test_histogram(backend):
     a = sample("float64", (400,), 12)
     a[:3] = [a.min(), a.max(), a.max()]  # values on the outer edges
@@ -207,8 +228,10 @@ def test_histogram(backend):
           np.histogram_bin_edges(a, bins=4, range=(0, 1)))  # fmt: skip
     const = ember.asarray(np.full(5, 3.0))
     check(ember.histogram(const, bins=2)[0], np.histogram(np.full(5, 3.0), bins=2)[0])
-    with pytest.raises(NotImplementedError, match="bins='auto'"):
-        ember.histogram(da, bins="auto")
+    with pytest.raises(ValueError, match="'bogus' is not a valid estimator"):
+        ember.histogram(da, bins="bogus")
+    with pytest.raises(TypeError, match="not supported for weighted data"):
+        ember.histogram(da, bins="auto", weights=ember.asarray(iw))
     with pytest.raises(ValueError, match="must increase monotonically"):
         ember.histogram(da, bins=[0, 2, 1])
     with pytest.raises(ValueError, match="autodetected range of \\[nan, nan\\] is not finite"):

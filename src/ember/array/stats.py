@@ -389,14 +389,11 @@ def _outer_edges(a: ndarray, range, what: str):
     return first, last
 
 
-def _bin_edges(a: ndarray, bins, range, what: str):
+def _bin_edges(a: ndarray, bins, range, what: str, weighted: bool = False):
     """``(edges on the device, nb, scale)`` as NumPy's ``_get_bin_edges``; ``scale`` is
     ``nb / (last - first)`` for uniform bins, 0 for explicit edges."""
     if isinstance(bins, str):
-        raise NotImplementedError(
-            f"ember.{what}: bins={bins!r} (an estimator) is not supported; pass a number of "
-            "bins or the edges (numpy.histogram_bin_edges on a sample can choose them)"
-        )
+        bins = _estimated(a, bins, range, what, weighted)
     if isinstance(bins, ndarray) or np.ndim(bins) == 1:
         edges = _on(bins, a.backend, what)
         if edges.ndim != 1 or edges.size < 1:
@@ -423,6 +420,26 @@ def _bin_edges(a: ndarray, bins, range, what: str):
     return ember.asarray(host, device=a.backend), nb, scale
 
 
+def _estimated(a: ndarray, name: str, range, what: str, weighted: bool) -> int:
+    """The number of bins NumPy's estimator ``name`` gives (:mod:`.bin_estimators`): over
+    the data inside ``range`` (all of it without one)."""
+    from ember.array.bin_estimators import ESTIMATORS, estimated_bins
+
+    if name not in ESTIMATORS:
+        raise ValueError(f"ember.{what}: {name!r} is not a valid estimator for `bins`; use "
+                         f"one of {', '.join(ESTIMATORS)}, a number or the edges")  # fmt: skip
+    if weighted:
+        raise TypeError(f"ember.{what}: automated estimation of the number of bins is not "
+                        "supported for weighted data")  # fmt: skip
+    first, last = _outer_edges(a, range, what)
+    flat = manipulation.reshape(a, (-1,))
+    if range is not None:
+        keep = (flat >= first) & (flat <= last)
+        if not bool(ember.all(keep)):
+            flat = flat[keep]
+    return estimated_bins(flat, name, first, last)
+
+
 def _hist_inputs(a, weights, what: str):
     a = _device(a, what)
     if a.dtype.kind == "b":
@@ -441,10 +458,12 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The bin edges :func:`histogram` uses (NumPy's ``histogram_bin_edges``): for an
     integer ``bins``, ``bins + 1`` evenly spaced edges over ``range`` (default: the data's
     min and max, read back), float64 for integer input and the input's float dtype
-    otherwise; explicit edges are checked to increase and returned.  String estimators
-    (``'auto'``, ...) raise ``NotImplementedError``."""
-    a, _ = _hist_inputs(a, weights, "histogram_bin_edges")
-    return _bin_edges(a, bins, range, "histogram_bin_edges")[0]
+    otherwise; explicit edges are checked to increase and returned.  A string names one of
+    NumPy's estimators (``'auto'``, ``'fd'``, ``'sturges'``, ``'doane'``, ``'scott'``,
+    ``'stone'``, ``'rice'``, ``'sqrt'``), which picks the number of equal bins from the data
+    (a few statistics read back: :mod:`ember.array.bin_estimators`)."""
+    a, w = _hist_inputs(a, weights, "histogram_bin_edges")
+    return _bin_edges(a, bins, range, "histogram_bin_edges", w is not None)[0]
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None):
@@ -457,12 +476,12 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     through float64 as NumPy's bincount), float64 with ``density=True``.  One kernel maps
     every value to its bin, the counting kernel of :func:`bincount` counts them; without
     weights and with few bins one kernel does both, counting in shared memory.
-    String ``bins`` raise ``NotImplementedError``; a NaN in the data without ``range``
-    raises ``ValueError`` like NumPy."""
+    String ``bins`` name NumPy's estimators (see :func:`histogram_bin_edges`); a NaN in the
+    data without ``range`` raises ``ValueError`` like NumPy."""
     a, w = _hist_inputs(a, weights, "histogram")
     if w is not None and w.dtype.is_complex:
         raise NotImplementedError("ember.histogram: complex weights are not supported")
-    edges, nb, scale = _bin_edges(a, bins, range, "histogram")
+    edges, nb, scale = _bin_edges(a, bins, range, "histogram", w is not None)
     flat = manipulation.reshape(a, (-1,))
     be, n = a.backend, flat.size
     et = dtypes.dtype(np.result_type(a.dtype.numpy, edges.dtype.numpy))
