@@ -167,3 +167,26 @@ def test_view_reinterprets_the_bits_and_flags(backend):
         assert f["C_CONTIGUOUS"] == n.flags["C_CONTIGUOUS"]
         assert f["F_CONTIGUOUS"] == n.flags["F_CONTIGUOUS"] and f["WRITEABLE"]
         assert f.c_contiguous == n.flags.c_contiguous and f["F"] == n.flags["F"]
+
+
+@ember.kernel
+def _first_times_two(x, out):
+    if ember.global_id() == 0:
+        out[0] = x[0] * 2
+
+
+def test_fast_construction_paths_set_every_slot(backend):
+    # ember.empty, the reductions' and matmul's outputs are made without ndarray.__init__
+    # (their slots set one by one): every slot must be set, or a kernel launch reading the
+    # array's cached launch view (_lv) fails
+    x = ember.asarray(np.arange(16, dtype=np.float32).reshape(4, 4))
+    made = {"empty": ember.empty(3, ember.float32), "sum axis": ember.sum(x, axis=0),
+            "method": x.max(axis=1), "matmul": x @ x, "init": ember.zeros(2)}  # fmt: skip
+    out = ember.zeros(1, ember.float32)
+    for name, a in made.items():
+        for slot in type(a).__slots__:
+            if slot != "__weakref__":
+                getattr(a, slot)  # AttributeError: a slot left unset
+        if a.dtype == ember.float32:
+            _first_times_two[1, 32](a.reshape(-1), out)
+            assert float(out[0]) == 2 * float(a.reshape(-1)[0]), name

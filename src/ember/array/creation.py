@@ -101,7 +101,7 @@ def empty(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray
         dt = _dtype_of(dtype)
     be = _backend.current() if device is None else _on(device)
     if type(shape) is int and shape >= 0:
-        out = _bare(ndarray)  # every slot is set below (tests/unit/test_allocator.py checks)
+        out = _bare(ndarray)  # every slot is set below (tests/array/test_array_ndarray.py checks)
         out.buffer = allocate(be, shape * dt.itemsize, stream)
         out.shape = (shape,)
         out.strides = (dt.itemsize,)
