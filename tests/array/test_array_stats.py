@@ -79,6 +79,38 @@ def test_median_and_nanmedian(backend):
     check(ember.median(ember.asarray(np.float64(2.5))), np.median(np.float64(2.5)))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_weighted_quantiles(backend, dtype):
+    # NumPy 2's weights= (method="inverted_cdf"): the first sorted element whose cumulative
+    # weight reaches q; weights of a's shape or of a's shape along the axis
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal((4, 7)) * 9).astype(dtype)
+    if dtype != "int32":
+        a[2, 3] = np.nan  # that row's quantiles are NaN, as NumPy's
+    d = ember.asarray(a)
+    full, along = rng.random((4, 7)), rng.integers(0, 3, 7).astype(np.float64)
+    along[0] = 0.0  # a leading zero weight: q = 0 takes the first element of positive weight
+    for q in (0.0, 0.3, 0.5, [0.1, 1.0]):
+        for axis, w in ((1, full), (1, along), (None, full), (0, full)):
+            kw = dict(axis=axis, weights=w, method="inverted_cdf")
+            got = ember.quantile(d, q, **kw, keepdims=axis == 0)
+            want = np.quantile(a, q, **kw, keepdims=axis == 0)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got.to_numpy(), want)
+    got = ember.percentile(d, 40, axis=1, weights=ember.asarray(full), method="inverted_cdf")
+    want = np.percentile(a, 40, axis=1, weights=full, method="inverted_cdf")
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    bad = dict(method="inverted_cdf")
+    with pytest.raises(ValueError, match="weights must be non-negative"):
+        ember.quantile(d, 0.5, axis=1, weights=-along, **bad)
+    with pytest.raises(ValueError, match="were all zero"):
+        ember.quantile(d, 0.5, axis=1, weights=np.zeros(7), **bad)
+    with pytest.raises(TypeError, match="axis must be given"):
+        ember.quantile(d, 0.5, weights=along, **bad)
+    with pytest.raises(ValueError, match="shape of weights"):
+        ember.quantile(d, 0.5, axis=0, weights=along, **bad)
+
+
 def test_quantile_errors_and_empty_input(backend):
     d = ember.asarray(np.arange(6.0))
     with pytest.raises(ValueError, match=r"ember.quantile: Quantiles must be in the range"):
@@ -89,8 +121,10 @@ def test_quantile_errors_and_empty_input(backend):
         ember.quantile(d, ember.asarray(np.array([0.5, 2.0])))
     with pytest.raises(ValueError, match="'foo' is not a valid method; use one of"):
         ember.quantile(d, 0.5, method="foo")
-    with pytest.raises(NotImplementedError, match="weights= is not supported"):
+    with pytest.raises(ValueError, match="only method 'inverted_cdf' supports weights"):
         ember.quantile(d, 0.5, weights=d)
+    with pytest.raises(NotImplementedError, match="not supported for the nan forms"):
+        ember.nanquantile(d, 0.5, weights=d, method="inverted_cdf")
     with pytest.raises(TypeError, match=r"ember.quantile needs device memory"):
         ember.quantile(np.arange(3.0), 0.5)
     with pytest.raises(TypeError, match="boolean input cannot be subtracted"):

@@ -111,15 +111,13 @@ def _q_values(q, scale: float, be, what: str):
 
 def _quantile(a, q, axis, out, method, keepdims, skip_nan, what, scale=1, weights=None):
     a = _device(a, what)
-    if weights is not None:
-        raise NotImplementedError(
-            f"ember.{what}: weights= is not supported yet; compute it with numpy on the host"
-        )
     if a.dtype.is_complex:
         raise TypeError(f"ember.{what}: a must be an array of real numbers")
     if method not in METHODS and method != MEDIAN:
         raise ValueError(f"ember.{what}: {method!r} is not a valid method; use one of "
                          f"{', '.join(METHODS)}")  # fmt: skip
+    if weights is not None:
+        return _weighted(a, q, axis, out, method, keepdims, skip_nan, what, scale, weights)
     if method == MEDIAN:
         code, discrete, alpha, beta = MEDIAN, False, 0, 0
         qd, qshape, proto = ember.asarray(np.array([0.5]), device=a.backend), (), 0.5
@@ -137,6 +135,21 @@ def _quantile(a, q, axis, out, method, keepdims, skip_nan, what, scale=1, weight
         ot = dtypes.dtype(np.result_type(a.dtype.numpy, proto))
     return _order_statistics(a, qd, qshape, axis, keepdims, ot, (code, discrete, alpha, beta),
                              skip_nan, what, out)  # fmt: skip
+
+
+def _weighted(a, q, axis, out, method, keepdims, skip_nan, what, scale, weights):
+    """NumPy 2's weighted quantiles (``inverted_cdf`` only: :mod:`.weighted_quantile`)."""
+    from ember.array.weighted_quantile import weighted_quantile
+
+    if skip_nan:
+        raise NotImplementedError(
+            f"ember.{what}: weights= is not supported for the nan forms; use quantile or "
+            "percentile on the non-NaN values"
+        )
+    qd, qshape, proto = _q_values(q, scale, a.backend, what)
+    res = weighted_quantile(a, qd, qshape, proto, axes_of(axis, a.ndim, what), axis is not None,
+                            weights, keepdims, method, what)  # fmt: skip
+    return _into(out, res, what)
 
 
 def _order_statistics(a, qd, qshape, axis, keepdims, ot, how, skip_nan, what, out):
