@@ -599,8 +599,9 @@ def _axis(axis: int, ndim: int) -> int:
 
 
 def _nonnegative(x: ndarray, message: str) -> None:
-    """NumPy's ValueError for a negative (or NaN) parameter among an array's (waits)."""
-    if x.size and not bool(ember.all(x >= 0)):
+    """NumPy's ValueError for a negative parameter among an array's (waits; a NaN passes,
+    as NumPy's check lets it, and gives NaN draws)."""
+    if x.size and bool(ember.any(x < 0)):
         raise ValueError(message)
 
 

@@ -96,20 +96,36 @@ def _loc_scale(method: str, loc, scale, what: str = "scale") -> tuple[float, flo
     return loc, scale
 
 
+def _loc_scale_draw(rng, name: str, loc, scale, size, what: str = "scale") -> ndarray:
+    """A location-scale family's draw: its own kernel for scalar parameters; for array
+    parameters (broadcast as NumPy's) standard draws of that shape, shifted and scaled."""
+    import ember
+
+    if not is_array(loc, scale):
+        return fill_draw(rng, name, size, *_loc_scale(name, loc, scale, what))
+    shape, (mu, sigma) = array_params(name, size, dtypes.float64, loc, scale)
+    if sigma.size and bool(ember.any(sigma < 0)):
+        raise ValueError(f"{what} < 0")
+    if name == "lognormal":  # exp(mean + sigma * z) of standard normals
+        return ember.exp(mu + sigma * rng.standard_normal(shape))
+    standard = (1.0, 0.0) if name == "rayleigh" else (0.0, 1.0)  # the kernel's parameters
+    return mu + sigma * fill_draw(rng, name, shape, *standard)
+
+
 def lognormal(rng, mean, sigma, size):
-    return fill_draw(rng, "lognormal", size, *_loc_scale("lognormal", mean, sigma, "sigma"))
+    return _loc_scale_draw(rng, "lognormal", mean, sigma, size, "sigma")
 
 
 def laplace(rng, loc, scale, size):
-    return fill_draw(rng, "laplace", size, *_loc_scale("laplace", loc, scale))
+    return _loc_scale_draw(rng, "laplace", loc, scale, size)
 
 
 def logistic(rng, loc, scale, size):
-    return fill_draw(rng, "logistic", size, *_loc_scale("logistic", loc, scale))
+    return _loc_scale_draw(rng, "logistic", loc, scale, size)
 
 
 def gumbel(rng, loc, scale, size):
-    return fill_draw(rng, "gumbel", size, *_loc_scale("gumbel", loc, scale))
+    return _loc_scale_draw(rng, "gumbel", loc, scale, size)
 
 
 def weibull(rng, a, size):
@@ -127,6 +143,8 @@ def pareto(rng, a, size, name="pareto"):
 
 
 def rayleigh(rng, scale, size):
+    if is_array(scale):
+        return _loc_scale_draw(rng, "rayleigh", 0.0, scale, size)
     scale = scalar(scale, "scale", "rayleigh")
     if scale < 0:
         raise ValueError("scale < 0")
