@@ -258,6 +258,14 @@ def test_permutation_shuffle_choice(backend):
     assert sorted(d.tolist()) == list(range(10))
     w = rng.choice(3, 2000, p=[0.2, 0.0, 0.8]).to_numpy()
     assert 1 not in w and 300 < (w == 0).sum() < 500
+    # weighted without replacement (Efraimidis-Spirakis): distinct, p = 0 never drawn, the
+    # first pick distributed as p
+    p = np.array([0.5, 0.3, 0.15, 0.05, 0.0])
+    picks = np.stack([rng.choice(5, 3, replace=False, p=p).to_numpy() for _ in range(1500)])
+    assert all(len(set(row)) == 3 for row in picks) and not (picks == 4).any()
+    assert np.allclose(np.bincount(picks[:, 0], minlength=5) / len(picks), p, atol=0.05)
+    with pytest.raises(ValueError, match="fewer non-zero entries in p than size"):
+        rng.choice(5, 5, replace=False, p=p)
     rows = rng.choice(a, 2, replace=False).to_numpy()
     assert rows.shape == (2, 6) and all(tuple(r) in set(map(tuple, host)) for r in rows)
 

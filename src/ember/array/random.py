@@ -420,7 +420,8 @@ class Generator:
                shuffle: bool = True) -> ndarray:  # fmt: skip
         """Random samples of ``range(a)`` (an int) or of the array ``a`` along ``axis``:
         uniform with replacement, without replacement (the start of a permutation), or
-        with probabilities ``p`` (with replacement: inverse-CDF sampling)."""
+        with probabilities ``p`` (inverse-CDF sampling; without replacement, Efraimidis and
+        Spirakis' exponential keys)."""
         n = int(a) if not isinstance(a, ndarray) else a.shape[_axis(axis, a.ndim)]
         shape = () if size is None else normalize_shape(size)
         count = math.prod(shape)
@@ -458,16 +459,14 @@ class Generator:
 
     def _weighted(self, n: int, shape, p, replace: bool) -> ndarray:
         """Inverse-CDF sampling: the first index whose cumulative probability exceeds a
-        uniform draw (a scan and a binary search on the device)."""
+        uniform draw (a scan and a binary search on the device).  Without replacement:
+        Efraimidis and Spirakis (2006), each index keyed by an exponential draw over its
+        probability and the smallest keys taken, in order: the distribution of successive
+        weighted draws without replacement, as NumPy's."""
         from ember.array.creation import asarray
         from ember.array.search import searchsorted
         from ember.array.ufuncs import divide, less, minimum
 
-        if not replace:
-            raise NotImplementedError(
-                "choice(replace=False, p=...) is not supported yet; use replace=True, or "
-                "sample a permutation of the indices"
-            )
         probs = p if isinstance(p, ndarray) else asarray(p, dtypes.float64)
         if probs.shape != (n,):
             raise ValueError(f"choice: p must have {n} entries, got shape {probs.shape}")
@@ -475,6 +474,13 @@ class Generator:
         total = float(ember.sum(probs))  # the checks NumPy makes read two numbers
         if bool(ember.any(less(probs, 0))) or abs(total - 1.0) > 1e-8:
             raise ValueError("choice: probabilities must be non-negative and sum to 1")
+        if not replace:
+            count = math.prod(shape)
+            if int(ember.count_nonzero(probs > 0)) < count:
+                raise ValueError("choice: fewer non-zero entries in p than size")
+            keys = divide(self.standard_exponential(n), probs)  # p = 0: never before p > 0
+            first = ember.argsort(keys, stable=True)[:count]
+            return first.astype(dtypes.int64, copy=False).reshape(shape)
         cdf = divide(ember.cumulative_sum(probs), total)
         u = self.random(shape).reshape(-1)
         index = minimum(searchsorted(cdf, u, side="right"), n - 1)  # cdf[-1] may round < 1
