@@ -282,8 +282,8 @@ _HIDDEN = {
 
 
 class _Token:
-    """One interned ``(dtype, backend, ndim, C-strided, strides aligned, offset aligned)``:
-    what a specialization's guard checks of an array, compared by identity."""
+    """One interned ``(dtype, backend, ndim, layout)`` (:func:`layout`: what the signature
+    of an array argument holds, so the guard and the dispatch agree), compared by identity."""
 
     __slots__ = ("key",)
 
@@ -304,36 +304,23 @@ def launch_view(a) -> tuple:
     in elements; ``data``: the buffer's address plus the offset where the backend's pointers
     take offsets, else the buffer handle itself), stored in ``a._lv`` for later launches."""
     item = a.dtype.itemsize
-    shape, strides, offset = a.shape, a.strides, a.offset
-    step, c_strided = item, len(strides) == len(shape)
-    for k in range(len(shape) - 1, -1, -1):
-        c_strided = c_strided and strides[k] == step
-        step *= shape[k]
-    aligned = all(st % item == 0 for st in strides)
-    key = (a.dtype, a.backend, len(shape), c_strided, aligned, offset % item == 0)
+    token = _token((a.dtype, a.backend, len(a.shape), layout(a)))
     handle = a.buffer.handle
-    data = handle if a.backend.dialect.separate_offsets else handle + offset
-    view = (_token(key), data, offset // item, *shape, *(st // item for st in strides))
+    data = handle if a.backend.dialect.separate_offsets else handle + a.offset
+    view = (token, data, a.offset // item, *a.shape, *(st // item for st in a.strides))
     a._lv = view
     return view
 
 
-def _accepted(t: Array, backend) -> list[_Token]:
-    """The tokens of the arrays a specialization for ``t`` takes on ``backend``: exactly C
-    strides for a C-layout parameter, any item-aligned strides otherwise."""
-    layouts = (True,) if t.layout == "C" else (True, False)
-    return [_token((t.dtype, backend, t.ndim, c, True, True)) for c in layouts]
-
-
-def _view_guard(i: int, t: Array, backend, namespace: dict[str, Any]) -> str:
-    """The guard of array argument ``a<i>`` through its launch view ``v<i>`` (made here on the
-    array's first launch)."""
+def _array_guard(i: int, t: Array, backend, namespace: dict[str, Any]) -> str:
+    """The guard of array argument ``a<i>``: its launch view ``v<i>`` (made on the array's
+    first launch) has the token of ``t``'s layout, or for a strided ``t`` the C token too."""
     view = f"((v{i} := a{i}._lv) or (v{i} := _view(a{i})))[0]"
-    tokens = _accepted(t, backend)
-    if len(tokens) == 1:
-        namespace[f"_k{i}"] = tokens[0]
+    key = (t.dtype, backend, t.ndim)
+    if t.layout == "C":
+        namespace[f"_k{i}"] = _token((*key, "C"))
         return f"type(a{i}) is _nd and {view} is _k{i}"
-    namespace[f"_k{i}"] = frozenset(tokens)  # identity-hashed tokens
+    namespace[f"_k{i}"] = frozenset(_token((*key, lay)) for lay in ("C", t.layout))
     return f"type(a{i}) is _nd and {view} in _k{i}"
 
 
@@ -350,9 +337,11 @@ def _view_value(p: AbiParam, t: Array) -> str | None:
     return None  # anything else (another item size): from the array, as before
 
 
-def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
+def _guard(i: int, t: Type, backend, namespace: dict[str, Any]) -> str:
     """A Python condition true when argument ``a<i>`` has exactly the type ``t``."""
     v = f"a{i}"
+    if isinstance(t, Array):
+        return _array_guard(i, t, backend, namespace)
     if isinstance(t, CompileTime):  # the very object the kernel was specialized on
         namespace[f"_c{i}"] = t.value
         return f"({v} is _c{i} or {v} == _c{i})"
@@ -363,22 +352,6 @@ def _guard(i: int, t: Type, namespace: dict[str, Any]) -> str:
             namespace[f"_t{i}_{k}"] = cls
             items.append(f"type({v}[{k}]) is _t{i}_{k}")
         return " and ".join(items)
-    if isinstance(t, Array):
-        namespace[f"_d{i}"] = t.dtype
-        item = t.dtype.itemsize
-        parts = [f"type({v}) is _nd", f"{v}.dtype is _d{i}", f"{v}.backend is _be"]
-        if t.layout == "C":
-            strides, step = [], str(item)
-            for k in range(t.ndim - 1, -1, -1):
-                strides.insert(0, step)
-                step = f"{v}.shape[{k}] * {step}"
-            parts.append(f"{v}.strides == ({''.join(s + ', ' for s in strides)})")
-        else:
-            parts.append(f"len({v}.strides) == {t.ndim}")
-            parts += [f"not {v}.strides[{k}] % {item}" for k in range(t.ndim) if item > 1]
-        if item > 1:
-            parts.append(f"not {v}.offset % {item}")
-        return " and ".join(parts)
     cls = next(c for c, st in SCALARS.items() if st == t)
     namespace[f"_t{i}"] = cls
     return f"type({v}) is _t{i}"
@@ -453,13 +426,8 @@ def make_runner(
     if foreign_args:
         guard = "False"
     else:
-        guards = [
-            _view_guard(i, t, backend, namespace)
-            if isinstance(t, Array)
-            else _guard(i, t, namespace)
-            for i, t in enumerate(types)
-        ]
-        guard = " and ".join(guards) or "True"
+        guard = " and ".join(_guard(i, t, backend, namespace) for i, t in enumerate(types))
+        guard = guard or "True"
 
     def value(p: AbiParam) -> str:
         t = types[p.arg] if p.kind not in _HIDDEN and 0 <= p.arg < nargs else None
