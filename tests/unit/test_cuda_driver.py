@@ -234,7 +234,7 @@ def _native_function(monkeypatch, params, result=0):
     from ember.backends.cuda import direct
 
     fn, ctypes_launches, default = _direct_function(monkeypatch, params)
-    monkeypatch.setattr(direct, "address", lambda name: _ccall.probe_address())
+    monkeypatch.setattr(direct, "address", lambda fn: _ccall.probe_address())
     fn = CudaFunction(cu.CUfunction(0xF00), "k", params, fn.module)
     assert fn._native
     _ccall.probe_arm(len(params), result)

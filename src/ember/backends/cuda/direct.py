@@ -24,6 +24,7 @@ pack a kernel's arguments and call ``cuLaunchKernelEx`` (at :func:`address`) wit
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from typing import Any
 
@@ -64,16 +65,15 @@ def _lookup(name: str) -> Any:
         return None
 
 
-def address(name: str) -> int | None:
-    """The C address of the driver function ``name`` (None where :func:`entry` has none)."""
-    fn = entry(name)
-    if fn is None:
-        return None
+def address(fn: Any) -> int:
+    """The C address of an :func:`entry` function (for the compiled stub)."""
     return ctypes.cast(fn, ctypes.c_void_p).value
 
 
+@functools.cache
 def native() -> Any:
-    """The compiled stub module (its ``launcher``), or None where it was not built."""
+    """The compiled stub module (its ``launcher``), or None where it was not built (looked
+    for once: a missing module is a file-system search per attempt)."""
     try:
         from ember.backends.cuda import _ccall
     except ImportError:

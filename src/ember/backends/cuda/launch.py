@@ -268,12 +268,9 @@ class CudaFunction(Function):
     def _native_launch(self, stub, slow) -> Any:
         """:meth:`launch` as one call of the C stub's launcher; ``slow`` (the ``ctypes``
         path) takes any launch the stub does not pack (it converts or explains)."""
-        entry = _direct.address("cuLaunchKernelEx")
-        if entry is None:
-            return slow
         return stub.launcher(
-            entry, int(self.handle), self._plan.kinds, self._default_stream, _cuda_device,
-            slow, self._failed,
+            _direct.address(self._ex), int(self.handle), self._plan.kinds,
+            self._default_stream, _cuda_device, slow, self._failed,
         )  # fmt: skip
 
     def _checked(self, grid, block, shared_mem, s, args) -> list[Any]:
