@@ -64,8 +64,8 @@ def pad(array, pad_width, mode="constant", **kwargs) -> ndarray:
             if n == 0 and any(widths[k]):
                 raise ValueError(f"ember.pad: can't extend empty axis {k} using modes other "
                                  "than 'constant' or 'empty'")  # fmt: skip
-    values = _pairs(kwargs.get(_VALUES.get(mode, "constant_values"), 0), x.ndim,
-                    _VALUES.get(mode, "constant_values"), False)  # fmt: skip
+    keyword = "end_values" if mode == "linear_ramp" else "constant_values"
+    values = _pairs(kwargs.get(keyword, 0), x.ndim, keyword, False)
     lengths = _stat_lengths(kwargs.get("stat_length"), x.ndim)
     for k, (before, after) in enumerate(widths):
         roi = out[tuple(slice(None) if d <= k else inner[d] for d in range(x.ndim))]
@@ -83,9 +83,6 @@ def pad(array, pad_width, mode="constant", **kwargs) -> ndarray:
                 step = _wrap_step if mode == "wrap" else _reflect_step
                 before, after = step(roi, k, before, after, x.shape[k], mode, odd)
     return out
-
-
-_VALUES = {"linear_ramp": "end_values"}  # the per-axis values keyword of a mode
 
 
 def _pad_mode(mode, kwargs) -> bool:

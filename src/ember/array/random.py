@@ -337,9 +337,8 @@ class Generator:
         broadcast as NumPy's)."""
         dt = self._float(dtype, "normal")
         if rd.is_array(loc, scale):
-            shape, (mu, sigma) = rd.array_params("normal", size, dt, loc, scale)
-            _nonnegative(sigma, "normal: scale < 0")
-            return mu + sigma * self._draw("std_normal", shape, dt, dt(0), dt(1))
+            standard = functools.partial(self._draw, "std_normal", dt=dt, p0=dt(0), p1=dt(1))
+            return rd.scaled("normal", size, dt, loc, scale, standard)
         loc, scale = _number(loc, "loc"), _number(scale, "scale")
         if scale < 0:
             raise ValueError("normal: scale < 0")
@@ -351,9 +350,8 @@ class Generator:
         array, broadcast as NumPy's)."""
         dt = self._float(dtype, "exponential")
         if rd.is_array(scale):
-            shape, (beta,) = rd.array_params("exponential", size, dt, scale)
-            _nonnegative(beta, "exponential: scale < 0")
-            return beta * self._draw("exponential", shape, dt, dt(1), dt(0))
+            standard = functools.partial(self._draw, "exponential", dt=dt, p0=dt(1), p1=dt(0))
+            return rd.scaled("exponential", size, dt, None, scale, standard)
         scale = _number(scale, "scale")
         if scale < 0:
             raise ValueError("exponential: scale < 0")
@@ -602,13 +600,6 @@ def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for an array of {ndim} dimensions")
     return axis % ndim
-
-
-def _nonnegative(x: ndarray, message: str) -> None:
-    """NumPy's ValueError for a negative parameter among an array's (waits; a NaN passes,
-    as NumPy's check lets it, and gives NaN draws)."""
-    if x.size and bool(ember.any(x < 0)):
-        raise ValueError(message)
 
 
 def _number(v: Any, what: str) -> float:

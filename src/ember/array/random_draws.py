@@ -13,8 +13,8 @@ from ember.array.random_dists import MAX_LAM, dirichlet_kernel, each_kernel, inv
 
 
 def scalar(v: Any, what: str, method: str) -> float:
-    """A Python or NumPy scalar parameter as a float (array parameters are refused here:
-    ``uniform``, ``normal`` and ``exponential`` take them through :func:`array_params`)."""
+    """A Python or NumPy scalar parameter as a float (array parameters are refused here;
+    ``uniform`` and the location-scale families take them through :func:`array_params`)."""
     if isinstance(v, ndarray) or getattr(v, "shape", ()) != ():
         raise NotImplementedError(
             f"{method}: array-valued {what} is not supported yet; pass a scalar (draw with "
@@ -96,20 +96,33 @@ def _loc_scale(method: str, loc, scale, what: str = "scale") -> tuple[float, flo
     return loc, scale
 
 
+def scaled(method: str, size, dt, loc, scale, standard, what: str = "scale") -> ndarray:
+    """``loc + scale * standard(shape)`` for array parameters broadcast as NumPy's
+    (``loc=None``: no shift); a negative scale is NumPy's ValueError (a NaN passes, as in
+    NumPy's check, and gives NaN draws)."""
+    import ember
+
+    params = (scale,) if loc is None else (scale, loc)
+    shape, (sigma, *mu) = array_params(method, size, dt, *params)
+    if sigma.size and bool(ember.any(sigma < 0)):
+        raise ValueError(f"{what} < 0")
+    out = sigma * standard(shape)
+    return out + mu[0] if mu else out
+
+
 def _loc_scale_draw(rng, name: str, loc, scale, size, what: str = "scale") -> ndarray:
     """A location-scale family's draw: its own kernel for scalar parameters; for array
-    parameters (broadcast as NumPy's) standard draws of that shape, shifted and scaled."""
+    parameters standard draws of the broadcast shape, shifted and scaled."""
     import ember
 
     if not is_array(loc, scale):
         return fill_draw(rng, name, size, *_loc_scale(name, loc, scale, what))
-    shape, (mu, sigma) = array_params(name, size, dtypes.float64, loc, scale)
-    if sigma.size and bool(ember.any(sigma < 0)):
-        raise ValueError(f"{what} < 0")
     if name == "lognormal":  # exp(mean + sigma * z) of standard normals
-        return ember.exp(mu + sigma * rng.standard_normal(shape))
+        z = scaled(name, size, dtypes.float64, loc, scale, rng.standard_normal, what)
+        return ember.exp(z)
     standard = (1.0, 0.0) if name == "rayleigh" else (0.0, 1.0)  # the kernel's parameters
-    return mu + sigma * fill_draw(rng, name, shape, *standard)
+    return scaled(name, size, dtypes.float64, loc, scale,
+                  lambda shape: fill_draw(rng, name, shape, *standard), what)  # fmt: skip
 
 
 def lognormal(rng, mean, sigma, size):
@@ -144,7 +157,8 @@ def pareto(rng, a, size, name="pareto"):
 
 def rayleigh(rng, scale, size):
     if is_array(scale):
-        return _loc_scale_draw(rng, "rayleigh", 0.0, scale, size)
+        return scaled("rayleigh", size, dtypes.float64, None, scale,
+                      lambda shape: fill_draw(rng, "rayleigh", shape, 1.0, 0.0))  # fmt: skip
     scale = scalar(scale, "scale", "rayleigh")
     if scale < 0:
         raise ValueError("scale < 0")
