@@ -405,8 +405,9 @@ def _outer_edges(a: ndarray, range, what: str):
 def _bin_edges(a: ndarray, bins, range, what: str, weighted: bool = False):
     """``(edges on the device, nb, scale)`` as NumPy's ``_get_bin_edges``; ``scale`` is
     ``nb / (last - first)`` for uniform bins, 0 for explicit edges."""
+    outer = None
     if isinstance(bins, str):
-        bins = _estimated(a, bins, range, what, weighted)
+        bins, outer = _estimated(a, bins, range, what, weighted)
     if isinstance(bins, ndarray) or np.ndim(bins) == 1:
         edges = _on(bins, a.backend, what)
         if edges.ndim != 1 or edges.size < 1:
@@ -422,7 +423,7 @@ def _bin_edges(a: ndarray, bins, range, what: str, weighted: bool = False):
         raise TypeError(f"ember.{what}: `bins` must be an integer or an array") from None
     if nb < 1:
         raise ValueError(f"ember.{what}: `bins` must be positive, when an integer")
-    first, last = _outer_edges(a, range, what)
+    first, last = outer or _outer_edges(a, range, what)
     bt = np.result_type(first, last, a.dtype.numpy)
     bt = np.result_type(bt, float) if bt.kind in "iub" else bt
     host = np.linspace(first, last, nb + 1, endpoint=True, dtype=bt)
@@ -433,9 +434,10 @@ def _bin_edges(a: ndarray, bins, range, what: str, weighted: bool = False):
     return ember.asarray(host, device=a.backend), nb, scale
 
 
-def _estimated(a: ndarray, name: str, range, what: str, weighted: bool) -> int:
-    """The number of bins NumPy's estimator ``name`` gives (:mod:`.bin_estimators`): over
-    the data inside ``range`` (all of it without one)."""
+def _estimated(a: ndarray, name: str, range, what: str, weighted: bool):
+    """``(bins, (first, last))``: the number of bins NumPy's estimator ``name`` gives
+    (:mod:`.bin_estimators`) over the data inside ``range`` (all of it without one), and
+    the outer edges it used (read back once, not again for the edges)."""
     from ember.array.bin_estimators import ESTIMATORS, estimated_bins
 
     if name not in ESTIMATORS:
@@ -450,7 +452,7 @@ def _estimated(a: ndarray, name: str, range, what: str, weighted: bool) -> int:
         keep = (flat >= first) & (flat <= last)
         if not bool(ember.all(keep)):
             flat = flat[keep]
-    return estimated_bins(flat, name, first, last)
+    return estimated_bins(flat, name, first, last), (first, last)
 
 
 def _hist_inputs(a, weights, what: str):
