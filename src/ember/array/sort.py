@@ -34,12 +34,14 @@ NETWORKS = (64, 512, SEGMENT)  # bitonic network sizes (few: each is a compiled 
 
 STATIC_SHARED = 48 * 1024  # the most static shared memory a block may declare (CUDA)
 # keys per thread of the warp-match passes, at most, without and with a payload: each keeps
-# its keys, ranks (and payload) in registers from the load to the placement, and more cost
-# occupancy (H100, 2**26 float32: sort 2620 us with 12, 2950 with 10; argsort 3660 with
-# 9, 3500-3520 with 10, 3470-3500 with 11, the most that fits 48 KiB).  With the keys-only
-# pass's registers capped (sort_match.KEYS_ONLY_BLOCKS), 16 keys: H200 sort 2146 -> 2008 us
-MATCH_ITEMS = 16
-MATCH_ITEMS_PAYLOAD = 11
+# its keys and ranks (16-bit, two a register; and its payload) in registers from the load to
+# the placement, and more cost occupancy.  With the passes compiled for 4 blocks an SM
+# (sort_match.KEYS_ONLY_BLOCKS, PAYLOAD_BLOCKS), H200, 2**26 float32, same run as CuPy's
+# sort (1809-1823 us) and PyTorch's stable sort with indices (2973-2996 us): sort 1756 us
+# with 20 keys, 1729 with 22, 1712 with 24 (16 keys for 5 blocks: 1804-1823); argsort 2744
+# us with 11 keys, 2669 with 12, 2602 with 13 (11 uncapped, 3 blocks: 2870-2906)
+MATCH_ITEMS = 24
+MATCH_ITEMS_PAYLOAD = 13
 MATCH_BLOCK = 256  # threads per block of the warp-match passes (GPUs)
 
 
@@ -62,7 +64,7 @@ def _shared_budget(be) -> int:
 
 
 @functools.cache
-def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeometry:
+def geometry(be, U: DType, PT: DType | None, warp_ops) -> kern.SortGeometry:
     """Radix tile shape from the device's shared memory: the most keys per thread (up to
     16; :data:`MATCH_ITEMS` and :data:`MATCH_ITEMS_PAYLOAD` for warp ranking) whose
     buffers fit.  Warp ranking: 256 threads (64 on CPU devices, which emulate the warps in
@@ -71,12 +73,15 @@ def geometry(be, U: DType, PT: DType | None, warp_match: bool) -> kern.SortGeome
     budget = _shared_budget(be)
     pay = PT.itemsize if PT is not None else 0  # None: keys only
     items = 16
-    if warp_match:
+    if warp_ops is not None:
         block = 64 if launch.is_cpu(be) else min(MATCH_BLOCK, be.device.max_threads_per_block)
         # warp histograms and match words, digit starts/counts (int32) and offsets (int64),
-        # the scan's buffer; 512 bytes for the 16-byte alignment of each array and the
-        # block scan's own; keys and ranks are in registers until they are placed
-        fixed = (block // 32) * kern.RADIX * 8 + kern.RADIX * 16 + block * 12 + 512
+        # the block scan's buffer and the emulated warp operations' (one word a warp with
+        # hardware warps); 512 bytes for the 16-byte alignment of each array; keys and
+        # ranks are in registers until they are placed
+        warps = block // 32
+        scan = warps * 4 if warp_ops is match.HARDWARE else block * 12
+        fixed = warps * kern.RADIX * 8 + kern.RADIX * 16 + scan + 512
         per_key = U.itemsize + pay
         items = MATCH_ITEMS if PT is None else MATCH_ITEMS_PAYLOAD
     else:
@@ -152,7 +157,7 @@ def _radix(raw: ndarray, U, fns, descending, vout, iout) -> None:
     n = raw.shape[0]
     warp_ops = ranking(be)
     pt = dtypes.int32 if n < 1 << 31 else dtypes.int64
-    g = geometry(be, U, pt if iout is not None else None, warp_ops is not None)
+    g = geometry(be, U, pt if iout is not None else None, warp_ops)
     tiles = -(-n // g.tile)
     passes = max(1, U.itemsize * 8 // kern.RADIX_BITS)
     onesweep = warp_ops is not None and be.forward_progress and n <= match.COUNT

@@ -2,24 +2,29 @@
 Merrill 2022), written in Ember's kernel language.  Portable passes: :mod:`.sort_kernels`.
 
 **Warp-match ranking.**  Each warp owns a contiguous run of its tile; item ``j`` of lane
-``l`` is the run's key ``j * 32 + l`` (coalesced loads, kept in registers with their ranks
-until they are placed).  For each item the lanes holding the same digit find each other
-through a per-warp word per digit (each sets its bit with a shared ``atomic_or`` and reads
-the word back after a warp barrier); a lane's rank among its warp's keys with that digit
-is the warp's running count of the digit (which the lowest peer reads and bumps by their
-number, broadcast by a shuffle) plus the peers below it.  After the items, the warps'
-counts are scanned per digit (warp order: stable) and over the digits (the tile's digit
-starts), keys move to their tile position in shared memory, and runs of equal digits are
-written out contiguously.
+``l`` is the run's key ``j * 32 + l`` (coalesced loads, kept in registers with their
+ranks, two 16-bit ranks a register, until they are placed).  For each item the lanes
+holding the same digit find each other through a per-warp word per digit (each sets its
+bit with a shared ``atomic_or`` and reads the word back after a warp barrier); a lane's
+rank among its warp's keys with that digit is the warp's running count of the digit
+(which the lowest peer reads and bumps by their number, broadcast by a shuffle) plus the
+peers below it.  After the items, the warps' counts are scanned per digit (warp order:
+stable) and over the digits (the tile's digit starts; warp shuffles), keys move to their
+tile position in shared memory, and runs of equal digits are written out contiguously.
 
 **Global places.**  ``mode="classic"``: from the scan of the upsweep's digit-major counts,
 as the portable passes.  ``mode="onesweep"``: one histogram kernel counts the digits of
 every pass up front (:func:`histogram`, one read of the keys); then each pass is a single
 kernel: tiles are taken in start order from an atomic counter, each tile publishes its digit
-counts, and thread ``d`` looks back over earlier tiles for digit ``d`` (a flag in the top
-two bits of the count's 32-bit word: 1 = this tile's count, 2 = the inclusive count of
-every tile up to it) - a decoupled look-back per digit.  Only on backends with
-``forward_progress``; counts below 2**30.
+counts as soon as it has them, moves its keys to their tile positions, and then thread ``d``
+looks back over earlier tiles for digit ``d`` (a flag in the top two bits of the count's
+32-bit word: 1 = this tile's count, 2 = the inclusive count of every tile up to it) - a
+decoupled look-back per digit, with the keys out of registers by then (the look-back's
+own registers did not have to share them: 64 wanted without a cap, against 80).  Only on
+backends with ``forward_progress``; counts below 2**30.
+
+A tile's digit runs start at offsets of 32 bits where every position fits (positions
+and the payload's indices are then ``int32``): the placement reads them at random.
 
 ``WarpOps`` gives the ballot, shuffle, popcount and warp barrier: the hardware's
 (``ember.ballot``...) or a shared-memory emulation, with which the same kernel runs (slowly)
@@ -45,15 +50,14 @@ COUNT = (1 << 30) - 1
 # four onesweep passes: sort 2287 us with one at a time, 2150 with 4, 2205 with 8; argsort
 # 3054, 2724, 2942)
 LOOKBACK_TILES = 4
-# blocks per multiprocessor the keys-only pass is compiled for (CUDA's __launch_bounds__:
-# registers capped so that they fit), with sort.MATCH_ITEMS keys per thread.  H200, 2**26
-# float32, sort (us): 12 keys: 2324 as compiled (62 registers: 4 blocks of 256), 2282
-# capped for 5 blocks, 2152 for 6 (40 registers), 2468 for 8; 16 keys: 2266 uncapped, 2029
-# for 4 blocks, 2008 for 5; 20 keys: 2011 for 4, 2084 for 5; 22 keys: 1990 for 4 (CuPy:
-# 1785).  Capping the passes with indices (11 keys: their shared memory's limit) lost time:
-# argsort 2922 us uncapped, 2942 for 4 blocks, 3086 with 10 keys for 5.  Keys of at most 4
-# bytes only.
-KEYS_ONLY_BLOCKS = 5
+# blocks per multiprocessor the passes of keys of at most 4 bytes are compiled for (CUDA's
+# __launch_bounds__: 64 registers a thread), keys only and with a payload, with
+# sort.MATCH_ITEMS / MATCH_ITEMS_PAYLOAD keys per thread: what their shared memory allows.
+# Uncapped, the payload passes took 72 registers (3 blocks).  For 5 blocks (48 registers),
+# ptxas spilled (16 keys: 48 bytes, 24: 228); H200, 2**26 float32, sort with 16 keys: 1804
+# us for 5 blocks, 1919 for 6; 20 keys: 1756 for 4, 1896 for 5 (measurements of sort.py)
+KEYS_ONLY_BLOCKS = 4
+PAYLOAD_BLOCKS = 4
 
 
 # --------------------------------------------------------------------- warp operations
@@ -257,15 +261,23 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
     DPT = max(1, RADIX // BLOCK)  # digits per thread in the scans over digits
     HAS_P, IOTA, ONESWEEP = payload != "none", payload == "iota", mode == "onesweep"
     LOADS = payload == "load"
-    scan_fns = sk._tile_functions(ops.add, dtypes.int32, dtypes.int32, BLOCK, 1, 0)
+    # global offsets of the tile's digit runs: int32 where every position fits (PT, the
+    # payload's index type, is int32 exactly then): half the shared-memory traffic of the
+    # random reads of step 4
+    GO = PT if PT is dtypes.int32 else dtypes.int64
+    # the block scan over digits: warp shuffles where the warps are real (one barrier, not
+    # eight of a scan in shared memory)
+    SCAN_WARP = WARP if warp_ops is HARDWARE else 0
+    scan_fns = sk._tile_functions(ops.add, dtypes.int32, dtypes.int32, BLOCK, 1, SCAN_WARP)
+    SCAN_BUF, WBUF = (NWARPS, 1) if SCAN_WARP else (2 * BLOCK, BLOCK)
     block_scan = scan_fns.block_scan
-    lookback = _digit_lookback()
+    publish, lookback = _digit_lookback()
     load = _key_loader(U, to_key, g.items)
 
     def radix_pass(n, tiles, kin, kbase, kstep, pin, pbase, pstep, shift, tin, tout, desc,
                    places, state, slot, kout, pout):  # fmt: skip
         keys = ember.local((ITEMS,), U)
-        ranks = ember.local((ITEMS,), ember.int32)
+        ranks = ember.local(((ITEMS + 1) // 2,), ember.uint32)  # two 16-bit ranks a word
         pays = ember.local((ITEMS if LOADS else 1,), PT)
         sorted_keys = ember.shared((TILE,), U)
         sorted_pay = ember.shared((TILE if HAS_P else 1,), PT)
@@ -273,9 +285,9 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         wmask = ember.shared((NWARPS * RADIX,), ember.uint32)
         dstart = ember.shared((RADIX,), ember.int32)
         dcount = ember.shared((RADIX,), ember.int32)
-        gofs = ember.shared((RADIX,), ember.int64)
-        buf = ember.shared((2 * BLOCK,), ember.int32)
-        wbuf = ember.shared((BLOCK,), ember.int32)
+        gofs = ember.shared((RADIX,), GO)
+        buf = ember.shared((SCAN_BUF,), ember.int32)
+        wbuf = ember.shared((WBUF,), ember.int32)  # (emulated warp operations only)
         ctl = ember.shared((2,), ember.int32)
         tid = ember.thread_idx.x
         lane = tid % WARP
@@ -300,8 +312,12 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
             for j in range(ITEMS):
                 pos = w * RUN + j * WARP + lane
                 pays[j] = pin[pbase + (e0 + pos) * pstep] if pos < count else PT(0)
-        for j in range(ITEMS):  # 1. rank within the warp, in tile order
-            ranks[j] = rank(digit(keys[j], shift), lane, w, whist, wmask, wbuf)
+        for j in ember.static_range(ITEMS):  # 1. rank within the warp, in tile order
+            rk = ember.uint32(rank(digit(keys[j], shift), lane, w, whist, wmask, wbuf))
+            if j % 2 == 0:
+                ranks[j // 2] = rk
+            else:
+                ranks[j // 2] |= rk << 16
         ember.barrier()
         tot = ember.int32(0)  # 2. warps' counts scanned per digit, then over the digits
         for i in range(DPT):
@@ -319,37 +335,45 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
         for i in range(DPT):
             d = tid * DPT + i
             if d < RADIX:
+                for v in range(NWARPS):  # each warp's first tile position for the digit
+                    whist[v * RADIX + d] += run
                 dstart[d] = run
-                start = ember.int64(0)
-                if ONESWEEP:  # the digit's start in the output + its keys in earlier tiles
-                    if d > 0:
-                        start = places[d - 1]
-                    real = dcount[d] - (TILE - count if d == MASK else 0)
-                    start += lookback(state, t, d, real)
-                else:  # the scan of the upsweep's counts
-                    f = d * tiles + t
-                    if f > 0:
-                        start = places[f - 1]
-                gofs[d] = start - run
+                if ONESWEEP:  # the tile's count, for the look-backs of later tiles
+                    publish(state, t, d, dcount[d] - (TILE - count if d == MASK else 0))
                 run += dcount[d]
         ember.barrier()
-        for j in range(ITEMS):  # 3. to the tile position, in shared memory
+        # 3. to the tile position, in shared memory (before this tile's own look-back,
+        # which then runs with the keys and ranks no longer held in registers)
+        for j in ember.static_range(ITEMS):
             pos = w * RUN + j * WARP + lane
             k = keys[j]
             d = digit(k, shift)
-            r = dstart[d] + whist[w * RADIX + d] + ranks[j]
+            r = whist[w * RADIX + d] + ember.int32((ranks[j // 2] >> (16 * (j % 2))) & 0xFFFF)
             sorted_keys[r] = k
             if HAS_P:
                 if IOTA:
                     sorted_pay[r] = PT(e0 + pos)
                 else:
                     sorted_pay[r] = pays[j]
+        for i in range(DPT):
+            d = tid * DPT + i
+            if d < RADIX:
+                start = ember.int64(0)
+                if ONESWEEP:  # the digit's start in the output + its keys in earlier tiles
+                    if d > 0:
+                        start = places[d - 1]
+                    start += lookback(state, t, d, dcount[d] - (TILE - count if d == MASK else 0))
+                else:  # the scan of the upsweep's counts
+                    f = d * tiles + t
+                    if f > 0:
+                        start = places[f - 1]
+                gofs[d] = GO(start - dstart[d])
         ember.barrier()
         for j in range(ITEMS):  # 4. runs of equal digits to their places
             e = j * BLOCK + tid
             if e < count:
                 k = sorted_keys[e]
-                dst = gofs[digit(k, shift)] + e
+                dst = ember.int64(gofs[digit(k, shift)] + GO(e))
                 kout[dst] = kout.dtype(to_bits(k, desc) if tout else k)
                 if HAS_P:
                     pout[dst] = PO(sorted_pay[e])
@@ -357,7 +381,7 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
     name = (f"radix_{mode}_{warp_ops.name}_{to_key.__name__}_{payload}{PT.name}_"
             f"{BLOCK}x{ITEMS}")  # fmt: skip
     # (8-byte keys: their tile's shared memory fits 4 blocks an SM anyway)
-    bounds = (BLOCK, KEYS_ONLY_BLOCKS) if not HAS_P and U.itemsize <= 4 else None
+    bounds = None if U.itemsize > 4 else (BLOCK, PAYLOAD_BLOCKS if HAS_P else KEYS_ONLY_BLOCKS)
     return _named(radix_pass, name, bounds)
 
 
@@ -382,8 +406,11 @@ def _key_loader(U, to_key, ITEMS):
 
 
 def _digit_lookback():
-    """Thread ``d``'s look-back for its digit: publish ``count`` for tile ``t``, add the
-    counts of earlier tiles until one that published its inclusive count; publish ours.
+    """``(publish, lookback)`` of thread ``d``, for its digit.  ``publish(state, t, d,
+    count)``: tile ``t``'s count (inclusive for the first tile), as soon as the tile has
+    it.  ``lookback(state, t, d, count)``, later: the counts of earlier tiles, added until
+    one that published its inclusive count; then ours is published inclusive.
+
     ``state`` is this pass's: word ``t * RADIX + d`` (then the tile counter).  Flag and
     count share one word, so a plain volatile read (:func:`ember.atomic_load`) sees both
     or neither: polling with read-modify-write atomics queued every poller of a word at
@@ -393,13 +420,14 @@ def _digit_lookback():
     window, not per tile."""
     STOP = ember.uint32(INCL << 30)  # before the first tile: an inclusive count of 0
 
+    def publish(state, t, d, count):
+        flag = ember.uint32(INCL if t == 0 else AGG)
+        ember.atomic_exchange(state, t * RADIX + d, (flag << 30) | ember.uint32(count))
+
     def lookback(state, t, d, count):
-        word = t * RADIX + d
-        if t == 0:
-            ember.atomic_exchange(state, word, (ember.uint32(INCL) << 30) | ember.uint32(count))
-            return ember.int64(0)
-        ember.atomic_exchange(state, word, (ember.uint32(AGG) << 30) | ember.uint32(count))
         total = ember.int64(0)
+        if t == 0:
+            return total
         j = t - 1
         while j >= 0:
             seen = ember.local((LOOKBACK_TILES,), ember.uint32)
@@ -415,7 +443,7 @@ def _digit_lookback():
                     done = 1 if (v >> 30) == INCL else 0
             j = -1 if done else j - LOOKBACK_TILES
         mine = ember.uint32(total + count)
-        ember.atomic_exchange(state, word, (ember.uint32(INCL) << 30) | mine)
+        ember.atomic_exchange(state, t * RADIX + d, (ember.uint32(INCL) << 30) | mine)
         return total
 
-    return lookback
+    return publish, lookback

@@ -140,7 +140,7 @@ def sorts(be, dts) -> Iterator:
             for payload, pt, po, pin in _payloads(passes):
                 if (payload != "none") != merge and kind == "f":
                     continue  # sort: exact zeros; argsort: merged zeros
-                g = sort.geometry(be, U, pt if payload != "none" else None, warp_ops is not None)
+                g = sort.geometry(be, U, pt if payload != "none" else None, warp_ops)
                 head = (4, 1, _a(U), 0, 1, _a(pin), 0, 1, 0, True, True, False)
                 yield from _radix_pass(be, U, fns, g, payload, pt, po, head, passes, warp_ops)
     yield from _scan(be, ops.add, i64, u32, i64)  # digit counts / histograms
