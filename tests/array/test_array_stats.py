@@ -111,6 +111,44 @@ def test_weighted_quantiles(backend, dtype):
         ember.quantile(d, 0.5, axis=0, weights=along, **bad)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_weighted_nan_quantiles(backend, dtype):
+    # nanquantile/nanpercentile with weights= drop NaNs with their weights (NumPy 2); rows:
+    # a NaN among values, leading zero weights, only NaNs (NaN and NumPy's warning), none
+    rng = np.random.default_rng(9)
+    a = (rng.standard_normal((5, 8)) * 9).astype(dtype)
+    a[0, [1, 5]] = np.nan
+    a[1, 0] = np.nan
+    a[2] = np.nan
+    w = rng.random((5, 8))
+    w[1, 1:3] = 0.0  # q = 0 skips the zero weights after the NaN's
+    w[0, 1] = 50.0  # a NaN's weight, however large, counts for nothing
+    d = ember.asarray(a)
+    for q in (0.0, 0.25, 0.5, 1.0, [0.1, 0.9]):
+        for keepdims in (False, True):
+            kw = dict(axis=1, weights=w, method="inverted_cdf", keepdims=keepdims)
+            with pytest.warns(RuntimeWarning, match="All-NaN slice encountered"):
+                got = ember.nanquantile(d, q, **kw)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = np.nanquantile(a, q, **kw)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got.to_numpy(), want)
+    kw = dict(axis=1, weights=w[[0, 1, 3]], method="inverted_cdf")
+    got = ember.nanpercentile(ember.asarray(a[[0, 1, 3]]), [30, 70], **kw)
+    np.testing.assert_array_equal(got.to_numpy(), np.nanpercentile(a[[0, 1, 3]], [30, 70], **kw))
+    # weights along the axis only (NumPy 2.4's nanquantile fails there: compared with the
+    # rows one by one)
+    along = rng.random(8)
+    got = ember.nanquantile(d[[0, 1, 3]], 0.4, axis=1, weights=along, method="inverted_cdf")
+    want = [np.nanquantile(a[r], 0.4, weights=along, method="inverted_cdf") for r in (0, 1, 3)]
+    np.testing.assert_array_equal(got.to_numpy(), np.array(want, dtype))
+    zero = w.copy()
+    zero[3] = np.where(np.isnan(a[3]), 1.0, 0.0)  # values there, but all of weight zero
+    with pytest.raises(ValueError, match="were all zero"):
+        ember.nanquantile(d, 0.5, axis=1, weights=zero, method="inverted_cdf")
+
+
 def test_quantile_errors_and_empty_input(backend):
     d = ember.asarray(np.arange(6.0))
     with pytest.raises(ValueError, match=r"ember.quantile: Quantiles must be in the range"):
@@ -123,8 +161,6 @@ def test_quantile_errors_and_empty_input(backend):
         ember.quantile(d, 0.5, method="foo")
     with pytest.raises(ValueError, match="only method 'inverted_cdf' supports weights"):
         ember.quantile(d, 0.5, weights=d)
-    with pytest.raises(NotImplementedError, match="not supported for the nan forms"):
-        ember.nanquantile(d, 0.5, weights=d, method="inverted_cdf")
     with pytest.raises(TypeError, match=r"ember.quantile needs device memory"):
         ember.quantile(np.arange(3.0), 0.5)
     with pytest.raises(TypeError, match="boolean input cannot be subtracted"):

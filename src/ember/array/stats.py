@@ -141,14 +141,9 @@ def _weighted(a, q, axis, out, method, keepdims, skip_nan, what, scale, weights)
     """NumPy 2's weighted quantiles (``inverted_cdf`` only: :mod:`.weighted_quantile`)."""
     from ember.array.weighted_quantile import weighted_quantile
 
-    if skip_nan:
-        raise NotImplementedError(
-            f"ember.{what}: weights= is not supported for the nan forms; use quantile or "
-            "percentile on the non-NaN values"
-        )
     qd, qshape, proto = _q_values(q, scale, a.backend, what)
     res = weighted_quantile(a, qd, qshape, proto, axes_of(axis, a.ndim, what), axis is not None,
-                            weights, keepdims, method, what)  # fmt: skip
+                            weights, keepdims, method, what, skip_nan)  # fmt: skip
     return _into(out, res, what)
 
 
@@ -211,8 +206,9 @@ quantile = _quantile_function(
     ``normal_unbiased``.  Result dtypes are NumPy's: the input's for the methods that pick
     an element, else the promotion of the input with ``q`` (float64 for integers; a Python
     float ``q`` is weak).  A slice holding a NaN gives NaN.  ``overwrite_input`` is
-    accepted and ignored (the sort makes a copy); ``weights=`` raises
-    ``NotImplementedError``; ``interpolation=`` is NumPy's deprecated spelling of
+    accepted and ignored (the sort makes a copy); ``weights=`` (NumPy 2's, of ``a``'s shape
+    or of ``a`` along ``axis``; ``method="inverted_cdf"`` only) weighs the elements
+    (:mod:`.weighted_quantile`); ``interpolation=`` is NumPy's deprecated spelling of
     ``method``.  Computed on the device: a sort along the axis, then one kernel.  An ember
     array ``q`` is read back to check its range.  Differences between integers are taken
     in float64 (NumPy takes them in the integer dtype, where they can wrap).
@@ -225,7 +221,9 @@ nanquantile = _quantile_function(
     """:func:`quantile` ignoring NaNs
     (NumPy's ``nanquantile``): each slice's quantiles are those of its non-NaN values
     (counted in the kernel: NaNs sort last); an all-NaN slice gives NaN, without NumPy's
-    ``All-NaN slice encountered`` warning (that would need a synchronization).""",
+    ``All-NaN slice encountered`` warning (that would need a synchronization).  With
+    ``weights=``, NaNs are dropped with their weights, and the warning is given (the
+    weights' check reads back anyway).""",
 )
 percentile = _quantile_function(
     "percentile",

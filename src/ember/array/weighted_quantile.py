@@ -7,11 +7,17 @@ as -1 so that ``q = 0`` takes the first element of positive weight).  Here the s
 the rows of a ``(rows, n)`` view; each row's position for each ``q`` is the count of its
 CDF values below ``q``, a broadcast comparison and a sum, then a gather.  A slice whose
 largest element is NaN gives NaN, as NumPy's.
+
+The ``nan`` forms (``nanquantile``/``nanpercentile``, ``skip_nan``) drop the NaNs with their
+weights, as NumPy's: a NaN's weight counts as 0, and NaNs sort last, after every element
+that can be taken.  A slice of NaNs only gives NaN (and NumPy's ``All-NaN slice
+encountered`` warning).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -23,9 +29,10 @@ from ember.array.ndarray import ndarray
 
 def weighted_quantile(a: ndarray, qd: ndarray, qshape: tuple, proto, axes: tuple,
                       axis_given: bool, weights, keepdims: bool, method: str,
-                      what: str) -> ndarray:  # fmt: skip
+                      what: str, skip_nan: bool = False) -> ndarray:  # fmt: skip
     """The weighted ``inverted_cdf`` quantiles ``qd`` (float64, flattened; ``qshape`` their
-    shape; ``proto`` their dtype's example) of ``a`` over ``axes``."""
+    shape; ``proto`` their dtype's example) of ``a`` over ``axes``; ``skip_nan``: of the
+    elements that are not NaN."""
     if method != "inverted_cdf":
         raise ValueError(f"ember.{what}: only method 'inverted_cdf' supports weights, got "
                          f"{method!r}")  # fmt: skip
@@ -39,20 +46,29 @@ def weighted_quantile(a: ndarray, qd: ndarray, qshape: tuple, proto, axes: tuple
     order = (*rest, *axes)
     x = manipulation.reshape(manipulation.permute_dims(a, order), (rows, n))
     w = manipulation.reshape(manipulation.permute_dims(w, order), (rows, n))
+    skip_nan = skip_nan and a.dtype.is_float
+    if skip_nan:
+        w = ember.where(ember.isnan(x), 0, w)
     idx = ember.argsort(x, axis=-1, stable=True)
     xs = ember.take_along_axis(x, idx, axis=-1)
     cdf = ember.cumulative_sum(ember.take_along_axis(w, idx, axis=-1).astype(dtypes.float64),
                                axis=-1)  # fmt: skip
     cdf = cdf / cdf[:, -1:]
-    if bool(ember.any(ember.isnan(cdf[:, -1]))):
+    bad = ember.isnan(cdf[:, -1])
+    if skip_nan:  # (the last sorted element is NaN where they all are)
+        only_nan = ember.isnan(xs[:, -1]) & ember.isnan(xs[:, 0])
+        bad, only_nan = bad & ~only_nan, ember.any(only_nan)
+    if bool(ember.any(bad)):  # (one synchronization for both)
         raise ValueError(f"ember.{what}: weights included NaN, inf or were all zero")
+    if skip_nan and bool(only_nan):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
     qt = np.asarray(proto).dtype
     if qt.kind == "f" and qt != np.float64:  # NumPy compares in q's float dtype
         cdf, qd = cdf.astype(qt.name), qd.astype(qt.name)
     cdf = ember.where(cdf == 0, -1, cdf)
     below = ember.sum(cdf[:, None, :] < qd[None, :, None], axis=-1)  # (rows, len(q))
     picked = ember.take_along_axis(xs, ember.minimum(below, n - 1), axis=-1)
-    if a.dtype.is_float:
+    if a.dtype.is_float and not skip_nan:
         picked = ember.where(ember.isnan(xs[:, -1:]), xs[:, -1:], picked)
     shape = tuple(1 if k in axes else a.shape[k] for k in range(a.ndim)) if keepdims else lead
     return manipulation.reshape(manipulation.permute_dims(picked, (1, 0)), qshape + shape)
