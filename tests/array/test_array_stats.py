@@ -111,6 +111,19 @@ def test_weighted_quantiles(backend, dtype):
         ember.quantile(d, 0.5, axis=0, weights=along, **bad)
 
 
+def test_weighted_quantile_never_takes_a_trailing_zero_weight(backend):
+    # q = 1 takes the last element of positive weight: the cumulative weights after it must
+    # equal it exactly (a tree-order scan rounded them differently: 17 of these 64 rows took
+    # a zero-weight element)
+    rng = np.random.default_rng(4)
+    a = np.sort(rng.standard_normal((64, 40)), axis=1)
+    w = rng.random((64, 40))
+    w[:, 29:] = 0.0
+    kw = dict(axis=1, weights=w, method="inverted_cdf")
+    got = ember.quantile(ember.asarray(a), [0.999, 1.0], **kw)
+    np.testing.assert_array_equal(got.to_numpy(), np.quantile(a, [0.999, 1.0], **kw))
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_weighted_nan_quantiles(backend, dtype):
     # nanquantile/nanpercentile with weights= drop NaNs with their weights (NumPy 2); rows:
