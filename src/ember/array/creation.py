@@ -55,6 +55,8 @@ def operand(x, what: str) -> ndarray:
 
 
 def _dtype_of(spec: Any) -> DType:
+    if type(spec) is DType:  # (a dict lookup would call DType.__hash__, a Python frame)
+        return spec
     try:
         return _DTYPES[spec]
     except (KeyError, TypeError):
@@ -95,10 +97,13 @@ def empty(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray
     on ``device`` (default: the current backend's)."""
     # _new() inlined, and the array made without its __init__ frame: alloc + free of an
     # array is a hot loop (issue 19: target 0.65x the driver's cuMemAllocAsync + free).
-    try:
-        dt = _DTYPES[dtype]
-    except (KeyError, TypeError):
-        dt = _dtype_of(dtype)
+    if type(dtype) is DType:  # ember.float32...: no dict lookup (DType.__hash__ is Python)
+        dt = dtype
+    else:
+        try:
+            dt = _DTYPES[dtype]
+        except (KeyError, TypeError):
+            dt = _dtype_of(dtype)
     be = _backend.current() if device is None else _on(device)
     if type(shape) is int and shape >= 0:
         out = _bare(ndarray)  # every slot is set below (tests/array/test_array_ndarray.py checks)
