@@ -237,11 +237,79 @@ def test_parameter_errors(call, message):
         call(ember.random.default_rng(0))
 
 
-def test_array_parameters_and_dtypes_are_refused():
+def test_dtypes_are_refused():
     rng = ember.random.default_rng(0)
-    with pytest.raises(NotImplementedError, match="array-valued lam"):
-        rng.poisson(np.array([1.0, 2.0]))
-    with pytest.raises(NotImplementedError, match="array-valued p"):
-        rng.binomial(3, ember.asarray(np.array([0.5])))
     with pytest.raises(TypeError, match="float32 or float64"):
         rng.standard_gamma(1.0, 3, dtype=ember.int32)
+
+
+# (method, array parameters, the means of each column) for array-parameter draws
+ARRAY_CASES = [
+    ("gamma", ([0.5, 2.0, 9.0], [1.0, 3.0, 0.5]), [0.5, 6.0, 4.5]),
+    ("standard_gamma", ([0.3, 4.0],), [0.3, 4.0]),
+    ("beta", ([0.5, 2.0], [1.0, 3.0]), [1 / 3, 0.4]),
+    ("chisquare", ([1.0, 7.0],), [1.0, 7.0]),
+    ("f", ([5.0, 10.0], [8.0, 20.0]), [8 / 6, 20 / 18]),
+    ("standard_t", ([5.0, 30.0],), [0.0, 0.0]),
+    ("poisson", ([0.5, 20.0, 1000.0],), [0.5, 20.0, 1000.0]),
+    ("binomial", ([10, 100, 1000], [0.3, 0.5, 0.9]), [3.0, 50.0, 900.0]),
+    ("negative_binomial", ([3.0, 10.0], [0.5, 0.2]), [3.0, 40.0]),
+    ("weibull", ([0.5, 2.0, 0.0],), [2.0, math.sqrt(math.pi) / 2, 0.0]),
+    ("pareto", ([3.0, 5.0],), [0.5, 0.25]),
+    ("power", ([0.5, 3.0],), [1 / 3, 0.75]),
+    ("geometric", ([0.1, 0.5, 1.0],), [10.0, 2.0, 1.0]),
+    ("triangular", ([0.0, -1.0], [0.5, 0.0], [1.0, 2.0]), [0.5, 1 / 3]),
+]
+
+
+@pytest.mark.parametrize("method, params, means", ARRAY_CASES, ids=[c[0] for c in ARRAY_CASES])
+def test_shape_parameters_as_arrays(backend, method, params, means):
+    # NumPy's array parameters: broadcast with each other and size; each column's mean
+    # against the closed form (within 5 standard errors of 40000 draws, or 2 %)
+    rng = ember.random.default_rng(11)
+    n = 40000
+    x = getattr(rng, method)(*params, size=(n, len(means))).to_numpy()
+    want = getattr(np.random.default_rng(0), method)(*params, size=(2, len(means)))
+    assert x.dtype == want.dtype and x.shape == (n, len(means))
+    err = 5 * x.std(axis=0) / math.sqrt(n) + 0.02 * np.abs(means)
+    assert np.all(np.abs(x.mean(axis=0) - means) <= err + 1e-12), (x.mean(axis=0), means)
+    # without size: the parameters' broadcast shape; an ember array takes the same path
+    first = [ember.asarray(np.asarray(params[0], dtype=np.float64))] + list(params[1:])
+    assert getattr(rng, method)(*first).shape == np.broadcast_shapes(*(np.shape(p) for p in params))
+
+
+def test_array_parameters_give_the_scalar_draws_numbers(backend):
+    # value i has the same sub-stream either way: equal parameters, equal numbers
+    for method, scalar_args in (("gamma", (2.5, 1.5)), ("beta", (0.5, 3.0)),
+                                ("poisson", (40.0,)), ("binomial", (50, 0.3))):  # fmt: skip
+        a = getattr(ember.random.default_rng(3), method)(*scalar_args, size=64).to_numpy()
+        arrays = [np.full(64, v) for v in scalar_args]
+        b = getattr(ember.random.default_rng(3), method)(*arrays).to_numpy()
+        np.testing.assert_array_equal(a, b)
+
+
+def test_array_parameter_checks(backend):
+    rng = ember.random.default_rng(0)
+    for call, message in (
+        (lambda: rng.gamma([1.0, -1.0]), "shape < 0"),
+        (lambda: rng.beta([1.0], [0.0, 2.0]), "b <= 0"),
+        (lambda: rng.poisson([1.0, -1.0]), "lam < 0 or lam contains NaNs"),
+        (lambda: rng.poisson([1e19]), "lam value too large"),
+        (lambda: rng.binomial([5, -1], 0.5), "n < 0"),
+        (lambda: rng.binomial(5, [0.5, np.nan]), "p < 0, p > 1 or p contains NaNs"),
+        (lambda: rng.negative_binomial([np.nan], 0.5), "n must not be NaN"),
+        (lambda: rng.geometric([0.5, 0.0]), "p <= 0, p > 1"),
+        (lambda: rng.triangular([0.0, 1.0], 0.5, 2.0), "left > mode"),
+        (lambda: rng.triangular(0.0, [0.5], [0.0]), "mode > right"),
+        (lambda: rng.weibull([-1.0]), "a < 0"),
+        (lambda: rng.power([0.0]), "a <= 0"),
+        (lambda: rng.gamma([1.0, 2.0], size=3), "does not broadcast to size"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            call()
+    # a NaN passes NumPy's checks where NumPy's does, and gives NaN
+    for draw in (rng.beta([np.nan, 1.0], 1.0), rng.pareto([np.nan]), rng.beta(np.nan, 1.0, 2),
+                 rng.pareto(np.nan, 2), rng.gamma([np.nan])):  # fmt: skip
+        assert np.isnan(draw.to_numpy()).any()
+    # binomial truncates float counts, as NumPy does
+    assert rng.binomial([5.7], 1.0).to_numpy().tolist() == [5]

@@ -470,6 +470,30 @@ def each_kernel(name: str) -> Kernel:
     return Kernel(k)
 
 
+def _each_arrays(SAMPLE):
+    """:func:`_each` with each parameter an array: ``p[i * ps]`` for value ``i`` (a step
+    of 0 for a parameter that is one number)."""
+
+    def each(out, n, k0, k1, base_lo, base_hi, p0, s0, p1, s1, p2, s2, p3, s3):
+        i = ember.global_id()
+        while i < n:
+            c0, c1, unused0, unused1 = ph.block_counter(base_lo, base_hi, i)
+            v = SAMPLE(k0, k1, c0, c1, p0[i * s0], p1[i * s1], p2[i * s2], p3[i * s3])
+            out[i] = out.dtype(v)
+            i += ember.global_size()
+
+    return each
+
+
+@functools.cache
+def each_arrays_kernel(name: str) -> Kernel:
+    """:func:`each_kernel` of a draw whose parameters are arrays (value ``i`` owns the same
+    sub-stream as with scalar parameters: equal parameters, equal numbers)."""
+    k = _each_arrays(_EACH[name])
+    k.__name__ = k.__qualname__ = f"rng_each_arrays_{name}"
+    return Kernel(k)
+
+
 def _dirichlet(out, rows, k, alpha, k0, k1, base_lo, base_hi):
     """Row ``r``: log-gammas of values ``r k + j``, then their softmax (in place)."""
     r = ember.global_id()

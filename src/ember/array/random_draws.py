@@ -13,14 +13,17 @@ from ember.array.random_dists import MAX_LAM, dirichlet_kernel, each_kernel, inv
 
 
 def scalar(v: Any, what: str, method: str) -> float:
-    """A Python or NumPy scalar parameter as a float (array parameters are refused here;
-    ``uniform`` and the location-scale families take them through :func:`array_params`)."""
+    """A Python or NumPy scalar parameter as a float (the callers send array parameters to
+    :func:`array_params` and :mod:`.random_arrays` first)."""
     if isinstance(v, ndarray) or getattr(v, "shape", ()) != ():
-        raise NotImplementedError(
-            f"{method}: array-valued {what} is not supported yet; pass a scalar (draw with "
-            "a scalar per call, or transform standard draws)"
-        )
+        raise TypeError(f"{method}: {what} must be a number here, got an array")
     return float(v)
+
+
+def _arrays():
+    from ember.array import random_arrays
+
+    return random_arrays
 
 
 def is_array(*params) -> bool:
@@ -142,6 +145,8 @@ def gumbel(rng, loc, scale, size):
 
 
 def weibull(rng, a, size):
+    if is_array(a):
+        return _arrays().weibull(rng, a, size)
     a = scalar(a, "a", "weibull")
     if a < 0:
         raise ValueError("a < 0")
@@ -149,8 +154,10 @@ def weibull(rng, a, size):
 
 
 def pareto(rng, a, size, name="pareto"):
+    if is_array(a):
+        return _arrays().pareto(rng, a, size, name)
     a = scalar(a, "a", name)
-    if not a > 0:
+    if a <= 0:  # (a NaN passes, as in NumPy, and gives NaN draws)
         raise ValueError("a <= 0")
     return fill_draw(rng, name, size, 1.0 / a, 0.0)
 
@@ -166,6 +173,8 @@ def rayleigh(rng, scale, size):
 
 
 def geometric(rng, p, size):
+    if is_array(p):
+        return _arrays().geometric(rng, p, size)
     p = scalar(p, "p", "geometric")
     if not 0 < p <= 1:
         raise ValueError("p <= 0, p > 1 or p contains NaNs")
@@ -173,6 +182,8 @@ def geometric(rng, p, size):
 
 
 def triangular(rng, left, mode, right, size):
+    if is_array(left, mode, right):
+        return _arrays().triangular(rng, left, mode, right, size)
     left, mode, right = (scalar(v, w, "triangular") for v, w in
                          ((left, "left"), (mode, "mode"), (right, "right")))  # fmt: skip
     if left > mode:
@@ -192,6 +203,8 @@ def _f64(*values):
 
 def standard_gamma(rng, shape, size, dt):
     """``dt``: float32 (computed in float32, as NumPy does) or float64."""
+    if is_array(shape):
+        return _arrays().standard_gamma(rng, shape, size, dt)
     shape = scalar(shape, "shape", "standard_gamma")
     if shape < 0:
         raise ValueError("shape < 0")
@@ -204,6 +217,8 @@ def standard_gamma(rng, shape, size, dt):
 
 
 def gamma(rng, shape, scale, size):
+    if is_array(shape, scale):
+        return _arrays().gamma(rng, shape, scale, size)
     shape, scale = scalar(shape, "shape", "gamma"), scalar(scale, "scale", "gamma")
     if shape < 0:
         raise ValueError("shape < 0")
@@ -216,35 +231,45 @@ def _positive(method: str, **named) -> list[float]:
     values = []
     for what, v in named.items():
         v = scalar(v, what, method)
-        if not v > 0:
+        if v <= 0:  # (a NaN passes, as in NumPy, and gives NaN draws)
             raise ValueError(f"{what} <= 0")
         values.append(v)
     return values
 
 
 def beta(rng, a, b, size):
+    if is_array(a, b):
+        return _arrays().beta(rng, a, b, size)
     a, b = _positive("beta", a=a, b=b)
     return each_draw(rng, "gamma_pair", size, dtypes.float64, _f64(a, b, 0.0, 0.0))
 
 
 def chisquare(rng, df, size):
+    if is_array(df):
+        return _arrays().chisquare(rng, df, size)
     (df,) = _positive("chisquare", df=df)
     return each_draw(rng, "gamma64", size, dtypes.float64, _f64(df / 2, 2.0, 0.0, 0.0))
 
 
 def f(rng, dfnum, dfden, size):
+    if is_array(dfnum, dfden):
+        return _arrays().f(rng, dfnum, dfden, size)
     dfnum, dfden = _positive("f", dfnum=dfnum, dfden=dfden)
     params = _f64(dfnum / 2, dfden / 2, 1.0, math.log(dfden / dfnum))
     return each_draw(rng, "gamma_pair", size, dtypes.float64, params)
 
 
 def standard_t(rng, df, size):
+    if is_array(df):
+        return _arrays().standard_t(rng, df, size)
     (df,) = _positive("standard_t", df=df)
     params = _f64(1.0, df / 2, 2.0, math.log(df / 2))
     return each_draw(rng, "gamma_pair", size, dtypes.float64, params)
 
 
 def poisson(rng, lam, size):
+    if is_array(lam):
+        return _arrays().poisson(rng, lam, size)
     lam = scalar(lam, "lam", "poisson")
     if not lam >= 0:
         raise ValueError("lam < 0 or lam is NaN")
@@ -256,8 +281,8 @@ def poisson(rng, lam, size):
 def binomial(rng, n, p, size):
     import numpy as np
 
-    if isinstance(n, ndarray) or getattr(n, "shape", ()) != ():
-        scalar(n, "n", "binomial")
+    if is_array(n, p):
+        return _arrays().binomial(rng, n, p, size)
     n, p = int(n), scalar(p, "p", "binomial")
     if n < 0:
         raise ValueError("n < 0")
@@ -268,6 +293,8 @@ def binomial(rng, n, p, size):
 
 
 def negative_binomial(rng, n, p, size):
+    if is_array(n, p):
+        return _arrays().negative_binomial(rng, n, p, size)
     n, p = scalar(n, "n", "negative_binomial"), scalar(p, "p", "negative_binomial")
     if not n > 0:
         raise ValueError("n <= 0")
