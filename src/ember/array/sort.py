@@ -208,8 +208,13 @@ def _classic_pass(be, U, fns, g, tiles, warp_ops, payload, pt, po, head, kout, p
     launch.run(k, tiles, g.block, (*head, places, launch.flat1(counts), 0, kout, pout))
 
 
-def _histogram_block(be) -> int:
-    return min(HISTOGRAM_BLOCK, be.device.max_threads_per_block)
+def histogram_geometry(be, g: kern.SortGeometry) -> kern.SortGeometry:
+    """The onesweep histogram's blocks: :data:`HISTOGRAM_BLOCK` x :data:`HISTOGRAM_ITEMS`
+    on GPUs, the passes' ``g`` on CPU devices."""
+    if launch.is_cpu(be):
+        return g
+    return kern.SortGeometry(min(HISTOGRAM_BLOCK, be.device.max_threads_per_block),
+                             HISTOGRAM_ITEMS)  # fmt: skip
 
 
 def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
@@ -218,7 +223,7 @@ def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
     n = raw.shape[0]
     kin, kbase, (kstep,) = launch.flat(raw)
     hist = launch.zeroed(be, (passes, kern.RADIX), dtypes.uint32)
-    gh = g if launch.is_cpu(be) else kern.SortGeometry(_histogram_block(be), HISTOGRAM_ITEMS)
+    gh = histogram_geometry(be, g)
     k = match.histogram(U, fns, gh, passes)
     htiles = -(-n // gh.tile)
     grid = min(htiles, max(1, be.device.multiprocessors) * 4)

@@ -150,7 +150,10 @@ def _radix_pass(be, U, fns, g, payload, pt, po, head, passes, warp_ops) -> Itera
     i64, u32 = dtypes.int64, dtypes.uint32
     tail = (_a(U), _a(po if payload != "none" else pt))
     if warp_ops is not None and be.forward_progress:
-        yield match.histogram(U, fns, g, passes), (4, 1, _a(U), 0, 1, False, _a(u32))
+        from ember.array.sort import histogram_geometry
+
+        gh = histogram_geometry(be, g)
+        yield match.histogram(U, fns, gh, passes), (4, 1, _a(U), 0, 1, False, _a(u32))
         yield match.trivial_passes(), (4, 4, _a(u32), _a(u32), 4)
         k = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
         yield k, (*head, _a(i64), _a(u32), 3, *tail)
