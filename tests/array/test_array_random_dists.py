@@ -311,5 +311,7 @@ def test_array_parameter_checks(backend):
     for draw in (rng.beta([np.nan, 1.0], 1.0), rng.pareto([np.nan]), rng.beta(np.nan, 1.0, 2),
                  rng.pareto(np.nan, 2), rng.gamma([np.nan])):  # fmt: skip
         assert np.isnan(draw.to_numpy()).any()
-    # binomial truncates float counts, as NumPy does
+    # binomial: a list of floats is truncated, an array of floats refused, as by NumPy
     assert rng.binomial([5.7], 1.0).to_numpy().tolist() == [5]
+    with pytest.raises(TypeError, match="cannot cast array data from float64 to int64"):
+        rng.binomial(np.array([5.0, 3.0]), 0.5)

@@ -116,8 +116,20 @@ def poisson(rng, lam, size) -> ndarray:
     return _draw(rng, "poisson", out_shape, dtypes.int64, (lam, 0.0, 0.0, 0.0))
 
 
+def integer_counts(n) -> None:
+    """NumPy's refusal of an array of floats (0-d too) as binomial's ``n``; a list of Python
+    floats, or a float scalar, is truncated, as there."""
+    import numpy as np
+
+    kind = str(getattr(n, "dtype", "int"))
+    if isinstance(n, ndarray | np.ndarray) and kind.startswith(("float", "complex", "bfloat")):
+        raise TypeError(f"binomial: n must hold integers; cannot cast array data from {kind} "
+                        "to int64 according to the rule 'safe' (as NumPy)")  # fmt: skip
+
+
 def binomial(rng, n, p, size) -> ndarray:
-    """``n`` is cast to int64 (NumPy truncates float counts too)."""
+    """``n``: integers (:func:`integer_counts`)."""
+    integer_counts(n)
     out_shape, (n, p) = array_params("binomial", size, F64, n, p)
     n = ember.trunc(n)
     _refuse(n < 0, "n < 0")

@@ -283,6 +283,7 @@ def binomial(rng, n, p, size):
 
     if is_array(n, p):
         return _arrays().binomial(rng, n, p, size)
+    _arrays().integer_counts(n)
     n, p = int(n), scalar(p, "p", "binomial")
     if n < 0:
         raise ValueError("n < 0")
