@@ -251,3 +251,24 @@ def test_kernel_modules_import_in_any_order():
     code = "import ember; ember.kernel; import ember.array.scan_kernels, ember.array.sort"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_cumulative_fractions_repeat_exactly_at_zero_weights(backend):
+    # the CDF behind weighted quantiles and choice(p=): a zero weight repeats the fraction
+    # before it bit for bit, and the last positive weight's is exactly 1, whatever the
+    # scan's tree order does to the sums (NumPy's sequential sum has both properties)
+    rng = np.random.default_rng(4)
+    w = rng.random((64, 700)) * (rng.random((64, 700)) < 0.6)
+    w[:, 650:] = 0.0
+    w[0] = 0.0
+    w[0, 5] = 2.0
+    fr = scan.cumulative_fractions(ember.asarray(w)).to_numpy()
+    for r in range(w.shape[0]):
+        pos = np.flatnonzero(w[r] > 0)
+        assert fr[r, pos[-1]] == 1.0 and np.all(fr[r, : pos[0]] == 0.0)
+        zeros = np.flatnonzero(w[r, pos[0] :] == 0) + pos[0]
+        np.testing.assert_array_equal(fr[r, zeros], fr[r, zeros - 1])
+    np.testing.assert_allclose(fr, np.cumsum(w, axis=1) / w.sum(axis=1, keepdims=True))
+    p = w[1] / w[1].sum()
+    draws = ember.random.default_rng(2).choice(700, size=20000, p=p).to_numpy()
+    assert np.all(p[draws] > 0)

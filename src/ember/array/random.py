@@ -462,6 +462,7 @@ class Generator:
         probability and the smallest keys taken, in order: the distribution of successive
         weighted draws without replacement, as NumPy's."""
         from ember.array.creation import asarray
+        from ember.array.scan import cumulative_fractions
         from ember.array.search import searchsorted
         from ember.array.ufuncs import divide, less, minimum
 
@@ -479,9 +480,11 @@ class Generator:
             keys = divide(self.standard_exponential(n), probs)  # p = 0: never before p > 0
             first = ember.argsort(keys, stable=True)[:count]
             return first.astype(dtypes.int64, copy=False).reshape(shape)
-        cdf = divide(ember.cumulative_sum(probs), total)
+        # a p = 0 entry repeats the fraction before it exactly, and the last positive one
+        # is exactly 1: a uniform in [0, 1) never lands on a p = 0 entry
+        cdf = cumulative_fractions(probs.reshape(1, n)).reshape(n)
         u = self.random(shape).reshape(-1)
-        index = minimum(searchsorted(cdf, u, side="right"), n - 1)  # cdf[-1] may round < 1
+        index = minimum(searchsorted(cdf, u, side="right"), n - 1)
         return index.astype(dtypes.int64, copy=False).reshape(shape)
 
     # ----------------------------------------------------------------- more distributions

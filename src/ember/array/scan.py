@@ -298,4 +298,24 @@ def accumulate(op, x, /, axis: int = 0, *, dtype=None) -> ndarray:
     return scan_axis(x, axis, fn, ct, out)
 
 
+def cumulative_fractions(w: ndarray) -> ndarray:
+    """Each row's cumulative sums of the non-negative float64 weights ``w`` (2-d) over the
+    row's total, with a zero weight repeating the fraction before it exactly (0 before the
+    first positive weight), as a sequential sum does: the scan combines in a tree order,
+    where the same sum can round differently at two positions, so a later zero-weight
+    position could otherwise sit an ulp above the last positive one, or the last positive
+    one an ulp below 1 (a weighted quantile took such elements; an inverse-CDF draw could
+    pick them).  The last positive weight's fraction is exactly 1."""
+    from ember.array.creation import arange
+    from ember.array.gather import take_along_axis
+    from ember.array.ufuncs import maximum, where
+
+    rows, n = w.shape
+    cdf = cumulative_sum(w, axis=-1)
+    pos = where(w > 0, arange(n, dtype=dtypes.int64, device=w.backend), -1)
+    last = accumulate(maximum, pos, axis=-1)  # the last positive weight so far
+    cdf = where(last >= 0, take_along_axis(cdf, maximum(last, 0), axis=-1), 0)
+    return cdf / cdf[:, -1:]
+
+
 __all__ = ["cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "accumulate"]

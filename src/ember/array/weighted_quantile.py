@@ -25,6 +25,7 @@ import ember
 from ember import dtypes
 from ember.array import manipulation
 from ember.array.ndarray import ndarray
+from ember.array.scan import cumulative_fractions
 
 
 def weighted_quantile(a: ndarray, qd: ndarray, qshape: tuple, proto, axes: tuple,
@@ -51,7 +52,7 @@ def weighted_quantile(a: ndarray, qd: ndarray, qshape: tuple, proto, axes: tuple
         w = ember.where(ember.isnan(x), 0, w)
     idx = ember.argsort(x, axis=-1, stable=True)
     xs = ember.take_along_axis(x, idx, axis=-1)
-    cdf = _cdf(ember.take_along_axis(w, idx, axis=-1).astype(dtypes.float64))
+    cdf = cumulative_fractions(ember.take_along_axis(w, idx, axis=-1).astype(dtypes.float64))
     bad = ember.isnan(cdf[:, -1])
     if skip_nan:  # (the last sorted element is NaN where they all are)
         only_nan = ember.isnan(xs[:, -1]) & ember.isnan(xs[:, 0])
@@ -70,21 +71,6 @@ def weighted_quantile(a: ndarray, qd: ndarray, qshape: tuple, proto, axes: tuple
         picked = ember.where(ember.isnan(xs[:, -1:]), xs[:, -1:], picked)
     shape = tuple(1 if k in axes else a.shape[k] for k in range(a.ndim)) if keepdims else lead
     return manipulation.reshape(manipulation.permute_dims(picked, (1, 0)), qshape + shape)
-
-
-def _cdf(ws: ndarray) -> ndarray:
-    """The rows' cumulative sums of the (sorted) weights ``ws`` over their totals.
-
-    A zero weight repeats the sum before it exactly, as NumPy's sequential sum does: the
-    scan combines in a tree order, where the same sum can round differently at two
-    positions, and a later zero-weight element (a NaN of the ``nan`` forms) could then
-    reach ``q = 1`` first."""
-    rows, n = ws.shape
-    cdf = ember.cumulative_sum(ws, axis=-1)
-    pos = ember.where(ws > 0, ember.arange(n, dtype=dtypes.int64, device=ws.backend), -1)
-    last = ember.accumulate(ember.maximum, pos, axis=-1)  # the last positive weight so far
-    cdf = ember.where(last >= 0, ember.take_along_axis(cdf, ember.maximum(last, 0), axis=-1), 0)
-    return cdf / cdf[:, -1:]
 
 
 def _weights(a: ndarray, weights, axes: tuple, axis_given: bool, what: str) -> ndarray:
