@@ -28,17 +28,6 @@ PARTS_PER_SM = 8  # ballot kernels: blocks (parts of the array) per multiprocess
 def positions(flags: ndarray) -> tuple[ndarray, int, tuple]:
     """``(ends, total, layout)``: ``ends[b]`` = the flags set in parts ``0..b`` of the 1-d
     view ``flags`` (int64, one per part of :func:`layout`), and their total."""
-    ends, shape = _ends(flags)
-    return ends, _total(ends), shape
-
-
-def _total(ends: ndarray) -> int:
-    """The flags' total, read back: the synchronization."""
-    return int(launch.read(ends, (0, ends.shape[1] - 1)))
-
-
-def _ends(flags: ndarray) -> tuple[ndarray, tuple]:
-    """:func:`positions` without the read of the total."""
     be = flags.backend
     n = flags.shape[0]
     shape = warp_ops, block, tiles, per, parts = layout(be, n)
@@ -55,7 +44,7 @@ def _ends(flags: ndarray) -> tuple[ndarray, tuple]:
         launch.run(k, min(tiles, launch.max_grid(be)), block, args)
     ends = launch.new(be, (1, parts), dtypes.int64)
     inclusive_scan(counts, ends, ops.add, dtypes.int64)
-    return ends, shape
+    return ends, int(launch.read(ends, (0, parts - 1))), shape
 
 
 def compact(flags: ndarray, values: ndarray | None = None, dtype=None) -> ndarray:
@@ -64,46 +53,32 @@ def compact(flags: ndarray, values: ndarray | None = None, dtype=None) -> ndarra
     return compact_each(flags, [(values, dtype)])[0]
 
 
-def compact_each(flags: ndarray, wanted: list, dense: bool = False) -> list[ndarray]:
+def compact_each(flags: ndarray, wanted: list) -> list[ndarray]:
     """:func:`compact` of each ``(values, dtype)`` in ``wanted`` by the same flags: one
     count of the flags and one synchronization for all of them.  ``values`` may also be an
-    int ``first``: the indices counted from ``first`` (``first + i`` for flag ``i``).
-
-    ``dense``: most flags are expected set (the run starts of a sorted ``unique``).  The
-    results are then made in arrays of the flags' length before the count is read, so the
-    device goes on from the count to the selection without waiting for the host; a result
-    holding less than half of that length is copied into its own array."""
+    int ``first``: the indices counted from ``first`` (``first + i`` for flag ``i``)."""
+    be = flags.backend
+    ends, total, (warp_ops, block, tiles, per, parts) = positions(flags)
     n = flags.shape[0]
-    ends, layout_ = _ends(flags)
-    total = n if dense else _total(ends)
-    found = [_select(flags, values, dtype, ends, layout_, total) for values, dtype in wanted]
-    if dense:
-        total = _total(ends)
-        found = [out[:total] if 2 * total >= n else out[:total].copy() for out in found]
-    return found
-
-
-def _select(flags: ndarray, values, dtype, ends: ndarray, layout_: tuple, size: int):
-    """A new array of ``size`` elements (at least the flags' total) and the selection into
-    its first elements."""
-    warp_ops, block, tiles, per, parts = layout_
-    be, n = flags.backend, flags.shape[0]
     f, fbase, (fstep,) = launch.flat(flags)
-    indices = values is None or isinstance(values, int)
-    what = sk.index_of if indices else sk.value_at
-    dt = dtypes.int64 if indices else values.dtype
-    out = launch.new(be, (size,), dtypes.dtype(dtype) if dtype is not None else dt)
-    if size == 0:
-        return out
-    v, vbase, (vstep,) = (f, values or 0, (0,)) if indices else launch.flat(values)
-    tail = (f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
-    if warp_ops is not None:
-        k = ck.select_ballot(block, what, warp_ops)
-        launch.run(k, parts, block, (n, tiles, per, *tail))
-    else:
-        k = sk.select(scan.geometry(be, dtypes.int32), what)
-        launch.run(k, min(tiles, launch.max_grid(be)), block, (n, tiles, *tail))
-    return out
+    found = []
+    for values, dtype in wanted:
+        indices = values is None or isinstance(values, int)
+        what = sk.index_of if indices else sk.value_at
+        dt = dtypes.int64 if indices else values.dtype
+        out = launch.new(be, (total,), dtypes.dtype(dtype) if dtype is not None else dt)
+        found.append(out)
+        if total == 0:
+            continue
+        v, vbase, (vstep,) = (f, values or 0, (0,)) if indices else launch.flat(values)
+        tail = (f, fbase, fstep, v, vbase, vstep, launch.flat1(ends), out)
+        if warp_ops is not None:
+            k = ck.select_ballot(block, what, warp_ops)
+            launch.run(k, parts, block, (n, tiles, per, *tail))
+        else:
+            k = sk.select(scan.geometry(be, dtypes.int32), what)
+            launch.run(k, min(tiles, launch.max_grid(be)), block, (n, tiles, *tail))
+    return found
 
 
 def layout(be, n: int) -> tuple:

@@ -310,7 +310,7 @@ def _unique(x, what: str, *, index=False, inverse=False, counts=False, merge_nan
         grid = launch.grid(be, n, BLOCK)
         launch.run(starts_kernel(merge), grid, BLOCK, (n, svals, flags))
     wanted = [(svals, None), (None, None)] if (index or counts) else [(svals, None)]
-    values, *rest = compact.compact_each(flags, wanted, dense=True)  # one synchronization
+    values, *rest = compact.compact_each(flags, wanted)  # one count, one synchronization
     m = values.shape[0]
     starts = rest[0] if rest else None
     out_counts = out_index = out_inverse = None
