@@ -291,3 +291,33 @@ def test_seeds_and_errors():
         rng.choice(3, 5, replace=False)
     with pytest.raises(ValueError, match="scale < 0"):
         rng.normal(0, -1.0, 3)
+
+
+def test_integers_take_array_bounds(backend):
+    # NumPy's array bounds: broadcast with each other and size, each value in its own range
+    rng = ember.random.default_rng(5)
+    low, high = np.array([0, 5, -100, 7]), np.array([10, 20, -50, 8])
+    x = rng.integers(low, high, size=(40000, 4)).to_numpy()
+    assert x.dtype == np.int64 and x.shape == (40000, 4)
+    assert np.all(x >= low) and np.all(x < high)
+    np.testing.assert_allclose(x.mean(axis=0), (low + high - 1) / 2, atol=0.1)
+    for column, (lo, hi) in enumerate(zip(low, high, strict=True)):
+        assert len(np.unique(x[:, column])) == hi - lo  # every value drawn
+    y = rng.integers(ember.asarray(np.array([[0], [100]])), [150, 200, 300], endpoint=True,
+                     dtype=ember.int16).to_numpy()  # fmt: skip
+    assert y.dtype == np.int16 and y.shape == (2, 3)
+    assert np.all(y <= [150, 200, 300]) and np.all(y[1] >= 100)
+    z = rng.integers(0, [2**64 - 1], size=(1000, 1), dtype=ember.uint64, endpoint=True)
+    assert len(np.unique(z.to_numpy())) == 1000  # the whole range (a span of 2**64)
+    w = rng.integers([-(2**63)], [2**63 - 1], size=1000, endpoint=True).to_numpy()
+    assert (w < 0).any() and (w > 0).any()
+    assert rng.integers(np.array([0.5, 2.9]), 3).to_numpy().tolist()[1] == 2  # truncated
+    for call, message in (
+        (lambda: rng.integers([0, 5], [10, 5]), "low >= high"),
+        (lambda: rng.integers([0, 6], [10, 5], endpoint=True), "low > high"),
+        (lambda: rng.integers([-1, 0], 10, dtype=ember.uint8), "low is out of bounds for uint8"),
+        (lambda: rng.integers(0, [257], dtype=ember.uint8), "high is out of bounds for uint8"),
+        (lambda: rng.integers([0, 1], [2, 3], size=3), "does not broadcast to size"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            call()

@@ -171,6 +171,20 @@ def d_int_wide(w0, w1, w2, w3, low, r):
     return a, a, a, a
 
 
+def s_integers(k0, k1, c0, c1, low, span, unused0, unused1):
+    """One integer of ``[low, low + span)`` (``span`` 0: ``2**64``) from the value's own
+    block: the draws with array bounds (:func:`.random_arrays.integers`), scaled as
+    :func:`d_int_narrow` and :func:`d_int_wide` scale theirs."""
+    w0, w1, w2, w3 = ph.philox((k0, k1), (c0, c1, 0, 0))
+    x = (ember.uint64(w0) << 32) | ember.uint64(w1)
+    if span != 0:
+        if span <= 0x100000000:
+            x = scale64(w0, w1, span)
+        else:
+            x = mulhi128(w0, w1, w2, w3, span)
+    return ember.uint64(low) + x
+
+
 # name -> (device function per dtype kind/size, values per block)
 _DISTS = {
     ("uniform", 4): (d_uniform32, 4),
@@ -372,12 +386,17 @@ class Generator:
     # ----------------------------------------------------------------- integers
     def integers(self, low, high=None, size=None, dtype=dtypes.int64, endpoint=False):
         """Integers in ``[low, high)`` (``[low, high]`` with ``endpoint=True``; ``[0, low)``
-        when ``high`` is None) of an integer or bool ``dtype``; scalar bounds."""
+        when ``high`` is None) of an integer or bool ``dtype``.  The bounds may be arrays,
+        broadcast as NumPy's (:func:`.random_arrays.integers`)."""
         dt = dtypes.dtype(dtype)
         if dt.kind not in "iub":
             raise TypeError(f"integers: dtype must be an integer or bool dtype, got {dt}")
         if high is None:
             low, high = 0, low
+        if rd.is_array(low, high):
+            from ember.array import random_arrays
+
+            return random_arrays.integers(self, low, high, size, dt, endpoint)
         low, high = _integer(low, "low"), _integer(high, "high")
         if endpoint:
             high += 1

@@ -49,9 +49,11 @@ def _flat(v, shape: tuple[int, ...], dt) -> tuple[ndarray, int]:
     return ascontiguousarray(broadcast_to(v, shape)).reshape(-1), 1
 
 
-def _draw(rng, name: str, shape: tuple[int, ...], out_dt, params, param_dt=F64) -> ndarray:
-    """One value per element of ``shape`` from the sampler ``name`` with its four
-    parameters (arrays or numbers; ``param_dt``: their dtype, binomial's ``n`` int64)."""
+def _draw(rng, name: str, shape: tuple[int, ...], out_dt, params, param_dt=F64,
+          sample=None) -> ndarray:  # fmt: skip
+    """One value per element of ``shape`` from the sampler ``name`` (``sample``: one not in
+    :mod:`.random_dists`' table) with its four parameters (arrays or numbers;
+    ``param_dt``: their dtype, binomial's ``n`` int64)."""
     from ember.array.creation import empty
     from ember.array.random import _grid
 
@@ -62,7 +64,8 @@ def _draw(rng, name: str, shape: tuple[int, ...], out_dt, params, param_dt=F64) 
         dts = param_dt if isinstance(param_dt, tuple) else (param_dt,) * 4
         flat = [x for v, dt in zip(params, dts, strict=True) for x in _flat(v, shape, dt)]
         grid, block = _grid(n)
-        each_arrays_kernel(name)[grid, block](out.reshape(-1), n, *rng.key, lo, hi, *flat)
+        each_arrays_kernel(name, sample)[grid, block](out.reshape(-1), n, *rng.key, lo, hi,
+                                                      *flat)  # fmt: skip
     return out
 
 
@@ -154,6 +157,49 @@ def triangular(rng, left, mode, right, size) -> ndarray:
     return _draw(rng, "triangular", out_shape, F64, (lo, mid, hi, 0.0))
 
 
+def integers(rng, low, high, size, dt, endpoint: bool) -> ndarray:
+    """``integers`` with array bounds.  The bounds are read to the host (an ember array is
+    copied back: a synchronization) and checked there exactly, with NumPy's rules: float
+    bounds truncated, ``low`` and ``high`` within ``dt`` (``high`` exclusive unless
+    ``endpoint``), ``low < high`` (``<=`` with ``endpoint``); each value then owns a block
+    of the stream, scaled to its span as the scalar draws scale theirs."""
+    import numpy as np
+
+    from ember.array.creation import asarray
+    from ember.array.random import _bounds, s_integers
+
+    lo_ok, hi_ok = _bounds(dt)
+    lows, highs = (_host_integers(v) for v in (low, high))
+    unsigned = dt.kind == "u" and dt.itemsize == 8
+    for what, ok in (("low", lo_ok <= lows), ("high", lo_ok <= highs)):
+        if not np.all(ok):
+            raise ValueError(f"{what} is out of bounds for {dt}")
+    if not np.all(highs <= hi_ok if endpoint else highs <= hi_ok + 1):
+        raise ValueError(f"high is out of bounds for {dt}")
+    if not np.all(lows <= highs if endpoint else lows < highs):
+        raise ValueError("low > high" if endpoint else "low >= high")
+    as64 = np.uint64 if unsigned else np.int64
+    lows, highs = lows.astype(as64), highs.astype(as64)  # in range now
+    span = highs.astype(np.uint64) - lows.astype(np.uint64) + np.uint64(endpoint)  # 0: 2**64
+    shape, (base, width) = array_params("integers", size, dtypes.uint64,
+                                        asarray(lows.astype(np.uint64)), asarray(span))  # fmt: skip
+    u64 = (dtypes.uint64,) * 4
+    return _draw(rng, "integers", shape, dt, (base, width, 0, 0), u64, s_integers)
+
+
+def _host_integers(v):
+    """A bound as a NumPy integer array (floats truncated, as NumPy's ``integers``)."""
+    import numpy as np
+
+    a = v.to_numpy() if isinstance(v, ndarray) else np.asarray(v)
+    if a.dtype.kind == "f":
+        a = np.trunc(a)
+        a = a.astype(np.uint64 if a.size and a.min() >= 0 and a.max() >= 2**63 else np.int64)
+    elif a.dtype.kind not in "iu":
+        a = a.astype(np.int64)
+    return a
+
+
 # --------------------------------------------------------------------- inverse CDF
 def weibull(rng, a, size) -> ndarray:
     out_shape, (a,) = array_params("weibull", size, F64, a)
@@ -185,5 +231,5 @@ def geometric(rng, p, size) -> ndarray:
 
 __all__ = [
     "standard_gamma", "gamma", "beta", "chisquare", "f", "standard_t", "poisson", "binomial",
-    "negative_binomial", "triangular", "weibull", "pareto", "geometric",
+    "negative_binomial", "triangular", "weibull", "pareto", "geometric", "integers",
 ]  # fmt: skip

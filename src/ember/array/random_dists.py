@@ -486,10 +486,11 @@ def _each_arrays(SAMPLE):
 
 
 @functools.cache
-def each_arrays_kernel(name: str) -> Kernel:
+def each_arrays_kernel(name: str, sample=None) -> Kernel:
     """:func:`each_kernel` of a draw whose parameters are arrays (value ``i`` owns the same
-    sub-stream as with scalar parameters: equal parameters, equal numbers)."""
-    k = _each_arrays(_EACH[name])
+    sub-stream as with scalar parameters: equal parameters, equal numbers); ``sample``: a
+    sampler of :func:`_each`'s signature defined elsewhere (default ``_EACH[name]``)."""
+    k = _each_arrays(sample or _EACH[name])
     k.__name__ = k.__qualname__ = f"rng_each_arrays_{name}"
     return Kernel(k)
 
