@@ -376,3 +376,23 @@ def test_cov_and_corrcoef(backend):
         ember.cov(dm, aweights=aw[:3])
     with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
         ember.cov(ember.asarray(np.ones((2, 1))))
+
+
+def test_histogram_with_complex_weights(backend):
+    # NumPy's histogram takes complex weights: the real and imaginary parts counted apart
+    # (here each in float64: NumPy's complex64 sums of explicit bins round more)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(1000)
+    w = rng.standard_normal(1000) + 1j * rng.standard_normal(1000)
+    for dt, rtol in ((np.complex128, 1e-12), (np.complex64, 1e-5)):
+        for bins in (10, np.linspace(-3, 3, 7)):
+            for density in (False, True):
+                b = bins if np.isscalar(bins) else ember.asarray(bins)
+                got, edges = ember.histogram(ember.asarray(x), bins=b, density=density,
+                                             weights=ember.asarray(w.astype(dt)))  # fmt: skip
+                exact = w.astype(dt).astype(np.complex128)
+                want, want_edges = np.histogram(x, bins=bins, density=density, weights=exact)
+                assert got.dtype == np.histogram(x, bins=bins, density=density,
+                                                 weights=w.astype(dt))[0].dtype  # fmt: skip
+                np.testing.assert_allclose(got.to_numpy(), want, rtol=rtol, atol=1e-5)
+                np.testing.assert_allclose(edges.to_numpy(), want_edges)

@@ -486,14 +486,13 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     a 1-d array of increasing edges; every bin is half-open but the last, which includes
     its right edge; values outside the edges (and NaNs) are dropped.  ``hist`` is int64, or
     ``weights``' dtype with weights (summed in float64, or int64 for integer weights
-    through float64 as NumPy's bincount), float64 with ``density=True``.  One kernel maps
+    through float64 as NumPy's bincount; complex weights as their two parts), float64
+    (complex128 for complex weights) with ``density=True``.  One kernel maps
     every value to its bin, the counting kernel of :func:`bincount` counts them; without
     weights and with few bins one kernel does both, counting in shared memory.
     String ``bins`` name NumPy's estimators (see :func:`histogram_bin_edges`); a NaN in the
     data without ``range`` raises ``ValueError`` like NumPy."""
     a, w = _hist_inputs(a, weights, "histogram")
-    if w is not None and w.dtype.is_complex:
-        raise NotImplementedError("ember.histogram: complex weights are not supported")
     edges, nb, scale = _bin_edges(a, bins, range, "histogram", w is not None)
     flat = manipulation.reshape(a, (-1,))
     be, n = a.backend, flat.size
@@ -512,14 +511,24 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         idx = launch.new(be, (n,), I64)
         if n:
             launch.run(bin_kernel(et), launch.grid(be, n, BLOCK, whole=True), BLOCK, (*head, idx))
-        hist = count(idx, None if w is None else manipulation.reshape(w, (-1,)), nb)
+        hist = _weighted_count(idx, None if w is None else manipulation.reshape(w, (-1,)), nb)
     if w is not None:
         hist = manipulation.astype(hist, w.dtype, copy=False)
     if density:
         widths = manipulation.astype(edges[1:] - edges[:-1], F64)
-        hist = manipulation.astype(hist, F64, copy=False)
+        wide = dtypes.complex128 if hist.dtype.is_complex else F64
+        hist = manipulation.astype(hist, wide, copy=False)
         hist = hist / widths / ember.sum(hist)
     return hist, edges
+
+
+def _weighted_count(idx: ndarray, w: ndarray | None, nb: int) -> ndarray:
+    """:func:`count` of the bin indices ``idx``; complex weights (NumPy's histogram takes
+    them) as their real and imaginary parts' counts, each summed in float64."""
+    if w is None or not w.dtype.is_complex:
+        return count(idx, w, nb)
+    real = count(idx, ember.real(w), nb)
+    return manipulation.astype(real, dtypes.complex128) + 1j * count(idx, ember.imag(w), nb)
 
 
 def digitize(x, bins, right=False):
