@@ -187,3 +187,6 @@ def test_diff(backend, n, axis):
           np.diff(a, prepend=a[:, :2], append=math.pi))  # fmt: skip
     bools = np.array([True, True, False, True])
     check(ember.diff(ember.asarray(bools)), np.diff(bools))
+    # n = 0: the input as it is, prepend and append ignored (a probe found them joined)
+    check(ember.diff(ember.asarray(a), n=0, prepend=1.0, append=ember.asarray(a[:, :1])),
+          np.diff(a, n=0, prepend=1.0, append=a[:, :1]))  # fmt: skip

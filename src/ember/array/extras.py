@@ -87,12 +87,15 @@ def nextafter(x1, x2, /) -> ndarray:
 
 def diff(x: ndarray, /, n: int = 1, axis: int = -1, prepend=None, append=None) -> ndarray:
     """The ``n``-th forward difference along ``axis`` (``out[i] = x[i+1] - x[i]``, bools
-    by ``!=`` as NumPy does), after joining ``prepend`` and ``append`` to ``x``."""
+    by ``!=`` as NumPy does), after joining ``prepend`` and ``append`` to ``x``; ``n = 0``
+    returns ``x`` itself, as NumPy's does."""
     from ember.array import ufuncs
     from ember.array.manipulation import _axis, broadcast_to, concatenate
 
     if not isinstance(x, ndarray):
         raise not_on_device(x, "ember.diff")
+    if n == 0:  # the input as it is, prepend and append ignored (NumPy's)
+        return x
     if n < 0:
         raise ValueError(f"diff: order n must be non-negative, got {n}")
     if x.ndim == 0:
