@@ -188,6 +188,18 @@ def test_take(backend):
         check(ember.take(d, ember.asarray(idx), axis=axis), np.take(x, idx, axis=axis))
     check(ember.take(d, [1, 3], axis=1), np.take(x, [1, 3], axis=1))
     check(ember.take(d, -2, axis=2), np.take(x, -2, axis=2))
+    # NumPy's modes: wrap takes indices modulo the length, clip clamps (negatives to 0)
+    far = np.array([[-13, -1], [5, 17]])
+    for mode in ("wrap", "clip"):
+        check(ember.take(d, ember.asarray(far), axis=1, mode=mode), np.take(x, far, 1, mode=mode))
+        check(ember.take(d, far.ravel().tolist(), mode=mode), np.take(x, far.ravel(), mode=mode))
+    out = ember.zeros((4, 2, 2, 6), dtype=ember.float64)
+    assert ember.take(d, ember.asarray(far), axis=1, mode="wrap", out=out) is out
+    check(out, np.take(x, far, axis=1, mode="wrap").astype(np.float64))
+    with pytest.raises(ValueError, match="clipmode must be one of"):
+        ember.take(d, [0], mode="nearest")
+    with pytest.raises(IndexError, match="empty"):
+        ember.take(ember.asarray(np.zeros((2, 0))), [0], axis=1, mode="wrap")
 
 
 def test_take_along_axis(backend):

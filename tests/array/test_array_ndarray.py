@@ -143,8 +143,8 @@ def test_numpy_methods_spell_namespace_functions(backend):
     assert np.array_equal(p.to_numpy()[:, 1], np.partition(h, 1, axis=1)[:, 1])
     k = x.argpartition(2, axis=0).to_numpy()
     assert np.array_equal(np.take_along_axis(h, k, 0)[2], np.sort(h, axis=0)[2])
-    with pytest.raises(TypeError, match="mode="):
-        x.take(ember.asarray([0]), mode="clip")
+    idx = np.array([0, -1, 7, -9])
+    check(x.take(ember.asarray(idx), axis=1, mode="clip"), h.take(idx, axis=1, mode="clip"))
 
 
 def test_view_reinterprets_the_bits_and_flags(backend):
@@ -189,4 +189,5 @@ def test_fast_construction_paths_set_every_slot(backend):
                 getattr(a, slot)  # AttributeError: a slot left unset
         if a.dtype == ember.float32:
             _first_times_two[1, 32](a.reshape(-1), out)
-            assert float(out[0]) == 2 * float(a.reshape(-1)[0]), name
+            # (empty's memory is whatever a freed block held: NaN compares unequal)
+            np.testing.assert_equal(float(out[0]), 2 * float(a.reshape(-1)[0]), name)

@@ -180,16 +180,22 @@ def _int_indices(indices, what: str) -> ndarray:
     return idx
 
 
-def take(x, indices, /, axis: int | None = None) -> ndarray:
+def take(x, indices, /, axis: int | None = None, out=None, mode: str = "raise") -> ndarray:
     """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened array if None).
 
     Parameters
     ----------
     x : ndarray
     indices : ndarray or list of int
-        Any integer dtype; negative indices count from the end.  An index out of range
-        raises ``IndexError`` at the next synchronization (checked on the device).
+        Any integer dtype; negative indices count from the end.
     axis : int, optional
+    out : ndarray, optional
+        NumPy's: the result is written there (cast to its dtype).
+    mode : {"raise", "wrap", "clip"}
+        NumPy's: ``"raise"``, an index out of range raises ``IndexError`` at the next
+        synchronization (checked on the device); ``"wrap"``, indices are taken modulo the
+        axis length; ``"clip"``, clamped to ``[0, length - 1]`` (a negative index is then
+        0, not counted from the end, as in NumPy).
 
     Returns
     -------
@@ -198,11 +204,22 @@ def take(x, indices, /, axis: int | None = None) -> ndarray:
     """
     if not isinstance(x, ndarray):
         raise not_on_device(x, "ember.take")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"ember.take: clipmode must be one of 'clip', 'raise', or 'wrap' "
+                         f"(got {mode!r})")  # fmt: skip
     idx = _int_indices(indices, "take")
     if axis is None:
         x, axis = manipulation.reshape(x, (-1,)), 0
     k = manipulation._axis(axis, x.ndim)
-    return x[(slice(None),) * k + (idx,)]
+    if mode != "raise":
+        from ember.array import ufuncs
+
+        n = x.shape[k]
+        if n == 0 and idx.size:
+            raise IndexError("ember.take: cannot do a non-empty take from an empty axis")
+        if n:
+            idx = ufuncs.remainder(idx, n) if mode == "wrap" else ufuncs.clip(idx, 0, n - 1)
+    return manipulation.into(out, x[(slice(None),) * k + (idx,)], "take")
 
 
 def take_along_axis(x, indices, /, axis: int = -1) -> ndarray:

@@ -55,13 +55,9 @@ class NumpyMethods:
         return _ember().round(self, decimals, out=out)
 
     def take(self, indices, axis=None, out=None, mode="raise"):
-        """Elements at ``indices`` along ``axis`` (flattened if None; :func:`ember.take`)."""
-        if out is not None or mode != "raise":
-            raise TypeError(
-                "ember.ndarray.take: out= and mode= other than 'raise' are not supported; "
-                "index with x[ember.clip(i, 0, n - 1)] for 'clip'"
-            )
-        return _ember().take(self, indices, axis=axis)
+        """Elements at ``indices`` along ``axis`` (flattened if None; :func:`ember.take`,
+        NumPy's ``out`` and ``mode``)."""
+        return _ember().take(self, indices, axis=axis, out=out, mode=mode)
 
     def put(self, indices, values, mode="raise") -> None:
         """Write ``values`` at the flat ``indices``, in place (:func:`ember.put`)."""
