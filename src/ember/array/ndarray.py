@@ -349,21 +349,21 @@ class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
         return manipulation.permute_dims(self, tuple(axes))
 
     # ------------------------------------------------------------------ reductions
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
         """Sum over ``axis``: :func:`ember.sum`."""
-        return reductions.sum(self, axis, dtype, out, keepdims, initial)
+        return reductions.sum(self, axis, dtype, out, keepdims, initial, where)
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
         """Product over ``axis``: :func:`ember.prod`."""
-        return reductions.prod(self, axis, dtype, out, keepdims, initial)
+        return reductions.prod(self, axis, dtype, out, keepdims, initial, where)
 
-    def max(self, axis=None, out=None, keepdims=False, initial=None):
+    def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
         """Largest element over ``axis``: :func:`ember.max`."""
-        return reductions.max(self, axis, out, keepdims, initial)
+        return reductions.max(self, axis, out, keepdims, initial, where)
 
-    def min(self, axis=None, out=None, keepdims=False, initial=None):
+    def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
         """Smallest element over ``axis``: :func:`ember.min`."""
-        return reductions.min(self, axis, out, keepdims, initial)
+        return reductions.min(self, axis, out, keepdims, initial, where)
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
         """Index of the largest element: :func:`ember.argmax`."""
@@ -373,25 +373,29 @@ class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
         """Index of the smallest element: :func:`ember.argmin`."""
         return reductions.argmin(self, axis, out, keepdims=keepdims)
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         """Mean over ``axis``: :func:`ember.mean`."""
-        return reductions.mean(self, axis, dtype, out, keepdims)
+        return reductions.mean(self, axis, dtype, out, keepdims, where=where)
 
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+            where=True):  # fmt: skip
         """Variance over ``axis``: :func:`ember.var`."""
-        return reductions.var(self, axis, dtype, out, ddof, keepdims, correction=correction)
+        return reductions.var(self, axis, dtype, out, ddof, keepdims, correction=correction,
+                              where=where)  # fmt: skip
 
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+            where=True):  # fmt: skip
         """Standard deviation over ``axis``: :func:`ember.std`."""
-        return reductions.std(self, axis, dtype, out, ddof, keepdims, correction=correction)
+        return reductions.std(self, axis, dtype, out, ddof, keepdims, correction=correction,
+                              where=where)  # fmt: skip
 
-    def any(self, axis=None, out=None, keepdims=False):
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
         """Whether any element is true: :func:`ember.any`."""
-        return reductions.any(self, axis, out, keepdims)
+        return reductions.any(self, axis, out, keepdims, where=where)
 
-    def all(self, axis=None, out=None, keepdims=False):
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
         """Whether every element is true: :func:`ember.all`."""
-        return reductions.all(self, axis, out, keepdims)
+        return reductions.all(self, axis, out, keepdims, where=where)
 
     def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
         """The cumulative sum (:func:`ember.cumsum`)."""

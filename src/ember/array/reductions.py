@@ -18,6 +18,7 @@ import math
 import warnings
 
 from ember import dtypes
+from ember.array import masked_reductions as masked
 from ember.array import reduce as plan
 from ember.array import reducers as rd
 from ember.array.creation import on_device
@@ -141,42 +142,46 @@ def sum_reducer(kind: str, x_dtype: DType, dtype=None) -> tuple[rd.Reducer, DTyp
     return (rd.prod if product else rd.sum_)(acc, dt, pre, "prod" if product else "sum"), dt
 
 
-def _sum_like(kind: str, x, axis, dtype, out, keepdims, initial):
+def _sum_like(kind: str, x, axis, dtype, out, keepdims, initial, where=True):
     x = on_device(x, kind)
+    if where is not True:  # NumPy's where=: the other elements as the identity
+        x = masked.identity_masked(kind, x, where, initial)
     R, dt = sum_reducer(kind, x.dtype, dtype)
     p1 = (1 if kind.endswith("prod") else 0) if initial is None else initial
     return run(R, x, axis, keepdims, dt, kind, p1=p1 if dt is not BOOL else False, out=out)
 
 
 @prepared
-def sum(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):  # noqa: A001
+def sum(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     """Sum of the elements over ``axis`` (None: all; an int or a tuple of ints).
 
     NumPy 2 / Array API dtypes: booleans and signed integers sum in ``int64``, unsigned
     ones in ``uint64``, floats in their own dtype (float16 accumulates in float32);
     ``dtype=`` chooses another.  float32 sums are Kahan-compensated per thread, then
     merged as a tree (see :mod:`ember.array.reducers`).  The sum of no elements is 0
-    (plus ``initial``).  Returns an ember array (0-d for a full sum).
+    (plus ``initial``).  ``where=`` (NumPy's) sums only the elements where it is true
+    (:mod:`ember.array.masked_reductions`, as every reduction's).  Returns an ember array
+    (0-d for a full sum).
     """
-    return _sum_like("sum", x, axis, dtype, out, keepdims, initial)
+    return _sum_like("sum", x, axis, dtype, out, keepdims, initial, where)
 
 
 @prepared
-def prod(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+def prod(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     """Product of the elements over ``axis`` (dtypes as :func:`sum`; of none: 1)."""
-    return _sum_like("prod", x, axis, dtype, out, keepdims, initial)
+    return _sum_like("prod", x, axis, dtype, out, keepdims, initial, where)
 
 
 @prepared
-def nansum(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+def nansum(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     """:func:`sum` treating NaN as 0."""
-    return _sum_like("nansum", x, axis, dtype, out, keepdims, initial)
+    return _sum_like("nansum", x, axis, dtype, out, keepdims, initial, where)
 
 
 @prepared
-def nanprod(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+def nanprod(x, /, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     """:func:`prod` treating NaN as 1."""
-    return _sum_like("nanprod", x, axis, dtype, out, keepdims, initial)
+    return _sum_like("nanprod", x, axis, dtype, out, keepdims, initial, where)
 
 
 # --------------------------------------------------------------------- min, max
@@ -192,9 +197,11 @@ def extremum_reducer(x_dtype: DType, largest: bool, skip_nan: bool = False) -> r
     return rd.extremum(ct, x_dtype, largest, skip_nan and ct.is_float)
 
 
-def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial):
+def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial, where=True):
     what = ("nan" if skip_nan else "") + ("max" if largest else "min")
     x = on_device(x, what)
+    if where is not True:  # the other elements as `initial` (NumPy requires one)
+        x = masked.identity_masked(what, x, where, initial)
     no_order(x.dtype, what)
     R = extremum_reducer(x.dtype, largest, skip_nan)
     empty = None
@@ -206,28 +213,28 @@ def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial):
 
 
 @prepared
-def max(x, /, axis=None, out=None, keepdims=False, initial=None):  # noqa: A001
+def max(x, /, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     """Largest element over ``axis``; NaN if any element is NaN (as NumPy).  An empty
     reduction is an error unless ``initial`` is given."""
-    return _extremum(True, False, x, axis, out, keepdims, initial)
+    return _extremum(True, False, x, axis, out, keepdims, initial, where)
 
 
 @prepared
-def min(x, /, axis=None, out=None, keepdims=False, initial=None):  # noqa: A001
+def min(x, /, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     """Smallest element over ``axis``; NaN if any element is NaN (as NumPy)."""
-    return _extremum(False, False, x, axis, out, keepdims, initial)
+    return _extremum(False, False, x, axis, out, keepdims, initial, where)
 
 
 @prepared
-def nanmax(x, /, axis=None, out=None, keepdims=False, initial=None):
+def nanmax(x, /, axis=None, out=None, keepdims=False, initial=None, where=True):
     """:func:`max` ignoring NaN (NaN only where every element is NaN)."""
-    return _extremum(True, True, x, axis, out, keepdims, initial)
+    return _extremum(True, True, x, axis, out, keepdims, initial, where)
 
 
 @prepared
-def nanmin(x, /, axis=None, out=None, keepdims=False, initial=None):
+def nanmin(x, /, axis=None, out=None, keepdims=False, initial=None, where=True):
     """:func:`min` ignoring NaN (NaN only where every element is NaN)."""
-    return _extremum(False, True, x, axis, out, keepdims, initial)
+    return _extremum(False, True, x, axis, out, keepdims, initial, where)
 
 
 amax, amin = max, min
@@ -292,14 +299,18 @@ def nanargmin(x, /, axis=None, out=None, *, keepdims=False):
 
 # --------------------------------------------------------------------- any, all, count
 @prepared
-def any(x, /, axis=None, out=None, keepdims=False):  # noqa: A001
+def any(x, /, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """Whether any element over ``axis`` is true (not zero; NaN is true)."""
+    if where is not True:
+        x = masked.identity_masked("any", on_device(x, "any"), where, None)
     return run(rd.logical(True), x, axis, keepdims, BOOL, "any", out=out)
 
 
 @prepared
-def all(x, /, axis=None, out=None, keepdims=False):  # noqa: A001
+def all(x, /, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """Whether every element over ``axis`` is true (not zero; NaN is true)."""
+    if where is not True:
+        x = masked.identity_masked("all", on_device(x, "all"), where, None)
     return run(rd.logical(False), x, axis, keepdims, BOOL, "all", out=out)
 
 
@@ -328,19 +339,25 @@ def stat_reducer(what: str, x_dtype: DType, dtype=None, skip_nan: bool = False):
 
 
 @prepared
-def mean(x, /, axis=None, dtype=None, out=None, keepdims=False):
+def mean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Arithmetic mean over ``axis`` (integers: float64; float16: accumulated in float32;
     sums as :func:`sum`).  The mean of no elements is NaN, with NumPy's RuntimeWarning."""
     x = on_device(x, "mean")
+    if where is not True:
+        return masked.masked_statistic(nanmean, "mean", x, where, axis, keepdims, out,
+                                       dtype=dtype)  # fmt: skip
     R, dt = stat_reducer("mean", x.dtype, dtype)
     warned = _warn_empty(x, axis, "mean", 0)
     return run(R, x, axis, keepdims, dt, "mean", out=out, cache=not warned)
 
 
 @prepared
-def nanmean(x, /, axis=None, dtype=None, out=None, keepdims=False):
+def nanmean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """:func:`mean` of the elements that are not NaN (NaN where there are none)."""
     x = on_device(x, "nanmean")
+    if where is not True:
+        return masked.masked_statistic(nanmean, "nanmean", x, where, axis, keepdims, out,
+                                       dtype=dtype)  # fmt: skip
     R, dt = stat_reducer("mean", x.dtype, dtype, skip_nan=True)
     return run(R, x, axis, keepdims, dt, "nanmean", out=out)
 
@@ -353,9 +370,14 @@ def _correction(ddof, correction) -> float:
     return ddof or 0
 
 
-def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=False):
+def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=False,
+             where=True):  # fmt: skip
     name = ("nan" if skip_nan else "") + what
     x = on_device(x, name)
+    if where is not True:
+        stat = nanvar if what == "var" else nanstd
+        return masked.masked_statistic(stat, name, x, where, axis, keepdims, out, dtype=dtype,
+                                       ddof=_correction(ddof, correction))  # fmt: skip
     R, dt = stat_reducer(what, x.dtype, dtype, skip_nan)
     dof = _correction(ddof, correction)
     warned = _warn_empty(x, axis, name, dof)
@@ -368,29 +390,33 @@ def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=Fal
 
 
 @prepared
-def var(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+def var(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+        where=True):  # fmt: skip
     """Variance over ``axis``: the sum of squared deviations from the mean divided by
     ``n - correction`` (``ddof`` is NumPy's name).  One pass (Welford per element, Chan
     et al.'s merge of partial results); never ``E[x**2] - E[x]**2``."""
-    return _moments("var", x, axis, dtype, out, ddof, keepdims, correction)
+    return _moments("var", x, axis, dtype, out, ddof, keepdims, correction, where=where)
 
 
 @prepared
-def std(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+def std(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+        where=True):  # fmt: skip
     """Standard deviation over ``axis``: the square root of :func:`var`."""
-    return _moments("std", x, axis, dtype, out, ddof, keepdims, correction)
+    return _moments("std", x, axis, dtype, out, ddof, keepdims, correction, where=where)
 
 
 @prepared
-def nanvar(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+def nanvar(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+        where=True):  # fmt: skip
     """:func:`var` of the elements that are not NaN."""
-    return _moments("var", x, axis, dtype, out, ddof, keepdims, correction, True)
+    return _moments("var", x, axis, dtype, out, ddof, keepdims, correction, True, where)
 
 
 @prepared
-def nanstd(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+def nanstd(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+        where=True):  # fmt: skip
     """:func:`std` of the elements that are not NaN."""
-    return _moments("std", x, axis, dtype, out, ddof, keepdims, correction, True)
+    return _moments("std", x, axis, dtype, out, ddof, keepdims, correction, True, where)
 
 
 @prepared
