@@ -148,7 +148,9 @@ def _sum_like(kind: str, x, axis, dtype, out, keepdims, initial, where=True):
         x = masked.identity_masked(kind, x, where, initial)
     R, dt = sum_reducer(kind, x.dtype, dtype)
     p1 = (1 if kind.endswith("prod") else 0) if initial is None else initial
-    return run(R, x, axis, keepdims, dt, kind, p1=p1 if dt is not BOOL else False, out=out)
+    # (a masked call is never replayed from the cache: the replay would skip the mask)
+    return run(R, x, axis, keepdims, dt, kind, p1=p1 if dt is not BOOL else False, out=out,
+               cache=where is True)  # fmt: skip
 
 
 @prepared
@@ -209,7 +211,8 @@ def _extremum(largest: bool, skip_nan: bool, x, axis, out, keepdims, initial, wh
         name = "maximum" if largest else "minimum"
         empty = f"zero-size array to reduction operation {name} which has no identity"
     p1 = R.identity if initial is None else initial
-    return run(R, x, axis, keepdims, x.dtype, what, p1=p1, empty=empty, out=out)
+    return run(R, x, axis, keepdims, x.dtype, what, p1=p1, empty=empty, out=out,
+               cache=where is True)  # fmt: skip
 
 
 @prepared
@@ -303,7 +306,7 @@ def any(x, /, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """Whether any element over ``axis`` is true (not zero; NaN is true)."""
     if where is not True:
         x = masked.identity_masked("any", on_device(x, "any"), where, None)
-    return run(rd.logical(True), x, axis, keepdims, BOOL, "any", out=out)
+    return run(rd.logical(True), x, axis, keepdims, BOOL, "any", out=out, cache=where is True)
 
 
 @prepared
@@ -311,7 +314,7 @@ def all(x, /, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """Whether every element over ``axis`` is true (not zero; NaN is true)."""
     if where is not True:
         x = masked.identity_masked("all", on_device(x, "all"), where, None)
-    return run(rd.logical(False), x, axis, keepdims, BOOL, "all", out=out)
+    return run(rd.logical(False), x, axis, keepdims, BOOL, "all", out=out, cache=where is True)
 
 
 @prepared
