@@ -1,9 +1,13 @@
-"""Ember's one compiled piece: an optional C stub for the kernel launch's driver call.
+"""Ember's compiled pieces: two optional C stubs on the kernel launch's hot path.
 
-Everything else is in pyproject.toml.  The stub (``ember.backends.cuda._ccall``) is built
-where a C compiler and Python's headers exist; where the build fails, the install goes on
-and Ember calls the driver through ``ctypes`` instead (the same calls, ~1 us slower each).
-It uses the stable ABI, so one wheel serves Python 3.10 and later.
+Everything else is in pyproject.toml.  The stubs are built where a C compiler and Python's
+headers exist; where the build fails, the install goes on and Ember uses its Python paths:
+
+* ``ember.backends.cuda._ccall``: the driver call and the specializations' argument guards
+  (without it: ``ctypes``, ~1 us slower a launch);
+* ``ember.compiler._dispatch``: ``kernel[grid, block]`` (without it: a Python closure).
+
+They use the stable ABI, so one wheel serves Python 3.10 and later.
 """
 
 from setuptools import Extension, setup
@@ -11,11 +15,15 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "ember.backends.cuda._ccall",
-            ["src/ember/backends/cuda/_ccall.c"],
+            name,
+            [source],
             py_limited_api=True,
             define_macros=[("Py_LIMITED_API", "0x030A0000")],
             optional=True,
+        )
+        for name, source in (
+            ("ember.backends.cuda._ccall", "src/ember/backends/cuda/_ccall.c"),
+            ("ember.compiler._dispatch", "src/ember/compiler/_dispatch.c"),
         )
     ],
     options={"bdist_wheel": {"py_limited_api": "cp310"}},

@@ -233,10 +233,12 @@ class Kernel:
         spec.pack = argmod.make_packer(spec.abi, len(types), foreign, backend, hidden)
         info = spec.launch_info
         spec.shared_bytes = argmod.make_shared_bytes(info, len(types))
-        launch = spec.function.launch
+        launch, function = spec.function.launch, spec.function
         if info.get("cooperative"):
-            launch = spec.function.launch_cooperative
-        spec.run = argmod.make_runner(spec.abi, types, foreign, backend, launch, hidden, info)
+            launch, function = spec.function.launch_cooperative, None
+        spec.run = argmod.make_runner(
+            spec.abi, types, foreign, backend, launch, hidden, info, function
+        )
         return spec
 
     # ------------------------------------------------------------------ stale code
@@ -499,8 +501,13 @@ def _stream_and_shared(rest: tuple):
 def make_launcher(kernel: Kernel, grid, block, stream0, shared0):
     """``kernel[grid, block]``: a function that launches with the kernel's arguments.
 
-    A closure rather than an object: the launch path reads its configuration from cells,
-    which is measurably cheaper than attributes (see docs/design/compiler.md)."""
+    The compiled stub's (:mod:`ember.compiler._dispatch`, where it is built) does in C what
+    the closure below does.  A closure rather than an object: the launch path reads its
+    configuration from cells, which is measurably cheaper than attributes (see
+    docs/design/compiler.md)."""
+    native = _dispatch()
+    if native is not None:
+        return native.configured(kernel, grid, block, stream0, shared0, hide_internal_frames)
 
     def launch(*args, stream=stream0, shared_mem=shared0) -> None:
         try:  # costs nothing until it catches (tracebacks.py)
@@ -513,6 +520,17 @@ def make_launcher(kernel: Kernel, grid, block, stream0, shared0):
     launch.__qualname__ = launch.__name__ = f"{kernel.__name__}[{grid}, {block}]"
     launch.__doc__ = f"Launch {kernel.__name__} on a grid of {grid} blocks of {block} threads."
     return launch
+
+
+@functools.cache
+def _dispatch() -> Any:
+    """The compiled ``kernel[grid, block]`` (``setup.py``), or None where it was not built
+    (looked for once)."""
+    try:
+        from ember.compiler import _dispatch as native
+    except ImportError:
+        return None
+    return native
 
 
 class NDRangeLauncher:

@@ -215,6 +215,13 @@ class Function(abc.ABC):
         """
 
     # ---------------------------------------------------------------- MAY
+    def guarded_runner(self, guards: tuple, sources: bytes, view, note) -> Any:
+        """MAY: the launch fast path of a specialization as one native call, or None (the
+        default: the generated Python function serves).  The meaning is that of
+        :func:`ember.compiler.args.make_runner`'s function; the encoding is the CUDA stub's
+        ``runner`` (``ember/backends/cuda/_ccall.c``)."""
+        return None
+
     def resources(self) -> dict[str, int]:
         """MAY: what the kernel uses, in :mod:`ember.diagnostics.inspect`'s names
         (``registers``, ``shared_bytes``, ``local_bytes``, ``const_bytes``,

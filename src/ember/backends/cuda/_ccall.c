@@ -158,28 +158,23 @@ pack(char kind, PyObject *value, unsigned char *slot)
     }
 }
 
-/* Pack `values` (a tuple or list, one per character of `kinds`) and the configuration, and
- * call the cuLaunchKernelEx at `entry` with the GIL released.  Returns 0 with the driver's
- * status in *err, or -1 with a Python error set (a value that does not pack). */
+/* Pack `vals` (`given` borrowed objects, one per character of `kinds`) and the configuration,
+ * and call the cuLaunchKernelEx at `entry` with the GIL released.  Returns 0 with the
+ * driver's status in *err, or -1 with a Python error set (a value that does not pack). */
 static int
 pack_and_call(launch_ex_fn entry, void *function, PyObject *kinds_bytes, PyObject *grid,
-              PyObject *block, PyObject *values, PyObject *shared_mem, void *stream, int *err)
+              PyObject *block, PyObject *const *vals, Py_ssize_t given, PyObject *shared_mem,
+              void *stream, int *err)
 {
     launch_config config;
     char *kinds;
-    Py_ssize_t count, given;
+    Py_ssize_t count;
     if (PyBytes_AsStringAndSize(kinds_bytes, &kinds, &count) < 0) {
         return -1;
     }
     if (dims(grid, config.grid) < 0 || dims(block, config.block) < 0) {
         return -1;
     }
-    int is_tuple = PyTuple_Check(values);
-    if (!is_tuple && !PyList_Check(values)) {
-        PyErr_SetString(PyExc_TypeError, "launch arguments must be a tuple or a list");
-        return -1;
-    }
-    given = is_tuple ? PyTuple_Size(values) : PyList_Size(values);
     if (given != count) {
         PyErr_Format(PyExc_TypeError, "%zd arguments for %zd parameters", given, count);
         return -1;
@@ -213,10 +208,9 @@ pack_and_call(launch_ex_fn entry, void *function, PyObject *kinds_bytes, PyObjec
     }
     int status = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *value = is_tuple ? PyTuple_GetItem(values, i) : PyList_GetItem(values, i);
         slots[i] = 0;
         params[i] = &slots[i];
-        if (pack(kinds[i], value, (unsigned char *)&slots[i]) < 0) {
+        if (pack(kinds[i], vals[i], (unsigned char *)&slots[i]) < 0) {
             status = -1;
             break;
         }
@@ -439,6 +433,72 @@ count_launch(PyObject *dict, PyObject *s)
     return set;
 }
 
+/* The launch itself, after the call's parsing: the `n` values `vals` (borrowed), given to
+ * the caller as `values` (a tuple or list; NULL: a tuple of `vals` is made where the Python
+ * path needs one).  Returns None, the Python path's result, or NULL with an error set. */
+static PyObject *
+launch_values(launcher_state *st, PyObject *grid, PyObject *block, PyObject *const *vals,
+              Py_ssize_t n, PyObject *values, PyObject *shared_mem, PyObject *stream)
+{
+    PyObject *s = stream == Py_None ? st->default_stream : stream;
+    PyObject *made = NULL, *result = NULL;
+    int err = 0, slow = 0;
+
+    /* several devices open: the Python path makes the function's context current (0 and 1
+     * are small ints, one object each) */
+    PyObject *opened = PyDict_GetItemWithError(st->devices, str_opened);
+    if (opened == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *dict = NULL;
+    void *handle = NULL;
+    if (opened != zero && opened != one) {
+        slow = 1;
+    } else {
+        dict = stream_dict(st, s);
+        slow = stream_handle(dict, s, &handle);
+        if (slow < 0) {
+            return NULL;
+        }
+    }
+    if (!slow && pack_and_call(st->entry, st->function, st->kinds, grid, block, vals, n,
+                               shared_mem, handle, &err) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            return NULL; /* KeyboardInterrupt and the like */
+        }
+        PyErr_Clear(); /* a value the stub does not pack: the ctypes path explains it */
+        slow = 1;
+    }
+    if (slow || err) {
+        if (values == NULL) {
+            values = made = PyTuple_New(n);
+            if (made == NULL) {
+                return NULL;
+            }
+            for (Py_ssize_t i = 0; i < n; i++) {
+                Py_INCREF(vals[i]);
+                PyTuple_SetItem(made, i, vals[i]);
+            }
+        }
+        if (slow) {
+            result = go_slow(st, grid, block, values, shared_mem, stream);
+        } else {
+            PyObject *code = PyLong_FromLong(err);
+            if (code != NULL) {
+                result = PyObject_CallFunctionObjArgs(st->failed, code, grid, block,
+                                                      shared_mem, stream, values, NULL);
+                Py_DECREF(code);
+            }
+        }
+        Py_XDECREF(made);
+        return result;
+    }
+    if (count_launch(dict, s) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* launch(grid, block, args, shared_mem=0, stream=None): CudaFunction.launch's meaning, in C. */
 static PyObject *
 launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -448,47 +508,37 @@ launcher_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
     if (parse_call(args, nargs, kwnames, given) < 0) {
         return NULL;
     }
-    PyObject *grid = given[0], *block = given[1], *values = given[2];
-    PyObject *shared_mem = given[3], *stream = given[4];
-    PyObject *s = stream == Py_None ? st->default_stream : stream;
-
-    /* several devices open: the Python path makes the function's context current (0 and 1
-     * are small ints, one object each) */
-    PyObject *opened = PyDict_GetItemWithError(st->devices, str_opened);
-    if (opened != zero && opened != one) {
-        return PyErr_Occurred() ? NULL : go_slow(st, grid, block, values, shared_mem, stream);
-    }
-    PyObject *dict = stream_dict(st, s);
-    void *handle = NULL;
-    int slow = stream_handle(dict, s, &handle);
-    if (slow < 0) {
+    PyObject *values = given[2];
+    int is_tuple = PyTuple_Check(values);
+    if (!is_tuple && !PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "launch arguments must be a tuple or a list");
         return NULL;
     }
-    int err = 0;
-    if (slow || pack_and_call(st->entry, st->function, st->kinds, grid, block, values,
-                              shared_mem, handle, &err) < 0) {
-        if (PyErr_Occurred()) {
-            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
-                return NULL; /* KeyboardInterrupt and the like */
-            }
-            PyErr_Clear(); /* a value the stub does not pack: the ctypes path explains it */
-        }
-        return go_slow(st, grid, block, values, shared_mem, stream);
-    }
-    if (err) {
-        PyObject *code = PyLong_FromLong(err);
-        if (code == NULL) {
-            return NULL;
-        }
-        PyObject *result = PyObject_CallFunctionObjArgs(st->failed, code, grid, block,
-                                                        shared_mem, stream, values, NULL);
-        Py_DECREF(code);
-        return result;
-    }
-    if (count_launch(dict, s) < 0) {
+    /* a list is copied first: packing a value may run Python code that changes it */
+    PyObject *items = is_tuple ? Py_NewRef(values) : PyList_AsTuple(values);
+    if (items == NULL) {
         return NULL;
     }
-    Py_RETURN_NONE;
+    Py_ssize_t n = PyTuple_Size(items);
+    PyObject *stack[STACK_PARAMS];
+    PyObject **vals = stack;
+    if (n > STACK_PARAMS) {
+        vals = PyMem_Malloc((size_t)n * sizeof *vals);
+        if (vals == NULL) {
+            Py_DECREF(items);
+            return PyErr_NoMemory();
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { /* borrowed: `items` holds them */
+        vals[i] = PyTuple_GetItem(items, i);
+    }
+    PyObject *result = launch_values(st, given[0], given[1], vals, n, values, given[3],
+                                     given[4]);
+    if (vals != stack) {
+        PyMem_Free(vals);
+    }
+    Py_DECREF(items);
+    return result;
 }
 
 static PyMethodDef launcher_def = {
@@ -540,6 +590,280 @@ make_launcher(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *fn = PyCFunction_NewEx(&launcher_def, (PyObject *)st, NULL);
     Py_DECREF(st);
+    return fn;
+}
+
+/* ------------------------------------------------------------------ the guarded runner */
+
+/* A specialization's launch fast path (ember.compiler.args.make_runner), in C:
+ * run(grid, block, shared_mem, stream, args) launches when every argument has exactly the
+ * specialization's type and returns True, else returns False and launches nothing.  It does
+ * what the generated Python function does, one check per argument:
+ *   GUARD_TYPE      type(a) is T                      (a scalar's NumPy or Python type)
+ *   GUARD_ARRAY     type(a) is T, and its launch view (a._lv, else view(a), a tuple) starts
+ *                   with the token K (or one in the frozenset K: strided layouts)
+ *   GUARD_CONSTANT  a is C or a == C                  (a compile-time argument)
+ * then gives the launcher the values, each an argument itself or an item of its view. */
+enum { GUARD_TYPE = 0, GUARD_ARRAY = 1, GUARD_CONSTANT = 2 };
+
+#define MAX_RUNNER_ARGS 255
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *launch;   /* the launcher builtin; its self is `ls` */
+    launcher_state *ls; /* borrowed: `launch` holds it */
+    PyObject *guards;   /* tuple of (kind, object, token-or-None), one per argument */
+    PyObject *view;     /* view(a) -> a's launch view (stored as a._lv) */
+    PyObject *note;     /* note(args, stream): stream ordering of a launch on a given stream */
+    Py_ssize_t nargs, nvals;
+    unsigned char *sources; /* 2 per value: the argument, and 0 (itself) or 1 + view item */
+} runner_state;
+
+static PyObject *str_lv, *runner_type;
+
+static int
+runner_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    runner_state *r = (runner_state *)self;
+    Py_VISIT(r->launch);
+    Py_VISIT(r->guards);
+    Py_VISIT(r->view);
+    Py_VISIT(r->note);
+    Py_VISIT((PyObject *)Py_TYPE(self));
+    return 0;
+}
+
+static int
+runner_clear(PyObject *self)
+{
+    runner_state *r = (runner_state *)self;
+    Py_CLEAR(r->launch);
+    Py_CLEAR(r->guards);
+    Py_CLEAR(r->view);
+    Py_CLEAR(r->note);
+    return 0;
+}
+
+static void
+runner_dealloc(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    runner_clear(self);
+    PyMem_Free(((runner_state *)self)->sources);
+    ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
+    Py_DECREF(type);
+}
+
+static PyType_Slot runner_slots[] = {
+    {Py_tp_traverse, (void *)runner_traverse},
+    {Py_tp_clear, (void *)runner_clear},
+    {Py_tp_dealloc, (void *)runner_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec runner_spec = {
+    "ember.backends.cuda._ccall.RunnerState", sizeof(runner_state), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, runner_slots,
+};
+
+/* Argument `a`'s check against `guard`; 1: it passes (for an array, *view holds a new
+ * reference to its launch view), 0: it does not, -1: an error is set. */
+static int
+check_argument(runner_state *r, PyObject *guard, PyObject *a, PyObject **view)
+{
+    long kind = PyLong_AsLong(PyTuple_GetItem(guard, 0));
+    PyObject *expected = PyTuple_GetItem(guard, 1);
+    if (kind == GUARD_CONSTANT) {
+        return a == expected ? 1 : PyObject_RichCompareBool(a, expected, Py_EQ);
+    }
+    if ((PyObject *)Py_TYPE(a) != expected) {
+        return 0;
+    }
+    if (kind == GUARD_TYPE) {
+        return 1;
+    }
+    PyObject *v = PyObject_GetAttr(a, str_lv);
+    if (v == NULL) {
+        return -1;
+    }
+    if (v == Py_None || !PyTuple_Check(v) || PyTuple_Size(v) == 0) {
+        Py_DECREF(v);
+        v = PyObject_CallFunctionObjArgs(r->view, a, NULL);
+        if (v == NULL) {
+            return -1;
+        }
+        if (!PyTuple_Check(v) || PyTuple_Size(v) == 0) {
+            Py_DECREF(v);
+            return 0;
+        }
+    }
+    PyObject *token = PyTuple_GetItem(v, 0), *want = PyTuple_GetItem(guard, 2);
+    int ok = token == want;
+    if (!ok && PyFrozenSet_Check(want)) {
+        ok = PySet_Contains(want, token);
+    }
+    if (ok <= 0) {
+        Py_DECREF(v);
+        return ok;
+    }
+    *view = v;
+    return 1;
+}
+
+static PyObject *
+runner_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames)
+{
+    runner_state *r = (runner_state *)self;
+    if (nargs != 5 || (kwnames != NULL && PyTuple_Size(kwnames) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "run(grid, block, shared_mem, stream, args) takes 5 "
+                        "positional arguments");
+        return NULL;
+    }
+    PyObject *given = argv[4], *args;
+    if (PyTuple_Check(given)) {
+        args = Py_NewRef(given);
+    } else if (PyList_Check(given)) { /* as the Python form unpacks it */
+        args = PyList_AsTuple(given);
+        if (args == NULL) {
+            return NULL;
+        }
+    } else {
+        Py_RETURN_FALSE; /* the caller's slow path explains anything else */
+    }
+    if (PyTuple_Size(args) != r->nargs) {
+        Py_DECREF(args);
+        Py_RETURN_FALSE;
+    }
+    PyObject *views[MAX_RUNNER_ARGS + 1];
+    PyObject *vals[STACK_PARAMS];
+    PyObject *result = NULL;
+    Py_ssize_t i, checked = 0;
+    int pass = 1;
+    for (i = 0; i < r->nargs; i++) {
+        views[i] = NULL;
+        pass = check_argument(r, PyTuple_GetItem(r->guards, i), PyTuple_GetItem(args, i),
+                              &views[i]);
+        checked = i + 1;
+        if (pass <= 0) {
+            break;
+        }
+    }
+    if (pass < 0) {
+        goto done;
+    }
+    if (pass == 0) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    for (i = 0; i < r->nvals; i++) {
+        unsigned char arg = r->sources[2 * i], item = r->sources[2 * i + 1];
+        PyObject *a = PyTuple_GetItem(args, arg);
+        if (item == 0) {
+            vals[i] = a;
+        } else if (views[arg] == NULL || item > PyTuple_Size(views[arg])) {
+            result = Py_NewRef(Py_False); /* a view without the item: the Python path */
+            goto done;
+        } else {
+            vals[i] = PyTuple_GetItem(views[arg], item - 1);
+        }
+    }
+    PyObject *launched = launch_values(r->ls, argv[0], argv[1], vals, r->nvals, NULL, argv[2],
+                                       argv[3]);
+    if (launched == NULL) {
+        goto done;
+    }
+    Py_DECREF(launched);
+    if (argv[3] != Py_None) {
+        launched = PyObject_CallFunctionObjArgs(r->note, given, argv[3], NULL);
+        if (launched == NULL) {
+            goto done;
+        }
+        Py_DECREF(launched);
+    }
+    result = Py_NewRef(Py_True);
+done:
+    for (i = 0; i < checked; i++) {
+        Py_XDECREF(views[i]);
+    }
+    Py_DECREF(args);
+    return result;
+}
+
+static PyMethodDef runner_def = {
+    "run", (PyCFunction)(void (*)(void))runner_call, METH_FASTCALL | METH_KEYWORDS,
+    "run(grid, block, shared_mem, stream, args) -> bool\n\n"
+    "Launch when every argument has this specialization's type (True), else nothing (False).",
+};
+
+static PyObject *
+make_runner(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 5) {
+        PyErr_Format(PyExc_TypeError,
+                     "runner(launch, guards, sources, view, note) takes 5 arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    PyObject *launch = args[0], *guards = args[1], *sources = args[2];
+    PyObject *owner = PyCFunction_Check(launch) ? PyCFunction_GetSelf(launch) : NULL;
+    if (owner == NULL || (PyObject *)Py_TYPE(owner) != state_type) {
+        PyErr_SetString(PyExc_TypeError, "runner: launch must be a launcher() of this module");
+        return NULL;
+    }
+    if (!PyTuple_Check(guards) || PyTuple_Size(guards) > MAX_RUNNER_ARGS) {
+        PyErr_SetString(PyExc_TypeError, "runner: guards must be a tuple of at most 255");
+        return NULL;
+    }
+    Py_ssize_t nguards = PyTuple_Size(guards);
+    for (Py_ssize_t i = 0; i < nguards; i++) {
+        PyObject *g = PyTuple_GetItem(guards, i);
+        long kind = -1;
+        if (PyTuple_Check(g) && PyTuple_Size(g) == 3 && PyLong_Check(PyTuple_GetItem(g, 0))) {
+            kind = PyLong_AsLong(PyTuple_GetItem(g, 0));
+        }
+        if (kind < GUARD_TYPE || kind > GUARD_CONSTANT ||
+            (kind != GUARD_CONSTANT && !PyType_Check(PyTuple_GetItem(g, 1)))) {
+            PyErr_Format(PyExc_ValueError, "runner: guard %zd is malformed", i);
+            return NULL;
+        }
+    }
+    char *src;
+    Py_ssize_t nsrc;
+    if (!PyBytes_Check(sources) || PyBytes_AsStringAndSize(sources, &src, &nsrc) < 0 ||
+        nsrc % 2 || nsrc / 2 > STACK_PARAMS) {
+        PyErr_SetString(PyExc_ValueError, "runner: sources must be 2 bytes per value, at most "
+                        "64 values");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nsrc; i += 2) {
+        if ((unsigned char)src[i] >= nguards) {
+            PyErr_Format(PyExc_ValueError, "runner: value %zd names argument %d of %zd", i / 2,
+                         (unsigned char)src[i], nguards);
+            return NULL;
+        }
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)runner_type, Py_tp_alloc);
+    runner_state *r = (runner_state *)alloc((PyTypeObject *)runner_type, 0);
+    if (r == NULL) {
+        return NULL;
+    }
+    r->sources = PyMem_Malloc(nsrc ? (size_t)nsrc : 1);
+    if (r->sources == NULL) {
+        Py_DECREF(r);
+        return PyErr_NoMemory();
+    }
+    memcpy(r->sources, src, (size_t)nsrc);
+    r->nargs = nguards;
+    r->nvals = nsrc / 2;
+    r->launch = Py_NewRef(launch);
+    r->ls = (launcher_state *)owner;
+    r->guards = Py_NewRef(guards);
+    r->view = Py_NewRef(args[3]);
+    r->note = Py_NewRef(args[4]);
+    PyObject *fn = PyCFunction_NewEx(&runner_def, (PyObject *)r, NULL);
+    Py_DECREF(r);
     return fn;
 }
 
@@ -612,6 +936,15 @@ static PyMethodDef methods[] = {
      "args)`` when the driver refuses, and hands anything it cannot pack (or a closed "
      "stream, or several devices in use: ``devices.opened > 1``) to ``slow(grid, block, "
      "args, shared_mem, stream)``."},
+    {"runner", (PyCFunction)(void (*)(void))make_runner, METH_FASTCALL,
+     "runner(launch, guards, sources, view, note) -> run\n\n"
+     "A specialization's guarded launch in C: run(grid, block, shared_mem, stream, args) "
+     "launches through ``launch`` (a launcher() of this module) when each argument passes its "
+     "guard ((kind, type or constant, token), kinds 0: type, 1: array with a launch view "
+     "whose first item is the token or in a frozenset of tokens, 2: compile-time constant) "
+     "and returns True, else returns False.  ``sources``: two bytes per launch value, the "
+     "argument and 0 (the argument itself) or 1 + the item of its view.  ``view(a)`` makes a "
+     "missing view; ``note(args, stream)`` runs after a launch on a given stream."},
     {"probe_address", probe_address, METH_NOARGS,
      "The address of the tests' stand-in for cuLaunchKernelEx."},
     {"probe_arm", probe_arm, METH_VARARGS,
@@ -634,13 +967,15 @@ PyInit__ccall(void)
     str_submitted = PyUnicode_InternFromString("submitted");
     str_address = PyUnicode_InternFromString("_address");
     str_opened = PyUnicode_InternFromString("opened");
+    str_lv = PyUnicode_InternFromString("_lv");
     one = PyLong_FromLong(1);
     zero = PyLong_FromLong(0);
-    if (!str_submitted || !str_address || !str_opened || !one || !zero) {
+    if (!str_submitted || !str_address || !str_opened || !str_lv || !one || !zero) {
         return NULL;
     }
     state_type = PyType_FromSpec(&state_spec);
-    if (state_type == NULL) {
+    runner_type = PyType_FromSpec(&runner_spec);
+    if (state_type == NULL || runner_type == NULL) {
         return NULL;
     }
     return PyModule_Create(&module);

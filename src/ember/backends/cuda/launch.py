@@ -273,6 +273,13 @@ class CudaFunction(Function):
             self._default_stream, _cuda_device, slow, self._failed,
         )  # fmt: skip
 
+    def guarded_runner(self, guards: tuple, sources: bytes, view, note) -> Any:
+        """The specialization's guarded launch in the C stub (``_ccall.runner``), where
+        this function launches through the stub; else None."""
+        if not self._native:
+            return None
+        return _direct.native().runner(self.launch, guards, sources, view, note)
+
     def _checked(self, grid, block, shared_mem, s, args) -> list[Any]:
         """Slow path of :meth:`launch`: every value of the frame, or a LaunchError."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")

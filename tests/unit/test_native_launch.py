@@ -1,0 +1,310 @@
+"""The compiled launch path without a device: ``kernel[grid, block]`` in C
+(``ember.compiler._dispatch``) and a specialization's guarded launch in C (the CUDA stub's
+``runner``), checked against the Python functions they replace.  The stub's launches go to
+its own probe, which records the argument slots the driver would read."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from fake_backend import FakeBase, FakeBufferBase, FakeModuleBase
+
+import ember
+from ember.compiler import args as argmod
+from ember.compiler import kernel as kernel_mod
+from ember.runtime.backend import DeviceInfo
+
+pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
+stub = pytest.importorskip("ember.backends.cuda._ccall", reason="C stub not built")
+
+from ember.backends.cuda import direct  # noqa: E402
+from ember.backends.cuda.driver import cu  # noqa: E402
+from ember.backends.cuda.launch import CudaFunction  # noqa: E402
+
+pytestmark = pytest.mark.cold_cache  # the fake backend counts its compiles
+
+
+class _Stream:
+    def __init__(self, address):
+        self._handle = cu.CUstream(address)
+        self._address = address
+        self.submitted = 0
+
+
+class _Context:
+    made_current = 0
+
+    def ensure_current(self):
+        self.made_current += 1
+
+
+class FakeBuffer(FakeBufferBase):
+    def __init__(self, nbytes: int):
+        super().__init__(nbytes)
+        self.handle = id(self)  # an int address, as a CUDA buffer's
+
+
+class ProbeFunction(CudaFunction):
+    """A CudaFunction that asks the driver nothing about itself (the report's questions)."""
+
+    def attributes(self):
+        return {}
+
+    def resources(self):
+        return {}
+
+    def occupancy(self, block_threads, shared_mem=0):
+        return 0
+
+
+class FakeModule(FakeModuleBase):
+    def __init__(self, backend):
+        self.backend = backend
+        self.context = _Context()
+        self.default_stream = backend.stream
+
+    def function(self, name, params):
+        stub.probe_arm(len(params), 0)  # the probe copies exactly this many slots
+        return ProbeFunction(cu.CUfunction(0xF00), name, params, self)
+
+
+class FakeBackend(FakeBase):
+    device = DeviceInfo("fake", 0, "fake device", 1 << 30, 4, 8, 1024, 65536,
+                        features=frozenset({"fp64", "int64_atomics"}))  # fmt: skip
+
+    def __init__(self):
+        self.stream = _Stream(0x1000)
+        self.compiles = 0
+
+    def compile(self, source, name, options=()):
+        self.compiles += 1
+        return source.encode()
+
+    def load_module(self, binary):
+        return FakeModule(self)
+
+    def library_versions(self):
+        return {"fake": "1.0"}
+
+    def native_pointer(self, buffer, offset=0):
+        return buffer.handle
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """A fake backend whose functions are CudaFunctions launching through the C stub into
+    its probe (the ctypes path, taken for what the stub does not pack, records too)."""
+    slow = []
+
+    def fake_ex(config, function, params, extra):
+        slow.append(config)
+        return 0
+
+    monkeypatch.setattr(direct, "entry", lambda name: fake_ex)
+    monkeypatch.setattr(direct, "address", lambda fn: stub.probe_address())
+    backend = FakeBackend()
+    backend.slow = slow
+    return backend
+
+
+def array(fake, shape, dtype=ember.float32, strides=None, offset=0):
+    return ember.ndarray(tuple(shape), ember.dtype(dtype), FakeBuffer(4096), fake, strides,
+                         offset)  # fmt: skip
+
+
+def slots(n):
+    """The first ``n`` argument slots of the probe's last launch, as 8-byte words."""
+    return struct.unpack_from(f"<{n}Q", stub.probe_recorded()[-1])
+
+
+def packed(values):
+    """``values`` as the stub packs them (float64 scalars, int64 and addresses)."""
+    out = []
+    for v in values:
+        raw = struct.pack("<d", v) if isinstance(v, float) else struct.pack("<q", v)
+        out.append(struct.unpack("<Q", raw)[0])
+    return tuple(out)
+
+
+@ember.kernel
+def axpy(a, x, y):
+    i = ember.global_id()
+    if i < x.shape[0]:
+        y[i] = a * x[i] + y[i]
+
+
+@ember.kernel
+def copy2d(x, y):
+    i, j = ember.grid(2)
+    if i < x.shape[0] and j < x.shape[1]:
+        y[i, j] = x[i, j]
+
+
+def test_launches_take_the_compiled_guards_and_pack_what_python_packs(fake):
+    k = ember.kernel(axpy.py_func)
+    x, y = array(fake, (10,)), array(fake, (10,), offset=8)
+    k[2, 8](2.0, x, y)  # compiles; the first launch packs in Python
+    spec = k._last
+    assert type(spec.run).__name__ == "builtin_function_or_method"  # the stub's runner
+    expected = packed(spec.pack(3.0, x, y))
+    k[2, 8](3.0, x, y)
+    assert slots(len(expected)) == expected
+    assert stub.probe_recorded()[4:6] == ((2, 1, 1), (8, 1, 1))
+    assert fake.stream.submitted == 2 and fake.compiles == 1 and fake.slow == []
+
+
+def test_the_compiled_runner_agrees_with_the_python_one(fake):
+    """Every argument kind the guards know, matching and not: the same answers and slots."""
+    k = ember.kernel(axpy.py_func)
+    x, y = array(fake, (10,)), array(fake, (10,), offset=8)
+    k[1, 1](2.0, x, y)
+    spec = k._last
+    tys, backend, foreign = k._types((2.0, x, y))
+    py = argmod.make_runner(spec.abi, tys, foreign, backend, spec.function.launch)
+    native = argmod.make_runner(spec.abi, tys, foreign, backend, spec.function.launch,
+                                function=spec.function)  # fmt: skip
+    assert native is not py and hasattr(py, "source")
+    f64 = array(fake, (10,), ember.float64)
+    strided = array(fake, (5,), strides=(8,))
+    cases = [
+        (2.0, x, y), (2.5, y, x),  # match; each array's view is made on its first use
+        (np.float32(2.0), x, y), (2, x, y), (2.0, f64, y), (2.0, x, strided),  # types
+        (2.0, x), (2.0, x, y, y), [2.0, x, y],  # arity, and a list is not a tuple
+        (2.0, np.zeros(10, np.float32), y),  # a host array
+    ]  # fmt: skip
+    for args in cases:
+        got = native((1, 1, 1), (4, 1, 1), 0, None, args)
+        seen = stub.probe_recorded()[-1]
+        want = py((1, 1, 1), (4, 1, 1), 0, None, args)
+        assert got is want, args
+        if want:
+            assert stub.probe_recorded()[-1] == seen  # both launched the same slots
+            assert slots(7) == packed(spec.pack(*args))
+    assert fake.slow == []
+
+
+def test_strided_specializations_take_c_strides_too(fake):
+    k = ember.kernel(copy2d.py_func)
+    t, out = array(fake, (4, 3), strides=(4, 16)), array(fake, (4, 3))
+    k[1, (4, 4)](t, out)
+    k[1, (4, 4)](t, out)  # the strided specialization's runner
+    assert slots(3) == (t.buffer.handle, 0, 4)
+    c, d = array(fake, (4, 3)), array(fake, (4, 3))
+    k[1, (4, 4)](c, d)  # a C-strided pair passes the strided guard (no new compile)
+    assert fake.compiles == 1
+    assert slots(7) == packed((c.buffer.handle, 0, 4, 3, 3, 1, d.buffer.handle))
+
+
+def test_a_given_stream_is_launched_on_and_noted(fake):
+    k = ember.kernel(axpy.py_func)
+    x, y = array(fake, (10,)), array(fake, (10,))
+    k[1, 4](2.0, x, y)
+    spec = k._last
+    tys, backend, foreign = k._types((2.0, x, y))
+    guards, sources = argmod._native_guards(spec.abi, tys, backend)
+    noted = []
+    run = spec.function.guarded_runner(guards, sources, argmod.launch_view,
+                                       lambda args, s: noted.append((args, s)))  # fmt: skip
+    other = _Stream(0x2000)
+    assert run((1, 1, 1), (4, 1, 1), 64, other, (2.0, x, y)) is True
+    assert stub.probe_recorded()[6:8] == (64, 0x2000) and other.submitted == 1
+    assert noted == [((2.0, x, y), other)]
+    assert run((1, 1, 1), (4, 1, 1), 0, None, (2.0, x, y)) is True
+    assert len(noted) == 1  # the default stream needs no note
+
+
+def test_what_the_stub_does_not_pack_goes_to_the_ctypes_path(fake):
+    @ember.kernel
+    def unsigned(a, y):
+        if ember.global_id() == 0:
+            y[0] = a
+
+    y = array(fake, (2,), ember.uint32)
+    unsigned[1, 1](np.uint32(7), y)
+    unsigned[1, 1](np.uint32(8), y)  # the guards pass; a NumPy unsigned is not packed in C
+    assert type(unsigned._last.run).__name__ == "builtin_function_or_method"
+    assert len(fake.slow) == 2 and fake.stream.submitted == 2
+
+
+def test_the_guard_specification_is_checked(fake):
+    with pytest.raises(TypeError, match="launcher"):  # not a launch of the stub
+        stub.runner(print, (), b"", None, None)
+    fn = FakeModule(fake).function("k", [ember.int32])
+    with pytest.raises(ValueError, match="guard 0 is malformed"):
+        stub.runner(fn.launch, ((7, int, None),), b"\x00\x00", None, None)
+    with pytest.raises(ValueError, match="names argument 1 of 1"):
+        stub.runner(fn.launch, ((0, int, None),), b"\x01\x00", None, None)
+    run = stub.runner(fn.launch, ((0, int, None),), b"\x00\x00", None, None)
+    assert run((1, 1, 1), (1, 1, 1), 0, None, (5,)) is True
+    assert slots(1) == (5,)
+    assert run((1, 1, 1), (1, 1, 1), 0, None, (5.0,)) is False
+
+
+def test_errors_in_the_guards_propagate(fake):
+    k = ember.kernel(axpy.py_func)
+    x, y = array(fake, (10,)), array(fake, (10,))
+    k[1, 4](2.0, x, y)
+    spec = k._last
+    tys, backend, foreign = k._types((2.0, x, y))
+    guards, sources = argmod._native_guards(spec.abi, tys, backend)
+
+    def broken(a):
+        raise RuntimeError("no view")
+
+    run = spec.function.guarded_runner(guards, sources, broken, None)
+    fresh = array(fake, (10,))
+    with pytest.raises(RuntimeError, match="no view"):
+        run((1, 1, 1), (4, 1, 1), 0, None, (2.0, fresh, y))
+
+
+# ------------------------------------------------------------------ kernel[grid, block]
+
+
+@pytest.fixture(params=["compiled", "python"])
+def dispatch(request, monkeypatch):
+    """Both forms of ``kernel[grid, block]``: the stub's and the Python closure."""
+    if request.param == "python":
+        monkeypatch.setattr(kernel_mod, "_dispatch", lambda: None)
+    elif kernel_mod._dispatch() is None:
+        pytest.skip("ember.compiler._dispatch is not built")
+    return request.param
+
+
+def test_configured_launch_keywords_and_slow_paths(fake, dispatch):
+    k = ember.kernel(axpy.py_func)
+    launch = k[2, 8, fake.stream, 16]
+    assert (type(launch).__name__ == "builtin_function_or_method") == (dispatch == "compiled")
+    x, y = array(fake, (10,)), array(fake, (10,))
+    launch(2.0, x, y)  # first: the slow path compiles
+    launch(2.0, x, y)
+    assert stub.probe_recorded()[6:8] == (16, 0x1000)
+    other = _Stream(0x3000)
+    launch(2.0, x, y, stream=other, shared_mem=32)
+    assert stub.probe_recorded()[6:8] == (32, 0x3000) and other.submitted == 1
+    launch(np.float32(2.0), x, y)  # another signature: the slow path again
+    assert len(k.specializations) >= 2
+    with pytest.raises(TypeError, match="block|keyword"):
+        launch(2.0, x, y, block=3)
+
+
+def test_configured_launch_errors_hide_internal_frames(fake, dispatch):
+    k = ember.kernel(axpy.py_func)
+    x = array(fake, (10,))
+    with pytest.raises(ember.ArgumentError) as info:
+        k[1, 4](2.0, x, "not an array")
+    frames = [tb.name for tb in info.traceback]
+    assert not any(name in ("_launch_slow", "_slow_dispatch") for name in frames)
+
+
+def test_the_compiled_launcher_is_collected_with_its_kernel(fake, dispatch):
+    import gc
+    import weakref
+
+    k = ember.kernel(axpy.py_func)
+    k[1, 4]  # kernel -> its configurations -> launcher -> kernel: a cycle
+    gone = weakref.ref(k)
+    del k
+    gc.collect()
+    assert gone() is None
