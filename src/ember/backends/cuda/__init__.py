@@ -15,6 +15,9 @@ The start-up hooks the background warmup (:mod:`ember.startup`) asks every backe
 ``start_driver()``
     the GIL-free driver start-up, run beside the imports once ``DRIVER_AFTER`` is
     imported (``""``: at once); returns a function releasing what it holds;
+``prepare_keys()``
+    (optional) load what the cache keys' library versions need and the driver does not,
+    while the driver starts (CUDA: NVRTC, whose version is in every key);
 ``driver_started()``
     whether this process started the driver (a forked child then refuses the backend);
 ``forget_after_fork()``
@@ -51,7 +54,7 @@ _LAZY = {
 }  # fmt: skip
 __all__ = [
     "LABEL", "WARMUP_IMPORTS", "WARM_AT_IMPORT", "driver_started", "forget_after_fork",
-    "plausible", "start_driver",
+    "plausible", "prepare_keys", "start_driver",
     *_LAZY,
 ]  # fmt: skip
 
@@ -93,6 +96,13 @@ def start_driver():
         from ember.backends.cuda.device import warm_start
 
         return warm_start()
+
+
+def prepare_keys() -> None:
+    """NVRTC's version (the library's load), asked while the driver step still runs."""
+    from ember.backends.cuda.nvrtc import nvrtc_version
+
+    nvrtc_version()
 
 
 def driver_started() -> bool:

@@ -77,8 +77,9 @@ def _call(fn_name: str, *args: Any) -> tuple:
         ) from exc
 
 
+@lru_cache(maxsize=1)
 def nvrtc_version() -> tuple[int, int]:
-    """The NVRTC version, e.g. ``(13, 0)``."""
+    """The NVRTC version, e.g. ``(13, 0)`` (asked once: the library loaded stays)."""
     major, minor = _check(_call("nvrtcVersion"), "nvrtcVersion")
     return int(major), int(minor)
 
