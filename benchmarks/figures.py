@@ -53,9 +53,9 @@ ROWS = (
     Row("first kernel, empty cache (s)", "startup", "startup_first_cold", PEERS),
     Row(
         "launch, 3-arg `@ember.kernel` (µs)",
-        "compiler",
-        "kernel_axpy3",
-        ("ember", "raw", "cupy", None),
+        "runtime",
+        "launch_3args",
+        ("ember.kernel", "raw", "cupy", None),
     ),
     Row("sync, idle stream (µs)", "sync", "sync_idle_stream", PEERS),
     Row(

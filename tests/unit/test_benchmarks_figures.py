@@ -19,8 +19,8 @@ def results(tmp_path):
     d.mkdir()
     copy = case("array_copy", "gbs", "GB/s", better="higher")
     write(d, "arrays", {"c": (copy, {"ember": {"gbs": measured(4238.4)}, "cupy": {"gbs": 1692}})})
-    launch = case("kernel_axpy3")
-    write(d, "compiler", {"k": (launch, {"ember": {"us": 4.97}, "raw": {"us": 4.111}})})
+    launch = case("launch_3args")
+    write(d, "runtime", {"k": (launch, {"ember.kernel": {"us": 4.97}, "raw": {"us": 4.111}})})
     write(  # another device, fewer lines filled: not the one shown
         d,
         "arrays",
