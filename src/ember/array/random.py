@@ -163,26 +163,29 @@ def mulhi128(a3, a2, a1, a0, r):
     return (p5 << 32) | p4
 
 
-def d_int_wide(w0, w1, w2, w3, low, r):
-    x = (ember.uint64(w0) << 32) | ember.uint64(w1)  # r == 0 stands for 2**64
+def in_span(w0, w1, w2, w3, r):
+    """An integer of ``[0, r)`` from one block's words (``r`` 0 stands for ``2**64``): the
+    first two words scaled exactly up to ``r = 2**32`` (as :func:`d_int_narrow` scales each
+    pair), all four above."""
+    x = (ember.uint64(w0) << 32) | ember.uint64(w1)
     if r != 0:
-        x = mulhi128(w0, w1, w2, w3, r)
-    a = ember.uint64(low) + x
+        if r <= 0x100000000:
+            x = scale64(w0, w1, r)
+        else:
+            x = mulhi128(w0, w1, w2, w3, r)
+    return x
+
+
+def d_int_wide(w0, w1, w2, w3, low, r):
+    a = ember.uint64(low) + in_span(w0, w1, w2, w3, r)  # r above 2**32, or 0
     return a, a, a, a
 
 
 def s_integers(k0, k1, c0, c1, low, span, unused0, unused1):
     """One integer of ``[low, low + span)`` (``span`` 0: ``2**64``) from the value's own
-    block: the draws with array bounds (:func:`.random_arrays.integers`), scaled as
-    :func:`d_int_narrow` and :func:`d_int_wide` scale theirs."""
+    block: the draws with array bounds (:func:`.random_arrays.integers`)."""
     w0, w1, w2, w3 = ph.philox((k0, k1), (c0, c1, 0, 0))
-    x = (ember.uint64(w0) << 32) | ember.uint64(w1)
-    if span != 0:
-        if span <= 0x100000000:
-            x = scale64(w0, w1, span)
-        else:
-            x = mulhi128(w0, w1, w2, w3, span)
-    return ember.uint64(low) + x
+    return ember.uint64(low) + in_span(w0, w1, w2, w3, span)
 
 
 # name -> (device function per dtype kind/size, values per block)
@@ -625,10 +628,14 @@ def _axis(axis: int, ndim: int) -> int:
 
 
 def _number(v: Any, what: str) -> float:
-    if isinstance(v, ndarray) or (hasattr(v, "shape") and getattr(v, "shape", ()) != ()):
-        raise TypeError(f"{what} must be a Python or NumPy scalar (array parameters are not "
-                        "supported: draw standard values and scale them)")  # fmt: skip
-    return float(v)
+    """A scalar parameter as a float (array-likes took :func:`.random_draws.is_array`'s
+    path before this)."""
+    try:
+        return float(v)  # a string that is no number: float's ValueError, as NumPy's
+    except TypeError:
+        raise TypeError(
+            f"{what} must be a number or an array of numbers, not {type(v).__name__}"
+        ) from None
 
 
 def _integer(v: Any, what: str) -> int:
