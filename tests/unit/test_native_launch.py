@@ -308,3 +308,27 @@ def test_the_compiled_launcher_is_collected_with_its_kernel(fake, dispatch):
     del k
     gc.collect()
     assert gone() is None
+
+
+def test_ndrange_launches_keep_the_grid_and_take_keywords(fake, dispatch):
+    k = ember.kernel(axpy.py_func)
+    launch = k.launch(1000)
+    assert (type(launch).__name__ == "builtin_function_or_method") == (dispatch == "compiled")
+    assert k.launch(1000) is launch  # kept per (n, block)
+    x, y = array(fake, (1000,)), array(fake, (1000,))
+    launch(2.0, x, y)  # first: the slow path compiles
+    launch(3.0, x, y)
+    assert stub.probe_recorded()[4:6] == ((4, 1, 1), (256, 1, 1))
+    k.launch(1000, block=100)(2.0, x, y)
+    assert stub.probe_recorded()[4:6] == ((10, 1, 1), (100, 1, 1))
+    other = _Stream(0x4000)
+    launch(2.0, x, y, stream=other, shared_mem=8)
+    assert stub.probe_recorded()[6:8] == (8, 0x4000) and other.submitted == 1
+    submitted = fake.stream.submitted
+    k.launch(0)(2.0, x, y)  # no threads: nothing launched
+    assert fake.stream.submitted == submitted
+    with pytest.raises(TypeError, match="grid|keyword"):
+        launch(2.0, x, y, grid=3)
+    with pytest.raises(ember.ArgumentError) as info:
+        launch(2.0, x, "not an array")
+    assert not any(tb.name == "_slow_dispatch" for tb in info.traceback)

@@ -137,7 +137,7 @@ class Kernel:
                 f"{self.launch_bounds[0]} threads"
             )
 
-    def launch(self, n, block=None) -> NDRangeLauncher:
+    def launch(self, n, block=None) -> Any:
         """``kernel.launch(n)(*args)``: at least ``n`` threads (an int or a 1-3 tuple), in
         blocks of ``block`` threads (default: chosen for the device)."""
         try:
@@ -145,10 +145,13 @@ class Kernel:
         except (KeyError, TypeError):
             pass
         try:
-            launcher = NDRangeLauncher(self, n, block)
+            launcher: Any = NDRangeLauncher(self, n, block)
         except Exception as exc:
             hide_internal_frames(exc)
             raise
+        native = _dispatch()
+        if native is not None:  # its __call__ in C (the Python one is the fallback)
+            launcher = native.ndrange(launcher, self, hide_internal_frames, launcher.n is None)
         if len(self._ndranges) < 256:
             try:
                 self._ndranges[(n, block)] = launcher
@@ -534,7 +537,11 @@ def _dispatch() -> Any:
 
 
 class NDRangeLauncher:
-    """``kernel.launch(n)``: enough blocks of a device-chosen size to cover ``n`` threads."""
+    """``kernel.launch(n)``: enough blocks of a device-chosen size to cover ``n`` threads.
+
+    Where :mod:`ember.compiler._dispatch` is built, ``kernel.launch(n)`` returns its
+    ``ndrange()`` around this object: ``__call__`` below in C, with :meth:`_config` and
+    :meth:`_launch_slow` called from there."""
 
     __slots__ = ("kernel", "n", "block", "ndim", "_be", "_grid", "_blk")
 
