@@ -197,16 +197,21 @@ def test_strided_specializations_take_c_strides_too(fake):
     assert slots(7) == packed((c.buffer.handle, 0, 4, 3, 3, 1, d.buffer.handle))
 
 
-def test_a_given_stream_is_launched_on_and_noted(fake):
+def axpy_runner(fake, view, note):
+    """An axpy specialization's compiled runner with the given ``view`` and ``note``, and
+    two arrays for it."""
     k = ember.kernel(axpy.py_func)
     x, y = array(fake, (10,)), array(fake, (10,))
     k[1, 4](2.0, x, y)
     spec = k._last
     tys, backend, foreign = k._types((2.0, x, y))
     guards, sources = argmod._native_guards(spec.abi, tys, backend)
+    return spec.function.guarded_runner(guards, sources, view, note), x, y
+
+
+def test_a_given_stream_is_launched_on_and_noted(fake):
     noted = []
-    run = spec.function.guarded_runner(guards, sources, argmod.launch_view,
-                                       lambda args, s: noted.append((args, s)))  # fmt: skip
+    run, x, y = axpy_runner(fake, argmod.launch_view, lambda args, s: noted.append((args, s)))
     other = _Stream(0x2000)
     assert run((1, 1, 1), (4, 1, 1), 64, other, (2.0, x, y)) is True
     assert stub.probe_recorded()[6:8] == (64, 0x2000) and other.submitted == 1
@@ -243,18 +248,11 @@ def test_the_guard_specification_is_checked(fake):
 
 
 def test_errors_in_the_guards_propagate(fake):
-    k = ember.kernel(axpy.py_func)
-    x, y = array(fake, (10,)), array(fake, (10,))
-    k[1, 4](2.0, x, y)
-    spec = k._last
-    tys, backend, foreign = k._types((2.0, x, y))
-    guards, sources = argmod._native_guards(spec.abi, tys, backend)
-
     def broken(a):
         raise RuntimeError("no view")
 
-    run = spec.function.guarded_runner(guards, sources, broken, None)
-    fresh = array(fake, (10,))
+    run, x, y = axpy_runner(fake, broken, None)
+    fresh = array(fake, (10,))  # no launch view yet: the runner asks broken() for one
     with pytest.raises(RuntimeError, match="no view"):
         run((1, 1, 1), (4, 1, 1), 0, None, (2.0, fresh, y))
 

@@ -13,7 +13,9 @@
  * On the build machine its frame, the *args tuple and the two attribute reads cost ~230 ns
  * of a launch whose whole fast path (guards, packing, the driver's call) is ~540 ns.  The
  * callable made here does the same in C; nothing else changes (the specialization's `run`
- * and the kernel's `_launch_slow` are called as they are).
+ * and the kernel's `_launch_slow` are called as they are).  `kernel.launch(n)`'s call
+ * (NDRangeLauncher.__call__) is the same callable with the grid and block the launcher's
+ * _config gives per backend.
  *
  * Optional: setup.py builds it where a C compiler exists, and Ember keeps the closure where it
  * is missing.  Written against the stable ABI (one build for Python 3.10+).
@@ -22,28 +24,36 @@
 #define Py_LIMITED_API 0x030A0000
 #include <Python.h>
 
+/* One launch configuration: kernel[grid, block] (`launcher` NULL: grid, block, stream and
+ * shared_mem fixed) or kernel.launch(n) (`launcher` the Python NDRangeLauncher: the grid
+ * and block kept for the backend `be`, stream None and shared_mem 0 by default). */
 typedef struct {
     PyObject_HEAD
-    PyObject *kernel;     /* its `_last.run` and `_launch_slow` are called */
-    PyObject *grid, *block;
-    PyObject *stream;     /* the configuration's stream (None: the default one) */
-    PyObject *shared_mem; /* the configuration's dynamic shared memory in bytes */
+    PyObject *kernel;     /* its `_last.run` (and `_launch_slow`) are called */
     PyObject *hide;       /* hide_internal_frames(exc) */
-} config_state;
+    PyObject *grid, *block;
+    PyObject *stream;     /* the default stream argument (None: the default stream) */
+    PyObject *shared_mem; /* the default dynamic shared memory in bytes */
+    PyObject *launcher;   /* kernel.launch(n): its _config(backend), _launch_slow(...) */
+    PyObject *be;         /* kernel.launch(n): the backend `grid` and `block` are for */
+    int empty;            /* kernel.launch(n) of zero threads: nothing to launch */
+} launch_state;
 
-static PyObject *str_last, *str_run, *str_launch_slow, *str_stream, *str_shared_mem, *zero;
-static PyObject *state_type;
+static PyObject *str_last, *str_run, *str_launch_slow, *str_stream, *str_shared_mem;
+static PyObject *str_backend, *str_config, *zero, *state_type;
 
 static int
 state_traverse(PyObject *self, visitproc visit, void *arg)
 {
-    config_state *st = (config_state *)self;
+    launch_state *st = (launch_state *)self;
     Py_VISIT(st->kernel);
+    Py_VISIT(st->hide);
     Py_VISIT(st->grid);
     Py_VISIT(st->block);
     Py_VISIT(st->stream);
     Py_VISIT(st->shared_mem);
-    Py_VISIT(st->hide);
+    Py_VISIT(st->launcher);
+    Py_VISIT(st->be);
     Py_VISIT((PyObject *)Py_TYPE(self)); /* a heap type: its instances keep it */
     return 0;
 }
@@ -51,13 +61,15 @@ state_traverse(PyObject *self, visitproc visit, void *arg)
 static int
 state_clear(PyObject *self)
 {
-    config_state *st = (config_state *)self;
+    launch_state *st = (launch_state *)self;
     Py_CLEAR(st->kernel);
+    Py_CLEAR(st->hide);
     Py_CLEAR(st->grid);
     Py_CLEAR(st->block);
     Py_CLEAR(st->stream);
     Py_CLEAR(st->shared_mem);
-    Py_CLEAR(st->hide);
+    Py_CLEAR(st->launcher);
+    Py_CLEAR(st->be);
     return 0;
 }
 
@@ -79,37 +91,95 @@ static PyType_Slot state_slots[] = {
 };
 
 static PyType_Spec state_spec = {
-    "ember.compiler._dispatch.LaunchConfig", sizeof(config_state), 0,
+    "ember.compiler._dispatch.LaunchConfig", sizeof(launch_state), 0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, state_slots,
 };
 
-/* The launch: the specialization used last, else the kernel's slow path.  A new reference
- * (None), or NULL with an error set. */
-static PyObject *
-launch(config_state *st, PyObject *args, PyObject *stream, PyObject *shared_mem)
+/* *slot = value (a new reference), the old one released after. */
+static void
+replace(PyObject **slot, PyObject *value)
+{
+    PyObject *old = *slot;
+    *slot = Py_NewRef(value);
+    Py_XDECREF(old);
+}
+
+/* kernel.launch(n): the grid and block for the specialization's backend `be` (kept until
+ * another backend comes; _config computes them).  0, or -1 with an error set. */
+static int
+ndrange_config(launch_state *st, PyObject *be)
+{
+    if (be == st->be) {
+        return 0;
+    }
+    PyObject *cfg = PyObject_CallMethodObjArgs(st->launcher, str_config, be, NULL);
+    if (cfg == NULL) {
+        return -1;
+    }
+    if (!PyTuple_Check(cfg) || PyTuple_Size(cfg) != 2) {
+        Py_DECREF(cfg);
+        PyErr_SetString(PyExc_TypeError, "_config must return (grid, block)");
+        return -1;
+    }
+    replace(&st->grid, PyTuple_GetItem(cfg, 0));
+    replace(&st->block, PyTuple_GetItem(cfg, 1));
+    replace(&st->be, be);
+    Py_DECREF(cfg);
+    return 0;
+}
+
+/* The specialization used last, if the arguments fit it: 1 launched, 0 not, -1 error. */
+static int
+fast_launch(launch_state *st, PyObject *args, PyObject *stream, PyObject *shared_mem)
 {
     PyObject *spec = PyObject_GetAttr(st->kernel, str_last);
     if (spec == NULL) {
-        return NULL;
+        return -1;
+    }
+    if (st->launcher != NULL) { /* kernel.launch(n): no backend yet, or its configuration */
+        PyObject *be = PyObject_GetAttr(spec, str_backend);
+        int ok = be == NULL ? -1 : be == Py_None ? 0 : ndrange_config(st, be) == 0 ? 1 : -1;
+        Py_XDECREF(be);
+        if (ok <= 0) {
+            Py_DECREF(spec);
+            return ok;
+        }
     }
     PyObject *run = PyObject_GetAttr(spec, str_run);
     Py_DECREF(spec);
     if (run == NULL) {
-        return NULL;
+        return -1;
     }
-    PyObject *done = PyObject_CallFunctionObjArgs(run, st->grid, st->block, shared_mem, stream,
-                                                  args, NULL);
+    PyObject *grid = Py_NewRef(st->grid), *block = Py_NewRef(st->block); /* run may run
+                                                   Python code that replaces the state's */
+    PyObject *done = PyObject_CallFunctionObjArgs(run, grid, block, shared_mem, stream, args,
+                                                  NULL);
+    Py_DECREF(grid);
+    Py_DECREF(block);
     Py_DECREF(run);
     if (done == NULL) {
-        return NULL;
+        return -1;
     }
     int launched = PyObject_IsTrue(done);
     Py_DECREF(done);
+    return launched;
+}
+
+/* The launch, then the slow path where the fast one did not take the arguments.  A new
+ * reference (None), or NULL with an error set. */
+static PyObject *
+launch(launch_state *st, PyObject *args, PyObject *stream, PyObject *shared_mem)
+{
+    int launched = fast_launch(st, args, stream, shared_mem);
     if (launched < 0) {
         return NULL;
     }
     if (launched) {
         Py_RETURN_NONE;
+    }
+    if (st->launcher != NULL) {
+        return PyObject_CallMethodObjArgs(st->launcher, str_launch_slow, args, stream,
+                                          shared_mem, NULL);
     }
     PyObject *slow = PyObject_GetAttr(st->kernel, str_launch_slow);
     if (slow == NULL) {
@@ -121,8 +191,8 @@ launch(config_state *st, PyObject *args, PyObject *stream, PyObject *shared_mem)
     return result;
 }
 
-/* A user error's traceback without Ember's frames (ember.tracebacks), as the closure's
- * `except` clause does; the error stays set. */
+/* A user error's traceback without Ember's frames (ember.tracebacks), as the Python
+ * forms' `except` clauses do; the error stays set. */
 static void
 hide_frames(PyObject *hide)
 {
@@ -148,216 +218,10 @@ hide_frames(PyObject *hide)
 }
 
 static PyObject *
-config_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames)
+state_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames)
 {
-    config_state *st = (config_state *)self;
+    launch_state *st = (launch_state *)self;
     PyObject *stream = st->stream, *shared_mem = st->shared_mem;
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_Size(kwnames);
-    for (Py_ssize_t k = 0; k < nkw; k++) {
-        PyObject *name = PyTuple_GetItem(kwnames, k);
-        if (PyUnicode_Compare(name, str_stream) == 0) {
-            stream = argv[nargs + k];
-        } else if (PyUnicode_Compare(name, str_shared_mem) == 0) {
-            shared_mem = argv[nargs + k];
-        } else {
-            PyErr_Format(PyExc_TypeError, "a kernel launch takes the kernel's arguments and "
-                         "the keywords stream= and shared_mem=, not %R", name);
-            return NULL;
-        }
-    }
-    PyObject *args = PyTuple_New(nargs);
-    if (args == NULL) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        Py_INCREF(argv[i]);
-        PyTuple_SetItem(args, i, argv[i]);
-    }
-    PyObject *result = launch(st, args, stream, shared_mem);
-    Py_DECREF(args);
-    if (result == NULL) {
-        hide_frames(st->hide);
-    }
-    return result;
-}
-
-static PyMethodDef config_def = {
-    "launch", (PyCFunction)(void (*)(void))config_call, METH_FASTCALL | METH_KEYWORDS,
-    "launch(*args, stream=..., shared_mem=...)\n\nLaunch the kernel with this configuration.",
-};
-
-static PyObject *
-configured(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)self;
-    if (nargs != 6) {
-        PyErr_Format(PyExc_TypeError, "configured(kernel, grid, block, stream, shared_mem, "
-                     "hide) takes 6 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)state_type, Py_tp_alloc);
-    config_state *st = (config_state *)alloc((PyTypeObject *)state_type, 0);
-    if (st == NULL) {
-        return NULL;
-    }
-    PyObject **fields[6] = {&st->kernel, &st->grid, &st->block, &st->stream, &st->shared_mem,
-                            &st->hide};
-    for (int i = 0; i < 6; i++) {
-        Py_INCREF(args[i]);
-        *fields[i] = args[i];
-    }
-    PyObject *fn = PyCFunction_NewEx(&config_def, (PyObject *)st, NULL);
-    Py_DECREF(st);
-    return fn;
-}
-
-/* ------------------------------------------------------------------ kernel.launch(n) */
-
-/* The launcher of kernel.launch(n) (ember.compiler.kernel.NDRangeLauncher) in C: the grid
- * and block of the backend last launched on are kept here; another backend asks the Python
- * launcher's _config(backend), and a launch the specialization's run refuses goes to its
- * _launch_slow(args, stream, shared_mem). */
-typedef struct {
-    PyObject_HEAD
-    PyObject *launcher; /* the Python NDRangeLauncher */
-    PyObject *kernel;
-    PyObject *hide;
-    PyObject *be, *grid, *block; /* the configuration kept (NULL: none yet) */
-    int empty;          /* zero threads: nothing to launch */
-} ndrange_state;
-
-static PyObject *str_backend, *str_config, *ndrange_type;
-
-static int
-ndrange_traverse(PyObject *self, visitproc visit, void *arg)
-{
-    ndrange_state *st = (ndrange_state *)self;
-    Py_VISIT(st->launcher);
-    Py_VISIT(st->kernel);
-    Py_VISIT(st->hide);
-    Py_VISIT(st->be);
-    Py_VISIT(st->grid);
-    Py_VISIT(st->block);
-    Py_VISIT((PyObject *)Py_TYPE(self));
-    return 0;
-}
-
-static int
-ndrange_clear(PyObject *self)
-{
-    ndrange_state *st = (ndrange_state *)self;
-    Py_CLEAR(st->launcher);
-    Py_CLEAR(st->kernel);
-    Py_CLEAR(st->hide);
-    Py_CLEAR(st->be);
-    Py_CLEAR(st->grid);
-    Py_CLEAR(st->block);
-    return 0;
-}
-
-static void
-ndrange_dealloc(PyObject *self)
-{
-    PyTypeObject *type = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    ndrange_clear(self);
-    ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
-    Py_DECREF(type);
-}
-
-static PyType_Slot ndrange_slots[] = {
-    {Py_tp_traverse, (void *)ndrange_traverse},
-    {Py_tp_clear, (void *)ndrange_clear},
-    {Py_tp_dealloc, (void *)ndrange_dealloc},
-    {0, NULL},
-};
-
-static PyType_Spec ndrange_spec = {
-    "ember.compiler._dispatch.NDRange", sizeof(ndrange_state), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, ndrange_slots,
-};
-
-/* *slot = value (a new reference), the old one released after. */
-static void
-replace(PyObject **slot, PyObject *value)
-{
-    PyObject *old = *slot;
-    *slot = Py_NewRef(value);
-    Py_XDECREF(old);
-}
-
-/* The grid and block for backend `be` (borrowed into *grid, *block: the state holds
- * them); 0, or -1 with an error set. */
-static int
-ndrange_config(ndrange_state *st, PyObject *be, PyObject **grid, PyObject **block)
-{
-    if (be != st->be) {
-        PyObject *cfg = PyObject_CallMethodObjArgs(st->launcher, str_config, be, NULL);
-        if (cfg == NULL) {
-            return -1;
-        }
-        if (!PyTuple_Check(cfg) || PyTuple_Size(cfg) != 2) {
-            Py_DECREF(cfg);
-            PyErr_SetString(PyExc_TypeError, "_config must return (grid, block)");
-            return -1;
-        }
-        replace(&st->grid, PyTuple_GetItem(cfg, 0));
-        replace(&st->block, PyTuple_GetItem(cfg, 1));
-        replace(&st->be, be);
-        Py_DECREF(cfg);
-    }
-    *grid = st->grid;
-    *block = st->block;
-    return 0;
-}
-
-static PyObject *
-ndrange_launch(ndrange_state *st, PyObject *args, PyObject *stream, PyObject *shared_mem)
-{
-    PyObject *spec = PyObject_GetAttr(st->kernel, str_last);
-    if (spec == NULL) {
-        return NULL;
-    }
-    PyObject *be = PyObject_GetAttr(spec, str_backend);
-    if (be == NULL) {
-        Py_DECREF(spec);
-        return NULL;
-    }
-    int launched = 0;
-    if (be != Py_None) {
-        PyObject *grid, *block, *run = NULL, *done = NULL;
-        if (ndrange_config(st, be, &grid, &block) < 0 ||
-            (run = PyObject_GetAttr(spec, str_run)) == NULL) {
-            Py_DECREF(be);
-            Py_DECREF(spec);
-            return NULL;
-        }
-        Py_INCREF(grid); /* the state's may be replaced while run runs Python code */
-        Py_INCREF(block);
-        done = PyObject_CallFunctionObjArgs(run, grid, block, shared_mem, stream, args, NULL);
-        Py_DECREF(grid);
-        Py_DECREF(block);
-        Py_DECREF(run);
-        launched = done == NULL ? -1 : PyObject_IsTrue(done);
-        Py_XDECREF(done);
-    }
-    Py_DECREF(be);
-    Py_DECREF(spec);
-    if (launched < 0) {
-        return NULL;
-    }
-    if (launched) {
-        Py_RETURN_NONE;
-    }
-    return PyObject_CallMethodObjArgs(st->launcher, str_launch_slow, args, stream, shared_mem,
-                                      NULL);
-}
-
-static PyObject *
-ndrange_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames)
-{
-    ndrange_state *st = (ndrange_state *)self;
-    PyObject *stream = Py_None, *shared_mem = zero;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_Size(kwnames);
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *name = PyTuple_GetItem(kwnames, k);
@@ -382,7 +246,7 @@ ndrange_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *
         Py_INCREF(argv[i]);
         PyTuple_SetItem(args, i, argv[i]);
     }
-    PyObject *result = ndrange_launch(st, args, stream, shared_mem);
+    PyObject *result = launch(st, args, stream, shared_mem);
     Py_DECREF(args);
     if (result == NULL) {
         hide_frames(st->hide);
@@ -390,10 +254,50 @@ ndrange_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *
     return result;
 }
 
+static PyMethodDef configured_def = {
+    "launch", (PyCFunction)(void (*)(void))state_call, METH_FASTCALL | METH_KEYWORDS,
+    "launch(*args, stream=..., shared_mem=...)\n\nLaunch the kernel with this configuration.",
+};
+
 static PyMethodDef ndrange_def = {
-    "launch", (PyCFunction)(void (*)(void))ndrange_call, METH_FASTCALL | METH_KEYWORDS,
+    "launch", (PyCFunction)(void (*)(void))state_call, METH_FASTCALL | METH_KEYWORDS,
     "launch(*args, stream=None, shared_mem=0)\n\nLaunch the kernel over its threads.",
 };
+
+/* A launch callable over a new state: `fields` are its kernel, hide, grid, block, stream,
+ * shared_mem and launcher (NULL: None for grid and block, no launcher). */
+static PyObject *
+make(PyMethodDef *def, PyObject *const fields[7], int empty)
+{
+    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)state_type, Py_tp_alloc);
+    launch_state *st = (launch_state *)alloc((PyTypeObject *)state_type, 0);
+    if (st == NULL) {
+        return NULL;
+    }
+    PyObject **slots[7] = {&st->kernel, &st->hide, &st->grid, &st->block, &st->stream,
+                           &st->shared_mem, &st->launcher};
+    for (int i = 0; i < 7; i++) {
+        *slots[i] = fields[i] == NULL ? NULL : Py_NewRef(fields[i]);
+    }
+    st->be = NULL;
+    st->empty = empty;
+    PyObject *fn = PyCFunction_NewEx(def, (PyObject *)st, NULL);
+    Py_DECREF(st);
+    return fn;
+}
+
+static PyObject *
+configured(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "configured(kernel, grid, block, stream, shared_mem, "
+                     "hide) takes 6 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *const fields[7] = {args[0], args[5], args[1], args[2], args[3], args[4], NULL};
+    return make(&configured_def, fields, 0);
+}
 
 static PyObject *
 ndrange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -408,19 +312,8 @@ ndrange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (empty < 0) {
         return NULL;
     }
-    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)ndrange_type, Py_tp_alloc);
-    ndrange_state *st = (ndrange_state *)alloc((PyTypeObject *)ndrange_type, 0);
-    if (st == NULL) {
-        return NULL;
-    }
-    st->launcher = Py_NewRef(args[0]);
-    st->kernel = Py_NewRef(args[1]);
-    st->hide = Py_NewRef(args[2]);
-    st->be = st->grid = st->block = NULL;
-    st->empty = empty;
-    PyObject *fn = PyCFunction_NewEx(&ndrange_def, (PyObject *)st, NULL);
-    Py_DECREF(st);
-    return fn;
+    PyObject *const fields[7] = {args[1], args[2], Py_None, Py_None, Py_None, zero, args[0]};
+    return make(&ndrange_def, fields, empty);
 }
 
 static PyMethodDef methods[] = {
@@ -441,7 +334,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_dispatch",
-    "kernel[grid, block] launches as one C call (optional build: setup.py).",
+    "kernel[grid, block] and kernel.launch(n) launches as one C call (optional build: "
+    "setup.py).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
@@ -461,8 +355,7 @@ PyInit__dispatch(void)
         return NULL;
     }
     state_type = PyType_FromSpec(&state_spec);
-    ndrange_type = PyType_FromSpec(&ndrange_spec);
-    if (state_type == NULL || ndrange_type == NULL) {
+    if (state_type == NULL) {
         return NULL;
     }
     return PyModule_Create(&module);
