@@ -13,7 +13,7 @@ from fake_backend import FakeBase, FakeBufferBase, FakeModuleBase
 
 import ember
 from ember.compiler import args as argmod
-from ember.compiler import kernel as kernel_mod
+from ember.compiler import launchers
 from ember.runtime.backend import DeviceInfo
 
 pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
@@ -264,8 +264,8 @@ def test_errors_in_the_guards_propagate(fake):
 def dispatch(request, monkeypatch):
     """Both forms of ``kernel[grid, block]``: the stub's and the Python closure."""
     if request.param == "python":
-        monkeypatch.setattr(kernel_mod, "_dispatch", lambda: None)
-    elif kernel_mod._dispatch() is None:
+        monkeypatch.setattr(launchers, "_dispatch", lambda: None)
+    elif launchers._dispatch() is None:
         pytest.skip("ember.compiler._dispatch is not built")
     return request.param
 

@@ -1,6 +1,6 @@
 /* ember.compiler._dispatch: `kernel[grid, block]` as a C callable.
  *
- * The Python form (ember.compiler.kernel.make_launcher) is a closure:
+ * The Python form (ember.compiler.launchers.make_launcher) is a closure:
  *
  *     def launch(*args, stream=stream0, shared_mem=shared0):
  *         try:
