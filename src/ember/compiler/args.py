@@ -26,6 +26,7 @@ from typing import Any
 from ember import dtypes
 from ember.codegen.abi import AbiParam
 from ember.frontend import launchsize
+from ember.frontend.intrinsics import intrinsic_name
 from ember.frontend.types import (
     WEAK_COMPLEX,
     WEAK_FLOAT,
@@ -36,6 +37,7 @@ from ember.frontend.types import (
     Type,
     scalar,
 )
+from ember.frontend.values import as_dtype  # with the compiler, not at the first launch
 from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import DL_CPU, DL_CUDA
@@ -188,9 +190,6 @@ def _from_dlpack(value: Any, device_type: int) -> ForeignArray:
 def static_value(value: Any) -> Any:
     """``value`` as a compile-time argument (a dtype, a function, a tuple of those), or
     None when it is not one."""
-    from ember.frontend.intrinsics import intrinsic_name
-    from ember.frontend.values import as_dtype
-
     if isinstance(value, tuple):
         items = [static_value(v) for v in value]
         return tuple(items) if value and all(i is not None for i in items) else None
