@@ -39,6 +39,9 @@ class _Context:
     def ensure_current(self):
         self.made_current += 1
 
+    def retry_on_invalid_context(self, err):
+        return False
+
 
 class FakeBuffer(FakeBufferBase):
     def __init__(self, nbytes: int):
@@ -330,3 +333,18 @@ def test_ndrange_launches_keep_the_grid_and_take_keywords(fake, dispatch):
     with pytest.raises(ember.ArgumentError) as info:
         launch(2.0, x, "not an array")
     assert not any(tb.name == "_slow_dispatch" for tb in info.traceback)
+
+
+def test_the_runner_hands_several_devices_and_driver_errors_on(fake, monkeypatch):
+    from ember.backends.cuda import device
+    from ember.errors import DriverError
+
+    run, x, y = axpy_runner(fake, argmod.launch_view, None)
+    monkeypatch.setattr(device, "opened", 2)  # the Python path makes the context current
+    assert run((1, 1, 1), (4, 1, 1), 0, None, (2.0, x, y)) is True
+    assert len(fake.slow) == 1 and fake.stream.submitted == 2
+    monkeypatch.setattr(device, "opened", 1)
+    stub.probe_arm(7, 1)  # the driver refuses: CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(DriverError, match="CUDA_ERROR_INVALID_VALUE"):
+        run((1, 1, 1), (4, 1, 1), 0, None, (2.0, x, y))
+    assert fake.stream.submitted == 2  # nothing enqueued, nothing counted
