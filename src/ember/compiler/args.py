@@ -350,6 +350,8 @@ def _native_guards(abi, types: list[Type], backend) -> tuple[tuple, bytes] | Non
     """The guards and value sources of :meth:`Function.guarded_runner` (its encoding: the
     CUDA stub's ``runner``) for a specialization, or None where some argument or value is
     beyond it (tuples, complex parts, hidden arguments...)."""
+    if len(types) > 255:  # the encoding's argument numbers are bytes
+        return None
     guards: list[tuple] = []
     for t in types:
         if isinstance(t, Array):
@@ -362,7 +364,7 @@ def _native_guards(abi, types: list[Type], backend) -> tuple[tuple, bytes] | Non
             guards.append((0, next(c for c, st in SCALARS.items() if st == t), None))
     sources = bytearray()
     for p in abi:
-        if p.kind in _HIDDEN or p.path or not 0 <= p.arg < min(len(types), 255):
+        if p.kind in _HIDDEN or p.path or not 0 <= p.arg < len(types):
             return None
         t = types[p.arg]
         item = _view_item(p, t) if isinstance(t, Array) else (-1 if p.kind == "scalar" else None)
