@@ -166,7 +166,8 @@ def integers(rng, low, high, size, dt, endpoint: bool) -> ndarray:
     import numpy as np
 
     from ember.array.creation import asarray
-    from ember.array.random import _bounds, s_integers
+    from ember.array.random import _bounds
+    from ember.array.random_kernels import s_integers
 
     lo_ok, hi_ok = _bounds(dt)
     lows, highs = (_host_integers(v) for v in (low, high))

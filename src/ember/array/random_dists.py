@@ -5,7 +5,7 @@ and their kernels (the host side, parameter checks and launches, is
 Two kinds of draws, both on the module's one Philox stream (its docstring has the table):
 
 * **fixed words** (inverse CDF): each value is a device function of the words of its Philox
-  block, two float64 values per block, through :func:`ember.array.random._fill` like the
+  block, two float64 values per block, through :func:`ember.array.random_kernels._fill` like the
   uniform and normal draws.  Uniforms here are open, ``(k + 1/2) 2**-53`` for the 53-bit
   ``k`` of :func:`~ember.array.philox.to_float64`, so ``log(u)`` and ``log(1 - u)`` are finite
   and the two tails are mirror images.
@@ -161,7 +161,7 @@ _INVERSE = {
 @functools.cache
 def inverse_kernel(name: str) -> Kernel:
     """The fill kernel of an inverse-CDF draw (two values per Philox block)."""
-    from ember.array.random import _fill
+    from ember.array.random_kernels import _fill
 
     k = _fill(_INVERSE[name], 2)
     k.__name__ = k.__qualname__ = f"rng_{name}"
