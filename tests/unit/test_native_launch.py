@@ -348,3 +348,23 @@ def test_the_runner_hands_several_devices_and_driver_errors_on(fake, monkeypatch
     with pytest.raises(DriverError, match="CUDA_ERROR_INVALID_VALUE"):
         run((1, 1, 1), (4, 1, 1), 0, None, (2.0, x, y))
     assert fake.stream.submitted == 2  # nothing enqueued, nothing counted
+
+
+@ember.kernel
+def corner(s, t, out):
+    if ember.global_id() == 0:
+        out[0] = s[()] + t[1, 2, 3]
+
+
+def test_zero_d_and_three_d_views_pack_as_python_packs(fake):
+    s = array(fake, ())
+    base = np.zeros((4, 5, 6), np.float32)
+    view = base.transpose(2, 0, 1)[::2]  # 3-d, strided, not C
+    t = array(fake, view.shape, strides=view.strides)
+    out = array(fake, (1,))
+    k = ember.kernel(corner.py_func)
+    k[1, 1](s, t, out)
+    spec = k._last
+    assert type(spec.run).__name__ == "builtin_function_or_method"
+    k[1, 1](s, t, out)  # the runner: a 0-d view has no shape items, a strided one strides
+    assert slots(len(spec.abi)) == packed(spec.pack(s, t, out))
