@@ -17,6 +17,7 @@ import builtins
 import hashlib
 import inspect
 import textwrap
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,8 +122,7 @@ def capture(func: Any) -> Captured:
             f"device functions, got {type(func).__name__}"
         )
     try:
-        lines, first_line = inspect.getsourcelines(func)
-        filename = inspect.getsourcefile(func) or func.__code__.co_filename
+        lines, first_line, filename = _source_of(func)
     except (OSError, TypeError) as exc:
         raise KernelSyntaxError(
             f"cannot read the source of {name!r} ({exc}); define kernels in a file "
@@ -152,6 +152,26 @@ def capture(func: Any) -> Captured:
             diagnostics.STAGE_CAPTURE, "kernels and device functions are plain 'def' functions",
         )  # fmt: skip
     return cap
+
+
+# The source lines of each code object read so far: the array library makes many kernels
+# from one factory (every elementwise operation's kernel shares its code object) and each
+# kernel captures its device functions again; reading a function's lines back from its file
+# (tokenizing it to find its end) is most of a capture.  A redefined function (an edited
+# notebook cell, a reloaded module) has a new code object, so it is read afresh.
+_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _source_of(func: Any) -> tuple[list[str], int, str]:
+    """``(lines, first line, file name)`` of ``func``'s source (``inspect``'s, kept per
+    code object)."""
+    code = func.__code__
+    found = _sources.get(code)
+    if found is None:
+        lines, first_line = inspect.getsourcelines(func)
+        filename = inspect.getsourcefile(func) or code.co_filename
+        found = _sources[code] = (tuple(lines), first_line, filename)
+    return list(found[0]), found[1], found[2]
 
 
 def _indent_of(lines: list[str]) -> int:
