@@ -190,10 +190,9 @@ class _Scanner:
         self.frozen = dict(cap.frozen_items())
 
     def reads(self) -> dict[str, Any]:
-        tree = self.cap.tree
-        local = _local_names(tree)
+        local, chains = _names_read(self.cap)
         out: dict[str, Any] = {}
-        for chain in _chains(tree):
+        for chain in chains:
             if chain[0] in local:
                 continue
             value = self.lookup(chain[0])
@@ -291,6 +290,20 @@ def _safe_repr(v: Any) -> str:
     if " at 0x" in text:  # a default repr holds an address that differs in every process
         return "<object>"
     return text if len(text) <= 200 else "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+# code object -> (its local names, the chains it reads): what a function's source gives
+# the scan, computed once per process (the array library's kernels share their factories'
+# code objects; a redefined function has a new one)
+_scanned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _names_read(cap) -> tuple[frozenset[str], tuple[tuple[str, ...], ...]]:
+    code = cap.func.__code__
+    found = _scanned.get(code)
+    if found is None:
+        found = _scanned[code] = (frozenset(_local_names(cap.tree)), tuple(_chains(cap.tree)))
+    return found
 
 
 def _local_names(tree: ast.FunctionDef) -> set[str]:
