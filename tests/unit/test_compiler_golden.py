@@ -130,3 +130,31 @@ def test_cubin_info_without_a_gpu():
     except ember.BackendUnavailableError as exc:
         pytest.skip(f"NVRTC unavailable: {exc}")
     assert info["arch"] == "sm_90" and info["bytes"] > 1000
+
+
+def test_generating_code_leaves_every_captured_ast_as_it_was():
+    """Captures of one code object share its parsed AST (frontend/capture.py): typing and
+    generating code for every golden kernel, in every dialect, must not change any of the
+    trees it reads (the kernels' own from before their first typing, the device functions'
+    from before a second one)."""
+    import ast
+
+    def dumps(trees):
+        return {i: ast.dump(t, include_attributes=True) for i, t in trees.items()}
+
+    def generate_all(kernels):
+        for kernel, (_, args) in zip(kernels, CASES.values(), strict=True):
+            for dialect in ("cuda", "opencl"):
+                if (kernel.__name__, dialect) not in SKIP:
+                    kernel.inspect(*args, stage="source", dialect=dialect)
+
+    kernels = [ember.kernel(k.py_func) for k, _ in CASES.values()]
+    own = {id(k.captured.tree): k.captured.tree for k in kernels}
+    untyped = dumps(own)
+    generate_all(kernels)
+    assert dumps(own) == untyped
+    trees = {id(c.tree): c.tree for k in kernels for c in (k.captured, *k._captures.values())}
+    assert len(trees) > len(kernels)  # the device functions' trees are in it too
+    before = dumps(trees)
+    generate_all(kernels)
+    assert dumps(trees) == before

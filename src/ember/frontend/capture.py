@@ -132,16 +132,12 @@ def capture(func: Any) -> Captured:
         raise KernelSyntaxError(
             f"cannot compile a lambda ({filename}:{first_line}); use a def function"
         )
-    text = "".join(lines)
-    indent = _indent_of(lines)
     try:
-        tree = ast.parse(textwrap.dedent(text))
-        fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+        indent, fdef, digest = _parsed(func.__code__, lines)
     except (SyntaxError, StopIteration) as exc:  # source that inspect cut out oddly
         raise KernelSyntaxError(
             f"cannot parse the source of {name!r} ({filename}:{first_line}): {exc}"
         ) from None
-    digest = hashlib.sha256(text.encode()).hexdigest()
     original = [ln.rstrip("\n") for ln in lines]
     cap = Captured(func, func.__name__, filename, first_line, indent, original, fdef, digest)
     if isinstance(fdef, ast.AsyncFunctionDef):
@@ -172,6 +168,23 @@ def _source_of(func: Any) -> tuple[list[str], int, str]:
         filename = inspect.getsourcefile(func) or code.co_filename
         found = _sources[code] = (tuple(lines), first_line, filename)
     return list(found[0]), found[1], found[2]
+
+
+# code object -> (indent, the def's AST, the source's SHA-256): the parse of what
+# _source_of read, shared by every Captured of that code (nothing changes an AST after
+# capture: the typer reads it to build the IR)
+_parses: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _parsed(code: Any, lines: list[str]) -> tuple[int, Any, str]:
+    found = _parses.get(code)
+    if found is None:
+        text = "".join(lines)
+        tree = ast.parse(textwrap.dedent(text))
+        fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        found = _parses[code] = (_indent_of(lines), fdef, digest)
+    return found
 
 
 def _indent_of(lines: list[str]) -> int:
