@@ -20,6 +20,7 @@ whose ``foreign_device_types`` holds its DLPack device type (CUDA).
 from __future__ import annotations
 
 import ctypes
+import functools
 import types as pytypes
 from typing import Any
 
@@ -401,6 +402,13 @@ def _grid(abi, backend) -> dict[str, Any]:
     return {}
 
 
+@functools.lru_cache(maxsize=1024)
+def _code(source: str, name: str) -> pytypes.CodeType:
+    """The compiled form of generated ``source`` (specializations of one shape generate
+    the same text: compiled once, executed in each one's own namespace)."""
+    return compile(source, name, "exec")
+
+
 def make_packer(
     abi: list[AbiParam], nargs: int, foreign_args: set[int], backend, hidden=None
 ) -> Any:
@@ -412,7 +420,7 @@ def make_packer(
     params = "".join(f"a{i}, " for i in range(nargs))
     source = f"def pack({params}stream=None, shared_mem=0):\n    return (\n{values}    )\n"
     namespace: dict[str, Any] = {**_grid(abi, backend), **(hidden or {})}
-    exec(compile(source, "<ember argument packing>", "exec"), namespace)  # noqa: S102
+    exec(_code(source, "<ember argument packing>"), namespace)  # noqa: S102
     pack = namespace["pack"]
     pack.source = source
     return pack
@@ -433,7 +441,7 @@ def make_shared_bytes(info: dict | None, nargs: int) -> Any:
     names = "".join(f"a{i}, " for i in range(nargs))
     source = f"def shared_bytes(grid, block, args):\n    ({names}) = args\n    return {text}\n"
     namespace: dict[str, Any] = {}
-    exec(compile(source, "<ember shared memory size>", "exec"), namespace)  # noqa: S102
+    exec(_code(source, "<ember shared memory size>"), namespace)  # noqa: S102
     return namespace["shared_bytes"]
 
 
@@ -505,7 +513,7 @@ def make_runner(
         "        return True\n"
         "    return False\n"
     )
-    exec(compile(source, "<ember launch fast path>", "exec"), namespace)  # noqa: S102
+    exec(_code(source, "<ember launch fast path>"), namespace)  # noqa: S102
     run = namespace["run"]
     run.source = source
     native = None
@@ -564,7 +572,7 @@ def make_bound(abi, native: tuple, varying: dict[int, tuple[int, int]], launch, 
     values = f"({', '.join(parts)},)" if parts else "()"
     call = f"    _launch(_grid, _block, {values}, 0, None)\n"
     source = f"def go({params}):\n" + "".join(lines) + call
-    exec(compile(source, "<ember bound launch>", "exec"), namespace)  # noqa: S102
+    exec(_code(source, "<ember bound launch>"), namespace)  # noqa: S102
     go = namespace["go"]
     go.source = source
     return go
