@@ -169,12 +169,17 @@ class Kernel:
 
     def dispatch(self, args: tuple) -> driver.Specialization:
         """The specialization for ``args`` (compiled on first use)."""
+        return self._resolve(args)[0]
+
+    def _resolve(self, args: tuple) -> tuple[driver.Specialization, tuple]:
+        """The specialization for ``args`` (compiled on first use) and the arguments as it
+        takes them (foreign arrays wrapped): the slow paths' lookup."""
         if self._recheck:
             self._revalidate()
         try:
-            return self.specializations[argmod.signature(args)]
+            return self.specializations[argmod.signature(args)], args
         except (KeyError, argmod.Slow):
-            return self._slow_dispatch(args)[0]
+            return self._slow_dispatch(args)
 
     def launch_args(self, grid: tuple, block: tuple, args: tuple) -> None:
         """Launch with the argument tuple ``args`` on the default stream (``grid`` and
@@ -186,12 +191,7 @@ class Kernel:
 
     def _launch_slow(self, grid, block, shared_mem, stream, args: tuple) -> None:
         """A launch whose arguments miss the inline cache: look up (or compile), launch."""
-        if self._recheck:
-            self._revalidate()
-        try:
-            spec = self.specializations[argmod.signature(args)]
-        except (KeyError, argmod.Slow):
-            spec, args = self._slow_dispatch(args)
+        spec, args = self._resolve(args)
         spec.launch(args, grid, block, shared_mem, stream)
         self._last = spec  # after: a launch refused (EMBER_DIAGNOSTICS=error) is not cached
 

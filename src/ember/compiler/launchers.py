@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from ember.compiler import args as argmod
 from ember.runtime.backend import dim3 as _dims
 from ember.tracebacks import hide_internal_frames
 
@@ -91,12 +90,7 @@ class NDRangeLauncher:
     def _launch_slow(self, args: tuple, stream, shared_mem) -> None:
         """A launch whose arguments miss the inline cache: look up (or compile), launch."""
         k = self.kernel
-        if k._recheck:
-            k._revalidate()
-        try:
-            spec = k.specializations[argmod.signature(args)]
-        except (KeyError, argmod.Slow):
-            spec, args = k._slow_dispatch(args)
+        spec, args = k._resolve(args)
         grid, block = self._config(spec.backend)
         spec.launch(args, grid, block, shared_mem, stream)
         k._last = spec
