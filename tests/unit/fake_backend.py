@@ -5,7 +5,7 @@ default (capabilities, ``resources()``, ``occupancy()``...) exactly as a real ba
 from __future__ import annotations
 
 from ember.codegen import dialects
-from ember.runtime.backend import Backend, Buffer, Function, Module, Stream
+from ember.runtime.backend import Backend, Buffer, DeviceInfo, Function, Module, Stream
 from ember.runtime.sync import Waitable
 
 
@@ -15,6 +15,11 @@ def _refuse(what: str):
 
     method.__name__ = what
     return method
+
+
+# the compiler tests' device: a small OpenCL-dialect GPU with fp64 and 64-bit atomics
+FAKE_DEVICE = DeviceInfo("fake", 0, "fake device", 1 << 30, 4, 8, 1024, 65536,
+                         features=frozenset({"fp64", "int64_atomics"}))  # fmt: skip
 
 
 class FakeBase(Backend):

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from fake_backend import FakeBase, FakeBufferBase, FakeFunctionBase, FakeModuleBase
+from fake_backend import FAKE_DEVICE, FakeBase, FakeBufferBase, FakeFunctionBase, FakeModuleBase
 
 import ember
 from ember import config
@@ -43,8 +43,7 @@ class FakeModule(FakeModuleBase):
 class FakeBackend(FakeBase):
     """Enough of the backend contract for the compiler: an OpenCL-dialect device."""
 
-    device = DeviceInfo("fake", 0, "fake device", 1 << 30, 4, 8, 1024, 65536,
-                        features=frozenset({"fp64", "int64_atomics"}))  # fmt: skip
+    device = FAKE_DEVICE
 
     def __init__(self):
         self.sources, self.params, self.launches = [], [], []

@@ -9,12 +9,11 @@ import struct
 
 import numpy as np
 import pytest
-from fake_backend import FakeBase, FakeBufferBase, FakeModuleBase
+from fake_backend import FAKE_DEVICE, FakeBase, FakeBufferBase, FakeModuleBase
 
 import ember
 from ember.compiler import args as argmod
 from ember.compiler import launchers
-from ember.runtime.backend import DeviceInfo
 
 pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
 stub = pytest.importorskip("ember.backends.cuda._ccall", reason="C stub not built")
@@ -74,8 +73,7 @@ class FakeModule(FakeModuleBase):
 
 
 class FakeBackend(FakeBase):
-    device = DeviceInfo("fake", 0, "fake device", 1 << 30, 4, 8, 1024, 65536,
-                        features=frozenset({"fp64", "int64_atomics"}))  # fmt: skip
+    device = FAKE_DEVICE
 
     def __init__(self):
         self.stream = _Stream(0x1000)

@@ -310,7 +310,7 @@ def cumulative_fractions(w: ndarray) -> ndarray:
     from ember.array.gather import take_along_axis
     from ember.array.ufuncs import maximum, where
 
-    rows, n = w.shape
+    n = w.shape[1]
     cdf = cumulative_sum(w, axis=-1)
     pos = where(w > 0, arange(n, dtype=dtypes.int64, device=w.backend), -1)
     last = accumulate(maximum, pos, axis=-1)  # the last positive weight so far

@@ -470,6 +470,12 @@ def make_runner(
     stub) for these arguments, that is returned instead of the Python function: the same
     guards and values in one C call (on an H200 host the Python one cost 0.5-1.2 us of a
     4-5 us launch)."""
+    dynamic = _dynamic_bytes(info)
+    if function is not None and not (foreign_args or hidden or dynamic) and len(abi) <= 64:
+        spec = _native_guards(abi, types, backend)
+        native = None if spec is None else function.guarded_runner(*spec, launch_view, note_uses)
+        if native is not None:
+            return native
     offsets = backend.dialect.separate_offsets
     namespace: dict[str, Any] = {
         "_nd": argtypes.ARRAY,
@@ -496,7 +502,6 @@ def make_runner(
 
     values = "".join(f"            {value(p)},\n" for p in abi)
     names = "".join(f"a{i}, " for i in range(nargs))
-    dynamic = _dynamic_bytes(info)
     source = (
         "def run(grid, block, shared_mem, stream, args):\n"
         "    try:\n"
@@ -516,12 +521,7 @@ def make_runner(
     exec(_code(source, "<ember launch fast path>"), namespace)  # noqa: S102
     run = namespace["run"]
     run.source = source
-    native = None
-    if function is not None and not (foreign_args or hidden or dynamic) and len(abi) <= 64:
-        spec = _native_guards(abi, types, backend)
-        if spec is not None:
-            native = function.guarded_runner(*spec, launch_view, note_uses)
-    return run if native is None else native
+    return run
 
 
 def make_bound(abi, native: tuple, varying: dict[int, tuple[int, int]], launch, grid, block,

@@ -122,24 +122,24 @@ def capture(func: Any) -> Captured:
             f"device functions, got {type(func).__name__}"
         )
     try:
-        lines, first_line, filename = _source_of(func)
+        source = _source_of(func)
     except (OSError, TypeError) as exc:
         raise KernelSyntaxError(
             f"cannot read the source of {name!r} ({exc}); define kernels in a file "
             "(not at the interactive prompt or with exec) so Ember can read them"
         ) from None
+    _, first_line, filename, _ = source
     if func.__name__ == "<lambda>":
         raise KernelSyntaxError(
             f"cannot compile a lambda ({filename}:{first_line}); use a def function"
         )
     try:
-        indent, fdef, digest = _parsed(func.__code__, lines)
+        indent, fdef, digest, original = _parsed(source)
     except (SyntaxError, StopIteration) as exc:  # source that inspect cut out oddly
         raise KernelSyntaxError(
             f"cannot parse the source of {name!r} ({filename}:{first_line}): {exc}"
         ) from None
-    original = [ln.rstrip("\n") for ln in lines]
-    cap = Captured(func, func.__name__, filename, first_line, indent, original, fdef, digest)
+    cap = Captured(func, func.__name__, filename, first_line, indent, list(original), fdef, digest)
     if isinstance(fdef, ast.AsyncFunctionDef):
         from ember.frontend import messages as diagnostics
 
@@ -150,41 +150,38 @@ def capture(func: Any) -> Captured:
     return cap
 
 
-# The source lines of each code object read so far: the array library makes many kernels
-# from one factory (every elementwise operation's kernel shares its code object) and each
-# kernel captures its device functions again; reading a function's lines back from its file
-# (tokenizing it to find its end) is most of a capture.  A redefined function (an edited
-# notebook cell, a reloaded module) has a new code object, so it is read afresh.
+# The source of each code object read so far, and its parse: the array library makes many
+# kernels from one factory (every elementwise operation's kernel shares its code object) and
+# each kernel captures its device functions again; reading a function's lines back from its
+# file (tokenizing it to find its end) and parsing them was most of a capture.  The AST is
+# shared by every Captured of that code (nothing changes an AST after capture: the typer
+# reads it to build the IR).  A redefined function (an edited notebook cell, a reloaded
+# module) has a new code object, so it is read afresh.
 _sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _source_of(func: Any) -> tuple[list[str], int, str]:
-    """``(lines, first line, file name)`` of ``func``'s source (``inspect``'s, kept per
-    code object)."""
+def _source_of(func: Any) -> list:
+    """``[lines, first line, file name, parse or None]`` of ``func``'s source
+    (``inspect``'s), kept per code object; :func:`_parsed` fills the parse."""
     code = func.__code__
     found = _sources.get(code)
     if found is None:
         lines, first_line = inspect.getsourcelines(func)
         filename = inspect.getsourcefile(func) or code.co_filename
-        found = _sources[code] = (tuple(lines), first_line, filename)
-    return list(found[0]), found[1], found[2]
+        found = _sources[code] = [tuple(lines), first_line, filename, None]
+    return found
 
 
-# code object -> (indent, the def's AST, the source's SHA-256): the parse of what
-# _source_of read, shared by every Captured of that code (nothing changes an AST after
-# capture: the typer reads it to build the IR)
-_parses: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _parsed(code: Any, lines: list[str]) -> tuple[int, Any, str]:
-    found = _parses.get(code)
-    if found is None:
+def _parsed(source: list) -> tuple[int, Any, str, tuple[str, ...]]:
+    """``(indent, the def's AST, the source's SHA-256, the lines without newlines)``."""
+    if source[3] is None:
+        lines = source[0]
         text = "".join(lines)
         tree = ast.parse(textwrap.dedent(text))
         fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
         digest = hashlib.sha256(text.encode()).hexdigest()
-        found = _parses[code] = (_indent_of(lines), fdef, digest)
-    return found
+        source[3] = (_indent_of(lines), fdef, digest, tuple(ln.rstrip("\n") for ln in lines))
+    return source[3]
 
 
 def _indent_of(lines: list[str]) -> int:

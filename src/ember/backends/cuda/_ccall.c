@@ -608,15 +608,23 @@ enum { GUARD_TYPE = 0, GUARD_ARRAY = 1, GUARD_CONSTANT = 2 };
 
 #define MAX_RUNNER_ARGS 255
 
+struct guard {
+    int kind;
+    PyObject *expected; /* the type, or the constant (borrowed: the guards tuple holds it) */
+    PyObject *want;     /* an array's token or frozenset of tokens (borrowed), else NULL */
+};
+
 typedef struct {
     PyObject_HEAD
     PyObject *launch;   /* the launcher builtin; its self is `ls` */
     launcher_state *ls; /* borrowed: `launch` holds it */
-    PyObject *guards;   /* tuple of (kind, object, token-or-None), one per argument */
+    PyObject *guards;   /* tuple of (kind, object, token-or-None), one per argument: it
+                           holds the objects `checks` points to */
     PyObject *view;     /* view(a) -> a's launch view (stored as a._lv) */
     PyObject *note;     /* note(args, stream): stream ordering of a launch on a given stream */
     Py_ssize_t nargs, nvals;
     unsigned char *sources; /* 2 per value: the argument, and 0 (itself) or 1 + view item */
+    struct guard *checks; /* `guards` decoded, one per argument */
 } runner_state;
 
 static PyObject *str_lv, *runner_type;
@@ -651,6 +659,7 @@ runner_dealloc(PyObject *self)
     PyObject_GC_UnTrack(self);
     runner_clear(self);
     PyMem_Free(((runner_state *)self)->sources);
+    PyMem_Free(((runner_state *)self)->checks);
     ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
     Py_DECREF(type);
 }
@@ -670,10 +679,10 @@ static PyType_Spec runner_spec = {
 /* Argument `a`'s check against `guard`; 1: it passes (for an array, *view holds a new
  * reference to its launch view), 0: it does not, -1: an error is set. */
 static int
-check_argument(runner_state *r, PyObject *guard, PyObject *a, PyObject **view)
+check_argument(runner_state *r, const struct guard *guard, PyObject *a, PyObject **view)
 {
-    long kind = PyLong_AsLong(PyTuple_GetItem(guard, 0));
-    PyObject *expected = PyTuple_GetItem(guard, 1);
+    int kind = guard->kind;
+    PyObject *expected = guard->expected;
     if (kind == GUARD_CONSTANT) {
         return a == expected ? 1 : PyObject_RichCompareBool(a, expected, Py_EQ);
     }
@@ -698,9 +707,9 @@ check_argument(runner_state *r, PyObject *guard, PyObject *a, PyObject **view)
             return 0;
         }
     }
-    PyObject *token = PyTuple_GetItem(v, 0), *want = PyTuple_GetItem(guard, 2);
+    PyObject *token = PyTuple_GetItem(v, 0), *want = guard->want;
     int ok = token == want;
-    if (!ok && PyFrozenSet_Check(want)) {
+    if (!ok && want != NULL && PyFrozenSet_Check(want)) {
         ok = PySet_Contains(want, token);
     }
     if (ok <= 0) {
@@ -742,8 +751,7 @@ runner_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *k
     int pass = 1;
     for (i = 0; i < r->nargs; i++) {
         views[i] = NULL;
-        pass = check_argument(r, PyTuple_GetItem(r->guards, i), PyTuple_GetItem(args, i),
-                              &views[i]);
+        pass = check_argument(r, &r->checks[i], PyTuple_GetItem(args, i), &views[i]);
         checked = i + 1;
         if (pass <= 0) {
             break;
@@ -850,11 +858,18 @@ make_runner(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     r->sources = PyMem_Malloc(nsrc ? (size_t)nsrc : 1);
-    if (r->sources == NULL) {
+    r->checks = PyMem_Malloc((size_t)(nguards ? nguards : 1) * sizeof *r->checks);
+    if (r->sources == NULL || r->checks == NULL) {
         Py_DECREF(r);
         return PyErr_NoMemory();
     }
     memcpy(r->sources, src, (size_t)nsrc);
+    for (Py_ssize_t i = 0; i < nguards; i++) { /* checked above */
+        PyObject *g = PyTuple_GetItem(guards, i), *want = PyTuple_GetItem(g, 2);
+        r->checks[i].kind = (int)PyLong_AsLong(PyTuple_GetItem(g, 0));
+        r->checks[i].expected = PyTuple_GetItem(g, 1);
+        r->checks[i].want = want == Py_None ? NULL : want;
+    }
     r->nargs = nguards;
     r->nvals = nsrc / 2;
     r->launch = Py_NewRef(launch);
