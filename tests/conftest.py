@@ -26,6 +26,14 @@ os.environ.setdefault("EMBER_CACHE", "1")
 # the one it was; device 1 costs nothing until a test opens it.  A value of the user's wins.
 os.environ.setdefault("POCL_DEVICES", "pthread pthread")
 
+# EMBER_TEST_PURE_PYTHON=1 hides Ember's optional C modules (setup.py), so that the run tests
+# the Python forms they replace: tests/unit/test_native_pool.py runs the allocator's tests so.
+if os.environ.get("EMBER_TEST_PURE_PYTHON"):
+    import sys
+
+    for _name in ("ember.runtime._pool", "ember.compiler._dispatch", "ember.backends.cuda._ccall"):
+        sys.modules[_name] = None  # `import` raises ImportError
+
 from ember import config  # noqa: E402 - after the environment
 from ember.runtime import backend as registry  # noqa: E402
 

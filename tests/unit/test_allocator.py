@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 import pytest
@@ -367,6 +368,17 @@ def test_scope_is_per_thread_and_per_task():
             assert alloccache.current() is None
     assert seen["thread"] is None
     assert asyncio.run(main()) is None
+
+
+def test_the_run_tests_the_allocator_form_it_asked_for():
+    from ember.runtime import allocator
+
+    made = type(Pool(FakeBackend()).allocate(MiB))
+    if os.environ.get("EMBER_TEST_PURE_PYTHON"):  # test_native_pool.py's run
+        assert allocator.native is None and made is allocator._PooledBuffer
+    else:
+        pytest.importorskip("ember.runtime._pool", reason="the C allocator is not built")
+        assert made is allocator.native.PooledBuffer
 
 
 def test_cached_rejects_wrong_type():

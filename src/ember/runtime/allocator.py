@@ -19,6 +19,11 @@ Design (docs/design/memory.md has the measurements behind it):
   operations, atomic under the GIL, so ``__del__`` can run anywhere (even inside the
   allocator) without deadlock.  Misses, trims and statistics take a lock and iterate over
   copies of the free lists.
+- **The hit path in C.**  Where setup.py built ``ember.runtime._pool``, :class:`Block`,
+  :class:`PooledBuffer`, the fields of :class:`Pool` that the hit path reads
+  (``PoolCore``) and ``ember.runtime.memory.allocate``'s hit path are C, doing the same
+  steps (a dying buffer files its block without a ``__del__`` frame).  The Python classes
+  below are the fallback; the tests run with both (tests/unit/test_native_pool.py).
 - **Misses give idle memory back.**  A miss that must reserve first gives idle blocks of
   other classes back to the backend (stream-ordered frees; the driver's pool reuses the
   memory for any size), which keeps mixed-size programs' peak near PyTorch's.  While most
@@ -65,8 +70,9 @@ def size_class(nbytes: int) -> int:
 _CLASSES: dict[int, int] = {}
 
 
-class Block:
-    """A raw backend buffer owned by the pool, with the stream it was last used on."""
+class _Block:
+    """A raw backend buffer owned by the pool, with the stream it was last used on (the
+    Python form of ``Block``)."""
 
     __slots__ = ("raw", "handle", "size", "stream", "home", "pool", "last_used", "used")
 
@@ -81,9 +87,10 @@ class Block:
         self.used: list[Stream] | None = None  # other streams it was used on (note_uses)
 
 
-class PooledBuffer(Buffer):
-    """The :class:`Buffer` arrays hold.  When it dies its block goes back to its owner
-    (the pool, or the :class:`~ember.runtime.alloccache.AllocCache` it came from).
+class _PooledBuffer(Buffer):
+    """The :class:`Buffer` arrays hold (the Python form of ``PooledBuffer``).  When it dies
+    its block goes back to its owner (the pool, or the
+    :class:`~ember.runtime.alloccache.AllocCache` it came from).
     """
 
     __slots__ = ("handle", "nbytes", "block", "owner", "__weakref__")
@@ -126,10 +133,10 @@ class PooledBuffer(Buffer):
 _new = object.__new__
 
 
-def lease(block: Block, nbytes: int, owner: Any) -> PooledBuffer:
+def _lease(block: Block, nbytes: int, owner: Any) -> PooledBuffer:
     """``PooledBuffer(block, nbytes, owner)`` without the ``__init__`` call (a Python frame
     on the path of every allocation: ~0.1 µs of the ~0.5 µs target)."""
-    buf = _new(PooledBuffer)
+    buf = _new(_PooledBuffer)
     buf.block = block
     buf.owner = owner
     buf.nbytes = nbytes
@@ -137,7 +144,18 @@ def lease(block: Block, nbytes: int, owner: Any) -> PooledBuffer:
     return buf
 
 
-class Pool:
+try:  # the same three classes and lease() in C, where setup.py built them (_pool.c)
+    from ember.runtime import _pool as native
+except ImportError:  # pragma: no cover - the build without a C compiler
+    native = None
+    Block, PooledBuffer, PoolCore, lease = _Block, _PooledBuffer, object, _lease
+else:
+    Block, PooledBuffer, PoolCore = native.Block, native.PooledBuffer, native.PoolCore
+    lease = native.lease
+    Buffer.register(PooledBuffer)
+
+
+class Pool(PoolCore):
     """The caching allocator of one backend (one device).
 
     The hit path takes no lock: it relies on single list/deque/dict operations being atomic

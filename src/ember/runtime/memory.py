@@ -14,27 +14,28 @@ import warnings
 
 from ember.runtime import backend as _backend
 from ember.runtime import staging
-from ember.runtime.allocator import _CLASSES, Pool, PooledBuffer, size_class
+from ember.runtime.allocator import _CLASSES, Pool, lease, native, size_class
 from ember.runtime.alloccache import _scope
 from ember.runtime.backend import Backend, Buffer, Stream
 from ember.runtime.pinned import HostPool
 
 _pools: dict[Backend, Pool] = {}
 _scope_get = _scope.get
-_new = object.__new__
 _host_pools: dict[Backend, HostPool] = {}
 
 
 def allocate(backend: Backend, nbytes: int, stream: Stream | None = None) -> Buffer:
     """``nbytes`` of device memory on ``backend``, usable in order on ``stream``.
 
-    Zero-byte requests get a small real block, so every array owns a buffer.
+    Zero-byte requests get a small real block, so every array owns a buffer.  Where the C
+    allocator is built (``_pool.c``), its ``allocate`` replaces this function (below) and
+    calls it for everything but the hit path.
     """
     pool = _pools.get(backend) or _make_pool(backend)
     cache = _scope_get()
     if cache is None and not pool.passthrough:
-        # Pool.allocate's hit path and allocator.lease, inlined: every array's allocation
-        # (each Python frame is ~0.05 us of a ~0.5 us target, issue 19)
+        # Pool.allocate's hit path, inlined: every array's allocation (each Python frame is
+        # ~0.05 us of a ~0.5 us target, issue 19)
         try:
             block = pool._free[_CLASSES.get(nbytes) or size_class(nbytes)][
                 stream or pool._default
@@ -42,15 +43,15 @@ def allocate(backend: Backend, nbytes: int, stream: Stream | None = None) -> Buf
         except (KeyError, IndexError):
             return pool.allocate(nbytes, stream)
         next(pool._hits)
-        buf = _new(PooledBuffer)
-        buf.block = block
-        buf.owner = pool
-        buf.nbytes = nbytes
-        buf.handle = block.handle
-        return buf
+        return lease(block, nbytes, pool)
     if cache is not None:
         return cache.allocate(pool, nbytes, stream or pool._default)
     return backend.alloc(max(nbytes, 1), stream)
+
+
+if native is not None:
+    native.configure(Pool, _pools, _scope_get, _CLASSES, allocate)
+    allocate = native.allocate  # noqa: F811 - the same function, its hit path in C
 
 
 def upload(backend: Backend, dst: Buffer, offset: int, host, stream: Stream) -> None:
