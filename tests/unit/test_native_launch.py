@@ -333,6 +333,54 @@ def test_ndrange_launches_keep_the_grid_and_take_keywords(fake, dispatch):
     assert not any(tb.name == "_slow_dispatch" for tb in info.traceback)
 
 
+def test_the_compiled_launch_calls_the_runner_in_c_and_follows_the_inline_cache(fake):
+    """kernel[grid, block] keeps the last specialization's run and calls its C entry; a
+    launch of another signature moves the kernel's _last, and the launch follows it."""
+    k = ember.kernel(axpy.py_func)
+    launch = k[1, 4]
+    x = array(fake, (10,))
+    y32, y64 = array(fake, (10,)), array(fake, (10,), ember.float64)
+    x64 = array(fake, (10,), ember.float64)
+    for a, xs, ys in [(2.0, x, y32), (3.0, x64, y64)] * 3:
+        launch(a, xs, ys)
+        want = packed(k._last.pack(a, xs, ys))
+        assert slots(len(want)) == want
+    assert fake.compiles == 2
+    if launchers._dispatch() is not None:
+        assert type(k._last.run.__self__).__ember_flat__ is not None  # the C entry
+    slow = k._launch_slow
+    k._launch_slow = lambda *a: pytest.fail("the launch left the fast path")
+    launch(4.0, x64, y64)  # the signature of _last: launched by the runner alone
+    assert slots(len(want)) == packed(k._last.pack(4.0, x64, y64))
+    k._launch_slow = slow
+    with pytest.raises(ember.ArgumentError):  # a mismatch after the cache: the slow path
+        launch(2.0, x, "not an array")
+
+
+def test_a_compiled_launch_on_a_given_stream_notes_the_arguments(fake, monkeypatch):
+    noted = []
+    monkeypatch.setattr(argmod, "note_uses", lambda args, s: noted.append((args, s)))
+    k = ember.kernel(axpy.py_func)
+    x, y = array(fake, (10,)), array(fake, (10,))
+    other = _Stream(0x5000)
+    k[1, 4](2.0, x, y)  # compiles: the runner is made with the patched note
+    k[1, 4](2.0, x, y, stream=other)
+    assert noted[-1] == ((2.0, x, y), other) and other.submitted == 1
+
+
+def test_a_subclass_of_ndarray_is_not_taken_by_the_array_guard(fake):
+    class Sub(ember.ndarray):
+        __slots__ = ()
+
+        @property
+        def _lv(self):  # noqa: PLR6301 - shadows nothing: the guard wants ndarray exactly
+            raise AssertionError("the guard read a subclass's _lv")
+
+    run, x, y = axpy_runner(fake, argmod.launch_view, None)
+    sub = Sub.__new__(Sub)
+    assert run((1, 1, 1), (4, 1, 1), 0, None, (2.0, sub, y)) is False
+
+
 def test_the_runner_hands_several_devices_and_driver_errors_on(fake, monkeypatch):
     from ember.backends.cuda import device
     from ember.errors import DriverError

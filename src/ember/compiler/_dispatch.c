@@ -24,6 +24,13 @@
 #define Py_LIMITED_API 0x030A0000
 #include <Python.h>
 
+/* A runner's C entry (a backend's compiled `run`: its `self`'s type has the capsule
+ * `__ember_flat__` named "ember.flat_run"): run(grid, block, shared_mem, stream, args)
+ * with cfg = those four and the arguments as the caller passed them, no tuple made.  1
+ * launched, 0 the arguments do not fit, -1 an error is set. */
+typedef int (*flat_fn)(PyObject *self, PyObject *const *cfg, PyObject *const *args,
+                       Py_ssize_t n);
+
 /* One launch configuration: kernel[grid, block] (`launcher` NULL: grid, block, stream and
  * shared_mem fixed) or kernel.launch(n) (`launcher` the Python NDRangeLauncher: the grid
  * and block kept for the backend `be`, stream None and shared_mem 0 by default). */
@@ -37,10 +44,15 @@ typedef struct {
     PyObject *launcher;   /* kernel.launch(n): its _config(backend), _launch_slow(...) */
     PyObject *be;         /* kernel.launch(n): the backend `grid` and `block` are for */
     int empty;            /* kernel.launch(n) of zero threads: nothing to launch */
+    /* The specialization last seen at kernel._last, its `run` and what was read of it once
+     * (a specialization's run and backend never change once it is built): */
+    PyObject *spec, *run, *spec_be;
+    flat_fn flat;         /* run's C entry, where its type exports one (else NULL) */
+    PyObject *flat_self;  /* what `flat` takes as its first argument */
 } launch_state;
 
 static PyObject *str_last, *str_run, *str_launch_slow, *str_stream, *str_shared_mem;
-static PyObject *str_backend, *str_config, *zero, *state_type;
+static PyObject *str_backend, *str_config, *str_flat, *zero, *state_type;
 
 static int
 state_traverse(PyObject *self, visitproc visit, void *arg)
@@ -54,6 +66,10 @@ state_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(st->shared_mem);
     Py_VISIT(st->launcher);
     Py_VISIT(st->be);
+    Py_VISIT(st->spec);
+    Py_VISIT(st->run);
+    Py_VISIT(st->spec_be);
+    Py_VISIT(st->flat_self);
     Py_VISIT((PyObject *)Py_TYPE(self)); /* a heap type: its instances keep it */
     return 0;
 }
@@ -70,6 +86,11 @@ state_clear(PyObject *self)
     Py_CLEAR(st->shared_mem);
     Py_CLEAR(st->launcher);
     Py_CLEAR(st->be);
+    Py_CLEAR(st->spec);
+    Py_CLEAR(st->run);
+    Py_CLEAR(st->spec_be);
+    Py_CLEAR(st->flat_self);
+    st->flat = NULL;
     return 0;
 }
 
@@ -104,6 +125,26 @@ replace(PyObject **slot, PyObject *value)
     Py_XDECREF(old);
 }
 
+/* *slot = value (a reference the caller gives up), the old one released after. */
+static void
+steal(PyObject **slot, PyObject *value)
+{
+    PyObject *old = *slot;
+    *slot = value;
+    Py_XDECREF(old);
+}
+
+/* A tuple of the `n` objects at `items`, or NULL with an error set. */
+static PyObject *
+tuple_of(PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t != NULL && i < n; i++) {
+        PyTuple_SetItem(t, i, Py_NewRef(items[i]));
+    }
+    return t;
+}
+
 /* kernel.launch(n): the grid and block for the specialization's backend `be` (kept until
  * another backend comes; _config computes them).  0, or -1 with an error set. */
 static int
@@ -128,66 +169,109 @@ ndrange_config(launch_state *st, PyObject *be)
     return 0;
 }
 
-/* The specialization used last, if the arguments fit it: 1 launched, 0 not, -1 error. */
+/* Read specialization `spec` (the kernel's new _last) into the state: its run, its backend
+ * for kernel.launch(n), and run's C entry where it has one.  0, or -1 with an error set. */
 static int
-fast_launch(launch_state *st, PyObject *args, PyObject *stream, PyObject *shared_mem)
+take_spec(launch_state *st, PyObject *spec)
+{
+    PyObject *run = PyObject_GetAttr(spec, str_run);
+    PyObject *be = run == NULL || st->launcher == NULL ? NULL : PyObject_GetAttr(spec, str_backend);
+    if (run == NULL || (st->launcher != NULL && be == NULL)) {
+        Py_XDECREF(run);
+        return -1;
+    }
+    flat_fn flat = NULL;
+    PyObject *self = PyCFunction_Check(run) ? PyCFunction_GetSelf(run) : NULL;
+    if (self != NULL) {
+        PyObject *capsule = PyObject_GetAttr((PyObject *)Py_TYPE(self), str_flat);
+        if (capsule != NULL && PyCapsule_IsValid(capsule, "ember.flat_run")) {
+            flat = (flat_fn)PyCapsule_GetPointer(capsule, "ember.flat_run");
+        }
+        Py_XDECREF(capsule);
+        PyErr_Clear(); /* no capsule: run is called as a Python callable */
+    }
+    replace(&st->spec, spec);
+    steal(&st->run, run);
+    steal(&st->spec_be, be);
+    steal(&st->flat_self, flat == NULL ? NULL : Py_NewRef(self));
+    st->flat = flat;
+    return 0;
+}
+
+/* The specialization used last, if the arguments fit it: 1 launched, 0 not, -1 error.
+ * `argv` are the kernel's `n` arguments; `*args` their tuple, made here when needed. */
+static int
+fast_launch(launch_state *st, PyObject *const *argv, Py_ssize_t n, PyObject **args,
+            PyObject *stream, PyObject *shared_mem)
 {
     PyObject *spec = PyObject_GetAttr(st->kernel, str_last);
     if (spec == NULL) {
         return -1;
     }
+    int ok = spec == st->spec ? 0 : take_spec(st, spec);
+    Py_DECREF(spec); /* the state holds it */
+    if (ok < 0) {
+        return -1;
+    }
     if (st->launcher != NULL) { /* kernel.launch(n): no backend yet, or its configuration */
-        PyObject *be = PyObject_GetAttr(spec, str_backend);
-        int ok = be == NULL ? -1 : be == Py_None ? 0 : ndrange_config(st, be) == 0 ? 1 : -1;
-        Py_XDECREF(be);
-        if (ok <= 0) {
-            Py_DECREF(spec);
-            return ok;
+        PyObject *be = st->spec_be;
+        if (be == Py_None) {
+            return 0;
+        }
+        if (ndrange_config(st, be) < 0) {
+            return -1;
         }
     }
-    PyObject *run = PyObject_GetAttr(spec, str_run);
-    Py_DECREF(spec);
-    if (run == NULL) {
-        return -1;
+    /* run may run Python code that replaces the state's grid, block and run */
+    PyObject *grid = Py_NewRef(st->grid), *block = Py_NewRef(st->block);
+    int launched = -1;
+    if (st->flat != NULL) {
+        PyObject *self = Py_NewRef(st->flat_self);
+        PyObject *cfg[4] = {grid, block, shared_mem, stream};
+        launched = st->flat(self, cfg, argv, n);
+        Py_DECREF(self);
+    } else if (*args != NULL || (*args = tuple_of(argv, n)) != NULL) {
+        PyObject *run = Py_NewRef(st->run);
+        PyObject *done = PyObject_CallFunctionObjArgs(run, grid, block, shared_mem, stream,
+                                                      *args, NULL);
+        Py_DECREF(run);
+        if (done != NULL) {
+            launched = PyObject_IsTrue(done);
+            Py_DECREF(done);
+        }
     }
-    PyObject *grid = Py_NewRef(st->grid), *block = Py_NewRef(st->block); /* run may run
-                                                   Python code that replaces the state's */
-    PyObject *done = PyObject_CallFunctionObjArgs(run, grid, block, shared_mem, stream, args,
-                                                  NULL);
     Py_DECREF(grid);
     Py_DECREF(block);
-    Py_DECREF(run);
-    if (done == NULL) {
-        return -1;
-    }
-    int launched = PyObject_IsTrue(done);
-    Py_DECREF(done);
     return launched;
 }
 
 /* The launch, then the slow path where the fast one did not take the arguments.  A new
  * reference (None), or NULL with an error set. */
 static PyObject *
-launch(launch_state *st, PyObject *args, PyObject *stream, PyObject *shared_mem)
+launch(launch_state *st, PyObject *const *argv, Py_ssize_t n, PyObject *stream,
+       PyObject *shared_mem)
 {
-    int launched = fast_launch(st, args, stream, shared_mem);
-    if (launched < 0) {
-        return NULL;
+    PyObject *args = NULL, *result = NULL;
+    int launched = fast_launch(st, argv, n, &args, stream, shared_mem);
+    if (launched != 0) {
+        Py_XDECREF(args);
+        return launched < 0 ? NULL : Py_NewRef(Py_None);
     }
-    if (launched) {
-        Py_RETURN_NONE;
+    if (args == NULL && (args = tuple_of(argv, n)) == NULL) {
+        return NULL;
     }
     if (st->launcher != NULL) {
-        return PyObject_CallMethodObjArgs(st->launcher, str_launch_slow, args, stream,
-                                          shared_mem, NULL);
+        result = PyObject_CallMethodObjArgs(st->launcher, str_launch_slow, args, stream,
+                                            shared_mem, NULL);
+    } else {
+        PyObject *slow = PyObject_GetAttr(st->kernel, str_launch_slow);
+        if (slow != NULL) {
+            result = PyObject_CallFunctionObjArgs(slow, st->grid, st->block, shared_mem,
+                                                  stream, args, NULL);
+            Py_DECREF(slow);
+        }
     }
-    PyObject *slow = PyObject_GetAttr(st->kernel, str_launch_slow);
-    if (slow == NULL) {
-        return NULL;
-    }
-    PyObject *result = PyObject_CallFunctionObjArgs(slow, st->grid, st->block, shared_mem,
-                                                    stream, args, NULL);
-    Py_DECREF(slow);
+    Py_DECREF(args);
     return result;
 }
 
@@ -238,16 +322,7 @@ state_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kw
     if (st->empty) {
         Py_RETURN_NONE; /* nothing to do for zero threads */
     }
-    PyObject *args = PyTuple_New(nargs);
-    if (args == NULL) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        Py_INCREF(argv[i]);
-        PyTuple_SetItem(args, i, argv[i]);
-    }
-    PyObject *result = launch(st, args, stream, shared_mem);
-    Py_DECREF(args);
+    PyObject *result = launch(st, argv, nargs, stream, shared_mem);
     if (result == NULL) {
         hide_frames(st->hide);
     }
@@ -279,7 +354,8 @@ make(PyMethodDef *def, PyObject *const fields[7], int empty)
     for (int i = 0; i < 7; i++) {
         *slots[i] = fields[i] == NULL ? NULL : Py_NewRef(fields[i]);
     }
-    st->be = NULL;
+    st->be = st->spec = st->run = st->spec_be = st->flat_self = NULL;
+    st->flat = NULL;
     st->empty = empty;
     PyObject *fn = PyCFunction_NewEx(def, (PyObject *)st, NULL);
     Py_DECREF(st);
@@ -349,9 +425,10 @@ PyInit__dispatch(void)
     str_shared_mem = PyUnicode_InternFromString("shared_mem");
     str_backend = PyUnicode_InternFromString("backend");
     str_config = PyUnicode_InternFromString("_config");
+    str_flat = PyUnicode_InternFromString("__ember_flat__");
     zero = PyLong_FromLong(0);
     if (!str_last || !str_run || !str_launch_slow || !str_stream || !str_shared_mem ||
-        !str_backend || !str_config || !zero) {
+        !str_backend || !str_config || !str_flat || !zero) {
         return NULL;
     }
     state_type = PyType_FromSpec(&state_spec);

@@ -612,6 +612,8 @@ struct guard {
     int kind;
     PyObject *expected; /* the type, or the constant (borrowed: the guards tuple holds it) */
     PyObject *want;     /* an array's token or frozenset of tokens (borrowed), else NULL */
+    PyObject *lv;       /* an array type's `_lv` slot descriptor (owned), else NULL */
+    descrgetfunc get;   /* its __get__: a._lv without the attribute lookup */
 };
 
 typedef struct {
@@ -656,7 +658,11 @@ static void
 runner_dealloc(PyObject *self)
 {
     PyTypeObject *type = Py_TYPE(self);
+    runner_state *r = (runner_state *)self;
     PyObject_GC_UnTrack(self);
+    for (Py_ssize_t i = 0; r->checks != NULL && i < r->nargs; i++) {
+        Py_XDECREF(r->checks[i].lv);
+    }
     runner_clear(self);
     PyMem_Free(((runner_state *)self)->sources);
     PyMem_Free(((runner_state *)self)->checks);
@@ -692,7 +698,8 @@ check_argument(runner_state *r, const struct guard *guard, PyObject *a, PyObject
     if (kind == GUARD_TYPE) {
         return 1;
     }
-    PyObject *v = PyObject_GetAttr(a, str_lv);
+    PyObject *v = guard->get != NULL ? guard->get(guard->lv, a, expected)
+                                     : PyObject_GetAttr(a, str_lv);
     if (v == NULL) {
         return -1;
     }
@@ -720,6 +727,65 @@ check_argument(runner_state *r, const struct guard *guard, PyObject *a, PyObject
     return 1;
 }
 
+/* The guarded launch of the `n` arguments `items` (borrowed) with cfg = (grid, block,
+ * shared_mem, stream): 1 launched, 0 the arguments do not fit (nothing launched), -1 an
+ * error is set.  `given` is the arguments as the caller passed them (NULL: a tuple of
+ * `items` is made where note() needs one). */
+static int
+run_items(runner_state *r, PyObject *const *cfg, PyObject *const *items, Py_ssize_t n,
+          PyObject *given)
+{
+    if (n != r->nargs) {
+        return 0;
+    }
+    PyObject *views[MAX_RUNNER_ARGS + 1];
+    PyObject *vals[STACK_PARAMS];
+    Py_ssize_t i, checked = 0;
+    int pass = 1;
+    for (i = 0; i < n; i++) {
+        views[i] = NULL;
+        pass = check_argument(r, &r->checks[i], items[i], &views[i]);
+        checked = i + 1;
+        if (pass <= 0) {
+            break;
+        }
+    }
+    for (i = 0; pass > 0 && i < r->nvals; i++) {
+        unsigned char arg = r->sources[2 * i], item = r->sources[2 * i + 1];
+        if (item == 0) {
+            vals[i] = items[arg];
+        } else if (views[arg] == NULL || item > PyTuple_Size(views[arg])) {
+            pass = 0; /* a view without the item: the Python path */
+        } else {
+            vals[i] = PyTuple_GetItem(views[arg], item - 1);
+        }
+    }
+    if (pass > 0) {
+        PyObject *launched = launch_values(r->ls, cfg[0], cfg[1], vals, r->nvals, NULL, cfg[2],
+                                           cfg[3]);
+        Py_XDECREF(launched);
+        pass = launched == NULL ? -1 : 1;
+    }
+    for (i = 0; i < checked; i++) {
+        Py_XDECREF(views[i]);
+    }
+    if (pass > 0 && cfg[3] != Py_None) { /* stream ordering of a launch on a given stream */
+        PyObject *made = NULL;
+        if (given == NULL) {
+            given = made = PyTuple_New(n);
+            for (i = 0; made != NULL && i < n; i++) {
+                PyTuple_SetItem(made, i, Py_NewRef(items[i]));
+            }
+        }
+        PyObject *noted = given == NULL ? NULL
+                                        : PyObject_CallFunctionObjArgs(r->note, given, cfg[3], NULL);
+        Py_XDECREF(made);
+        Py_XDECREF(noted);
+        pass = noted == NULL ? -1 : 1;
+    }
+    return pass;
+}
+
 static PyObject *
 runner_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -740,62 +806,28 @@ runner_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *k
     } else {
         Py_RETURN_FALSE; /* the caller's slow path explains anything else */
     }
-    if (PyTuple_Size(args) != r->nargs) {
-        Py_DECREF(args);
-        Py_RETURN_FALSE;
-    }
-    PyObject *views[MAX_RUNNER_ARGS + 1];
-    PyObject *vals[STACK_PARAMS];
-    PyObject *result = NULL;
-    Py_ssize_t i, checked = 0;
-    int pass = 1;
-    for (i = 0; i < r->nargs; i++) {
-        views[i] = NULL;
-        pass = check_argument(r, &r->checks[i], PyTuple_GetItem(args, i), &views[i]);
-        checked = i + 1;
-        if (pass <= 0) {
-            break;
+    Py_ssize_t n = PyTuple_Size(args);
+    PyObject *items[MAX_RUNNER_ARGS + 1];
+    int done = 0;
+    if (n == r->nargs) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            items[i] = PyTuple_GetItem(args, i);
         }
-    }
-    if (pass < 0) {
-        goto done;
-    }
-    if (pass == 0) {
-        result = Py_NewRef(Py_False);
-        goto done;
-    }
-    for (i = 0; i < r->nvals; i++) {
-        unsigned char arg = r->sources[2 * i], item = r->sources[2 * i + 1];
-        PyObject *a = PyTuple_GetItem(args, arg);
-        if (item == 0) {
-            vals[i] = a;
-        } else if (views[arg] == NULL || item > PyTuple_Size(views[arg])) {
-            result = Py_NewRef(Py_False); /* a view without the item: the Python path */
-            goto done;
-        } else {
-            vals[i] = PyTuple_GetItem(views[arg], item - 1);
-        }
-    }
-    PyObject *launched = launch_values(r->ls, argv[0], argv[1], vals, r->nvals, NULL, argv[2],
-                                       argv[3]);
-    if (launched == NULL) {
-        goto done;
-    }
-    Py_DECREF(launched);
-    if (argv[3] != Py_None) {
-        launched = PyObject_CallFunctionObjArgs(r->note, given, argv[3], NULL);
-        if (launched == NULL) {
-            goto done;
-        }
-        Py_DECREF(launched);
-    }
-    result = Py_NewRef(Py_True);
-done:
-    for (i = 0; i < checked; i++) {
-        Py_XDECREF(views[i]);
+        done = run_items(r, argv, items, n, given);
     }
     Py_DECREF(args);
-    return result;
+    if (done < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(done);
+}
+
+/* run_items for callers in C (ember.compiler._dispatch), through the runner type's
+ * `__ember_flat__` capsule: the kernel's arguments as they came, with no tuple. */
+static int
+flat_run(PyObject *self, PyObject *const *cfg, PyObject *const *args, Py_ssize_t n)
+{
+    return run_items((runner_state *)self, cfg, args, n, NULL);
 }
 
 static PyMethodDef runner_def = {
@@ -803,6 +835,28 @@ static PyMethodDef runner_def = {
     "run(grid, block, shared_mem, stream, args) -> bool\n\n"
     "Launch when every argument has this specialization's type (True), else nothing (False).",
 };
+
+/* An array guard's `_lv` slot descriptor and its __get__, where the array type has one
+ * (a class with __slots__): the guard then reads a._lv without the attribute lookup.  The
+ * descriptor is what the type's __dict__ holds, so a subclass's own `_lv` does not matter:
+ * the guard accepts the exact type only.  0, or -1 with an error set. */
+static int
+array_slot(struct guard *g)
+{
+    PyObject *lv = PyObject_GetAttr(g->expected, str_lv); /* the class's: the descriptor */
+    if (lv == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    descrgetfunc get = (descrgetfunc)PyType_GetSlot(Py_TYPE(lv), Py_tp_descr_get);
+    if (get == NULL || PyType_GetSlot(Py_TYPE(lv), Py_tp_descr_set) == NULL) {
+        Py_DECREF(lv); /* not a data descriptor: an instance could shadow it */
+        return 0;
+    }
+    g->lv = lv;
+    g->get = get;
+    return 0;
+}
 
 static PyObject *
 make_runner(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -869,8 +923,16 @@ make_runner(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         r->checks[i].kind = (int)PyLong_AsLong(PyTuple_GetItem(g, 0));
         r->checks[i].expected = PyTuple_GetItem(g, 1);
         r->checks[i].want = want == Py_None ? NULL : want;
+        r->checks[i].lv = NULL;
+        r->checks[i].get = NULL;
     }
     r->nargs = nguards;
+    for (Py_ssize_t i = 0; i < nguards; i++) {
+        if (r->checks[i].kind == GUARD_ARRAY && array_slot(&r->checks[i]) < 0) {
+            Py_DECREF(r);
+            return NULL;
+        }
+    }
     r->nvals = nsrc / 2;
     r->launch = Py_NewRef(launch);
     r->ls = (launcher_state *)owner;
@@ -993,5 +1055,12 @@ PyInit__ccall(void)
     if (state_type == NULL || runner_type == NULL) {
         return NULL;
     }
+    /* C callers (ember.compiler._dispatch) find flat_run on the runner's type */
+    PyObject *flat = PyCapsule_New((void *)flat_run, "ember.flat_run", NULL);
+    if (flat == NULL || PyObject_SetAttrString(runner_type, "__ember_flat__", flat) < 0) {
+        Py_XDECREF(flat);
+        return NULL;
+    }
+    Py_DECREF(flat);
     return PyModule_Create(&module);
 }
