@@ -59,6 +59,9 @@ def test_a_buffer_is_a_buffer_with_a_weakref_a_repr_and_an_idempotent_close():
     assert isinstance(buf, Buffer)
     assert buf.nbytes == 1000 and buf.handle == buf.block.handle and buf.owner is pool
     assert repr(buf) == "<PooledBuffer 1000 bytes (open)>"
+    for name in ("block", "owner", "handle", "nbytes"):  # close() is the way to let go
+        with pytest.raises(AttributeError):
+            setattr(buf, name, None)
     died = []
     ref = weakref.ref(buf, died.append)
     buf.close()

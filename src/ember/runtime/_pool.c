@@ -237,7 +237,8 @@ give_back(PyObject *owner, PyObject *block)
     if (Py_TYPE(owner) == (PyTypeObject *)pool_class && Py_TYPE(block) == block_type) {
         core_object *pool = (core_object *)owner;
         block_object *b = (block_object *)block;
-        int unused = b->used == Py_None || (PyList_Check(b->used) && PyList_Size(b->used) == 0);
+        int unused = b->used == Py_None ||
+                     (b->used != NULL && PyList_Check(b->used) && PyList_Size(b->used) == 0);
         if (unused && pool->free != NULL && pool->idle != NULL && pool->misses != NULL &&
             b->size != NULL && b->stream != NULL) {
             PyObject *streams = PyDict_GetItemWithError(pool->free, b->size);
@@ -325,11 +326,14 @@ static PyMethodDef buffer_methods[] = {
     {NULL},
 };
 
+/* Read-only: a buffer's block changes only through close() (or its death). */
+#define READ_ONLY(name, type, field) {name, T_OBJECT_EX, offsetof(type, field), READONLY, NULL}
+
 static PyMemberDef buffer_members[] = {
-    MEMBER("handle", buffer_object, handle),
-    MEMBER("nbytes", buffer_object, nbytes),
-    MEMBER("block", buffer_object, block),
-    MEMBER("owner", buffer_object, owner),
+    READ_ONLY("handle", buffer_object, handle),
+    READ_ONLY("nbytes", buffer_object, nbytes),
+    READ_ONLY("block", buffer_object, block),
+    READ_ONLY("owner", buffer_object, owner),
     {"__weaklistoffset__", T_PYSSIZET, offsetof(buffer_object, weakrefs), READONLY, NULL},
     {NULL},
 };
@@ -453,13 +457,14 @@ pop_idle(core_object *pool, PyObject *nbytes, PyObject *stream, int *error)
         return NULL;
     }
     PyObject *block = Py_NewRef(PyList_GetItem(blocks, n - 1));
-    PyObject *hit = PyList_SetSlice(blocks, n - 1, n, NULL) < 0 ? NULL : PyIter_Next(pool->hits);
-    if (hit == NULL) {
+    PyObject *hit = NULL;
+    if (PyList_SetSlice(blocks, n - 1, n, NULL) < 0 ||
+        ((hit = PyIter_Next(pool->hits)) == NULL && PyErr_Occurred())) {
         Py_DECREF(block);
         *error = -1;
         return NULL;
     }
-    Py_DECREF(hit);
+    Py_XDECREF(hit);
     return block;
 }
 
