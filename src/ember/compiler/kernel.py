@@ -36,7 +36,7 @@ from ember.frontend.capture import Captured, capture
 from ember.frontend.types import CompileTime
 from ember.runtime import argtypes
 from ember.runtime import backend as registry
-from ember.runtime.backend import dim3 as _dims
+from ember.runtime.checks import dim3 as _dims
 from ember.tracebacks import api, hide_internal_frames
 
 STAGES = ("ir", "source", "ptx", "cubin-info", "sass", "resources")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from ember.runtime.backend import dim3 as _dims
+from ember.runtime.checks import dim3 as _dims
 from ember.tracebacks import hide_internal_frames
 
 if TYPE_CHECKING:

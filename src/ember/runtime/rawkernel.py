@@ -21,7 +21,8 @@ from ember.errors import CompileError, LaunchError, not_on_device
 from ember.runtime import argtypes
 from ember.runtime import backend as _backend
 from ember.runtime.allocator import note_uses
-from ember.runtime.backend import PTR, Backend, Buffer, Function, dim3
+from ember.runtime.backend import PTR, Backend, Buffer, Function
+from ember.runtime.checks import check_arg_count, dim3
 from ember.tracebacks import api, hide_internal_frames
 
 # C spellings (both dialects) -> Ember dtype.  `long` is 64-bit in OpenCL and on LP64 hosts.
@@ -272,7 +273,7 @@ class RawKernel:
             try:  # costs nothing until it catches (ember/tracebacks.py)
                 fn, values = (self._loaded or self._load())[1:]
                 if len(args) != len(fn.params):
-                    _backend.check_arg_count(fn, args)
+                    check_arg_count(fn, args)
                 try:
                     native = values(*args)
                 except _OtherDevice as other:  # arrays of another device: launch there

@@ -40,7 +40,8 @@ from ember.backends.cpu.module import CPUFunction, CPUModule
 from ember.backends.cpu.pool import Helpers
 from ember.backends.cpu.stream import CPUEvent, CPUStream
 from ember.codegen.dialects.cpu import CPU
-from ember.runtime.backend import DL_CPU, Backend, DeviceInfo, host_array
+from ember.runtime.backend import DL_CPU, Backend, DeviceInfo
+from ember.runtime.checks import host_array
 from ember.runtime.sync import StreamSet, wait_all, wait_all_async
 
 __all__ = ["CPUBackend", "CPUBuffer", "CPUEvent", "CPUFunction", "CPUModule", "CPUStream"]

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ClosedError, OutOfMemoryError
-from ember.runtime.backend import Buffer, check_range
+from ember.runtime.backend import Buffer
+from ember.runtime.checks import check_range
 
 ALIGN = 64  # a cache line, and the widest vector (AVX-512) a kernel loads
 

@@ -49,7 +49,8 @@ from ember.backends.cpu.stream import INLINE_S, STEAL_S
 from ember.codegen.cpu_runtime import PRINT_SYMBOL
 from ember.dtypes import dtype as as_dtype
 from ember.errors import BinaryError, DriverError, LaunchError
-from ember.runtime.backend import PTR, Buffer, Function, LaunchLimits, Module, check_arg_count, dim3
+from ember.runtime.backend import PTR, Buffer, Function, Module
+from ember.runtime.checks import LaunchLimits, check_arg_count, dim3
 
 MAGIC = b"ember-cpu-v1\n"
 HEADER_WORDS = 8  # grid xyz, block xyz, shared bytes, spare

@@ -36,9 +36,8 @@ from ember.runtime.backend import (
     Backend,
     Buffer,
     DeviceInfo,
-    check_range,
-    host_array,
 )
+from ember.runtime.checks import check_range, host_array
 from ember.runtime.sync import StreamSet, interruptible, wait_all, wait_all_async
 
 _MEMORY_TYPE = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE

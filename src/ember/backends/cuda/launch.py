@@ -42,7 +42,8 @@ from ember.backends.cuda.driver import check, cu, error
 from ember.dtypes import DType
 from ember.dtypes import dtype as to_dtype
 from ember.errors import LaunchError
-from ember.runtime.backend import PTR, Function, LaunchLimits, check_arg_count, dim3
+from ember.runtime.backend import PTR, Function
+from ember.runtime.checks import LaunchLimits, check_arg_count, dim3
 
 if TYPE_CHECKING:
     from ember.backends.cuda.device import PrimaryContext

@@ -20,7 +20,8 @@ import numpy as np
 
 from ember.backends.opencl.check import cl, driver_error
 from ember.errors import ClosedError, OutOfMemoryError
-from ember.runtime.backend import Buffer, check_range, host_array
+from ember.runtime.backend import Buffer
+from ember.runtime.checks import check_range, host_array
 
 
 class OpenCLBuffer(Buffer):

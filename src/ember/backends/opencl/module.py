@@ -36,15 +36,8 @@ from ember.backends.opencl.device import CPU_NAME_HINT
 from ember.backends.opencl.stream import OpenCLStream
 from ember.dtypes import dtype as as_dtype
 from ember.errors import BinaryError, CompileError, LaunchError, numbered
-from ember.runtime.backend import (
-    PTR,
-    Buffer,
-    Function,
-    LaunchLimits,
-    Module,
-    check_arg_count,
-    dim3,
-)  # fmt: skip
+from ember.runtime.backend import PTR, Buffer, Function, Module
+from ember.runtime.checks import LaunchLimits, check_arg_count, dim3
 
 SOURCE_MARKER = b"ember-opencl-source-v1\n"
 # OpenCL states no limit on the number of work-groups; PoCL's CPU scheduler counts them in
