@@ -1,7 +1,7 @@
 """NumPy's ``ndarray`` methods that are spellings of namespace functions (``x.clip(0, 1)``
-is ``ember.clip(x, 0, 1)``), kept out of :mod:`ember.array.ndarray`, whose class inherits
-them.  Each method imports its function on first use: the modules that define them import
-the array class, not the other way round."""
+is ``ember.clip(x, 0, 1)``, ``x.sum(axis=1)`` is ``ember.sum(x, axis=1)``), kept out of
+:mod:`ember.array.ndarray`, whose class inherits them.  Each method imports its function on
+first use: the modules that define them import the array class, not the other way round."""
 
 from __future__ import annotations
 
@@ -45,6 +45,87 @@ class NumpyMethods:
     """Methods of :class:`~ember.ndarray` that delegate to ``ember.<name>(self, ...)``."""
 
     __slots__ = ()
+
+    # ------------------------------------------------------------------ reductions
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+        """Sum over ``axis``: :func:`ember.sum`."""
+        return reductions.sum(self, axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+        """Product over ``axis``: :func:`ember.prod`."""
+        return reductions.prod(self, axis, dtype, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
+        """Largest element over ``axis``: :func:`ember.max`."""
+        return reductions.max(self, axis, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
+        """Smallest element over ``axis``: :func:`ember.min`."""
+        return reductions.min(self, axis, out, keepdims, initial, where)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """Index of the largest element: :func:`ember.argmax`."""
+        return reductions.argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """Index of the smallest element: :func:`ember.argmin`."""
+        return reductions.argmin(self, axis, out, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        """Mean over ``axis``: :func:`ember.mean`."""
+        return reductions.mean(self, axis, dtype, out, keepdims, where=where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+            where=True):  # fmt: skip
+        """Variance over ``axis``: :func:`ember.var`."""
+        return reductions.var(self, axis, dtype, out, ddof, keepdims, correction=correction,
+                              where=where)  # fmt: skip
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+            where=True):  # fmt: skip
+        """Standard deviation over ``axis``: :func:`ember.std`."""
+        return reductions.std(self, axis, dtype, out, ddof, keepdims, correction=correction,
+                              where=where)  # fmt: skip
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether any element is true: :func:`ember.any`."""
+        return reductions.any(self, axis, out, keepdims, where=where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether every element is true: :func:`ember.all`."""
+        return reductions.all(self, axis, out, keepdims, where=where)
+
+    def cumsum(self, axis=None, dtype=None, out=None) -> Any:
+        """The cumulative sum (:func:`ember.cumsum`)."""
+        from ember.array import scan
+
+        return scan.cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None) -> Any:
+        """The cumulative product (:func:`ember.cumprod`)."""
+        from ember.array import scan
+
+        return scan.cumprod(self, axis, dtype, out)
+
+    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+        """Sort in place along ``axis`` (stable; :func:`ember.sort`)."""
+        from ember.array import sort
+
+        sort.sort_inplace(self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind=None, order=None) -> Any:
+        """The indices that sort the array along ``axis`` (:func:`ember.argsort`)."""
+        from ember.array import sort
+
+        return sort.argsort(self, axis, kind, order)
+
+    def nonzero(self) -> tuple:
+        """The indices of the nonzero elements, one array per axis (:func:`ember.nonzero`)."""
+        from ember.array import search
+
+        return search.nonzero(self)
+
+    # ------------------------------------------------------------------ others
 
     def clip(self, min=None, max=None, out=None):  # noqa: A002 - NumPy's names
         """Values limited to ``[min, max]`` (:func:`ember.clip`)."""
@@ -160,3 +241,23 @@ class NumpyMethods:
         """The elements' bytes (a copy to the host, as ``to_numpy().tobytes()``)."""
         host: Any = self.to_numpy()  # type: ignore[attr-defined]
         return host.tobytes(order=order)
+
+
+class _OnFirstUse:
+    """Stands for a module until one of its names is first read: then imports it and puts
+    it in this module's globals in its own place (later lookups find the module itself)."""
+
+    def __init__(self, module: str):
+        self._module = module  # its last part is the global it stands in for
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+
+        module = importlib.import_module(self._module)
+        globals()[self._module.rpartition(".")[2]] = module
+        return getattr(module, attr)
+
+
+# The reductions (and their kernels' planner) on the first x.sum()...: an elementwise
+# program never needs them, and importing them took ~20 ms of a first array op (issue 19).
+reductions = _OnFirstUse("ember.array.reductions")

@@ -348,85 +348,6 @@ class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
         axes[a], axes[b] = axes[b], axes[a]
         return manipulation.permute_dims(self, tuple(axes))
 
-    # ------------------------------------------------------------------ reductions
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-        """Sum over ``axis``: :func:`ember.sum`."""
-        return reductions.sum(self, axis, dtype, out, keepdims, initial, where)
-
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-        """Product over ``axis``: :func:`ember.prod`."""
-        return reductions.prod(self, axis, dtype, out, keepdims, initial, where)
-
-    def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
-        """Largest element over ``axis``: :func:`ember.max`."""
-        return reductions.max(self, axis, out, keepdims, initial, where)
-
-    def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
-        """Smallest element over ``axis``: :func:`ember.min`."""
-        return reductions.min(self, axis, out, keepdims, initial, where)
-
-    def argmax(self, axis=None, out=None, *, keepdims=False):
-        """Index of the largest element: :func:`ember.argmax`."""
-        return reductions.argmax(self, axis, out, keepdims=keepdims)
-
-    def argmin(self, axis=None, out=None, *, keepdims=False):
-        """Index of the smallest element: :func:`ember.argmin`."""
-        return reductions.argmin(self, axis, out, keepdims=keepdims)
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-        """Mean over ``axis``: :func:`ember.mean`."""
-        return reductions.mean(self, axis, dtype, out, keepdims, where=where)
-
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
-            where=True):  # fmt: skip
-        """Variance over ``axis``: :func:`ember.var`."""
-        return reductions.var(self, axis, dtype, out, ddof, keepdims, correction=correction,
-                              where=where)  # fmt: skip
-
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
-            where=True):  # fmt: skip
-        """Standard deviation over ``axis``: :func:`ember.std`."""
-        return reductions.std(self, axis, dtype, out, ddof, keepdims, correction=correction,
-                              where=where)  # fmt: skip
-
-    def any(self, axis=None, out=None, keepdims=False, *, where=True):
-        """Whether any element is true: :func:`ember.any`."""
-        return reductions.any(self, axis, out, keepdims, where=where)
-
-    def all(self, axis=None, out=None, keepdims=False, *, where=True):
-        """Whether every element is true: :func:`ember.all`."""
-        return reductions.all(self, axis, out, keepdims, where=where)
-
-    def cumsum(self, axis=None, dtype=None, out=None) -> ndarray:
-        """The cumulative sum (:func:`ember.cumsum`)."""
-        from ember.array import scan
-
-        return scan.cumsum(self, axis, dtype, out)
-
-    def cumprod(self, axis=None, dtype=None, out=None) -> ndarray:
-        """The cumulative product (:func:`ember.cumprod`)."""
-        from ember.array import scan
-
-        return scan.cumprod(self, axis, dtype, out)
-
-    def sort(self, axis: int = -1, kind=None, order=None) -> None:
-        """Sort in place along ``axis`` (stable; :func:`ember.sort`)."""
-        from ember.array import sort
-
-        sort.sort_inplace(self, axis, kind, order)
-
-    def argsort(self, axis: int = -1, kind=None, order=None) -> ndarray:
-        """The indices that sort the array along ``axis`` (:func:`ember.argsort`)."""
-        from ember.array import sort
-
-        return sort.argsort(self, axis, kind, order)
-
-    def nonzero(self) -> tuple[ndarray, ...]:
-        """The indices of the nonzero elements, one array per axis (:func:`ember.nonzero`)."""
-        from ember.array import search
-
-        return search.nonzero(self)
-
     def __getitem__(self, key) -> Any:
         return indexing.getitem(self, key)
 
@@ -620,21 +541,6 @@ def asnumpy(x: Any):
     return np.asarray(x)
 
 
-class _OnFirstUse:
-    """Stands for a module until one of its names is first read: then imports it and puts
-    it in this module's globals in its own place (later lookups find the module itself)."""
-
-    def __init__(self, module: str):
-        self._module = module  # its last part is the global it stands in for
-
-    def __getattr__(self, attr: str) -> Any:
-        import importlib
-
-        module = importlib.import_module(self._module)
-        globals()[self._module.rpartition(".")[2]] = module
-        return getattr(module, attr)
-
-
 # The operations are defined on top of the class (they create arrays): imported last.
 from ember.array import (  # noqa: E402
     devices,
@@ -646,9 +552,5 @@ from ember.array import (  # noqa: E402
     protocols,
     ufuncs,
 )
-
-# The reductions (and their kernels' planner) on the first x.sum()...: an elementwise
-# program never needs them, and importing them took ~20 ms of a first array op (issue 19).
-reductions = _OnFirstUse("ember.array.reductions")
 from ember.array.elementwise import binary, compare, inplace  # noqa: E402
 from ember.array.matmul import matmul as _matmul  # noqa: E402
