@@ -1,7 +1,7 @@
 """The second half of the work-group lowering: values across regions, work-item indices,
 returns, and guards that become loop bounds (see :mod:`ember.codegen.workgroup`).
 
-After the kernel is split into regions (:class:`~ember.codegen.workgroup.ItemLoop`):
+After the kernel is split into regions (:class:`~ember.codegen.workitems.ItemLoop`):
 
 * **Per-work-item arrays.**  A variable that one region sets and another reads (or that
   group-level code reads, or that a region reads before setting it, from an earlier pass
@@ -171,6 +171,7 @@ def finish(kernel: ir.Function, low) -> ir.Function:
     """The kernel of a :class:`~ember.codegen.workgroup.Lowering` with its regions
     rewritten (see the module docstring)."""
     from ember.codegen import workgroup as wg
+    from ember.codegen import workitems as wi
 
     loops = low.regions
     params = set(kernel.params)
@@ -189,14 +190,14 @@ def finish(kernel: ir.Function, low) -> ir.Function:
 
     fixed = params | low.scalars | low.counters  # constant within a region
 
-    def region(loop: wg.ItemLoop) -> list[ir.Stmt]:
+    def region(loop: wi.ItemLoop) -> list[ir.Stmt]:
         body = _bound(loop, _with_recomputed(loop.body, remat), items, fixed, done)
         body = map_block(body, lambda s: _in_region(s, names, done))
         new = dataclasses.replace(loop, body=body, item=item, done=done, failed=failed)
         if new.stop is not None:
             new.stop = map_expr(new.stop, _indices)
-        has_exit = any(isinstance(s, wg.ItemExit) for s, _ in passes.walk(body))
-        return [new, wg.LeadUpdate(loop.loc)] if done and has_exit else [new]
+        has_exit = any(isinstance(s, wi.ItemExit) for s, _ in passes.walk(body))
+        return [new, wi.LeadUpdate(loop.loc)] if done and has_exit else [new]
 
     def uniform(e: ir.Expr) -> ir.Expr:
         if isinstance(e, ir.Ref) and e.var in remat:
@@ -204,7 +205,7 @@ def finish(kernel: ir.Function, low) -> ir.Function:
         return _indices(_rename(e, names.at_lead))
 
     def group(s: ir.Stmt) -> ir.Stmt | list:
-        if isinstance(s, wg.ItemLoop):
+        if isinstance(s, wi.ItemLoop):
             return region(s)
         if isinstance(s, ir.If | ir.While | ir.ForRange | ir.Assign):
             return map_stmt_exprs(s, uniform)
@@ -216,7 +217,7 @@ def finish(kernel: ir.Function, low) -> ir.Function:
     locals_ = [v for v in kernel.locals if v not in items]
     if failed == "kept":
         flag = ir.Variable("em_failed_w", _int32(), "em_failed")
-        extra.append(wg.ItemArray(kernel.loc, flag, True))
+        extra.append(wi.ItemArray(kernel.loc, flag, True))
     return wg.copy_function(kernel, body=[*shared_decls, *extra, *rest], locals=locals_)
 
 
@@ -240,12 +241,12 @@ def _item_variables(kernel: ir.Function, low) -> set[ir.Variable]:
 
 
 def _declarations(kernel, low, items, names, done: bool) -> list[ir.Stmt]:
-    from ember.codegen import workgroup as wg
+    from ember.codegen import workitems as wi
 
     ordered = sorted(items, key=lambda v: v.name)
-    out: list[ir.Stmt] = [wg.ItemArray(kernel.loc, names.array(v)) for v in ordered]
+    out: list[ir.Stmt] = [wi.ItemArray(kernel.loc, names.array(v)) for v in ordered]
     if done:
-        out.append(wg.ItemArray(kernel.loc, ir.Variable("em_done", _bool(), "em_done"), True))
+        out.append(wi.ItemArray(kernel.loc, ir.Variable("em_done", _bool(), "em_done"), True))
     return out
 
 
@@ -317,7 +318,7 @@ def _with_recomputed(body: list[ir.Stmt], remat: dict) -> list[ir.Stmt]:
 
 def _map_group(body: list[ir.Stmt], fs) -> list[ir.Stmt]:
     """Like :func:`map_block` at group level: item loops are not entered."""
-    from ember.codegen.workgroup import ItemLoop
+    from ember.codegen.workitems import ItemLoop
 
     out: list[ir.Stmt] = []
     for s in body:
@@ -435,7 +436,7 @@ def _indices(e: ir.Expr) -> ir.Expr:
 
 
 def _in_region(s: ir.Stmt, names: _Names, done: bool) -> ir.Stmt:
-    from ember.codegen.workgroup import ItemExit
+    from ember.codegen.workitems import ItemExit
 
     if isinstance(s, ir.Return):
         return ItemExit(s.loc, done)

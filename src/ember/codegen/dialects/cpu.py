@@ -145,7 +145,7 @@ class CPUDialect(Dialect):
         """The exported entry, after the figures ``kernel.inspect(stage="resources")``
         reports: static shared bytes per work-group, bytes kept per work-item across
         barriers (the per-work-item arrays)."""
-        from ember.codegen import workgroup as wg
+        from ember.codegen import workitems as wi
         from ember.codegen.emitter import uses_dynamic_shared
 
         body = program.kernel.body
@@ -154,7 +154,7 @@ class CPUDialect(Dialect):
             for s in body
             if isinstance(s, ir.ArrayDecl) and not s.size
         )
-        item = sum(_item_bytes(s) for s in body if isinstance(s, wg.ItemArray | wg.ItemStorage))
+        item = sum(_item_bytes(s) for s in body if isinstance(s, wi.ItemArray | wi.ItemStorage))
         dynamic = int(uses_dynamic_shared(program))
         resources = (
             f"EM_EXPORT const int64_t em_shared_bytes_{name} = {shared};\n"
@@ -170,23 +170,23 @@ class CPUDialect(Dialect):
         return resources + cpu_runtime.entry(name, fields, call)
 
     def statement(self, emitter, s, depth: int) -> None:
-        from ember.codegen import workgroup as wg
+        from ember.codegen import workitems as wi
 
-        if isinstance(s, wg.ItemLoop):
+        if isinstance(s, wi.ItemLoop):
             _item_loop(emitter, s, depth)
-        elif isinstance(s, wg.ItemExit):
+        elif isinstance(s, wi.ItemExit):
             done = "em_done[em_wi] = 1; " if s.done else ""
             emitter.put(depth, f"{done}EM_EXIT;")
-        elif isinstance(s, wg.ItemArray):
+        elif isinstance(s, wi.ItemArray):
             _item_array(emitter, s, depth)
-        elif isinstance(s, wg.ItemStorage):
+        elif isinstance(s, wi.ItemStorage):
             t = s.var.type
             emitter.put(
                 depth,
                 f"_Alignas(64) {emitter.storage(t.dtype)} em_ls_{s.var.name}[em_wg * "
                 f"{math.prod(t.shape)}];  // per-thread array, one slice per work-item",
             )
-        elif isinstance(s, wg.LeadUpdate):
+        elif isinstance(s, wi.LeadUpdate):
             emitter.put(depth, "em_lead = 0;  // the first work-item still running")
             emitter.put(depth, "while (em_lead < em_wg && em_done[em_lead]) em_lead++;")
             emitter.put(depth, "if (em_lead == em_wg) return;")
@@ -296,10 +296,10 @@ def _item_loop(emitter, s, depth: int) -> None:
 
 def _item_bytes(s) -> int:
     """Bytes one work-item's slot of item array ``s`` takes."""
-    from ember.codegen import workgroup as wg
+    from ember.codegen import workitems as wi
 
     t = s.var.type
-    if isinstance(s, wg.ItemStorage):
+    if isinstance(s, wi.ItemStorage):
         return t.dtype.itemsize * math.prod(t.shape)
     if s.scratch:
         return t.dtype.itemsize
