@@ -248,6 +248,20 @@ def test_the_guard_specification_is_checked(fake):
     assert run((1, 1, 1), (1, 1, 1), 0, None, (5.0,)) is False
 
 
+def test_the_launcher_reads_each_new_grid_and_block(fake):
+    """It keeps the values of the last tuples it was given: new tuples are read, and the
+    same ones again launch with their values."""
+    fn = FakeModule(fake).function("k", [ember.int32])
+    configs = [((2, 1, 1), (8, 1, 1)), ((3, 1, 1), (8, 1, 1)), ((3, 1, 1), (16, 2, 1))]
+    for grid, block in configs * 2 + [(tuple([4, 1, 1]), tuple([8, 1, 1]))]:
+        fn.launch(grid, block, [5])
+        assert stub.probe_recorded()[4:6] == (grid, block)
+    with pytest.raises(ember.LaunchError):  # a bad grid after good ones: not cached
+        fn.launch((-1, 1, 1), (8, 1, 1), [5])
+    fn.launch((4, 1, 1), (8, 1, 1), [5])
+    assert stub.probe_recorded()[4:6] == ((4, 1, 1), (8, 1, 1))
+
+
 def test_errors_in_the_guards_propagate(fake):
     def broken(a):
         raise RuntimeError("no view")

@@ -162,9 +162,9 @@ pack(char kind, PyObject *value, unsigned char *slot)
  * and call the cuLaunchKernelEx at `entry` with the GIL released.  Returns 0 with the
  * driver's status in *err, or -1 with a Python error set (a value that does not pack). */
 static int
-pack_and_call(launch_ex_fn entry, void *function, PyObject *kinds_bytes, PyObject *grid,
-              PyObject *block, PyObject *const *vals, Py_ssize_t given, PyObject *shared_mem,
-              void *stream, int *err)
+pack_and_call(launch_ex_fn entry, void *function, PyObject *kinds_bytes,
+              const unsigned int grid[3], const unsigned int block[3], PyObject *const *vals,
+              Py_ssize_t given, PyObject *shared_mem, void *stream, int *err)
 {
     launch_config config;
     char *kinds;
@@ -172,9 +172,8 @@ pack_and_call(launch_ex_fn entry, void *function, PyObject *kinds_bytes, PyObjec
     if (PyBytes_AsStringAndSize(kinds_bytes, &kinds, &count) < 0) {
         return -1;
     }
-    if (dims(grid, config.grid) < 0 || dims(block, config.block) < 0) {
-        return -1;
-    }
+    memcpy(config.grid, grid, sizeof config.grid);
+    memcpy(config.block, block, sizeof config.block);
     if (given != count) {
         PyErr_Format(PyExc_TypeError, "%zd arguments for %zd parameters", given, count);
         return -1;
@@ -245,6 +244,9 @@ typedef struct {
     PyObject *failed;         /* failed(err, grid, block, shared_mem, stream, args) */
     PyObject *last_stream;    /* the stream of the last launch, and its __dict__ */
     PyObject *last_dict;
+    PyObject *last_grid;      /* the grid and block tuples of the last launch (immutable: */
+    PyObject *last_block;     /* the same objects have the same values), and their values */
+    unsigned int grid_dims[3], block_dims[3];
 } launcher_state;
 
 static PyObject *str_submitted, *str_address, *str_opened, *one, *zero;
@@ -260,6 +262,8 @@ state_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(st->failed);
     Py_VISIT(st->last_stream);
     Py_VISIT(st->last_dict);
+    Py_VISIT(st->last_grid);
+    Py_VISIT(st->last_block);
     Py_VISIT((PyObject *)Py_TYPE(self)); /* a heap type: its instances keep it */
     return 0;
 }
@@ -275,6 +279,8 @@ state_clear(PyObject *self)
     Py_CLEAR(st->failed);
     Py_CLEAR(st->last_stream);
     Py_CLEAR(st->last_dict);
+    Py_CLEAR(st->last_grid);
+    Py_CLEAR(st->last_block);
     return 0;
 }
 
@@ -351,7 +357,26 @@ stream_get(PyObject *dict, PyObject *s, PyObject *name)
     return PyObject_GetAttr(s, name);
 }
 
-/* launch(grid, block, args, shared_mem=0, stream=None): CudaFunction.launch's meaning, in C. */
+/* The values of launch dimensions `value` (a 3-tuple), read once for the tuple the last
+ * launch had (`*last`, whose values `cached` holds): a kernel[grid, block] launch passes
+ * the same tuples every time.  0, or -1 with an error set. */
+static int
+cached_dims(PyObject **last, unsigned int cached[3], PyObject *value)
+{
+    if (value == *last) {
+        return 0;
+    }
+    unsigned int read[3];
+    if (dims(value, read) < 0) {
+        return -1;
+    }
+    memcpy(cached, read, sizeof read);
+    PyObject *old = *last;
+    *last = Py_NewRef(value);
+    Py_XDECREF(old);
+    return 0;
+}
+
 /* launch()'s five parameters (grid, block, args, shared_mem=0, stream=None) from a
  * vectorcall's positional and keyword arguments into `given`.  Returns 0, or -1 with a
  * TypeError set. */
@@ -461,8 +486,10 @@ launch_values(launcher_state *st, PyObject *grid, PyObject *block, PyObject *con
             return NULL;
         }
     }
-    if (!slow && pack_and_call(st->entry, st->function, st->kinds, grid, block, vals, n,
-                               shared_mem, handle, &err) < 0) {
+    if (!slow && (cached_dims(&st->last_grid, st->grid_dims, grid) < 0 ||
+                  cached_dims(&st->last_block, st->block_dims, block) < 0 ||
+                  pack_and_call(st->entry, st->function, st->kinds, st->grid_dims,
+                                st->block_dims, vals, n, shared_mem, handle, &err) < 0)) {
         if (!PyErr_ExceptionMatches(PyExc_Exception)) {
             return NULL; /* KeyboardInterrupt and the like */
         }
@@ -576,7 +603,7 @@ make_launcher(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     st->entry = (launch_ex_fn)entry;
     st->function = function;
-    st->last_stream = st->last_dict = NULL;
+    st->last_stream = st->last_dict = st->last_grid = st->last_block = NULL;
     PyObject **fields[5] = {&st->kinds, &st->default_stream, &st->devices, &st->slow,
                             &st->failed};
     for (int i = 0; i < 5; i++) {
