@@ -34,6 +34,17 @@ if os.environ.get("EMBER_TEST_PURE_PYTHON"):
     for _name in ("ember.runtime._pool", "ember.compiler._dispatch", "ember.backends.cuda._ccall"):
         sys.modules[_name] = None  # `import` raises ImportError
 
+# Hypothesis: no deadline (a per-example time limit is a timing assertion, and fails on a
+# loaded machine) and the same examples on every run; HYPOTHESIS_PROFILE=explore varies them.
+try:
+    from hypothesis import settings as _hypothesis
+except ImportError:  # the tests that use it say so themselves
+    pass
+else:
+    _hypothesis.register_profile("ember", deadline=None, derandomize=True)
+    _hypothesis.register_profile("explore", deadline=None)
+    _hypothesis.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ember"))
+
 from ember import config  # noqa: E402 - after the environment
 from ember.runtime import backend as registry  # noqa: E402
 
