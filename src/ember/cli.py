@@ -22,6 +22,33 @@ def _dist_version(name: str) -> str:
         return "not installed"
 
 
+# The optional C modules that need no device (setup.py builds them where a C compiler is);
+# the CUDA backend says the same of its own (its launch path) in `ember info`.
+COMPILED = (
+    ("ember.compiler._dispatch", "kernel[grid, block] and kernel.launch(n)"),
+    ("ember.runtime._pool", "the allocator's hit path"),
+)
+
+
+def compiled_paths() -> str:
+    """Which of :data:`COMPILED` this install has, and which run in Python instead."""
+    built, python = [], []
+    for module, what in COMPILED:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            python.append(what)
+        else:
+            built.append(f"{what} ({module})")
+    line = ", ".join(built) or "none"
+    if python:
+        line += (
+            f"; in Python: {', '.join(python)} (reinstall where a C compiler and Python's "
+            "headers are for the compiled forms)"
+        )
+    return line
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     """Print Ember's version, each backend with its libraries and devices, or why it is off."""
     import ember
@@ -31,6 +58,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     print(f"ember {ember.__version__} (Python {platform.python_version()}, {platform.platform()})")
     print(f"numpy {_dist_version('numpy')}")
+    print(f"compiled paths: {compiled_paths()}")
     print(f"EMBER_BACKEND={settings.backend}")
     usable = []
     for name in registry.REGISTRY:

@@ -151,3 +151,12 @@ def test_the_allocator_tests_pass_with_the_python_forms():
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert " passed" in run.stdout and "failed" not in run.stdout
+
+
+def test_ember_info_says_which_paths_are_compiled(monkeypatch):
+    from ember import cli
+
+    assert "the allocator's hit path (ember.runtime._pool)" in cli.compiled_paths()
+    monkeypatch.setitem(sys.modules, "ember.runtime._pool", None)  # as if not built
+    line = cli.compiled_paths()
+    assert "in Python: the allocator's hit path" in line and "C compiler" in line
