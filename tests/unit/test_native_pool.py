@@ -160,3 +160,53 @@ def test_ember_info_says_which_paths_are_compiled(monkeypatch):
     monkeypatch.setitem(sys.modules, "ember.runtime._pool", None)  # as if not built
     line = cli.compiled_paths()
     assert "in Python: the allocator's hit path" in line and "C compiler" in line
+
+
+def test_threads_sharing_the_c_hit_path_never_share_a_block(registered):
+    """Four threads allocate and free through the C hit path at once (switching at the
+    interpreter's will between the calls): no block is ever held by two live buffers,
+    and every byte is accounted for at the end."""
+    import random
+    import threading
+
+    be, pool = registered
+    sizes = [512, 4096, 3000, MiB]
+    live: dict[int, object] = {}  # id(block) -> the buffer holding it
+    clash = []
+    guard = threading.Lock()
+
+    def work(seed):
+        rng = random.Random(seed)
+        mine = []
+        for _ in range(3000):
+            if mine and rng.random() < 0.5:
+                buf = mine.pop(rng.randrange(len(mine)))
+                with guard:
+                    del live[id(buf.block)]
+                del buf  # back to the pool from C
+            else:
+                buf = memory.allocate(be, rng.choice(sizes))
+                with guard:
+                    if id(buf.block) in live:
+                        clash.append(buf.block)
+                    live[id(buf.block)] = buf
+                mine.append(buf)
+        with guard:
+            for buf in mine:
+                del live[id(buf.block)]
+        mine.clear()
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert clash == [] and live == {}
+    stats = pool.stats()
+    assert stats["in_use"] == 0 and stats["cached"] == stats["reserved"] > 0
+    assert stats["cache_hits"] > stats["cache_misses"]
