@@ -371,6 +371,40 @@ def test_the_compiled_launch_calls_the_runner_in_c_and_follows_the_inline_cache(
         launch(2.0, x, "not an array")
 
 
+def test_threads_launching_one_kernel_count_every_launch(fake):
+    """Four threads share one kernel[grid, block] (the kept specialization, the launcher's
+    kept grid and block, the stream's counter): every launch is counted once."""
+    import sys
+    import threading
+
+    k = ember.kernel(axpy.py_func)
+    launch = k[1, 4]
+    x, y = array(fake, (10,)), array(fake, (10,))
+    launch(2.0, x, y)
+    before = fake.stream.submitted
+    errors = []
+
+    def work():
+        try:
+            for _ in range(500):
+                launch(2.0, x, y)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == [] and fake.stream.submitted == before + 2000
+    assert fake.slow == [] and fake.compiles == 1
+
+
 def test_a_compiled_launch_on_a_given_stream_notes_the_arguments(fake, monkeypatch):
     noted = []
     monkeypatch.setattr(argmod, "note_uses", lambda args, s: noted.append((args, s)))
