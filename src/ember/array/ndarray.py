@@ -32,16 +32,31 @@ def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     """Byte strides of a C-contiguous array of ``shape``."""
     if len(shape) == 1:
         return (itemsize,)
+    found = _C_STRIDES.get((shape, itemsize))
+    if found is not None:
+        return found
     strides = []
     step = itemsize
     for n in reversed(shape):
         strides.append(step)
         step *= max(n, 1)
-    return tuple(reversed(strides))
+    found = tuple(reversed(strides))
+    if len(_C_STRIDES) < 4096:  # the shapes a program uses repeat: computed once each
+        _C_STRIDES[(shape, itemsize)] = found
+    return found
+
+
+_C_STRIDES: dict[tuple, tuple[int, ...]] = {}
 
 
 def normalize_shape(shape: Any) -> tuple[int, ...]:
     """``shape`` as a tuple of non-negative ints (an int means a 1-d shape)."""
+    if type(shape) is tuple:  # the usual spelling: checked without generators (~1 us)
+        for n in shape:
+            if type(n) is not int or n < 0:
+                break
+        else:
+            return shape
     if isinstance(shape, int) or hasattr(shape, "__index__"):
         shape = (shape,)
     try:
