@@ -466,8 +466,7 @@ def launch_strided(e: Dispatch, values: tuple, out: ndarray, shape, n: int) -> N
     wide = wide or n >= 1 << 31
     k = kernels.strided(res.op, res.ct, e.kinds, len(dims), wide, res.c0)
     blocks = min((n + e.tile - 1) // e.tile, e.maxgrid)  # UNROLL elements per thread
-    args_t = tuple(args)
-    k.dispatch(args_t).launch(args_t, (blocks, 1, 1), e.block)
+    k.launch_args((blocks, 1, 1), e.block, tuple(args))  # the inline cache: no signature
 
 
 def _strided_view(x: ndarray, strides, dims):
@@ -500,4 +499,4 @@ def launch_transpose(res, operands, dims, strides) -> None:
     tile = kernels.TILE
     grid = (-(-dims[0] // tile), min(-(-dims[1] // tile), 65535), 1)
     k = kernels.transpose2(res.ct)
-    k.dispatch(tuple(views)).launch(tuple(views), grid, (tile, kernels.TILE_ROWS, 1))
+    k.launch_args(grid, (tile, kernels.TILE_ROWS, 1), tuple(views))
