@@ -256,6 +256,23 @@ def test_broadcast_n_d(backend):
     check(ember.maximum(da[:, :, ::-2], 0), np.maximum(a[:, :, ::-2], 0))
 
 
+def test_views_of_one_geometry_at_other_offsets(backend):
+    """The strided path keeps its layout arithmetic by geometry (shapes, strides, item
+    sizes), not by offset or buffer: slices of one shape at every offset, forward and
+    reversed, of two arrays, each give NumPy's answer."""
+    a, b = sample("float32", (12, 9), 1), sample("float32", (12, 9), 2)
+    row = sample("float32", (1, 9), 3)
+    da, db, drow = ember.asarray(a), ember.asarray(b), ember.asarray(row)
+    for i in range(0, 9, 2):
+        for x, dx in ((a, da), (b, db)):
+            check(dx[i : i + 3] + drow, x[i : i + 3] + row)
+            check(dx[i + 2 : i - 1 if i else None : -1, ::-2] * drow[:, ::-2],
+                  x[i + 2 : i - 1 if i else None : -1, ::-2] * row[:, ::-2])  # fmt: skip
+            check(dx[i : i + 3].T - 1, x[i : i + 3].T - 1)
+            for cols in (slice(0, 5), slice(None, None, 2)):  # one shape, two strides
+                check(dx[i : i + 3, cols] + drow[:, :5], x[i : i + 3, cols] + row[:, :5])
+
+
 def test_zero_d_and_empty(backend):
     z = ember.asarray(np.float32(2.5))
     check(z * 2, np.asarray(np.float32(2.5) * 2))

@@ -439,11 +439,7 @@ def launch_strided(e: Dispatch, values: tuple, out: ndarray, shape, n: int) -> N
     """Coalesce the axes and launch the strided kernel (or the contiguous one, or the
     transpose kernel for a copy between 2-d layouts)."""
     operands = [out, *(x for x in values if type(x) is ndarray)]
-    strides = [
-        tuple(s // x.dtype.itemsize for s in broadcast.stretch(x.shape, x.strides, shape))
-        for x in operands
-    ]
-    dims, strides = broadcast.coalesce(shape, strides)
+    dims, strides, spans = _geometry(operands, shape)
     if len(dims) == 1 and all(s == (1,) for s in strides):
         it = iter(operands[1:])
         flat_values = tuple(flat(next(it), n) if type(x) is ndarray else x for x in values)
@@ -455,10 +451,10 @@ def launch_strided(e: Dispatch, values: tuple, out: ndarray, shape, n: int) -> N
     if res.op is ops.copy and len(dims) == 2 and _transposing(dims, strides):
         return launch_transpose(res, operands, dims, strides)
     args, wide = [n, broadcast.divisors(dims)], False
-    it = iter(zip(operands, strides, strict=True))
+    it = iter(zip(operands, strides, spans, strict=True))
     for x in (out, *values):
         if type(x) is ndarray:
-            view, st, extent = _strided_view(*next(it), dims)
+            view, st, extent = _strided_view(*next(it))
             wide = wide or extent >= 1 << 31
             args += (view, st)
         else:
@@ -469,14 +465,36 @@ def launch_strided(e: Dispatch, values: tuple, out: ndarray, shape, n: int) -> N
     k.launch_args((blocks, 1, 1), e.block, tuple(args))  # the inline cache: no signature
 
 
-def _strided_view(x: ndarray, strides, dims):
-    """A 1-d view from the lowest element ``x`` touches, and ``(base, *strides)``."""
-    low, high = broadcast.span(dims, strides)
+def _strided_view(x: ndarray, strides, span):
+    """A 1-d view from the lowest element ``x`` touches (``span``: the lowest and highest,
+    in elements), and ``(base, *strides)``."""
+    low, high = span
     extent = high - low + 1
     isz = x.dtype.itemsize
     view = ndarray((extent,), x.dtype, x.buffer, x.backend, (isz,), x.offset + low * isz)
     view._c = True
     return view, (-low, *strides), extent
+
+
+# The strided path's layout arithmetic by geometry (the broadcast shape, and each operand's
+# shape, strides and item size): a program's broadcasts repeat theirs.
+_GEOMETRY: dict[tuple, tuple] = {}
+
+
+def _geometry(operands: list[ndarray], shape) -> tuple:
+    """The coalesced dims, each operand's element strides over them and its span."""
+    key = (shape, *[(x.shape, x.strides, x.dtype.itemsize) for x in operands])
+    found = _GEOMETRY.get(key)
+    if found is None:
+        strides = [
+            tuple(s // x.dtype.itemsize for s in broadcast.stretch(x.shape, x.strides, shape))
+            for x in operands
+        ]
+        dims, strides = broadcast.coalesce(shape, strides)
+        found = dims, strides, [broadcast.span(dims, st) for st in strides]
+        if len(_GEOMETRY) < 1024:
+            _GEOMETRY[key] = found
+    return found
 
 
 def _transposing(dims, strides) -> bool:
