@@ -233,7 +233,10 @@ def _contiguous(e: Dispatch, x: ndarray, a, b) -> ndarray:
 
 
 def flat(x: ndarray, n: int) -> ndarray:
-    """A 1-d contiguous view of the C-strided ``x`` (``n`` elements)."""
+    """A 1-d contiguous view of the C-strided ``x`` (``n`` elements): ``x`` itself when it
+    is one already, so that its launch view, made at its first launch, is kept."""
+    if len(x.shape) == 1 and x.strides[0] == x.dtype.itemsize:
+        return x
     v = ndarray((n,), x.dtype, x.buffer, x.backend, (x.dtype.itemsize,), x.offset)
     v._c = True
     return v
