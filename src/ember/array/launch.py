@@ -36,6 +36,8 @@ def flat(x: ndarray) -> tuple[ndarray, int, tuple[int, ...]]:
     strides)]``, where ``view`` is a 1-d contiguous view of exactly the span ``x`` touches
     and ``strides`` are in elements."""
     isz = x.dtype.itemsize
+    if len(x.strides) == 1 and x.strides[0] == isz:  # itself: its launch view is kept
+        return x, 0, (1,)
     strides = tuple(s // isz for s in x.strides)
     if x.size == 0:
         low, extent = 0, 0
