@@ -4,6 +4,10 @@ default (capabilities, ``resources()``, ``occupancy()``...) exactly as a real ba
 
 from __future__ import annotations
 
+import sys
+import threading
+from collections.abc import Callable
+
 from ember.codegen import dialects
 from ember.runtime.backend import Backend, Buffer, DeviceInfo, Function, Module, Stream
 from ember.runtime.sync import Waitable
@@ -84,3 +88,27 @@ class FakeFunctionBase(Function):
 
 class FakeModuleBase(Module):
     pass
+
+
+def run_threads(work: Callable[[int], None], count: int = 4) -> list[BaseException]:
+    """Run ``work(i)`` for ``i < count`` in as many threads at once, the interpreter
+    switching between them as often as it can; return what they raised."""
+    errors: list[BaseException] = []
+
+    def guarded(i: int) -> None:
+        try:
+            work(i)
+        except BaseException as exc:  # returned to the test, which asserts on it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(count)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return errors

@@ -9,7 +9,7 @@ import struct
 
 import numpy as np
 import pytest
-from fake_backend import FAKE_DEVICE, FakeBase, FakeBufferBase, FakeModuleBase
+from fake_backend import FAKE_DEVICE, FakeBase, FakeBufferBase, FakeModuleBase, run_threads
 
 import ember
 from ember.compiler import args as argmod
@@ -374,33 +374,18 @@ def test_the_compiled_launch_calls_the_runner_in_c_and_follows_the_inline_cache(
 def test_threads_launching_one_kernel_count_every_launch(fake):
     """Four threads share one kernel[grid, block] (the kept specialization, the launcher's
     kept grid and block, the stream's counter): every launch is counted once."""
-    import sys
-    import threading
 
     k = ember.kernel(axpy.py_func)
     launch = k[1, 4]
     x, y = array(fake, (10,)), array(fake, (10,))
     launch(2.0, x, y)
     before = fake.stream.submitted
-    errors = []
 
-    def work():
-        try:
-            for _ in range(500):
-                launch(2.0, x, y)
-        except Exception as exc:  # reported below
-            errors.append(exc)
+    def work(_):
+        for _ in range(500):
+            launch(2.0, x, y)
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    errors = run_threads(work)
     assert errors == [] and fake.stream.submitted == before + 2000
     assert fake.slow == [] and fake.compiles == 1
 

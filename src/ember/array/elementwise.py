@@ -24,6 +24,7 @@ import math
 from typing import Any
 
 from ember.array import broadcast, ops, rules
+from ember.array.launch import flat1 as flat  # (x, n): x as a 1-d view of n elements
 from ember.array.ndarray import ndarray, not_on_device
 from ember.frontend.types import scalar
 from ember.runtime.memory import allocate
@@ -230,16 +231,6 @@ def _contiguous(e: Dispatch, x: ndarray, a, b) -> ndarray:
         fb = flat(b, n) if type(b) is ndarray else b
         e.launch(n, (n, flat(out, n), fa, fb))
     return out
-
-
-def flat(x: ndarray, n: int) -> ndarray:
-    """A 1-d contiguous view of the C-strided ``x`` (``n`` elements): ``x`` itself when it
-    is one already, so that its launch view, made at its first launch, is kept."""
-    if len(x.shape) == 1 and x.strides[0] == x.dtype.itemsize:
-        return x
-    v = ndarray((n,), x.dtype, x.buffer, x.backend, (x.dtype.itemsize,), x.offset)
-    v._c = True
-    return v
 
 
 # --------------------------------------------------------------------- the general path

@@ -51,9 +51,12 @@ def flat(x: ndarray) -> tuple[ndarray, int, tuple[int, ...]]:
 
 def flat1(x: ndarray, count: int | None = None, first: int = 0) -> ndarray:
     """A C-contiguous ``x`` as a 1-d view of its elements (``count`` of them from element
-    ``first``: all by default)."""
+    ``first``: all by default); ``x`` itself where it is that view already, so that its
+    launch view, made at its first launch, is kept."""
     n = x.size - first if count is None else count
     isz = x.dtype.itemsize
+    if not first and len(x.shape) == 1 and x.shape[0] == n and x.strides[0] == isz:
+        return x
     v = ndarray((n,), x.dtype, x.buffer, x.backend, (isz,), x.offset + first * isz)
     v._c = True
     return v

@@ -550,16 +550,6 @@ configure(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-static PyObject *
-lease(PyObject *module, PyObject *args)
-{
-    PyObject *block, *nbytes, *owner;
-    if (!PyArg_UnpackTuple(args, "lease", 3, 3, &block, &nbytes, &owner)) {
-        return NULL;
-    }
-    return make_buffer(Py_NewRef(block), nbytes, owner);
-}
-
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Pool, pools, scope_get, classes, slow): the pool class whose blocks a dying "
@@ -567,7 +557,6 @@ static PyMethodDef methods[] = {
     {"allocate", (PyCFunction)(void (*)(void))allocate, METH_FASTCALL | METH_KEYWORDS,
      "allocate(backend, nbytes, stream=None): ember.runtime.memory.allocate, with the "
      "pool's hit path in C and the configured Python function for everything else."},
-    {"lease", lease, METH_VARARGS, "lease(block, nbytes, owner): PooledBuffer(...)."},
     {NULL},
 };
 

@@ -144,14 +144,14 @@ def _lease(block: Block, nbytes: int, owner: Any) -> PooledBuffer:
     return buf
 
 
-try:  # the same three classes and lease() in C, where setup.py built them (_pool.c)
+try:  # the same three classes in C, where setup.py built them (_pool.c)
     from ember.runtime import _pool as native
 except ImportError:  # pragma: no cover - the build without a C compiler
     native = None
     Block, PooledBuffer, PoolCore, lease = _Block, _PooledBuffer, object, _lease
 else:
     Block, PooledBuffer, PoolCore = native.Block, native.PooledBuffer, native.PoolCore
-    lease = native.lease
+    lease = PooledBuffer  # its constructor is C: no __init__ frame to skip
     Buffer.register(PooledBuffer)
 
 
