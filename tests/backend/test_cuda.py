@@ -91,6 +91,47 @@ def test_alloc_copy_round_trip(cuda):
         cuda.copy_from_host(other, host.nbytes - 4, np.zeros(2, np.float32))
 
 
+def test_a_new_backend_allocates_before_its_pool_has_started(cuda, monkeypatch):
+    """Until its pool thread's first cuMemAllocAsync returns, a backend allocates with
+    cuMemAlloc; those buffers work like any other, are freed with cuMemFree, and every
+    allocation after the start is stream-ordered."""
+    from ember.backends.cuda import backend as cuda_backend
+
+    if not cuda.device.extra.get("memory_pools_supported"):
+        pytest.skip("this device has no stream-ordered memory pools")
+    gate, real = threading.Event(), cuda_backend.start_pool
+
+    def held_start(context, stream):
+        gate.wait(30)
+        real(context, stream)
+
+    monkeypatch.setattr(cuda_backend, "start_pool", held_start)
+    b = cuda_backend.CudaBackend(0)
+    try:
+        host = np.arange(5000, dtype=np.float32)
+        early = b.alloc(host.nbytes)
+        assert early._stream is None  # cuMemAlloc
+        b.copy_from_host(early, 0, host)
+        fn = b.load_module(b.compile(SOURCE, "test_cuda_early")).function("axpy", AXPY)
+        fn.launch(((5000 + 255) // 256, 1, 1), (256, 1, 1), [np.float32(2), early, early, 5000])
+        gate.set()
+        b._pool_start.join()
+        late = b.alloc(host.nbytes)
+        assert late._stream is not None  # cuMemAllocAsync from here on
+        b.copy_device(late, 0, early, 0, host.nbytes)
+        early.close()  # cuMemFree: after the queued work that uses it
+        out = np.empty_like(host)
+        b.copy_to_host(out, late, 0)
+        np.testing.assert_array_equal(out, 3 * host)
+        late.close()
+    finally:
+        gate.set()
+        b.close()
+    quick = cuda_backend.CudaBackend(0)
+    quick.close()  # right away: waits for its pool thread, which uses the context
+    assert not quick._pool_start.is_alive()
+
+
 def test_small_reads_through_the_bounce_buffer(cuda, module):
     """Waited-for reads up to BOUNCE bytes go through a per-thread pinned buffer: every
     size and offset round-trips, after the queued work that wrote it, from many threads."""

@@ -2,7 +2,9 @@
 
 Device memory is stream-ordered (``cuMemAllocAsync``/``cuMemFreeAsync`` from the device's
 default memory pool) where the device supports memory pools, else ``cuMemAlloc``/
-``cuMemFree``.  Pinned host memory (``cuMemHostAlloc``) is handed out as a NumPy array.
+``cuMemFree``; so are the few allocations a new backend makes before its pool has started
+(``start_pool``, in a thread of the backend's).  Pinned host memory (``cuMemHostAlloc``) is
+handed out as a NumPy array.
 """
 
 from __future__ import annotations
@@ -99,6 +101,19 @@ def allocate(
         return CudaBuffer(ptr, nbytes, context, stream)
     ptr = check(cu.cuMemAlloc(size), "cuMemAlloc", doing)
     return CudaBuffer(ptr, nbytes, context, None)
+
+
+def start_pool(context: PrimaryContext, stream: CudaStream) -> None:
+    """Make (and free) a 1-byte stream-ordered allocation on ``stream``: the driver sets the
+    device's pool up at the process's first one.  Returns quietly on any error."""
+    try:
+        context.ensure_current()
+        h = stream._handle
+        err, ptr = _alloc_async(1, h)
+        if not err:
+            _free_async(ptr, h)
+    except Exception:  # noqa: BLE001 - the first real allocation reports it
+        pass
 
 
 class PinnedHostMemory(Resource):
