@@ -59,7 +59,10 @@ def geometry(be, ct: DType, single_pass: bool = False) -> sk.Geometry:
     # real warps (ballot is their marker: the cpu backend's sub-groups, loops over a block,
     # run sub-group operations only where the whole block does)
     real_warps = shuffles and target.has("subgroup_ballot")
-    return sk.Geometry(block, items, 32 if shuffles else 0, warp_lookback=real_warps)
+    ordered = single_pass and be.ordered_blocks
+    return sk.Geometry(
+        block, items, 32 if shuffles else 0, warp_lookback=real_warps, ordered=ordered
+    )
 
 
 # --------------------------------------------------------------------- the primitive

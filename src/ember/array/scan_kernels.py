@@ -26,20 +26,22 @@ The prefix, step 4:
     (the same kernels, recursively: a row of ``T`` tiles becomes a row of ``T`` numbers);
     ``scan_carry`` reads the inclusive total of the tile before.  Moves ~3n elements.
 ``scan_lookback`` (single pass: decoupled look-back, Merrill & Garland 2016)
-    Tiles are taken in launch order from an atomic counter (so every earlier tile belongs
-    to a block that has started).  A block publishes its tile's total (flag 1, the
-    *aggregate*) as soon as it has it, then looks back over a window of the tiles before
-    it at a time (32; 128 where one warp does the look-back: four per lane, folded with
-    shuffles): each waits until that tile has published something, and the combination
-    runs from the newest backwards until a tile that published its *inclusive prefix*
-    (flag 2).  The block then publishes its own inclusive prefix.  A tile's flag and,
-    for values of up to 4 bytes, the value's bits share one 64-bit word, written with
-    one atomic exchange and read with one :func:`ember.atomic_load` (a plain volatile
-    read: many blocks poll the same words, and read-modify-write atomics on one address
-    queue up).  8-byte values take two such words, a half beside the flag in each, read
-    together (:func:`.lookback.state_words`): no fence either.  Moves ~2n
-    elements, but needs blocks that make progress while others wait on them: only on
-    backends with ``forward_progress``.
+    Tiles are taken in launch order from an atomic counter (so every earlier tile belongs to
+    a block that has started), or, on devices that start blocks in index order (CUDA: the
+    assumption CUB's single-pass scan makes), from the block index, which saves each block
+    an atomic round trip and a barrier before its first load.  A block publishes its tile's
+    total (flag 1, the *aggregate*) as soon as it has it, then looks back over a window of
+    the tiles before it at a time (32; 128 where one warp does the look-back: four per lane,
+    folded with shuffles): each waits until that tile has published something, and the
+    combination runs from the newest backwards until a tile that published its *inclusive
+    prefix* (flag 2).  The block then publishes its own inclusive prefix.  A tile's flag and,
+    for values of up to 4 bytes, the value's bits share one 64-bit word, written with one
+    atomic exchange and read with one :func:`ember.atomic_load` (a plain volatile read: many
+    blocks poll the same words, and read-modify-write atomics on one address queue
+    up).  8-byte values take two such words, a half beside the flag in each, read together
+    (:func:`.lookback.state_words`): no fence either.  Moves ~2n elements, but needs blocks
+    that make progress while others wait on them: only on backends with
+    ``forward_progress``.
 
 ``rows_serial`` scans short rows, one thread per row.
 
@@ -75,13 +77,16 @@ class Geometry:
     ``warp`` (32: block scans with warp shuffles; 0: in shared memory); ``emulated``: the
     warp shuffles through shared memory (the same kernels on devices without sub-groups,
     for tests); ``warp_lookback``: one warp does the look-back alone (devices whose warps
-    run sub-group operations in branches that split the block but not the warp)."""
+    run sub-group operations in branches that split the block but not the warp);
+    ``ordered``: the single pass takes its tile from its block index instead of a counter
+    (devices whose blocks start in index order: ``Backend.ordered_blocks``)."""
 
     block: int
     items: int
     warp: int
     emulated: bool = False
     warp_lookback: bool = False
+    ordered: bool = False
 
     @property
     def tile(self) -> int:
@@ -114,7 +119,8 @@ def _name(prefix: str, op, ct: DType, g: Geometry) -> str:
 
 
 def _warp_name(g: Geometry) -> str:
-    return (("we" if g.emulated else "w") + ("l" if g.warp_lookback else "")) if g.warp else ""
+    warp = (("we" if g.emulated else "w") + ("l" if g.warp_lookback else "")) if g.warp else ""
+    return warp + ("o" if g.ordered else "")
 
 
 def _pre_name(pre) -> str:
@@ -370,7 +376,7 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     lookback = (lb.warp_lookback if warp_lookback else lb.block_lookback)(f.combine, ct, AT)
     publish = lb.state_words(AT).publish
     TILE, SLOTS, BUF = _sizes(g)
-    ST, ITEMS = storage(ct), g.items
+    ST, ITEMS, ORDERED = storage(ct), g.items, g.ordered
 
     def scan_lookback(rows, n, tiles, x, xbase, xrow, xstep, out, obase, orow, state):
         s = ember.shared((SLOTS,), ST)
@@ -380,10 +386,13 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
         ctl = ember.shared((2,), ember.int32)
         cval = ember.shared((1,), AT)
         tid = ember.thread_idx.x
-        if tid == 0:
-            ctl[0] = ember.int32(ember.atomic_add(state, 0, 1))  # its tile, in start order
-        ember.barrier()
-        t = ember.int64(ctl[0])  # 64-bit: k * TILE passes 2**31 past 2**19 tiles
+        if ORDERED:  # blocks start in index order: every earlier tile's block has started
+            t = ember.int64(ember.block_idx.x)  # 64-bit: k * TILE passes 2**31
+        else:
+            if tid == 0:
+                ctl[0] = ember.int32(ember.atomic_add(state, 0, 1))  # its tile, in start order
+            ember.barrier()
+            t = ember.int64(ctl[0])
         r = t // tiles
         k = t - r * tiles
         e0 = k * TILE

@@ -307,6 +307,10 @@ class Backend(abc.ABC):
     # it.  False, the safe default, selects multi-pass designs: OpenCL gives no such
     # guarantee between work-groups.
     forward_progress: ClassVar[bool] = False
+    # With forward_progress: the blocks of a launch start in block-index order, so a block
+    # may wait on any block of a lower index (CUB's single-pass scan assumes this of CUDA
+    # devices).  False: such kernels number their tiles from an atomic counter instead.
+    ordered_blocks: ClassVar[bool] = False
     # why a vendor library the backend MAY use (blas(), solver(), fft()) is absent here, by name
     vendor_missing: ClassVar[Mapping[str, str]] = MappingProxyType({})
     # (DeviceInfo.cooperative_launch: every block of a grid resident at once, so that

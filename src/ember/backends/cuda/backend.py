@@ -83,6 +83,7 @@ class CudaBackend(Backend):
     offline_stages = inspect_stages
     out_of_memory_code = "CUDA_ERROR_OUT_OF_MEMORY"
     forward_progress = True  # resident blocks are scheduled independently of waiting ones
+    ordered_blocks = True  # and a launch's blocks start in index order
     staged_copies = True  # pageable copies: 7-14 GB/s up, 1-3 down; staged: see staging.py
 
     def __init__(self, device: int = 0):
