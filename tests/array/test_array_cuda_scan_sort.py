@@ -41,12 +41,17 @@ def _shared_bytes(ptx: str) -> int:
      (ops.logical_or, ember.bool_), (ops.multiply, ember.int64), (ops.maximum, ember.uint8)],
 )  # fmt: skip
 def test_scan_kernels_compile_for_cuda(op, ct):
-    # (the GPU's geometry: one warp does the look-back; without warp shuffles)
-    for g in (sk.Geometry(256, 16, 32, warp_lookback=True), sk.Geometry(256, 8, 0)):
+    # (the GPU's geometry: one warp does the look-back, tiles by block index; the tiles
+    # from a counter; without warp shuffles)
+    gpu = sk.Geometry(256, 16, 32, warp_lookback=True, ordered=True)
+    for g in (gpu, sk.Geometry(256, 16, 32, warp_lookback=True), sk.Geometry(256, 8, 0)):
         x = np.zeros(8, ct.numpy)
         st = sk.storage(ct).numpy
         head = (1, 8, 1, *_row_args(ct.numpy, ct.numpy))
         ptx = to_ptx(sk.scan_lookback(op, ct, g), (*head, np.zeros(4, np.uint64)))
+        # a ticket (an atomic add on the state's first word) only where blocks may start
+        # out of order
+        assert ("atom.global.add.u64" in ptx) is not g.ordered, g
         # every value travels beside its flag (8 bytes: a half in each of two words): no
         # fence orders them
         assert ".entry" in ptx and "membar.gl" not in ptx
@@ -123,7 +128,7 @@ def test_radix_kernels_compile_and_fit_for_cuda(dtype):
         tail = (np.zeros(8, np.int64), np.zeros(8, np.uint32), 3, keys, np.zeros(8, po.numpy))
         k = sort_match.match_pass(U, fns, ge, payload, pt, po, "onesweep", sort_match.EMULATED)
         assert _shared_bytes(to_ptx(k, (*head, *tail))) <= SHARED_LIMIT, (payload, ge)
-        for mode in ("onesweep", "classic"):
+        for mode in ("onesweep", "onesweep-ordered", "classic"):
             k = sort_match.match_pass(U, fns, g, payload, pt, po, mode, sort_match.HARDWARE)
             ptx = to_ptx(k, (*head, *tail))
             assert ".entry" in ptx and "atom.shared.or" in ptx and "bar.warp.sync" in ptx

@@ -219,6 +219,12 @@ def histogram_geometry(be, g: kern.SortGeometry) -> kern.SortGeometry:
                              HISTOGRAM_ITEMS)  # fmt: skip
 
 
+def onesweep_mode(be) -> str:
+    """``match_pass``'s mode for ``be``: tiles from the block index where blocks start in
+    index order, else from a counter."""
+    return "onesweep-ordered" if be.ordered_blocks else "onesweep"
+
+
 def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
     """The histogram of every pass, and a function running one onesweep pass."""
     be = raw.backend
@@ -241,6 +247,7 @@ def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
                (n, cells, launch.flat1(hist), launch.flat1(state), words))  # fmt: skip
 
     copies = min(tiles, max(1, be.device.multiprocessors) * 4)
+    mode = onesweep_mode(be)
     rows = [(launch.row(starts, p), launch.row(state, p)) for p in range(passes)]
 
     def run(p, payload, pt, po, head, kout, pout):
@@ -248,7 +255,7 @@ def _onesweep(raw, U, fns, g, tiles, passes, descending, warp_ops):
         # the copy where the pass is marked to keep the order, else the pass
         kc = match.copy_pass(U, fns, g, payload, pt, po)
         launch.run(kc, copies, g.block, (*head, words_p, words - 2, kout, pout))
-        kp = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
+        kp = match.match_pass(U, fns, g, payload, pt, po, mode, warp_ops)
         args = (*head, places, words_p, words - 2, kout, pout)
         launch.run(kp, tiles, g.block, args)
 

@@ -15,7 +15,8 @@ tile position in shared memory, and runs of equal digits are written out contigu
 **Global places.**  ``mode="classic"``: from the scan of the upsweep's digit-major counts,
 as the portable passes.  ``mode="onesweep"``: one histogram kernel counts the digits of
 every pass up front (:func:`histogram`, one read of the keys); then each pass is a single
-kernel: tiles are taken in start order from an atomic counter, each tile publishes its digit
+kernel: tiles are taken in start order from an atomic counter (from the block index where
+blocks start in index order: ``mode="onesweep-ordered"``), each tile publishes its digit
 counts as soon as it has them, moves its keys to their tile positions, and then thread ``d``
 looks back over earlier tiles for digit ``d`` (a flag in the top two bits of the count's
 32-bit word: 1 = this tile's count, 2 = the inclusive count of every tile up to it) - a
@@ -253,13 +254,16 @@ def copy_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: D
 @functools.cache
 def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: DType,
                mode: str, warp_ops: WarpOps) -> Kernel:  # fmt: skip
-    """One radix pass with warp-match ranking; ``mode`` "classic" or "onesweep"."""
+    """One radix pass with warp-match ranking; ``mode`` "classic", "onesweep" (tiles from
+    a counter) or "onesweep-ordered" (tiles from the block index: devices that start blocks
+    in index order, ``Backend.ordered_blocks``)."""
     to_key, to_bits = key_fns
     rank = _rank_in_warp(warp_ops)
     BLOCK, ITEMS, TILE = g.block, g.items, g.tile
     NWARPS, RUN = BLOCK // WARP, WARP * g.items
     DPT = max(1, RADIX // BLOCK)  # digits per thread in the scans over digits
-    HAS_P, IOTA, ONESWEEP = payload != "none", payload == "iota", mode == "onesweep"
+    HAS_P, IOTA, ONESWEEP = payload != "none", payload == "iota", mode.startswith("onesweep")
+    TICKET = mode == "onesweep"
     LOADS = payload == "load"
     # global offsets of the tile's digit runs: int32 where every position fits (PT, the
     # payload's index type, is int32 exactly then): half the shared-memory traffic of the
@@ -296,7 +300,7 @@ def match_pass(U: DType, key_fns, g: SortGeometry, payload: str, PT: DType, PO: 
             whist[i] = 0
             wmask[i] = ember.uint32(0)
         if tid == 0:
-            ctl[0] = ember.atomic_add(state, slot, 1) if ONESWEEP else ember.block_idx.x
+            ctl[0] = ember.atomic_add(state, slot, 1) if TICKET else ember.block_idx.x
             # onesweep: 1 where every key has one digit in this pass (trivial_passes); in
             # shared memory, not a register held across the loads (the payload passes sit
             # at 64 registers: 4 blocks per SM)

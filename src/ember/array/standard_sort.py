@@ -150,12 +150,12 @@ def _radix_pass(be, U, fns, g, payload, pt, po, head, passes, warp_ops) -> Itera
     i64, u32 = dtypes.int64, dtypes.uint32
     tail = (_a(U), _a(po if payload != "none" else pt))
     if warp_ops is not None and be.forward_progress:
-        from ember.array.sort import histogram_geometry
+        from ember.array.sort import histogram_geometry, onesweep_mode
 
         gh = histogram_geometry(be, g)
         yield match.histogram(U, fns, gh, passes), (4, 1, _a(U), 0, 1, False, _a(u32))
         yield match.trivial_passes(), (4, 4, _a(u32), _a(u32), 4)
-        k = match.match_pass(U, fns, g, payload, pt, po, "onesweep", warp_ops)
+        k = match.match_pass(U, fns, g, payload, pt, po, onesweep_mode(be), warp_ops)
         yield k, (*head, _a(i64), _a(u32), 3, *tail)
         yield match.copy_pass(U, fns, g, payload, pt, po), (*head, _a(u32), 2, *tail)
         return
