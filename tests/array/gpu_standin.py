@@ -28,6 +28,7 @@ class _Device:
 class OfflineGPU:
     device: _Device = _Device()
     forward_progress: bool = True
+    ordered_blocks: bool = True
     target: object = dataclasses.field(default_factory=lambda: default_target("cuda"))
 
 
