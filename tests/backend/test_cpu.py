@@ -470,3 +470,35 @@ def test_grid_stride_loops_in_lockstep(backend):
     out = ember.zeros(1, ember.float32)
     grid_stride_sum[3, 64](ember.asarray(x), out)
     np.testing.assert_allclose(out.to_numpy()[0], x.sum(), rtol=1e-5)
+
+
+def test_the_compiler_version_comes_from_the_wheel_folder(monkeypatch):
+    """The cache keys' compiler version is read from the ziglang wheel's dist-info folder
+    (no importlib.metadata on the first kernel's path); with no single such folder it
+    falls back to importlib.metadata, which must agree."""
+    pytest.importorskip("ziglang")
+    import os
+    from importlib import metadata
+
+    from ember.backends.cpu import toolchain
+
+    monkeypatch.setattr(toolchain, "zig_version", toolchain.zig_version.__wrapped__)
+    installed = metadata.version("ziglang")
+
+    def slow(name):
+        raise AssertionError("importlib.metadata was asked")
+
+    monkeypatch.setattr(metadata, "version", slow)
+    assert toolchain.zig_version() == installed
+    monkeypatch.undo()
+    monkeypatch.setattr(toolchain, "zig_version", toolchain.zig_version.__wrapped__)
+    listdir = os.listdir
+
+    def twice(path):  # a stale dist-info folder left beside the real one
+        names = listdir(path)
+        return names + ["ziglang-0.0.1.dist-info"] if "ziglang" in names else names
+
+    monkeypatch.setattr(os, "listdir", twice)
+    assert toolchain.zig_version() == installed
+    monkeypatch.setattr(metadata, "version", lambda name: "from-metadata")
+    assert toolchain.zig_version() == "from-metadata"  # the fallback was taken
