@@ -81,10 +81,10 @@ def zig_version() -> str:
     if spec is not None and spec.origin:
         site = os.path.dirname(os.path.dirname(spec.origin))
         try:
-            found = [n for n in os.listdir(site) if n.lower().startswith("ziglang-")]
+            names = os.listdir(site)
         except OSError:
-            found = []
-        infos = [n for n in found if n.endswith(".dist-info")]
+            names = []
+        infos = [n for n in names if n.startswith("ziglang-") and n.endswith(".dist-info")]
         if len(infos) == 1:
             return infos[0][len("ziglang-") : -len(".dist-info")]
     from importlib import metadata
