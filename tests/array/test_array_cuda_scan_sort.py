@@ -5,6 +5,7 @@ memory fits a block (48 KiB) with the launch geometry chosen for an H100-like de
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -31,6 +32,10 @@ pytestmark = [
 ]
 
 
+def _barriers(ptx: str) -> int:
+    return len(re.findall(r"\bbar\.sync\b", ptx))
+
+
 def _shared_bytes(ptx: str) -> int:
     return sum(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \S+\[(\d+)\]", ptx))
 
@@ -41,9 +46,9 @@ def _shared_bytes(ptx: str) -> int:
      (ops.logical_or, ember.bool_), (ops.multiply, ember.int64), (ops.maximum, ember.uint8)],
 )  # fmt: skip
 def test_scan_kernels_compile_for_cuda(op, ct):
-    # (the GPU's geometry: one warp does the look-back, tiles by block index; the tiles
-    # from a counter; without warp shuffles)
-    gpu = sk.Geometry(256, 16, 32, warp_lookback=True, ordered=True)
+    # (the GPU's geometry: one warp does the look-back, tiles by block index, warps move
+    # their own elements; the tiles from a counter; without warp shuffles)
+    gpu = sk.Geometry(256, 16, 32, warp_lookback=True, ordered=True, segments=True)
     for g in (gpu, sk.Geometry(256, 16, 32, warp_lookback=True), sk.Geometry(256, 8, 0)):
         x = np.zeros(8, ct.numpy)
         st = sk.storage(ct).numpy
@@ -52,6 +57,13 @@ def test_scan_kernels_compile_for_cuda(op, ct):
         # a ticket (an atomic add on the state's first word) only where blocks may start
         # out of order
         assert ("atom.global.add.u64" in ptx) is not g.ordered, g
+        # warp-owned loads and stores: the two barriers around them are warp syncs (the
+        # block scan's and the look-back's stay)
+        assert ptx.count("bar.warp.sync") == (2 if g.segments else 0), g
+        if g.segments:
+            striped = sk.scan_lookback(op, ct, dataclasses.replace(g, segments=False))
+            plain = to_ptx(striped, (*head, np.zeros(4, np.uint64)))
+            assert _barriers(ptx) == _barriers(plain) - 2 == 2
         # every value travels beside its flag (8 bytes: a half in each of two words): no
         # fence orders them
         assert ".entry" in ptx and "membar.gl" not in ptx

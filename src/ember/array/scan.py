@@ -60,9 +60,11 @@ def geometry(be, ct: DType, single_pass: bool = False) -> sk.Geometry:
     # run sub-group operations only where the whole block does)
     real_warps = shuffles and target.has("subgroup_ballot")
     ordered = single_pass and be.ordered_blocks
+    segments = single_pass and real_warps
     return sk.Geometry(
-        block, items, 32 if shuffles else 0, warp_lookback=real_warps, ordered=ordered
-    )
+        block, items, 32 if shuffles else 0, warp_lookback=real_warps, ordered=ordered,
+        segments=segments,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------- the primitive

@@ -79,7 +79,9 @@ class Geometry:
     for tests); ``warp_lookback``: one warp does the look-back alone (devices whose warps
     run sub-group operations in branches that split the block but not the warp);
     ``ordered``: the single pass takes its tile from its block index instead of a counter
-    (devices whose blocks start in index order: ``Backend.ordered_blocks``)."""
+    (devices whose blocks start in index order: ``Backend.ordered_blocks``); ``segments``:
+    the single pass's warps load and store the elements they scan (:func:`_layout`: warp
+    syncs instead of two block barriers; devices with real warps)."""
 
     block: int
     items: int
@@ -87,6 +89,7 @@ class Geometry:
     emulated: bool = False
     warp_lookback: bool = False
     ordered: bool = False
+    segments: bool = False
 
     @property
     def tile(self) -> int:
@@ -120,7 +123,7 @@ def _name(prefix: str, op, ct: DType, g: Geometry) -> str:
 
 def _warp_name(g: Geometry) -> str:
     warp = (("we" if g.emulated else "w") + ("l" if g.warp_lookback else "")) if g.warp else ""
-    return warp + ("o" if g.ordered else "")
+    return warp + ("o" if g.ordered else "") + ("s" if g.segments else "")
 
 
 def _pre_name(pre) -> str:
@@ -143,60 +146,127 @@ def flag(v):
     return v != 0
 
 
-def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False) -> SimpleNamespace:
+def _layout(BLOCK, ITEMS, SEGMENTS):
+    """Where thread ``tid`` loads and stores a tile's elements: its ``j``-th element is
+    ``first + j * STEP``, with ``(first, slot) = place(tid)`` and ``at(slot, e, j)`` the
+    shared-memory slot of that element ``e`` (``pad(e)``).  Block-striped
+    (``j * BLOCK + tid``; a block barrier before the elements are read by the thread that
+    scans them), or with ``SEGMENTS`` warp-owned: warp ``w`` moves elements
+    ``w * 32 * ITEMS ...`` of the tile, 32 consecutive ones a step, which are the elements
+    its own lanes scan (a warp sync is enough).  Both are coalesced.  Where ``STEP`` is a
+    multiple of 32 the slots are the first's plus constants (no ``pad`` arithmetic per
+    element)."""
+    if SEGMENTS:
+        SPAN = 32 * ITEMS
+
+        def place(tid):
+            first = (tid >> 5) * SPAN + (tid & 31)
+            return first, pad(first)
+
+        STEP = 32
+    else:
+
+        def place(tid):
+            return tid, pad(tid)
+
+        STEP = BLOCK
+    ROW = STEP + (STEP >> 5)
+
+    def at_step(slot, e, j):
+        return slot + j * ROW
+
+    def at_pad(slot, e, j):
+        return pad(e)
+
+    return place, STEP, at_step if STEP % 32 == 0 else at_pad
+
+
+def _own(ITEMS):
+    """``own(base, j)``: the slot of the ``j``-th of a thread's ``ITEMS`` consecutive
+    elements, ``base`` being ``tid * ITEMS``: ``pad(base) + j + (j >> 5)`` where ``ITEMS``
+    is a power of two (its elements straddle a padding slot only at multiples of 32)."""
+
+    def own_pow2(base, j):
+        return pad(base) + j + (j >> 5)
+
+    def own_pad(base, j):
+        return pad(base + j)
+
+    return own_pow2 if ITEMS & (ITEMS - 1) == 0 else own_pad
+
+
+def _tile_functions(
+    OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False, SEGMENTS=False
+) -> SimpleNamespace:
     """The per-tile steps shared by the kernels (see the module docstring); ``PRE`` maps
-    each loaded element before it is cast to ``CT``; ``EMU``: shuffles in shared memory."""
+    each loaded element before it is cast to ``CT``; ``EMU``: shuffles in shared memory;
+    ``SEGMENTS``: warp-owned loads and stores (:func:`_layout`).
+
+    Full tiles take unguarded loops, and the shared-memory slots are offsets from one
+    computed per thread (:func:`_layout`, :func:`_own`), not ``pad`` per element."""
     NWARPS = BLOCK // WARP if WARP else 0
     LOG_BLOCK = BLOCK.bit_length() - 1
+    TILE = BLOCK * ITEMS
+    place, ESTEP, at = _layout(BLOCK, ITEMS, SEGMENTS)
+    own = _own(ITEMS)
 
     def combine(a, b):
         return CT(OP(CT(a), CT(b)))
 
-    def load_guarded(s, x, start, step, count, tid):
+    def load_guarded(s, x, start, step, count, first, slot):
         for j in range(ITEMS):
-            e = j * BLOCK + tid
+            e = first + j * ESTEP
             if e < count:
-                s[pad(e)] = ST(CT(PRE(x[start + e * step])))
+                s[at(slot, e, j)] = ST(CT(PRE(x[start + e * step])))
             else:
-                s[pad(e)] = ST(0)
+                s[at(slot, e, j)] = ST(0)
 
-    def load_by_4(s, x, start, step, count, tid):
+    def load_by_4(s, x, start, step, count, first, slot):
         """Full tiles: unit-stride rows indexed without the stride (H200, float32 scan of
         2**26: 183 -> 176 us); others four loads issued before their stores (several
         requests in flight per thread; a store to shared memory could otherwise hold back
         the next load)."""
-        if count < BLOCK * ITEMS:
-            load_guarded(s, x, start, step, count, tid)
+        if count < TILE:
+            load_guarded(s, x, start, step, count, first, slot)
         elif step == 1:
+            base = start + first
             for j in range(ITEMS):
-                e = j * BLOCK + tid
-                s[pad(e)] = ST(CT(PRE(x[start + e])))
+                s[at(slot, first + j * ESTEP, j)] = ST(CT(PRE(x[base + j * ESTEP])))
         else:
             for j in range(0, ITEMS, 4):
-                e = j * BLOCK + tid
+                e = first + j * ESTEP
                 a = x[start + e * step]
-                b = x[start + (e + BLOCK) * step]
-                c = x[start + (e + 2 * BLOCK) * step]
-                d = x[start + (e + 3 * BLOCK) * step]
-                s[pad(e)] = ST(CT(PRE(a)))
-                s[pad(e + BLOCK)] = ST(CT(PRE(b)))
-                s[pad(e + 2 * BLOCK)] = ST(CT(PRE(c)))
-                s[pad(e + 3 * BLOCK)] = ST(CT(PRE(d)))
+                b = x[start + (e + ESTEP) * step]
+                c = x[start + (e + 2 * ESTEP) * step]
+                d = x[start + (e + 3 * ESTEP) * step]
+                s[at(slot, e, j)] = ST(CT(PRE(a)))
+                s[at(slot, e + ESTEP, j + 1)] = ST(CT(PRE(b)))
+                s[at(slot, e + 2 * ESTEP, j + 2)] = ST(CT(PRE(c)))
+                s[at(slot, e + 3 * ESTEP, j + 3)] = ST(CT(PRE(d)))
 
     load = load_by_4 if ITEMS % 4 == 0 else load_guarded
 
-    def store(out, s, start, count, tid):
-        for j in range(ITEMS):
-            e = j * BLOCK + tid
-            if e < count:
-                out[start + e] = out.dtype(CT(s[pad(e)]))
+    def store(out, s, start, count, first, slot):
+        if count < TILE:
+            for j in range(ITEMS):
+                e = first + j * ESTEP
+                if e < count:
+                    out[start + e] = out.dtype(CT(s[at(slot, e, j)]))
+        else:
+            base = start + first
+            for j in range(ITEMS):
+                out[base + j * ESTEP] = out.dtype(CT(s[at(slot, first + j * ESTEP, j)]))
 
     def thread_reduce(s, tid, m):
         base = tid * ITEMS
         acc = CT(s[pad(base)])
-        for j in range(1, ITEMS):
-            if j < m:
-                acc = combine(acc, s[pad(base + j)])
+        if m == ITEMS:
+            for j in range(1, ITEMS):
+                acc = combine(acc, s[own(base, j)])
+        else:
+            for j in range(1, ITEMS):
+                if j < m:
+                    acc = combine(acc, s[own(base, j)])
         return acc
 
     def rescan(s, tid, m, excl, prefix, has_prefix):
@@ -211,10 +281,15 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False) -> Simp
         elif has_prefix:
             run = combine(prefix, run)
         s[pad(base)] = ST(run)
-        for j in range(1, ITEMS):
-            if j < m:
-                run = combine(run, s[pad(base + j)])
-                s[pad(base + j)] = ST(run)
+        if m == ITEMS:
+            for j in range(1, ITEMS):
+                run = combine(run, s[own(base, j)])
+                s[own(base, j)] = ST(run)
+        else:
+            for j in range(1, ITEMS):
+                if j < m:
+                    run = combine(run, s[own(base, j)])
+                    s[own(base, j)] = ST(run)
 
     def block_scan_shared(buf, v, tid):
         """(exclusive value for tid > 0, block total): Hillis-Steele, double-buffered."""
@@ -249,8 +324,8 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False) -> Simp
 
     def block_scan_warp(buf, v, tid):
         """The same with 32-lane warp shuffles and one pass over the warp totals."""
-        lane = tid % WARP
-        w = tid // WARP
+        lane = tid & (WARP - 1)
+        w = tid >> 5
         for k in range(5):
             d = 1 << k
             o = shfl(buf, v, lane - d if lane >= d else 0, tid)
@@ -282,14 +357,25 @@ def _tile_functions(OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False) -> Simp
         rescan(s, tid, m, excl, prefix, has_prefix)
         return total
 
+    def sync_warp():
+        ember.syncwarp()
+
+    def sync_block():
+        ember.barrier()
+
     return SimpleNamespace(
         combine=combine, load=load, store=store, thread_reduce=thread_reduce,
-        rescan=rescan, block_scan=block_scan, scan_tile=scan_tile,
+        rescan=rescan, block_scan=block_scan, scan_tile=scan_tile, place=place,
+        moved=sync_warp if SEGMENTS else sync_block,
     )  # fmt: skip
 
 
 def _functions(op, ct: DType, g: Geometry, pre=same) -> SimpleNamespace:
-    return _tile_functions(op, ct, storage(ct), g.block, g.items, g.warp, pre, g.emulated)
+    """The tile functions of ``g`` (``moved()``: the sync between a thread's loads or
+    stores and the thread that reads the slots next, per :func:`_layout`)."""
+    return _tile_functions(
+        op, ct, storage(ct), g.block, g.items, g.warp, pre, g.emulated, g.segments
+    )
 
 
 # --------------------------------------------------------------------- kernels
@@ -305,7 +391,7 @@ def tile_reduce(op, ct: DType, g: Geometry, pre=same) -> Kernel:
     """``partial[r * T + t]`` = the combination of tile ``t`` of row ``r`` (of ``pre``
     of its elements)."""
     f = _functions(op, ct, g, pre)
-    load, thread_reduce, block_scan = f.load, f.thread_reduce, f.block_scan
+    load, thread_reduce, block_scan, place = f.load, f.thread_reduce, f.block_scan, f.place
     TILE, SLOTS, BUF = _sizes(g)
     ST, ITEMS = storage(ct), g.items
 
@@ -313,12 +399,13 @@ def tile_reduce(op, ct: DType, g: Geometry, pre=same) -> Kernel:
         s = ember.shared((SLOTS,), ST)
         buf = ember.shared((BUF,), ST)
         tid = ember.thread_idx.x
+        first, slot = place(tid)
         t = ember.block_idx.x
         while t < rows * tiles:
             r = t // tiles
             e0 = (t - r * tiles) * TILE
             count = min(n - e0, TILE)
-            load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, tid)
+            load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, first, slot)
             ember.barrier()
             m = min(max(count - tid * ITEMS, 0), ITEMS)
             _, total = block_scan(buf, thread_reduce(s, tid, m), tid)
@@ -335,7 +422,7 @@ def scan_carry(op, ct: DType, g: Geometry) -> Kernel:
     """Scan every tile, starting from the inclusive total of the tile before it in its
     row (``carry[r * T + t - 1]``, scanned by the host beforehand)."""
     f = _functions(op, ct, g)
-    load, store, scan_tile = f.load, f.store, f.scan_tile
+    load, store, scan_tile, place = f.load, f.store, f.scan_tile, f.place
     TILE, SLOTS, BUF = _sizes(g)
     CT, ST = ct, storage(ct)
 
@@ -343,17 +430,18 @@ def scan_carry(op, ct: DType, g: Geometry) -> Kernel:
         s = ember.shared((SLOTS,), ST)
         buf = ember.shared((BUF,), ST)
         tid = ember.thread_idx.x
+        first, slot = place(tid)
         t = ember.block_idx.x
         while t < rows * tiles:
             r = t // tiles
             k = t - r * tiles
             e0 = k * TILE
             count = min(n - e0, TILE)
-            load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, tid)
+            load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, first, slot)
             ember.barrier()
             scan_tile(s, buf, tid, count, CT(carry[t - 1 if k > 0 else 0]), k > 0)
             ember.barrier()
-            store(out, s, obase + r * orow + e0, count, tid)
+            store(out, s, obase + r * orow + e0, count, first, slot)
             ember.barrier()
             t += ember.grid_dim.x
 
@@ -370,7 +458,7 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     in :mod:`.lookback`."""
     f = _functions(op, ct, g)
     load, store, thread_reduce, block_scan = f.load, f.store, f.thread_reduce, f.block_scan
-    rescan = f.rescan
+    rescan, place, moved = f.rescan, f.place, f.moved
     AT = atomic_storage(ct)
     warp_lookback = g.warp_lookback and g.warp == WINDOW and not g.emulated
     lookback = (lb.warp_lookback if warp_lookback else lb.block_lookback)(f.combine, ct, AT)
@@ -393,12 +481,15 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
                 ctl[0] = ember.int32(ember.atomic_add(state, 0, 1))  # its tile, in start order
             ember.barrier()
             t = ember.int64(ctl[0])
-        r = t // tiles
+        r = 0  # one row (a plain cumsum): no 64-bit division
+        if rows > 1:
+            r = t // tiles
         k = t - r * tiles
         e0 = k * TILE
         count = min(n - e0, TILE)
-        load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, tid)
-        ember.barrier()
+        first, slot = place(tid)
+        load(s, x, xbase + r * xrow + e0 * xstep, xstep, count, first, slot)
+        moved()
         m = min(max(count - tid * ITEMS, 0), ITEMS)
         excl, total = block_scan(buf, thread_reduce(s, tid, m), tid)
         prefix = total
@@ -407,8 +498,8 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
         elif tid == 0:
             publish(state, t, AT(total), PREFIX)
         rescan(s, tid, m, excl, prefix, k > 0)
-        ember.barrier()
-        store(out, s, obase + r * orow + e0, count, tid)
+        moved()
+        store(out, s, obase + r * orow + e0, count, first, slot)
 
     return _named(scan_lookback, _name("scan_lookback", op, ct, g))
 
@@ -454,8 +545,10 @@ def select(g: Geometry, what) -> Kernel:
     tile's scan of its flags."""
     from ember.array import ops
 
+    if g.segments:
+        raise ValueError("select reads its tile block-striped: a geometry without segments")
     f = _functions(ops.add, dtypes.int32, g, flag)
-    load, scan_tile = f.load, f.scan_tile
+    load, scan_tile, place = f.load, f.scan_tile, f.place
     TILE, SLOTS, BUF = _sizes(g)
     BLOCK, ITEMS, WHAT = g.block, g.items, what
 
@@ -463,11 +556,12 @@ def select(g: Geometry, what) -> Kernel:
         s = ember.shared((SLOTS,), ember.int32)
         buf = ember.shared((BUF,), ember.int32)
         tid = ember.thread_idx.x
+        first, slot = place(tid)
         t = ember.block_idx.x
         while t < tiles:
             e0 = t * TILE
             count = min(n - e0, TILE)
-            load(s, flags, fbase + e0 * fstep, fstep, count, tid)
+            load(s, flags, fbase + e0 * fstep, fstep, count, first, slot)
             ember.barrier()
             scan_tile(s, buf, tid, count, ember.int32(0), False)
             ember.barrier()
