@@ -53,7 +53,7 @@ def test_scan_kernels_compile_for_cuda(op, ct):
         x = np.zeros(8, ct.numpy)
         st = sk.storage(ct).numpy
         head = (1, 8, 1, *_row_args(ct.numpy, ct.numpy))
-        ptx = to_ptx(sk.scan_lookback(op, ct, g), (*head, np.zeros(4, np.uint64)))
+        ptx = to_ptx(sk.scan_lookback(op, ct, g), (*head, np.zeros(4, np.uint64), 1))
         # a ticket (an atomic add on the state's first word) only where blocks may start
         # out of order
         assert ("atom.global.add.u64" in ptx) is not g.ordered, g
@@ -62,7 +62,7 @@ def test_scan_kernels_compile_for_cuda(op, ct):
         assert ptx.count("bar.warp.sync") == (2 if g.segments else 0), g
         if g.segments:
             striped = sk.scan_lookback(op, ct, dataclasses.replace(g, segments=False))
-            plain = to_ptx(striped, (*head, np.zeros(4, np.uint64)))
+            plain = to_ptx(striped, (*head, np.zeros(4, np.uint64), 1))
             assert _barriers(ptx) == _barriers(plain) - 2 == 2
         # every value travels beside its flag (8 bytes: a half in each of two words): no
         # fence orders them

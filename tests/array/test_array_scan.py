@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
-from ember.array import scan
+from ember.array import lookback, scan
 
 
 def _exact_cumsum(x, axis=None, dtype=None):
@@ -93,6 +93,48 @@ def test_single_pass_scan(single_pass, dtype):
         _close(ember.cumsum(ember.asarray(x)), _exact_cumsum(x))
     rows = sample(dtype, (3, 3 * tile + 1), low=-9, high=9)  # look-back stops at row starts
     _close(ember.cumsum(ember.asarray(rows), axis=1), _exact_cumsum(rows, axis=1))
+
+
+@pytest.fixture
+def ordered_single_pass(single_pass, monkeypatch):
+    """The single pass with tiles by block index, as CUDA runs it: one look-back state per
+    backend, a new epoch per scan (the geometry is cached per backend: cleared around)."""
+    monkeypatch.setattr(type(single_pass), "ordered_blocks", True)
+    monkeypatch.setattr(scan, "_kept", {})
+    scan.geometry.cache_clear()
+    yield single_pass
+    scan.geometry.cache_clear()
+
+
+def test_single_pass_scans_share_one_state_by_epochs(ordered_single_pass, monkeypatch):
+    be = ordered_single_pass
+    tile = _tile(be, "float32", True)
+    assert scan.geometry(be, ember.float32, True).ordered
+    sizes = (5 * tile + 3, 2 * tile, 5 * tile + 3, 9 * tile + 1, 3 * tile)
+    states = []
+    for n in sizes:  # stale words of earlier scans (larger and smaller) are never read
+        x = sample("float32", (n,), seed=n, low=-100, high=100)
+        _close(ember.cumsum(ember.asarray(x)), _exact_cumsum(x))
+        states.append(scan._kept[be][0])
+    assert states[0] is states[1] is states[2]  # no memset, no new state...
+    assert states[3] is not states[2] and states[4] is states[3]  # ...until a larger scan
+    assert scan._kept[be][1] == 3  # the second state has served epochs 1 and 2
+    monkeypatch.setattr(lookback, "EPOCHS", 3)  # epochs run out: a new zeroed state
+    for seed in range(3):
+        x = sample("int32", (4 * tile + 1,), seed=seed, low=-9, high=9)
+        check(ember.cumsum(ember.asarray(x)), np.cumsum(x))
+    assert scan._kept[be][0] is not states[4] and scan._kept[be][1] == 2
+
+
+def test_a_scan_in_a_cached_scope_leaves_the_scope_free(ordered_single_pass):
+    x = sample("float32", (4 * _tile(ordered_single_pass, "float32", True),))
+    cache = ember.AllocCache()
+    with ember.cached(cache):
+        y = ember.cumsum(ember.asarray(x))
+        _close(y, _exact_cumsum(x))
+        del y
+    cache.free()  # the kept look-back state is not the scope's
+    assert cache.n_busy == 0
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from ember import dtypes
 WINDOW = 32  # tiles inspected per step of the look-back (lanes of the warp doing it)
 LANE_TILES = 4  # ... times this where one warp does it (warp_lookback)
 AGGREGATE, PREFIX, BEFORE_ROW = 1, 2, 3  # look-back flags (0: nothing published yet)
+EPOCHS = 1 << 30  # a word's high 32 bits are (epoch << 2) | flag, epochs 1 .. EPOCHS - 1
 
 
 def packs(AT) -> bool:
@@ -29,11 +30,13 @@ def state_size(AT, tiles: int) -> int:
 
 
 def state_words(AT):
-    """How tiles publish and read values ``AT`` in the state (uint64, zero at launch;
-    ``state[0]`` is the tile counter).
+    """How tiles publish and read values ``AT`` in the state (uint64; ``state[0]`` is the
+    tile counter).
 
-    A word holds a flag in its high 32 bits (0: nothing published yet) and value bits in
-    its low 32.  Values of up to 4 bytes: tile ``t``'s word is ``state[1 + t]``, written
+    A word holds a flag and the launch's *epoch* in its high 32 bits, ``(epoch << 2) |
+    flag``, and value bits in its low 32.  A word of another epoch (an earlier launch's,
+    or zero) is nothing published yet: the state is zeroed once and then serves launch
+    after launch, each with a new epoch, instead of a memset before every scan.  Values of up to 4 bytes: tile ``t``'s word is ``state[1 + t]``, written
     with one atomic exchange and read with one load.  8-byte values: ``state[1 + 2 t]`` and
     ``state[2 + 2 t]`` hold the low and high halves, each beside the flag.  A reader loads
     both and takes them when their flags agree; a tile that is replacing its aggregate by
@@ -43,15 +46,16 @@ def state_words(AT):
     its own and fenced before its flag, 179-184 us in this layout).
 
     Readers see a word pair ``(a, b)``: ``look`` loads it without waiting, ``ready`` says
-    whether it holds a publication, ``settle`` waits until it does (the tile's block has
-    started: it will publish), ``flag_of``/``value_of`` read it."""
+    whether it holds a publication of this epoch, ``settle`` waits until it does (the
+    tile's block has started: it will publish), ``flag_of``/``value_of`` read it;
+    ``before(epoch)`` is the pair a reader takes for a tile before its row's first."""
     PACKED = packs(AT)
     U32, U64 = dtypes.uint32, dtypes.uint64
     LOW = U64(0xFFFFFFFF)
 
-    def publish(state, t, v, flag):
+    def publish(state, t, v, flag, epoch):
         """Tile ``t`` publishes ``v`` with ``flag``."""
-        high = ember.uint64(flag) << 32
+        high = ember.uint64(epoch * 4 + flag) << 32
         if PACKED:
             ember.atomic_exchange(state, t + 1, high | ember.uint64(ember.bitcast(v, U32)))
         else:
@@ -68,17 +72,20 @@ def state_words(AT):
 
     look = look_packed if PACKED else look_split
 
-    def ready(a, b):
-        return (a >> 32) != 0 and (a >> 32) == (b >> 32)
+    def ready(a, b, epoch):
+        return (a >> 34) == ember.uint64(epoch) and (a >> 32) == (b >> 32)
 
-    def settle(state, j):
+    def settle(state, j, epoch):
         a, b = look(state, j)
-        while not ready(a, b):
+        while not ready(a, b, epoch):
             a, b = look(state, j)
         return a, b
 
     def flag_of(a):
-        return ember.int32(a >> 32)
+        return ember.int32((a >> 32) & U64(3))
+
+    def before(epoch):
+        return ember.uint64(epoch * 4 + BEFORE_ROW) << 32
 
     def value_packed(a, b):
         return ember.bitcast(U32(a & LOW), AT)
@@ -88,7 +95,7 @@ def state_words(AT):
 
     return SimpleNamespace(
         publish=publish, look=look, ready=ready, settle=settle, flag_of=flag_of,
-        value_of=value_packed if PACKED else value_split,
+        value_of=value_packed if PACKED else value_split, before=before,
     )  # fmt: skip
 
 
@@ -119,9 +126,9 @@ def block_lookback(combine, CT, AT):
         if stop:
             ctl[1] = 1
 
-    def lookback(state, wflag, wval, ctl, cval, t, first, tid, total):
+    def lookback(state, wflag, wval, ctl, cval, t, first, tid, total, epoch):
         if tid == 0:
-            publish(state, t, AT(total), AGGREGATE)
+            publish(state, t, AT(total), AGGREGATE, epoch)
             ctl[1] = 0
         newest = t - 1
         ember.barrier()
@@ -131,7 +138,7 @@ def block_lookback(combine, CT, AT):
                 f = BEFORE_ROW
                 v = AT(0)
                 if j >= first:
-                    a, b = settle(state, j)
+                    a, b = settle(state, j, epoch)
                     f = flag_of(a)
                     v = value_of(a, b)
                 wflag[tid] = f
@@ -143,7 +150,7 @@ def block_lookback(combine, CT, AT):
             newest -= WINDOW
         prefix = CT(cval[0])
         if tid == 0:
-            publish(state, t, AT(combine(prefix, total)), PREFIX)
+            publish(state, t, AT(combine(prefix, total)), PREFIX, epoch)
         return prefix
 
     return lookback
@@ -153,10 +160,9 @@ def _lane_window(combine, CT, AT):
     """:func:`warp_lookback`'s per-lane step."""
     words = state_words(AT)
     look, ready, settle = words.look, words.ready, words.settle
-    flag_of, value_of = words.flag_of, words.value_of
-    BEFORE = ember.uint64(BEFORE_ROW) << 32  # the words of a tile before the row's first
+    flag_of, value_of, before = words.flag_of, words.value_of, words.before
 
-    def lane_window(state, newest, first, lane):
+    def lane_window(state, newest, first, lane, epoch):
         """This lane's tiles, newest first: (stop, got, value): ``stop`` is 1 if one of them
         ends the look-back, ``value`` their combination up to it (``got``: any).  Every
         word is requested before any is waited on: one round trip to memory, not one per
@@ -164,6 +170,7 @@ def _lane_window(combine, CT, AT):
         seen_a = ember.local((LANE_TILES,), ember.uint64)
         seen_b = ember.local((LANE_TILES,), ember.uint64)
         top = newest - lane * LANE_TILES
+        BEFORE = before(epoch)  # the words of a tile before the row's first
         for i in range(LANE_TILES):
             a, b = BEFORE, BEFORE
             if top - i >= first:
@@ -171,8 +178,8 @@ def _lane_window(combine, CT, AT):
             seen_a[i] = a
             seen_b[i] = b
         for i in range(LANE_TILES):
-            if not ready(seen_a[i], seen_b[i]):
-                a, b = settle(state, top - i)
+            if not ready(seen_a[i], seen_b[i], epoch):
+                a, b = settle(state, top - i, epoch)
                 seen_a[i] = a
                 seen_b[i] = b
         stop = 0
@@ -205,9 +212,9 @@ def warp_lookback(combine, CT, AT):
     lane_window = _lane_window(combine, CT, AT)
     publish = state_words(AT).publish
 
-    def lookback(state, wflag, wval, ctl, cval, t, first, tid, total):
+    def lookback(state, wflag, wval, ctl, cval, t, first, tid, total, epoch):
         if tid == 0:
-            publish(state, t, AT(total), AGGREGATE)
+            publish(state, t, AT(total), AGGREGATE, epoch)
         if tid < WINDOW:
             lane = tid
             newest = t - 1
@@ -215,7 +222,7 @@ def warp_lookback(combine, CT, AT):
             have = 0
             done = 0
             while done == 0:
-                stop, got, acc = lane_window(state, newest, first, lane)
+                stop, got, acc = lane_window(state, newest, first, lane, epoch)
                 last = ember.warp_min(lane if stop else WINDOW)  # the first lane that stops
                 use = 1 if got and lane <= last else 0  # these lanes form a prefix 0..u
                 for k in range(5):  # tree over the lanes, older (higher) lanes on the left
@@ -233,7 +240,7 @@ def warp_lookback(combine, CT, AT):
                 newest -= WINDOW * LANE_TILES
             if tid == 0:
                 cval[0] = AT(run)
-                publish(state, t, AT(combine(run, total)), PREFIX)
+                publish(state, t, AT(combine(run, total)), PREFIX, epoch)
         ember.barrier()
         return CT(cval[0])
 

@@ -5,7 +5,9 @@ operator ``OP`` computing in ``CT``.  A row is cut into *tiles* of ``TILE = BLOC
 elements; one block scans one tile:
 
 1. the tile is loaded into shared memory, coalesced (element ``j * BLOCK + t`` by thread
-   ``t``), cast to ``CT``;
+   ``t``; on devices with real warps in the single pass, each warp loads the ``32 * ITEMS``
+   elements its lanes scan, so a warp sync replaces the block barrier: :func:`_layout`),
+   cast to ``CT``;
 2. each thread reduces its ``ITEMS`` consecutive elements serially;
 3. the block scans the per-thread totals (warp shuffles where the device has 32-lane warps
    with shuffles, else a Hillis-Steele scan in shared memory), giving each thread the
@@ -39,9 +41,11 @@ The prefix, step 4:
     atomic exchange and read with one :func:`ember.atomic_load` (a plain volatile read: many
     blocks poll the same words, and read-modify-write atomics on one address queue
     up).  8-byte values take two such words, a half beside the flag in each, read together
-    (:func:`.lookback.state_words`): no fence either.  Moves ~2n elements, but needs blocks
-    that make progress while others wait on them: only on backends with
-    ``forward_progress``.
+    (:func:`.lookback.state_words`): no fence either.  Each word also holds the launch's
+    *epoch*, so that the tiles' words need no zeroing between launches: with tiles by block
+    index, one state (zeroed once) serves the scans of a device in turn, a new epoch each.
+    Moves ~2n elements, but needs blocks that make progress while others wait on them:
+    only on backends with ``forward_progress``.
 
 ``rows_serial`` scans short rows, one thread per row.
 
@@ -452,10 +456,11 @@ def scan_carry(op, ct: DType, g: Geometry) -> Kernel:
 def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     """The single-pass scan (decoupled look-back); see the module docstring.
 
-    ``state`` (uint64, :func:`.lookback.state_size` words, all zero at launch):
-    ``state[0]`` is the tile counter, then the tiles' words (:func:`.lookback.state_words`);
-    one block per tile.  The look-back's device functions are
-    in :mod:`.lookback`."""
+    ``state`` (uint64, :func:`.lookback.state_size` words): ``state[0]`` is the tile
+    counter (zero at launch where tiles come from it), then the tiles' words
+    (:func:`.lookback.state_words`), which count only where they hold ``epoch``: a state
+    serves many launches, each with its own epoch.  One block per tile.  The look-back's
+    device functions are in :mod:`.lookback`."""
     f = _functions(op, ct, g)
     load, store, thread_reduce, block_scan = f.load, f.store, f.thread_reduce, f.block_scan
     rescan, place, moved = f.rescan, f.place, f.moved
@@ -466,7 +471,7 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
     TILE, SLOTS, BUF = _sizes(g)
     ST, ITEMS, ORDERED = storage(ct), g.items, g.ordered
 
-    def scan_lookback(rows, n, tiles, x, xbase, xrow, xstep, out, obase, orow, state):
+    def scan_lookback(rows, n, tiles, x, xbase, xrow, xstep, out, obase, orow, state, epoch):
         s = ember.shared((SLOTS,), ST)
         buf = ember.shared((BUF,), ST)
         wflag = ember.shared((WINDOW,), ember.int32)
@@ -494,9 +499,9 @@ def scan_lookback(op, ct: DType, g: Geometry) -> Kernel:
         excl, total = block_scan(buf, thread_reduce(s, tid, m), tid)
         prefix = total
         if k > 0:
-            prefix = lookback(state, wflag, wval, ctl, cval, t, t - k, tid, total)
+            prefix = lookback(state, wflag, wval, ctl, cval, t, t - k, tid, total, epoch)
         elif tid == 0:
-            publish(state, t, AT(total), PREFIX)
+            publish(state, t, AT(total), PREFIX, epoch)
         rescan(s, tid, m, excl, prefix, k > 0)
         moved()
         store(out, s, obase + r * orow + e0, count, first, slot)

@@ -41,7 +41,7 @@ def _scan(be, op, ct: DType, x: DType, out: DType) -> Iterator:
     st = sk.storage(ct)
     if be.forward_progress:
         one_pass = geometry(be, ct, single_pass=True)
-        yield sk.scan_lookback(op, ct, one_pass), (*head, _a(dtypes.uint64))
+        yield sk.scan_lookback(op, ct, one_pass), (*head, _a(dtypes.uint64), 1)
         yield sk.scan_carry(op, ct, g), (*head, _a(st))  # rows of one tile
         return
     yield sk.tile_reduce(op, ct, g), (1, 4, 1, _a(x), 0, 4, 1, _a(st))

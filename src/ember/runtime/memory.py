@@ -49,6 +49,16 @@ def allocate(backend: Backend, nbytes: int, stream: Stream | None = None) -> Buf
     return backend.alloc(max(nbytes, 1), stream)
 
 
+def allocate_kept(backend: Backend, nbytes: int) -> Buffer:
+    """``nbytes`` of device memory for a buffer a library keeps across calls (a scan's
+    look-back state): from the pool like any allocation, but never from the calling
+    thread's :func:`ember.cached` scope, whose ``free()`` would otherwise find it busy."""
+    pool = _pools.get(backend) or _make_pool(backend)
+    if pool.passthrough:
+        return backend.alloc(max(nbytes, 1), None)
+    return pool.allocate(nbytes)
+
+
 if native is not None:
     native.configure(Pool, _pools, _scope_get, _CLASSES, allocate)
     allocate = native.allocate  # noqa: F811 - the same function, its hit path in C
