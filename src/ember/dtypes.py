@@ -14,7 +14,9 @@ optional ``ml_dtypes`` package is installed and raises a ``TypeError`` that says
 
 Dtypes compare like NumPy's: ``ember.float32 == numpy.float32``, ``== numpy.dtype("f4")``
 and ``== "float32"`` are all true, ``numpy.dtype(ember.float32)`` works, and an Ember dtype
-hashes like its NumPy dtype, so either finds the other in a dict or set.  Two Ember dtypes
+hashes like its NumPy dtype, so either finds the other in a dict or set; bfloat16 hashes
+like its name instead, since hashing it must not import ``ml_dtypes`` (0.9 s on the build
+machine: a first array operation paid it wherever ``ml_dtypes`` is installed).  Two Ember dtypes
 are equal only when they are the same object (the Array API's rule); anything that names no
 dtype (``None``, numbers, arrays) compares unequal, never raises.
 """
@@ -52,8 +54,9 @@ class DType:
 
     @property
     def has_numpy(self) -> bool:
-        """Whether :attr:`numpy` exists here (bfloat16: only with ``ml_dtypes``)."""
-        return self.name not in _ML_DTYPES or _ml_dtypes() is not None
+        """Whether :attr:`numpy` exists here (bfloat16: only with ``ml_dtypes``, which
+        this asks of the installed packages, without importing it)."""
+        return self.name not in _ML_DTYPES or _ml_dtypes_installed()
 
     @property
     def dtype(self):
@@ -131,10 +134,10 @@ class DType:
 
     def __hash__(self) -> int:
         # the NumPy dtype's hash (equal objects hash alike); NumPy is imported by the first
-        # hash, which `import ember` never does
+        # hash, which `import ember` never does; bfloat16: its name's (the module docstring)
         h = self._hash
         if h is None:
-            h = self._hash = hash(self.numpy) if self.has_numpy else hash(self.name)
+            h = self._hash = hash(self.name) if self.name in _ML_DTYPES else hash(self.numpy)
         return h
 
 
@@ -177,6 +180,30 @@ def _ml_dtypes():
     except ImportError:
         return None
     return ml_dtypes
+
+
+_installed: list[bool] = []  # whether ml_dtypes is installed, once asked
+
+
+def _ml_dtypes_installed() -> bool:
+    """Whether ``import ml_dtypes`` would work, without importing it (an entry in
+    ``sys.modules`` answers first: the module, or None where imports of it fail)."""
+    if "ml_dtypes" in sys.modules:
+        return sys.modules["ml_dtypes"] is not None
+    if not _installed:
+        import importlib.util
+
+        _installed.append(importlib.util.find_spec("ml_dtypes") is not None)
+    return _installed[0]
+
+
+def loaded_scalar_type(dt: DType):
+    """``dt``'s NumPy scalar type where it is at hand without importing a package for it
+    (bfloat16's once ``ml_dtypes`` is imported: a value of that type exists only then),
+    else None: what kernel-argument tables register, importing nothing."""
+    if dt.name in _ML_DTYPES and "ml_dtypes" not in sys.modules:
+        return None
+    return dt.numpy.type if dt.has_numpy else None
 
 
 def _ml_dtypes_type(dt: DType):

@@ -91,7 +91,9 @@ def test_numpy_interop_through_ml_dtypes():
     assert BF.numpy == npd and BF.has_numpy
     assert BF == npd and npd == BF and BF == ml.bfloat16
     assert ember.dtype(ml.bfloat16) is BF and ember.dtype(npd) is BF
-    assert hash(BF) == hash(npd) and {npd: 1}[BF] == 1
+    # hashed by name: hashing must not import ml_dtypes (dtypes' docstring), so a dict keyed
+    # by ml_dtypes' dtype does not find it, as NumPy's dtypes do not find their names
+    assert hash(BF) == hash("bfloat16") and ember.dtype(npd) in {BF: 1}
     assert type(BF(2.5)) is ml.bfloat16 and float(BF(2.5)) == 2.5
     assert np.zeros(2, BF).dtype == npd
 
@@ -105,3 +107,18 @@ def test_without_ml_dtypes_the_error_says_what_to_do(monkeypatch):
     with pytest.raises(TypeError, match="pip install ml_dtypes"):
         _ = fresh.numpy
     assert hash(fresh) == hash("bfloat16")
+
+
+def test_a_bfloat16_scalar_is_a_kernel_argument_once_ml_dtypes_is_imported(monkeypatch):
+    # the argument table is made without importing ml_dtypes; a bfloat16 value appearing
+    # later (its package imported by then) joins it
+    ml = pytest.importorskip("ml_dtypes")
+    from ember.compiler import args
+
+    monkeypatch.setattr(
+        args, "SCALARS", {k: v for k, v in args.SCALARS.items() if k is not ml.bfloat16}
+    )
+    assert args.arg_type(ml.bfloat16(1.5)) == scalar(BF)
+    assert ml.bfloat16 in args.SCALARS
+    with pytest.raises(args.ArgProblem, match="cannot be passed"):
+        args.arg_type(object())

@@ -36,8 +36,10 @@ def state_words(AT):
     A word holds a flag and the launch's *epoch* in its high 32 bits, ``(epoch << 2) |
     flag``, and value bits in its low 32.  A word of another epoch (an earlier launch's,
     or zero) is nothing published yet: the state is zeroed once and then serves launch
-    after launch, each with a new epoch, instead of a memset before every scan.  Values of up to 4 bytes: tile ``t``'s word is ``state[1 + t]``, written
-    with one atomic exchange and read with one load.  8-byte values: ``state[1 + 2 t]`` and
+    after launch, each with a new epoch, instead of a memset before every scan.
+
+    Values of up to 4 bytes: tile ``t``'s word is ``state[1 + t]``, written with one
+    atomic exchange and read with one load.  8-byte values: ``state[1 + 2 t]`` and
     ``state[2 + 2 t]`` hold the low and high halves, each beside the flag.  A reader loads
     both and takes them when their flags agree; a tile that is replacing its aggregate by
     its inclusive prefix can show one half of each, with different flags, and is read

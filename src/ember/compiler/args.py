@@ -67,13 +67,23 @@ def _scalar_types() -> dict[type, Type]:
         complex: WEAK_COMPLEX,
     }
     for d in dtypes.ALL:
-        if d.has_numpy:  # (bfloat16: ml_dtypes' scalar type, where it is installed)
-            table[d.numpy.type] = scalar(d)
+        t = dtypes.loaded_scalar_type(d)  # (bfloat16: ml_dtypes', once it is imported)
+        if t is not None:
+            table[t] = scalar(d)
     table[np.bool_] = scalar(dtypes.bool_)
     return table
 
 
 SCALARS = _scalar_types()
+
+
+def _late_scalar(t: type) -> bool:
+    """Whether ``t`` is a scalar type whose package was imported after :data:`SCALARS`
+    was made (``ml_dtypes.bfloat16``): it joins the table."""
+    if t.__module__ != "ml_dtypes":
+        return False
+    SCALARS.update(_scalar_types())
+    return t in SCALARS
 
 
 def layout(a) -> str:
@@ -204,7 +214,7 @@ def static_value(value: Any) -> Any:
 def arg_type(value: Any) -> Type:
     """The kernel type of one launch argument (raises :class:`ArgProblem`)."""
     t = type(value)
-    if t in SCALARS:
+    if t in SCALARS or _late_scalar(t):
         return SCALARS[t]
     static = static_value(value) if t not in (int, float, bool) else None
     if static is not None:

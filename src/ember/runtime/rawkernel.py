@@ -107,11 +107,20 @@ def _converter(param, index: int, kernel: str, be: Backend) -> Callable[[Any], A
         return pointer
     kinds = "biuf" if param.is_float else ("b" if param is dtypes.bool_ else "biu")
     python = {"b": (bool,), "biu": (bool, int), "biuf": (bool, int, float)}[kinds]
-    fits = frozenset(python) | {t.numpy.type for t in dtypes.ALL if t.kind in kinds and t.has_numpy}
+
+    def numpy_types():
+        found = (dtypes.loaded_scalar_type(t) for t in dtypes.ALL if t.kind in kinds)
+        return {t for t in found if t is not None}
+
+    fits = set(python) | numpy_types()
 
     def scalar(v):
         if type(v) in fits:
             return v
+        if type(v).__module__ == "ml_dtypes":  # imported after the kernel was made
+            fits.update(numpy_types())
+            if type(v) in fits:
+                return v
         raise LaunchError(
             f"kernel {kernel!r}: argument {index} must be a {param.name} scalar, "
             f"got {type(v).__name__}"
