@@ -16,9 +16,9 @@ Dtypes compare like NumPy's: ``ember.float32 == numpy.float32``, ``== numpy.dtyp
 and ``== "float32"`` are all true, ``numpy.dtype(ember.float32)`` works, and an Ember dtype
 hashes like its NumPy dtype, so either finds the other in a dict or set; bfloat16 hashes
 like its name instead, since hashing it must not import ``ml_dtypes`` (0.9 s on the build
-machine: a first array operation paid it wherever ``ml_dtypes`` is installed).  Two Ember dtypes
-are equal only when they are the same object (the Array API's rule); anything that names no
-dtype (``None``, numbers, arrays) compares unequal, never raises.
+machine: a first array operation paid it wherever ``ml_dtypes`` is installed).  Two Ember
+dtypes are equal only when they are the same object (the Array API's rule); anything that
+names no dtype (``None``, numbers, arrays) compares unequal, never raises.
 """
 
 from __future__ import annotations

@@ -66,9 +66,6 @@ from ember import dtypes
 from ember.array import lookback as lb
 from ember.array.lookback import PREFIX, WINDOW
 from ember.compiler import kernel as compiled  # a module: ember.kernel may be importing us
-
-if TYPE_CHECKING:
-    from ember.compiler.kernel import Kernel
 from ember.dtypes import DType
 
 if TYPE_CHECKING:  # when `ember.kernel` is the first thing a program imports (kernel.py ->
@@ -199,23 +196,13 @@ def _own(ITEMS):
     return own_pow2 if ITEMS & (ITEMS - 1) == 0 else own_pad
 
 
-def _tile_functions(
-    OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False, SEGMENTS=False
-) -> SimpleNamespace:
-    """The per-tile steps shared by the kernels (see the module docstring); ``PRE`` maps
-    each loaded element before it is cast to ``CT``; ``EMU``: shuffles in shared memory;
-    ``SEGMENTS``: warp-owned loads and stores (:func:`_layout`).
-
-    Full tiles take unguarded loops, and the shared-memory slots are offsets from one
-    computed per thread (:func:`_layout`, :func:`_own`), not ``pad`` per element."""
-    NWARPS = BLOCK // WARP if WARP else 0
-    LOG_BLOCK = BLOCK.bit_length() - 1
+def _moves(CT, ST, PRE, BLOCK, ITEMS, SEGMENTS) -> SimpleNamespace:
+    """A tile's loads into shared memory and stores from it, in :func:`_layout`'s order:
+    ``load(s, x, start, step, count, first, slot)`` (``PRE`` of each element, cast to
+    ``CT``, kept as ``ST``; zeros past ``count``), ``store(out, s, start, count, first,
+    slot)``, and ``place(tid) -> (first, slot)``.  Full tiles take unguarded loops."""
     TILE = BLOCK * ITEMS
     place, ESTEP, at = _layout(BLOCK, ITEMS, SEGMENTS)
-    own = _own(ITEMS)
-
-    def combine(a, b):
-        return CT(OP(CT(a), CT(b)))
 
     def load_guarded(s, x, start, step, count, first, slot):
         for j in range(ITEMS):
@@ -261,39 +248,15 @@ def _tile_functions(
             for j in range(ITEMS):
                 out[base + j * ESTEP] = out.dtype(CT(s[at(slot, first + j * ESTEP, j)]))
 
-    def thread_reduce(s, tid, m):
-        base = tid * ITEMS
-        acc = CT(s[pad(base)])
-        if m == ITEMS:
-            for j in range(1, ITEMS):
-                acc = combine(acc, s[own(base, j)])
-        else:
-            for j in range(1, ITEMS):
-                if j < m:
-                    acc = combine(acc, s[own(base, j)])
-        return acc
+    return SimpleNamespace(place=place, load=load, store=store)
 
-    def rescan(s, tid, m, excl, prefix, has_prefix):
-        """Thread ``tid``'s elements from its start: ``prefix`` (the tile's, if any)
-        combined with ``excl`` (the threads' before it, for ``tid > 0``)."""
-        base = tid * ITEMS
-        run = CT(s[pad(base)])
-        if tid > 0:
-            if has_prefix:
-                excl = combine(prefix, excl)
-            run = combine(excl, run)
-        elif has_prefix:
-            run = combine(prefix, run)
-        s[pad(base)] = ST(run)
-        if m == ITEMS:
-            for j in range(1, ITEMS):
-                run = combine(run, s[own(base, j)])
-                s[own(base, j)] = ST(run)
-        else:
-            for j in range(1, ITEMS):
-                if j < m:
-                    run = combine(run, s[own(base, j)])
-                    s[own(base, j)] = ST(run)
+
+def _block_scan(CT, ST, BLOCK, WARP, EMU, combine):
+    """``block_scan(buf, v, tid) -> (exclusive, total)`` of the block's ``v``: with 32-lane
+    warp shuffles (``WARP``; through shared memory with ``EMU``) or Hillis-Steele in shared
+    memory (``buf``: :func:`_sizes`' slots)."""
+    NWARPS = BLOCK // WARP if WARP else 0
+    LOG_BLOCK = BLOCK.bit_length() - 1
 
     def block_scan_shared(buf, v, tid):
         """(exclusive value for tid > 0, block total): Hillis-Steele, double-buffered."""
@@ -350,7 +313,59 @@ def _tile_functions(
             excl = combine(wprefix, up) if lane > 0 else wprefix
         return excl, total
 
-    block_scan = block_scan_warp if WARP else block_scan_shared
+    return block_scan_warp if WARP else block_scan_shared
+
+
+def _tile_functions(
+    OP, CT, ST, BLOCK, ITEMS, WARP, PRE=same, EMU=False, SEGMENTS=False
+) -> SimpleNamespace:
+    """The per-tile steps shared by the kernels (see the module docstring); ``PRE`` maps
+    each loaded element before it is cast to ``CT``; ``EMU``: shuffles in shared memory;
+    ``SEGMENTS``: warp-owned loads and stores (:func:`_layout`).
+
+    Full tiles take unguarded loops, and the shared-memory slots are offsets from one
+    computed per thread (:func:`_layout`, :func:`_own`), not ``pad`` per element."""
+    moves = _moves(CT, ST, PRE, BLOCK, ITEMS, SEGMENTS)
+    own = _own(ITEMS)
+
+    def combine(a, b):
+        return CT(OP(CT(a), CT(b)))
+
+    def thread_reduce(s, tid, m):
+        base = tid * ITEMS
+        acc = CT(s[pad(base)])
+        if m == ITEMS:
+            for j in range(1, ITEMS):
+                acc = combine(acc, s[own(base, j)])
+        else:
+            for j in range(1, ITEMS):
+                if j < m:
+                    acc = combine(acc, s[own(base, j)])
+        return acc
+
+    def rescan(s, tid, m, excl, prefix, has_prefix):
+        """Thread ``tid``'s elements from its start: ``prefix`` (the tile's, if any)
+        combined with ``excl`` (the threads' before it, for ``tid > 0``)."""
+        base = tid * ITEMS
+        run = CT(s[pad(base)])
+        if tid > 0:
+            if has_prefix:
+                excl = combine(prefix, excl)
+            run = combine(excl, run)
+        elif has_prefix:
+            run = combine(prefix, run)
+        s[pad(base)] = ST(run)
+        if m == ITEMS:
+            for j in range(1, ITEMS):
+                run = combine(run, s[own(base, j)])
+                s[own(base, j)] = ST(run)
+        else:
+            for j in range(1, ITEMS):
+                if j < m:
+                    run = combine(run, s[own(base, j)])
+                    s[own(base, j)] = ST(run)
+
+    block_scan = _block_scan(CT, ST, BLOCK, WARP, EMU, combine)
 
     def scan_tile(s, buf, tid, count, prefix, has_prefix):
         """Steps 2, 3 and 5 without the store: the tile in ``s`` becomes its inclusive
@@ -368,8 +383,8 @@ def _tile_functions(
         ember.barrier()
 
     return SimpleNamespace(
-        combine=combine, load=load, store=store, thread_reduce=thread_reduce,
-        rescan=rescan, block_scan=block_scan, scan_tile=scan_tile, place=place,
+        combine=combine, load=moves.load, store=moves.store, thread_reduce=thread_reduce,
+        rescan=rescan, block_scan=block_scan, scan_tile=scan_tile, place=moves.place,
         moved=sync_warp if SEGMENTS else sync_block,
     )  # fmt: skip
 
