@@ -25,6 +25,9 @@ os.environ.setdefault("EMBER_CACHE", "1")
 # Set before OpenCL starts, for the whole session: device 0, every other test's device, is
 # the one it was; device 1 costs nothing until a test opens it.  A value of the user's wins.
 os.environ.setdefault("POCL_DEVICES", "pthread pthread")
+# A child process that a test starts and that dies of a signal prints every thread's Python
+# stack (CI once saw a child end with SIGSEGV after its last line of output, and no trace).
+os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 
 # EMBER_TEST_PURE_PYTHON=1 hides Ember's optional C modules (setup.py), so that the run tests
 # the Python forms they replace: tests/unit/test_native_pool.py runs the allocator's tests so.
