@@ -14,9 +14,10 @@ backend is the backend's own business, said by the start-up hooks of its (light)
 ``ember-warmup``
     the backend's imports (the driver work runs beside the later ones); while the driver
     still starts, Ember's compiler fingerprint and what the library versions need
-    (``prepare_keys``; CUDA: loads NVRTC); then the backend itself, the library versions
-    cache keys use, and the modules of the kernels this process will probably launch (those
-    of loaded bundles and of this program's last run, see :mod:`ember.cache.lookup`).
+    (``prepare_keys``; CUDA: loads NVRTC, unless the cache's record of the versions holds);
+    then the backend itself, the library versions cache keys use, and the modules of the
+    kernels this process will probably launch (those of loaded bundles and of this
+    program's last run, see :mod:`ember.cache.lookup`).
 
 This is the top layer (with the CLI and the demo): it may use the registry, the backends'
 hooks and the cache.  The registry calls it back (:func:`ember.runtime.backend.on_create`)
@@ -177,7 +178,7 @@ class Warmup:
                 self.error = exc
             self._driver_may_start.set()
             if not self._driver_done.is_set():  # the driver still starts: use the wait
-                self._step("keys", _prepare_keys, getattr(hooks, "prepare_keys", None))
+                self._step("keys", _prepare_keys, hooks)
             self._driver_done.wait()
             backend = self._step("backend", _create_backend, self.backend)
             self._step("versions", _key_inputs, backend)
@@ -338,23 +339,26 @@ def _key_inputs(backend) -> None:
     import, made when the program defines its kernels.)"""
     from ember.cache import key as keymod
 
-    backend.library_versions()
+    keymod.versions(backend)  # from the cache's record where it holds them
     keymod.fingerprint()
 
 
-def _prepare_keys(prepare) -> None:
+def _prepare_keys(hooks) -> None:
     """What :func:`_key_inputs` needs that the driver does not (Ember's compiler fingerprint,
     the backend package's ``prepare_keys``), done while the driver step runs: on an H200
-    machine the versions step took 7-10 ms after a 200 ms driver start-up.  A failure here
-    is left to the versions step, which reports it the ordinary way."""
+    machine the versions step took 7-10 ms after a 200 ms driver start-up.  Where the
+    cache's record holds the versions under the package's ``version_stamp()``, the
+    libraries are not loaded for them (CUDA: NVRTC waits for the first compile).  A failure
+    here is left to the versions step, which reports it the ordinary way."""
     from ember.cache import key as keymod
 
     keymod.fingerprint()
-    if prepare is not None:
-        try:
+    prepare, stamp = getattr(hooks, "prepare_keys", None), getattr(hooks, "version_stamp", None)
+    try:
+        if prepare is not None and (stamp is None or keymod.recorded_versions(stamp()) is None):
             prepare()
-        except Exception:
-            pass
+    except Exception:
+        pass
 
 
 def _preload(backend) -> int:

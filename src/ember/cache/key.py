@@ -81,18 +81,131 @@ def _hash_sources(package: str) -> str:
 
 
 _versions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_unconfirmed: weakref.WeakSet = weakref.WeakSet()  # versions read from the record, unchecked
 
 
 def versions(backend) -> dict:
-    """The backend's library versions (read once per backend; {} if it cannot say)."""
+    """The backend's library versions (read once per backend; {} if it cannot say).
+
+    Where the backend gives a :meth:`~ember.runtime.backend.Backend.version_stamp`, they
+    come from the disk cache's record under that stamp while the library files it lists
+    are unchanged: loading a library only to ask its version (CUDA: NVRTC, 10-50 ms in a
+    fresh process) is then left to the first compile."""
     if backend is None:
         return {}
     if backend not in _versions:
         try:
-            _versions[backend] = dict(backend.library_versions())
+            _versions[backend] = _recorded(backend)
         except Exception:  # a backend that cannot say: the key just omits it
             _versions[backend] = {}
     return _versions[backend]
+
+
+def _recorded(backend) -> dict:
+    try:
+        stamp = backend.version_stamp()
+    except Exception:  # it cannot say: ask for the versions themselves
+        stamp = None
+    if stamp is not None:
+        found = recorded_versions(stamp)
+        if found is not None:
+            _unconfirmed.add(backend)
+            return found
+    found = {str(k): str(v) for k, v in backend.library_versions().items()}
+    if stamp is not None:
+        _record_versions(stamp, found, backend.library_files())
+    return found
+
+
+def confirm_versions(backend) -> bool:
+    """After a compile, whose libraries are loaded by then: whether the versions this
+    process keys with are the libraries' own.  Versions read from the record are checked
+    once; where they differ (a library replaced in a way the stamp did not show), the
+    record and this process's versions are corrected and False says that the entry just
+    compiled carries a key made with the wrong ones: the caller does not store it."""
+    if backend not in _unconfirmed:
+        return True
+    _unconfirmed.discard(backend)
+    try:
+        real = {str(k): str(v) for k, v in backend.library_versions().items()}
+    except Exception:  # cannot say now: keep what the key used
+        return True
+    if real == _versions.get(backend):
+        return True
+    _versions[backend] = real
+    try:
+        _record_versions(backend.version_stamp(), real, backend.library_files())
+    except Exception:
+        pass
+    return False
+
+
+MAX_VERSION_RECORDS = 32  # stamps kept in the record (the oldest go first)
+
+
+def _stamp_key(stamp: dict) -> str:
+    return hashlib.sha256(json.dumps(stamp, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _versions_path() -> str | None:
+    from ember.cache import disk
+
+    cache = disk.current()
+    return None if cache is None else os.path.join(cache.base, "versions.json")
+
+
+def _read_records(path: str) -> dict:
+    try:
+        with open(path, "rb") as f:
+            records = json.loads(f.read()).get("records", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return records if isinstance(records, dict) else {}
+
+
+def _file_state(path: str) -> list | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [path, st.st_size, st.st_mtime_ns]
+
+
+def recorded_versions(stamp: dict) -> dict | None:
+    """The versions recorded under ``stamp``, or None: no record, a damaged one, or a
+    library file it lists that changed or went away (the disk cache off: None)."""
+    path = _versions_path()
+    if path is None:
+        return None
+    record = _read_records(path).get(_stamp_key(stamp))
+    try:
+        found, files = record["versions"], record["files"]
+        if not all(isinstance(v, str) for v in found.values()):
+            return None
+        if any(_file_state(f[0]) != list(f) for f in files):
+            return None
+    except (TypeError, KeyError, IndexError, AttributeError):
+        return None
+    return dict(found)
+
+
+def _record_versions(stamp: dict, found: dict, files: list[str]) -> None:
+    """Keep ``found`` under ``stamp`` (best effort: a read-only cache records nothing)."""
+    path = _versions_path()
+    if path is None:
+        return
+    states = [s for s in map(_file_state, files) if s is not None]
+    records = _read_records(path)
+    records.pop(_stamp_key(stamp), None)
+    records[_stamp_key(stamp)] = {"versions": found, "files": states}
+    kept = dict(list(records.items())[-MAX_VERSION_RECORDS:])
+    from ember.cache.disk import atomic_write
+
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic_write(path, json.dumps({"records": kept}, indent=1).encode())
+    except OSError:
+        pass
 
 
 def key_parts(deps: str, arg_types, target, options, versions: dict, codegen: dict) -> dict:

@@ -93,8 +93,12 @@ def _failed(entry: Entry, cache) -> bool:
 
 def store(entry: Entry, backend) -> None:
     """Keep a newly compiled entry: in the disk cache (when enabled) and active recorders."""
+    from ember.cache import key as keymod
+
     cache = disk.current()
-    if cache is not None and cache.store(entry, backend.dialect.name):
+    if cache is None or not keymod.confirm_versions(backend):
+        pass  # no disk cache, or the key was made with recorded versions found wrong
+    elif cache.store(entry, backend.dialect.name):
         stats.stores += 1
     failed.discard(entry.key)  # the new binary replaces the one that failed
     note(entry, backend)

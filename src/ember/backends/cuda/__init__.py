@@ -18,6 +18,9 @@ The start-up hooks the background warmup (:mod:`ember.startup`) asks every backe
 ``prepare_keys()``
     (optional) load what the cache keys' library versions need and the driver does not,
     while the driver starts (CUDA: NVRTC, whose version is in every key);
+``version_stamp()``
+    (optional) the backend's :meth:`~ember.runtime.backend.Backend.version_stamp`, without
+    a backend: where the cache holds the versions under it, ``prepare_keys`` is skipped;
 ``driver_started()``
     whether this process started the driver (a forked child then refuses the backend);
 ``forget_after_fork()``
@@ -54,7 +57,7 @@ _LAZY = {
 }  # fmt: skip
 __all__ = [
     "LABEL", "WARMUP_IMPORTS", "WARM_AT_IMPORT", "driver_started", "forget_after_fork",
-    "plausible", "prepare_keys", "start_driver",
+    "plausible", "prepare_keys", "start_driver", "version_stamp",
     *_LAZY,
 ]  # fmt: skip
 
@@ -103,6 +106,18 @@ def prepare_keys() -> None:
     from ember.backends.cuda.nvrtc import nvrtc_version
 
     nvrtc_version()
+
+
+def version_stamp() -> dict:
+    """What decides the library versions (cuda-bindings', the driver's CUDA version, which
+    NVRTC would load), with no library loaded: for the cache's record of them."""
+    import cuda.bindings
+
+    from ember.backends.cuda.device import driver_version
+    from ember.backends.cuda.nvrtc import search_stamp
+
+    return {"cuda-bindings": cuda.bindings.__version__, "cuda-driver": list(driver_version()),
+            "nvrtc-search": search_stamp()}  # fmt: skip
 
 
 def driver_started() -> bool:

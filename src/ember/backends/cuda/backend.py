@@ -145,6 +145,20 @@ class CudaBackend(Backend):
             "nvrtc": nvrtc,
         }
 
+    def version_stamp(self) -> dict:
+        """cuda-bindings' version, the driver's CUDA version and where NVRTC would come
+        from (no library loaded): ``library_versions`` is read from the cache's record
+        while these and the NVRTC file stay the same."""
+        from ember.backends.cuda import version_stamp
+
+        return version_stamp()
+
+    def library_files(self) -> list[str]:
+        """The NVRTC library files loaded (after ``library_versions``)."""
+        from ember.backends.cuda.nvrtc import loaded_files
+
+        return loaded_files()
+
     def describe(self) -> dict[str, str]:
         """For ``ember info``: how kernels are launched (the compiled stub, when built)."""
         from ember.backends.cuda import direct

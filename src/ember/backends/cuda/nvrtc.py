@@ -11,7 +11,9 @@ changes results: callers opt in through ``options``).
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -82,6 +84,63 @@ def nvrtc_version() -> tuple[int, int]:
     """The NVRTC version, e.g. ``(13, 0)`` (asked once: the library loaded stays)."""
     major, minor = _check(_call("nvrtcVersion"), "nvrtcVersion")
     return int(major), int(minor)
+
+
+# Where cuda.pathfinder looks for NVRTC besides the NVIDIA wheels on sys.path.
+_SEARCH_ENV = ("CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH")
+
+
+def search_stamp() -> dict:
+    """What decides which NVRTC library ``cuda.bindings`` would load, read without loading
+    it: cuda.pathfinder's version, the variables of its search, and the modification times
+    of the places it searches (each ``nvidia/*`` wheel folder on ``sys.path`` and its
+    ``lib``/``bin``, conda's and the toolkit's library folders, the system loader's cache).
+    Installing, removing or upgrading an NVRTC anywhere there changes one of them."""
+    stamps: dict[str, int] = {}
+
+    def note(path: str) -> None:
+        try:
+            stamps[path] = os.stat(path).st_mtime_ns
+        except OSError:
+            pass
+
+    for site in dict.fromkeys(p for p in sys.path if p):
+        root = os.path.join(site, "nvidia")
+        try:
+            names = sorted(os.listdir(root))
+        except OSError:
+            continue
+        note(root)
+        for name in names:
+            for sub in ("", "lib", "bin"):
+                note(os.path.join(root, name, sub))
+    env = {k: os.environ.get(k) for k in _SEARCH_ENV}
+    for var, sub in (("CONDA_PREFIX", "lib"), ("CUDA_HOME", "lib64"), ("CUDA_PATH", "lib64"),
+                     ("CUDA_PATH", "bin")):  # fmt: skip
+        if env[var]:
+            note(os.path.join(env[var], sub))
+    note("/etc/ld.so.cache")
+    finder = sys.modules.get("cuda.pathfinder")
+    return {"pathfinder": str(getattr(finder, "__version__", "")), "env": env, "dirs": stamps}
+
+
+def loaded_files() -> list[str]:
+    """The NVRTC library files loaded in this process (none before the first NVRTC call):
+    the mapped files on Linux, else cuda.pathfinder's record of the load."""
+    if nvrtc_version.cache_info().currsize == 0:
+        return []
+    try:
+        with open("/proc/self/maps") as f:
+            found = {ln.split(None, 5)[5].strip() for ln in f if "libnvrtc" in ln}
+        return sorted(p for p in found if os.path.basename(p).startswith("libnvrtc"))
+    except (OSError, IndexError):
+        pass
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        return [load_nvidia_dynamic_lib("nvrtc").abs_path]  # the loaded one: no second load
+    except Exception:
+        return []
 
 
 def supported_archs() -> list[str]:
