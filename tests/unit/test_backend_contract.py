@@ -137,3 +137,67 @@ def test_use_backend_is_a_choice_and_a_context_manager(fakes, monkeypatch):
     with pytest.raises(ember.BackendUnavailableError, match="not the registry's fake_a"):
         with FakeA():
             pass
+
+
+PASSED_OVER = """
+import sys
+sys.path.insert(0, {folder!r})
+import ember.runtime.registry as r
+r.REGISTRY = {{"gpuish": ("gpuish", "B", "pip install gpuish")}}
+r.AUTO_ORDER = tuple(r.REGISTRY)
+try:
+    r.get()
+except Exception as e:
+    print(type(e).__name__, e)
+print("class imported" if "gpuish" in sys.modules and sys.modules["gpuish"].asked else "")
+"""
+
+GPUISH = """
+asked = []
+
+def plausible(kind=None):
+    return False
+
+def __getattr__(name):
+    asked.append(name)
+    raise ImportError("the driver bindings were imported")
+"""
+
+
+@pytest.mark.parametrize("setting", ["auto", "gpuish"])
+def test_auto_selection_passes_over_a_backend_whose_device_cannot_be_here(tmp_path, setting):
+    """The package's plausible() says no (CUDA: no driver file): auto selection does not
+    import the backend's class (its bindings); naming the backend still tries it."""
+    import os
+
+    (tmp_path / "gpuish.py").write_text(GPUISH)
+    code = PASSED_OVER.format(folder=str(tmp_path))
+    env = dict(os.environ, EMBER_BACKEND=setting, EMBER_WARMUP="0")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout  # fmt: skip
+    assert out.startswith("BackendUnavailableError")
+    if setting == "auto":
+        assert "gpuish: no device of it can be here" in out and "class imported" not in out
+        assert "EMBER_BACKEND=gpuish tries it anyway" in out
+    else:
+        assert "the driver bindings were imported" in out and "class imported" in out
+
+
+def test_the_packages_device_tests(monkeypatch):
+    import os
+
+    from ember.backends import cuda, opencl
+
+    present: set[str] = set()
+    monkeypatch.setattr(os.path, "exists", lambda p: p in present)
+    monkeypatch.setattr(os, "listdir", lambda p: sorted(x for x in present if x.startswith(p)))
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert not cuda.plausible() and not opencl.plausible("GPU")
+    assert opencl.plausible() and opencl.plausible("CPU")  # PoCL needs no hardware
+    present.add("/proc/driver/nvidia/version")  # the module is loaded, no /dev files yet
+    assert cuda.plausible("GPU") and not opencl.plausible("GPU")
+    present.add("/dev/dri/renderD128")
+    assert opencl.plausible("GPU")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert not cuda.plausible()

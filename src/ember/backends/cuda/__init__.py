@@ -70,12 +70,16 @@ def forget_after_fork() -> None:
         device.forget_contexts()
 
 
-def plausible() -> bool:
-    """Whether a CUDA driver is probably installed and a device visible (a stat or two)."""
+def plausible(kind: str | None = None) -> bool:
+    """Whether a CUDA driver is probably installed and a device visible (a stat or two);
+    every CUDA device is a GPU, so ``kind`` changes nothing.  On Linux the driver's control
+    file, WSL's GPU file, or the loaded kernel module (whose files the driver creates on
+    first use where no udev rule did)."""
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return False
     if sys.platform.startswith("linux"):
-        return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/dxg")
+        return any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/dxg",
+                                               "/proc/driver/nvidia/version"))  # fmt: skip
     if sys.platform == "win32":
         root = os.environ.get("SystemRoot", r"C:\Windows")
         return os.path.exists(os.path.join(root, "System32", "nvcuda.dll"))

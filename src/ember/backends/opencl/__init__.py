@@ -9,6 +9,8 @@ the GIL), so ``import ember`` never starts it: only ``EMBER_WARMUP=force`` or
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 LABEL = "OpenCL"
@@ -22,9 +24,23 @@ _LAZY = {
 __all__ = ["LABEL", "WARMUP_IMPORTS", "WARM_AT_IMPORT", "plausible", *_LAZY]
 
 
-def plausible() -> bool:
-    """Always worth a try: PoCL's CPU device needs no hardware."""
-    return True
+# Linux device files without one of which no OpenCL GPU driver works: the render nodes
+# (Intel, AMD, Mesa's rusticl), ROCm's, NVIDIA's, WSL's, Arm Mali's.
+_GPU_FILES = ("/dev/dri", "/dev/kfd", "/dev/nvidiactl", "/dev/dxg", "/dev/mali0")
+
+
+def plausible(kind: str | None = None) -> bool:
+    """Whether an OpenCL device (of ``kind``: "GPU", "CPU") may be here, by a stat or two.
+    Any device: always worth a try (PoCL's CPU device needs no hardware).  A GPU: on Linux
+    only where a GPU driver's device file exists; elsewhere, yes."""
+    if kind != "GPU" or not sys.platform.startswith("linux"):
+        return True
+    try:
+        if os.listdir("/dev/dri"):  # render or card nodes
+            return True
+    except OSError:
+        pass
+    return any(os.path.exists(p) for p in _GPU_FILES[1:])
 
 
 def __getattr__(name: str) -> Any:
