@@ -488,3 +488,51 @@ def test_await_a_stream_and_an_event(be):
     asyncio.run(main())
     assert stream.query()
     np.testing.assert_array_equal(out, host)
+
+
+EXIT_CHILD = """
+import atexit, random, numpy as np
+states = []
+
+def after_ember():  # registered first: runs after Ember's own exit handlers
+    print("complete" if states[0]() else "still queued", flush=True)
+
+atexit.register(after_ember)
+import ember
+from ember.backends.opencl.stream import COMPLETE
+C = float(random.randint(1, 10**9))  # a kernel new to PoCL's own cache: built at enqueue
+
+@ember.kernel
+def spin(x, n):
+    i = ember.global_id()
+    if i < x.shape[0]:
+        acc = x[i] + C
+        for k in range(n):
+            acc = acc * 1.0000001 + 1e-7
+        x[i] = acc
+
+x = ember.asarray(np.ones(1024, np.float32))
+spin.launch(1024)(x, 100000)
+stream = ember.get_backend().default_stream
+states.append(lambda: stream.last.command_execution_status == COMPLETE)
+print("launched", flush=True)
+"""
+
+
+def test_work_queued_at_exit_is_finished_before_teardown(be, tmp_path):
+    """A program that ends right after a launch: its queue is finished before the
+    interpreter and PoCL are torn down (PoCL builds the kernel's work-group code at
+    enqueue on a thread of its own; exiting during it crashed the process with SIGSEGV,
+    about one exit in fifteen)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, EMBER_BACKEND="opencl", EMBER_CACHE="0", EMBER_WARMUP="0",
+               EMBER_OPENCL_DEVICE=be.device.extra["id"])  # fmt: skip
+    script = tmp_path / "ends_after_a_launch.py"  # a file: Ember reads the kernel's source
+    script.write_text(EXIT_CHILD)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=env, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["launched", "complete"]
