@@ -371,12 +371,6 @@ def _preload(backend) -> int:
 # ------------------------------------------------------------------------- control
 
 
-def plausible(name: str) -> bool:
-    """Whether backend ``name``'s device is probably there (its package's cheap test)."""
-    check = getattr(registry.package(name), "plausible", None)
-    return bool(check()) if check is not None else True
-
-
 def start(backend: str) -> Warmup:
     """Start the warmup of ``backend`` unless one was started already; return it."""
     registry.on_create(join)  # the registry waits for us before creating a backend
@@ -407,7 +401,7 @@ def at_import() -> None:
             return
         if not getattr(registry.package(name), "WARM_AT_IMPORT", False) and mode != "force":
             continue  # e.g. OpenCL: setting up pyopencl is Python work, only on request
-        if mode == "force" or plausible(name):
+        if mode == "force" or registry.plausible(name):
             start(name)
         return
 
@@ -457,7 +451,7 @@ def warmup(blocking: bool = True, backend: str | None = None, device=None) -> Wa
     name = backend or settings.backend
     if name == "auto":
         order = registry.AUTO_ORDER
-        name = next((n for n in order if n in _warmups or plausible(n)), order[-1])
+        name = next((n for n in order if n in _warmups or registry.plausible(n)), order[-1])
     w = start(name)
     if blocking:
         w.wait()

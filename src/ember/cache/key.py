@@ -195,9 +195,9 @@ def _record_versions(stamp: dict, found: dict, files: list[str]) -> None:
     if path is None:
         return
     states = [s for s in map(_file_state, files) if s is not None]
-    records = _read_records(path)
-    records.pop(_stamp_key(stamp), None)
-    records[_stamp_key(stamp)] = {"versions": found, "files": states}
+    records, key = _read_records(path), _stamp_key(stamp)
+    records.pop(key, None)  # re-inserted last: the newest record is kept longest
+    records[key] = {"versions": found, "files": states}
     kept = dict(list(records.items())[-MAX_VERSION_RECORDS:])
     from ember.cache.disk import atomic_write
 

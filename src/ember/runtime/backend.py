@@ -334,16 +334,12 @@ class Backend(abc.ABC):
         """Versions of the libraries and drivers in use, for ``ember info`` and cache keys."""
 
     def version_stamp(self) -> dict | None:
-        """MAY: what decides :meth:`library_versions`, read without loading any library
-        (package versions, search paths, the environment, directory times): JSON-able.
-        Where a backend gives one, the cache keeps the versions it found under it, and a
-        process with the same stamp (and :meth:`library_files` unchanged) reads them from
-        there instead of loading the libraries.  None (the default): always asked."""
+        """MAY: what decides :meth:`library_versions`, read with no library loaded; the
+        cache keeps the versions under it (ember.cache.key).  None: always asked."""
         return None
 
     def library_files(self) -> list[str]:
-        """MAY: after :meth:`library_versions`, the files of the libraries it read; a
-        recorded stamp holds only while each is unchanged (size and modification time)."""
+        """MAY: the files :meth:`library_versions` read (a record holds while they do)."""
         return []
 
     @property

@@ -53,10 +53,10 @@ def allocate_kept(backend: Backend, nbytes: int) -> Buffer:
     """``nbytes`` of device memory for a buffer a library keeps across calls (a scan's
     look-back state): from the pool like any allocation, but never from the calling
     thread's :func:`ember.cached` scope, whose ``free()`` would otherwise find it busy."""
-    pool = _pools.get(backend) or _make_pool(backend)
-    if pool.passthrough:
+    found = pool(backend)
+    if found.passthrough:
         return backend.alloc(max(nbytes, 1), None)
-    return pool.allocate(nbytes)
+    return found.allocate(nbytes)
 
 
 if native is not None:

@@ -288,7 +288,7 @@ def _select() -> str:
         reasons = []
         for candidate in candidates:
             name, _, kind = candidate.partition(":")
-            if wanted == "auto" and not _plausible(name, kind):
+            if wanted == "auto" and not plausible(name, kind):
                 if not kind:  # (a GPU-only candidate is tried again, for any device, later)
                     reasons.append(f"  {name}: no device of it can be here (no driver's device "
                                    f"file); EMBER_BACKEND={name} tries it anyway")  # fmt: skip
@@ -308,7 +308,7 @@ def _select() -> str:
         )
 
 
-def _plausible(name: str, kind: str) -> bool:
+def plausible(name: str, kind: str = "") -> bool:
     """Whether backend ``name`` may have a device (of ``kind``, "" for any) here, by its
     package's cheap test (``plausible(kind)``: a ``stat`` or two, no driver imported).
     Auto selection passes the others over without importing their bindings: where there is

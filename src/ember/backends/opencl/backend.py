@@ -267,19 +267,18 @@ def _finish_at_exit() -> None:
     cache on a 2-core machine (six processes at once).  Waiting for the queues first makes
     that exit an ordinary one.  A kernel still running after the bound is left to the
     driver's teardown."""
-    busy = [s for b in list(_LIVE) for s, _ in b._streams.busy()]
+    busy = [b for b in list(_LIVE) if b._streams.busy()]
     if not busy:
         return
     done = threading.Event()
 
     def finish() -> None:
         try:
-            for stream in busy:
-                queue = stream.queue
-                if queue is not None:
-                    queue.finish()
-        except Exception:  # a broken queue: nothing more to wait for there
-            pass
+            for backend in busy:
+                try:
+                    backend.synchronize(blocking=True)
+                except Exception:  # a device error or a broken queue: nothing to report now
+                    pass
         finally:
             done.set()
 
