@@ -243,3 +243,19 @@ def test_concurrent_copies_share_the_workers(small_chunks):
 
 def test_fake_stream_is_the_contract_stream():
     assert isinstance(StagingBackend().default_stream, FakeStreamBase)
+
+
+def test_a_burst_of_jobs_runs_on_every_worker():
+    """Jobs submitted at once start at once, one per thread: each waits for all the others."""
+    workers = staging.Workers(4)
+    barrier = threading.Barrier(4, timeout=10)
+    threads = []
+
+    def meet():
+        threads.append(threading.get_ident())
+        barrier.wait()
+
+    jobs = [workers.submit(meet) for _ in range(4)]
+    for job in jobs:
+        job.wait()
+    assert len(set(threads)) == 4

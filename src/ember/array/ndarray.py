@@ -24,7 +24,7 @@ from ember.dtypes import DType
 from ember.errors import not_on_device  # noqa: F401 - its users import it from here
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import Backend, Buffer
-from ember.runtime.memory import copy_out
+from ember.runtime.memory import copy_out, host_result
 from ember.tracebacks import api
 
 
@@ -268,7 +268,7 @@ class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
         if stream is not None:  # read on `stream`: keep the buffer until it has passed
             note_uses((self,), stream)
         if self.is_c_contiguous:
-            out = np.empty(self.shape, self.dtype.numpy)
+            out = host_result(self.backend, self.shape, self.dtype.numpy, stream)
             if out.nbytes:
                 copy_out(self.backend, out, self.buffer, self.offset, stream)
             return out

@@ -9,11 +9,12 @@ Public as ``ember.memory``.
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 
 from ember.runtime import backend as _backend
-from ember.runtime import staging
+from ember.runtime import hostcache, staging
 from ember.runtime.allocator import _CLASSES, Pool, lease, native, size_class
 from ember.runtime.alloccache import _scope
 from ember.runtime.backend import Backend, Buffer, Stream
@@ -114,6 +115,19 @@ def copy_out(backend: Backend, out, src: Buffer, offset: int, stream: Stream | N
         backend.copy_to_host(out, src, offset, stream)
 
 
+def host_result(backend: Backend, shape: tuple[int, ...], dtype, stream: Stream | None = None):
+    """A new C-contiguous NumPy array to download ``shape`` x ``dtype`` into: where
+    :func:`copy_out` would stage the copy, in reused host memory, pinned once reused
+    (:mod:`~ember.runtime.hostcache`: a fresh array's page faults cost more than the copy),
+    else ``numpy.empty``."""
+    import numpy as np
+
+    nbytes = np.dtype(dtype).itemsize * math.prod(shape)
+    if stream is None and backend.staged_copies and nbytes >= staging.STAGE_MIN:
+        return hostcache.empty(shape, dtype, backend)
+    return np.empty(shape, dtype)
+
+
 def host_pool(backend: Backend | None = None) -> HostPool:
     """The pinned staging pool of ``backend`` (default: the current backend)."""
     be = backend or _backend.get()
@@ -169,9 +183,11 @@ def stats(backend: Backend | None = None) -> dict[str, int]:
     miss served by an idle block of a class up to 2x larger), ``oom_retries``, ``limit``
     (0: none).  Pinned staging memory: ``host_reserved`` = ``host_in_flight`` (uploads the
     device has not finished) + ``host_cached``, ``host_uploads``, ``host_cache_hits``.
+    Host memory of large downloads' arrays: ``host_result_idle`` (freed, kept for reuse),
+    ``host_result_hits``, ``host_result_misses``.
     """
     be = backend or _backend.get()
-    return {**pool(be).stats(), **host_pool(be).stats()}
+    return {**pool(be).stats(), **host_pool(be).stats(), **hostcache.stats()}
 
 
 def reset_peak(backend: Backend | None = None) -> None:
@@ -180,10 +196,11 @@ def reset_peak(backend: Backend | None = None) -> None:
 
 
 def empty_cache(backend: Backend | None = None) -> int:
-    """Give every cached (unused) device block and pinned staging buffer back; returns the
-    device bytes released."""
+    """Give every cached (unused) device block, pinned staging buffer and idle download
+    array's memory back; returns the device bytes released."""
     be = backend or _backend.get()
     host_pool(be).empty_cache()
+    hostcache.empty_cache()
     return pool(be).empty_cache()
 
 

