@@ -378,14 +378,15 @@ def upload(ctx: Context):
         ),
         "ember.asarray()": (lambda: ember.asarray(host), ember.synchronize, None),
     }
+    peer_host = host.copy()  # the peers' own array: see _transfer_impls
     raw = raw_kernels_for(ctx)
     if raw is not None:
-        impls.update(_raw_uploads(ctx, raw, host))
+        impls.update(_raw_uploads(ctx, raw, peer_host))
     if "torch" in ctx.peers:
-        impls.update(_torch_uploads(ctx.peers["torch"], host))
+        impls.update(_torch_uploads(ctx.peers["torch"], peer_host))
     if "cupy" in ctx.peers:
         cp = ctx.peers["cupy"]
-        impls["cupy"] = (lambda: cp.asarray(host), cp.cuda.Device().synchronize, None)
+        impls["cupy"] = (lambda: cp.asarray(peer_host), cp.cuda.Device().synchronize, None)
     results: dict[str, dict[str, float]] = {}
     n = 3 if ctx.quick else 10
     for impl, (copy, sync, busy) in impls.items():
@@ -460,6 +461,9 @@ def _transfer_impls(ctx: Context, nbytes: int, upload: bool) -> dict[str, tuple[
     host = ctx.once(
         f"host_{nbytes}", lambda: np.random.default_rng(1).integers(0, 255, nbytes, dtype=np.uint8)
     )
+    # The peers copy an array of their own: Ember page-locks an array it uploads again
+    # (runtime/hostcache.py), which would speed up their copies of the same memory too.
+    peer_host = host.copy()
     dev = ember.asarray(host)
     keep = ctx.cache.setdefault("keep_transfer", [])
     keep.append(dev)
@@ -474,10 +478,10 @@ def _transfer_impls(ctx: Context, nbytes: int, upload: bool) -> dict[str, tuple[
     else:
         impls["ember.to_numpy()"] = (dev.to_numpy, None)
     if _cuda(ctx):
-        impls.update(_raw_transfers(ctx, host, nbytes, upload, keep))
+        impls.update(_raw_transfers(ctx, peer_host, nbytes, upload, keep))
     if "torch" in ctx.peers:
         torch = ctx.peers["torch"]
-        th = torch.from_numpy(host)
+        th = torch.from_numpy(peer_host)
         if upload:
             pinned = th.pin_memory()
             keep.append(pinned)
@@ -492,9 +496,9 @@ def _transfer_impls(ctx: Context, nbytes: int, upload: bool) -> dict[str, tuple[
     if "cupy" in ctx.peers:
         cp = ctx.peers["cupy"]
         if upload:
-            impls["cupy"] = (lambda: cp.asarray(host), cp.cuda.Device().synchronize)
+            impls["cupy"] = (lambda: cp.asarray(peer_host), cp.cuda.Device().synchronize)
         else:
-            cd = cp.asarray(host)
+            cd = cp.asarray(peer_host)
             keep.append(cd)
             impls["cupy.asnumpy"] = (lambda: cp.asnumpy(cd), None)
     return impls
@@ -553,6 +557,85 @@ def _transfer_case(ctx: Context, mib: int, upload: bool) -> dict[str, dict[str, 
     measured = interleaved_us(impls, n, 3 if ctx.quick else 5)
     ctx.cache.pop("keep_transfer", None)
     ctx.cache.pop(f"host_{nbytes}", None)
+    _fresh(ctx)
+    return {
+        impl: {"GB/s": v.map(lambda us: nbytes / us / 1e3)}
+        if not isinstance(v, str)
+        else {"error": v}
+        for impl, v in measured.items()
+    }
+
+
+def _once_each_impls(ctx: Context, nbytes: int, upload: bool, calls: int) -> dict:
+    """impl -> (copy, sync) where every call copies memory no call copied before: uploads of
+    a new array each time (none uploaded twice, so Ember pins none), downloads whose results
+    are all kept (so none is reused).  What a first copy costs."""
+    rng = np.random.default_rng(2)
+    pattern = rng.integers(0, 255, nbytes, dtype=np.uint8)
+    src = ctx.once(f"src_{nbytes}", lambda: ember.asarray(pattern))
+    keep = ctx.cache.setdefault("keep_transfer", [])
+
+    def arrays():
+        return iter([pattern + np.uint8(i) for i in range(calls)])
+
+    impls: dict[str, tuple[Callable, Any]] = {}
+    if upload:
+        mine = arrays()
+        impls["ember.asarray()"] = (lambda: ember.asarray(next(mine)), None)
+    else:
+        impls["ember.to_numpy()"] = (lambda: keep.append(src.to_numpy()), None)
+    if _cuda(ctx):
+        raw = raw_floor(ctx)
+        cu, s, dst = raw.cu, raw.stream, raw.alloc(nbytes)
+        keep.append(_Freed(raw, dst))
+        if upload:
+            theirs = arrays()
+            impls["raw"] = (
+                lambda: cu.cuMemcpyHtoDAsync(dst, next(theirs).ctypes.data, nbytes, s),
+                raw.sync,
+            )
+        else:
+            cu.cuMemcpyHtoD(dst, pattern.ctypes.data, nbytes)
+
+            def fresh():
+                out = np.empty(nbytes, np.uint8)
+                cu.cuMemcpyDtoHAsync(out.ctypes.data, dst, nbytes, s)
+                raw.sync()
+                keep.append(out)
+
+            impls["raw"] = (fresh, None)
+    if "torch" in ctx.peers:
+        torch = ctx.peers["torch"]
+        if upload:
+            torch_src = arrays()
+            impls["torch (pageable)"] = (
+                lambda: torch.from_numpy(next(torch_src)).to("cuda"),
+                torch.cuda.synchronize,
+            )
+        else:
+            td = torch.from_numpy(pattern).to("cuda")
+            impls["torch .cpu()"] = (lambda: keep.append(td.cpu()), None)
+    return impls
+
+
+@case("h2d_16MiB_once_each", "GB/s", "GB/s", better="higher")
+def h2d_once_each(ctx: Context):
+    """Host to device copy of 16 MiB, a new NumPy array every call (impls interleaved)."""
+    return _once_each_case(ctx, True)
+
+
+@case("d2h_16MiB_kept", "GB/s", "GB/s", better="higher")
+def d2h_kept(ctx: Context):
+    """Device to host copy of 16 MiB into a new array every call, every result kept alive."""
+    return _once_each_case(ctx, False)
+
+
+def _once_each_case(ctx: Context, upload: bool) -> dict[str, dict[str, Any]]:
+    nbytes, n, repeats = 16 * MiB, 4, 3 if ctx.quick else 5
+    impls = _once_each_impls(ctx, nbytes, upload, max(n // 10, 1) + n * repeats)
+    measured = interleaved_us(impls, n, repeats)
+    ctx.cache.pop("keep_transfer", None)
+    ctx.cache.pop(f"src_{nbytes}", None)
     _fresh(ctx)
     return {
         impl: {"GB/s": v.map(lambda us: nbytes / us / 1e3)}

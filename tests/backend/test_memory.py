@@ -359,11 +359,36 @@ def test_a_reused_download_array_is_pinned_and_filled_directly(backend):
     assert backend.is_pinned(again) and again.flags.writeable
     np.testing.assert_array_equal(again, host * 2)
     s = ember.memory.stats()
-    assert s["host_staged_copies"] == staged and s["host_result_pinned"] >= 12 * MiB
+    assert s["host_staged_copies"] == staged and s["host_pinned"] >= 12 * MiB
     del again
     ember.memory.empty_cache()
-    assert ember.memory.stats()["host_result_pinned"] == 0
+    assert ember.memory.stats()["host_pinned"] == 0
     np.testing.assert_array_equal(x.to_numpy(), host)  # after the unpinning: staged again
+
+
+def test_an_array_uploaded_again_is_pinned_and_copied_directly(backend):
+    if not backend.staged_copies:
+        pytest.skip("this backend copies host memory directly anyway")
+    import gc
+
+    host = np.random.default_rng(4).standard_normal(3 * MiB).astype(np.float32)  # 12 MiB
+    before = ember.memory.stats()
+    first = ember.asarray(host)  # staged; the array is noted
+    assert not backend.is_pinned(host)
+    second = ember.asarray(host)  # pinned now, copied straight from it
+    assert backend.is_pinned(host)
+    host *= -1  # changed in place: the next upload copies the new values
+    third = ember.asarray(host)
+    after = ember.memory.stats()
+    assert after["host_staged_copies"] == before["host_staged_copies"] + 1
+    assert after["host_pinned"] == before["host_pinned"] + host.nbytes
+    np.testing.assert_array_equal(first.to_numpy(), -host)
+    np.testing.assert_array_equal(second.to_numpy(), -host)
+    np.testing.assert_array_equal(third.to_numpy(), host)
+    nbytes, pinned = host.nbytes, ember.memory.stats()["host_pinned"]
+    del host
+    gc.collect()
+    assert ember.memory.stats()["host_pinned"] == pinned - nbytes  # unpinned when freed
 
 
 def test_pinned_memory_is_copied_directly(backend):

@@ -102,15 +102,15 @@ class PinningBackend:
     def __init__(self, refuse=False):
         self.pinned, self.unpinned, self.refuse = [], [], refuse
 
-    def pin_host(self, host):
+    def pin_host(self, address, nbytes):
         if self.refuse:
             return False
-        self.pinned.append(host.ctypes.data)
+        self.pinned.append(address)
         return True
 
-    def unpin_host(self, host):
-        assert host.ctypes.data in self.pinned
-        self.unpinned.append(host.ctypes.data)
+    def unpin_host(self, address):
+        assert address in self.pinned
+        self.unpinned.append(address)
 
 
 def test_a_block_is_pinned_when_reused_and_only_once():
@@ -126,10 +126,10 @@ def test_a_block_is_pinned_when_reused_and_only_once():
         del b
         gc.collect()
     assert be.pinned == [address]
-    assert hostcache.stats()["host_result_pinned"] == MiB
+    assert hostcache.stats()["host_pinned"] == MiB
     assert hostcache.empty_cache() == MiB
     assert be.unpinned == [address]  # unpinned before being freed
-    assert hostcache.stats()["host_result_pinned"] == 0
+    assert hostcache.stats()["host_pinned"] == 0
 
 
 def test_pinning_is_capped_and_pinned_blocks_outlive_the_idle_cap(monkeypatch):
@@ -145,7 +145,7 @@ def test_pinning_is_capped_and_pinned_blocks_outlive_the_idle_cap(monkeypatch):
     del arrays
     gc.collect()
     arrays = [hostcache.empty((MiB,), np.uint8, be) for _ in range(3)]  # 3 hits, 2 pinned
-    assert len(be.pinned) == 2 and hostcache.stats()["host_result_pinned"] == 2 * MiB
+    assert len(be.pinned) == 2 and hostcache.stats()["host_pinned"] == 2 * MiB
     monkeypatch.setattr(hostcache, "IDLE_MAX", 0)
     del arrays
     gc.collect()
@@ -161,7 +161,46 @@ def test_a_refused_pin_leaves_an_ordinary_reused_block():
     gc.collect()
     b = hostcache.empty((MiB,), np.uint8, be)
     b[:] = 7
-    assert hostcache.stats()["host_result_pinned"] == 0
+    assert hostcache.stats()["host_pinned"] == 0
     del b
     gc.collect()
     assert hostcache.empty_cache() == MiB and be.unpinned == []
+
+
+def test_an_upload_source_is_pinned_on_its_second_upload_until_it_is_freed():
+    be = PinningBackend()
+    host = np.ones(3 * MiB, np.float32)
+    assert not hostcache.pin_source(be, host)  # the first upload: only noted
+    assert be.pinned == []
+    view = host[MiB:]
+    assert hostcache.pin_source(be, view)  # the second, through a view: the owner is pinned
+    assert be.pinned == [host.ctypes.data]
+    assert hostcache.stats()["host_pinned"] == host.nbytes
+    with pytest.raises(ValueError):
+        host.resize(4 * MiB)  # NumPy refuses: pinned memory must not move
+    del host, view
+    gc.collect()
+    assert be.unpinned == be.pinned  # unlocked before NumPy freed it
+    assert hostcache.stats()["host_pinned"] == 0
+
+
+def test_sources_that_cannot_be_pinned_safely_are_not(monkeypatch):
+    be = PinningBackend()
+    raw = bytearray(2 * MiB)
+    borrowed = np.frombuffer(raw, np.uint8)  # memory a bytearray owns: left alone
+    for _ in range(3):
+        assert not hostcache.pin_source(be, borrowed)
+    monkeypatch.setattr(hostcache, "PINNED_MAX", MiB)
+    big = np.ones(2 * MiB, np.uint8)  # over the cap
+    for _ in range(3):
+        assert not hostcache.pin_source(be, big)
+    assert be.pinned == []
+    a, b = np.ones(MiB // 2, np.uint8), np.ones(MiB // 2, np.uint8)
+    assert not hostcache.pin_source(be, a) and not hostcache.pin_source(be, b)
+    assert hostcache.pin_source(be, a)  # another array in between does not reset a
+    del a
+    gc.collect()
+    refusing = PinningBackend(refuse=True)
+    c = np.ones(MiB // 2, np.uint8)
+    assert not hostcache.pin_source(refusing, c) and not hostcache.pin_source(refusing, c)
+    assert hostcache.stats()["host_pinned"] == 0

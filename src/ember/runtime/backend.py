@@ -452,12 +452,12 @@ class Backend(abc.ABC):
         directly (no staging).  Default: False."""
         return False
 
-    def pin_host(self, host: Any) -> bool:
-        """MAY: page-lock the NumPy array's memory for direct copies (``unpin_host`` undoes
-        it; the caller keeps it alive meanwhile); False where it cannot.  Default: False."""
+    def pin_host(self, address: int, nbytes: int) -> bool:
+        """MAY: page-lock host memory for direct copies (``unpin_host(address)`` undoes it;
+        the caller keeps the memory alive meanwhile); False where it cannot.  Default: False."""
         return False
 
-    def unpin_host(self, host: Any) -> None:  # noqa: B027 - optional: a no-op by default
+    def unpin_host(self, address: int) -> None:  # noqa: B027 - optional: a no-op by default
         """MAY: undo :meth:`pin_host`."""
 
     def alloc_host(self, nbytes: int) -> Any:

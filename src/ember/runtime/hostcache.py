@@ -1,30 +1,37 @@
-"""Reused host memory for the NumPy arrays that large downloads return.
+"""Host memory for large copies: reused memory for the arrays downloads return, and page
+locking of memory that is copied again and again.
 
 A download into a fresh NumPy array pays for the array's page faults: the kernel maps and
 zeroes every page the copy first touches.  On the H200 machine's host (2026-12-02) threads
 copying 16 MiB into fresh memory moved 11-16 GB/s however many there were, against 28 GB/s
-into memory already touched, so a staged ``to_numpy()`` of 16 MiB could not reach the copy
-engine's speed whatever the pipeline did.
+into memory already touched; and any staged copy is bound by the host copies' memory
+bandwidth (~20-28 GB/s there), while a copy of page-locked memory runs at the copy engine's
+rate (16 MiB: 51.7 GB/s against 9.8 for the driver's pageable copy, same host).
+Page-locking existing memory (``Backend.pin_host``: ``cuMemHostRegister``) costs ~1 ms for
+16 MiB, once: it pays for itself from the second copy on.  So:
 
-So the arrays of large downloads come from here: memory of a freed result (all its views
-gone) is kept, idle, in the device allocator's size classes, and the next result of that
-class reuses it, its pages already mapped.  A block taken again is also page-locked where
-the backend can (``Backend.pin_host``: ``cuMemHostRegister``, ~1 ms for 16 MiB, once per
-block): the download then lands straight in it at the copy engine's rate (51.7 GB/s against
-9.8 for the driver's pageable copy, 16 MiB, same host), with no staging.  Only reused blocks
-are pinned, so a size downloaded once costs no registration.
+- **Download arrays** come from here: the memory of a freed result (all its views gone) is
+  kept, idle, in the device allocator's size classes, and the next result of that class
+  reuses it, its pages already mapped; a block taken again is also page-locked, so the
+  download lands straight in it with no staging.  The array is an ordinary writable,
+  C-contiguous ``numpy.ndarray`` whose ``base`` is a small owner (:class:`Block`) that hands
+  the memory back on release.
+- **Upload sources**: an array uploaded (synchronously) a second time while alive - a host
+  buffer refilled each step - has the memory of the array that owns it page-locked
+  (:func:`pin_source`), until that array is freed.  NumPy then refuses to resize it in
+  place (it has a weak reference: the one that unlocks it).
 
-The array is an ordinary writable, C-contiguous ``numpy.ndarray``; its ``base`` is a small
-owner object (:class:`Block`) whose release hands the memory back.  At most
-:data:`IDLE_MAX` bytes of unpinned blocks are kept idle, and at most :data:`PINNED_MAX`
-bytes are ever pinned (pinned blocks are always kept: they are only unpinned by
-:func:`empty_cache`, never in a release); larger blocks than :data:`BLOCK_MAX` are not
-kept.  :func:`empty_cache` (and ``ember.memory.empty_cache()``) unpins and frees the idle ones.
+A size used once costs no registration.  At most :data:`IDLE_MAX` bytes of unpinned blocks
+are kept idle, at most :data:`PINNED_MAX` bytes are ever pinned (pinned result blocks are
+always kept: they are unpinned only by :func:`empty_cache`, never in a release), and
+neither blocks nor sources larger than :data:`BLOCK_MAX` are kept or pinned.
+:func:`empty_cache` (and ``ember.memory.empty_cache()``) unpins and frees the idle blocks.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 from ember.runtime.allocator import size_class
@@ -35,7 +42,9 @@ BLOCK_MAX = 256 << 20  # larger results are not kept once freed
 
 _lock = threading.Lock()
 _idle: dict[int, list[Any]] = {}  # size class -> idle uint8 arrays of that size
-_pinned: dict[int, Any] = {}  # address -> the backend that pinned the block there
+_pinned: dict[int, Any] = {}  # address -> the backend that pinned the memory there
+_seen: dict[int, tuple[int, int]] = {}  # address -> (id, nbytes) of an array uploaded once
+SEEN_MAX = 64
 _counts = {"idle": 0, "idle_unpinned": 0, "pinned": 0, "hits": 0, "misses": 0}
 
 
@@ -92,34 +101,80 @@ def empty(shape: tuple[int, ...], dtype: Any, backend: Any = None) -> Any:
             memory = blocks.pop()
             _counts["idle"] -= size
             _counts["hits"] += 1
-            address = memory.ctypes.data
-            if address not in _pinned:
+            if memory.ctypes.data not in _pinned:
                 _counts["idle_unpinned"] -= size
-                pin = backend is not None and _counts["pinned"] + size <= PINNED_MAX
-                if pin:  # claimed now, so two threads cannot pass the cap together
-                    _pinned[address] = backend
-                    _counts["pinned"] += size
+                pin = backend is not None and _claim(backend, memory.ctypes.data, size)
         else:
             memory = None
             _counts["misses"] += 1
     if memory is None:
         memory = np.empty(size, np.uint8)
     elif pin:
-        _pin(backend, memory)
+        _pin(backend, memory.ctypes.data, size)
     flat = np.asarray(Block(memory, nbytes))
     return flat.view(dt).reshape(shape)
 
 
-def _pin(backend: Any, memory: Any) -> None:
-    """Pin a block claimed in ``_pinned``; where the backend cannot, give the claim back."""
+def pin_source(backend: Any, host: Any) -> bool:
+    """Before a synchronous upload of the pageable NumPy array ``host``: page-lock the
+    memory of the array that owns it if that array was uploaded before (and is alive),
+    until it is freed.  True if the memory is now pinned (copy it directly)."""
+    import numpy as np
+
+    root = host
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.owndata or root.nbytes > BLOCK_MAX:
+        return False  # memory another object owns may go without the array knowing
+    address, size, key = root.ctypes.data, root.nbytes, (id(root), root.nbytes)
+    with _lock:
+        if _seen.get(address) != key:
+            if len(_seen) >= SEEN_MAX:
+                _seen.clear()
+            _seen[address] = key  # the first upload: only noted (no reference kept)
+            return False
+        del _seen[address]
+        if not _claim(backend, address, size):
+            return False
+    if not _pin(backend, address, size):
+        return False
+    weakref.finalize(root, _unpin_source, backend, address, size).atexit = False
+    return True
+
+
+def _unpin_source(backend: Any, address: int, size: int) -> None:
+    """The array owning pinned memory is being freed: unlock it first."""
+    try:
+        backend.unpin_host(address)
+    finally:
+        _unclaim(address, size)
+
+
+def _claim(backend: Any, address: int, size: int) -> bool:
+    """Under the lock: count ``size`` pinned bytes at ``address`` if the cap allows (so two
+    threads cannot pass it together)."""
+    if address in _pinned or _counts["pinned"] + size > PINNED_MAX:
+        return False
+    _pinned[address] = backend
+    _counts["pinned"] += size
+    return True
+
+
+def _unclaim(address: int, size: int) -> None:
+    with _lock:
+        if _pinned.pop(address, None) is not None:
+            _counts["pinned"] -= size
+
+
+def _pin(backend: Any, address: int, size: int) -> bool:
+    """Pin claimed memory; where the backend cannot, give the claim back."""
     done = False
     try:
-        done = backend.pin_host(memory)
+        done = backend.pin_host(address, size)
     finally:
         if not done:
-            with _lock:
-                del _pinned[memory.ctypes.data]
-                _counts["pinned"] -= memory.nbytes
+            _unclaim(address, size)
+    return done
 
 
 def empty_cache() -> int:
@@ -132,11 +187,12 @@ def empty_cache() -> int:
         _counts["idle"] = _counts["idle_unpinned"] = 0
     error = None
     for memory in blocks:
-        owner = _pinned.get(memory.ctypes.data)
+        address = memory.ctypes.data
+        owner = _pinned.get(address)
         if owner is None:
             continue
         try:
-            owner.unpin_host(memory)  # before the memory is freed
+            owner.unpin_host(address)  # before the memory is freed
         except Exception as exc:
             error = error or exc
             with _lock:
@@ -144,21 +200,19 @@ def empty_cache() -> int:
                 _counts["idle"] += memory.nbytes
             released -= memory.nbytes
             continue
-        with _lock:
-            del _pinned[memory.ctypes.data]
-            _counts["pinned"] -= memory.nbytes
+        _unclaim(address, memory.nbytes)
     if error is not None:
         raise error
     return released
 
 
 def stats() -> dict[str, int]:
-    """``host_result_idle`` (bytes kept for reuse), ``host_result_pinned`` (bytes pinned,
-    idle or in use), ``host_result_hits`` / ``_misses``."""
+    """``host_result_idle`` (bytes kept for reuse), ``host_pinned`` (bytes pinned here:
+    result blocks idle or in use, and upload sources), ``host_result_hits`` / ``_misses``."""
     with _lock:
         return {
             "host_result_idle": _counts["idle"],
-            "host_result_pinned": _counts["pinned"],
+            "host_pinned": _counts["pinned"],
             "host_result_hits": _counts["hits"],
             "host_result_misses": _counts["misses"],
         }

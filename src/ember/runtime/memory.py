@@ -82,9 +82,15 @@ def copy_in(backend: Backend, dst: Buffer, offset: int, host) -> None:
     Large pageable arrays go through the chunked pinned pipeline where the backend gains by
     it (``staged_copies``): several times the driver's own pageable rate
     (:mod:`ember.runtime.staging`).  Small ones, and page-locked memory, go straight to the
-    driver.
+    driver; so does an array uploaded again while alive, once its memory is page-locked
+    (:func:`ember.runtime.hostcache.pin_source`).
     """
-    if backend.staged_copies and host.nbytes >= staging.STAGE_MIN and not backend.is_pinned(host):
+    if (
+        backend.staged_copies
+        and host.nbytes >= staging.STAGE_MIN
+        and not backend.is_pinned(host)
+        and not hostcache.pin_source(backend, host)
+    ):
         flat = host.reshape(-1).view("uint8")
         pool = host_pool(backend)
         pool.staged += 1
@@ -184,7 +190,8 @@ def stats(backend: Backend | None = None) -> dict[str, int]:
     (0: none).  Pinned staging memory: ``host_reserved`` = ``host_in_flight`` (uploads the
     device has not finished) + ``host_cached``, ``host_uploads``, ``host_cache_hits``.
     Host memory of large downloads' arrays: ``host_result_idle`` (freed, kept for reuse),
-    ``host_result_hits``, ``host_result_misses``.
+    ``host_result_hits``, ``host_result_misses``; ``host_pinned`` (bytes of those and of
+    upload sources page-locked by :mod:`~ember.runtime.hostcache`).
     """
     be = backend or _backend.get()
     return {**pool(be).stats(), **host_pool(be).stats(), **hostcache.stats()}

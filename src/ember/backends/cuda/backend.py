@@ -338,17 +338,17 @@ class CudaBackend(Backend):
         err, kind = cu.cuPointerGetAttribute(_MEMORY_TYPE, ptr)
         return not err and int(kind) == _HOST
 
-    def pin_host(self, host: Any) -> bool:
-        """Register the NumPy array's pages with the driver (``cuMemHostRegister``,
-        portable to every context): ~1 ms for 16 MiB on the H200 host, after which copies
-        to and from it run at the copy engine's rate.  False if the driver refuses."""
+    def pin_host(self, address: int, nbytes: int) -> bool:
+        """Register host memory with the driver (``cuMemHostRegister``, portable to every
+        context): ~1 ms for 16 MiB on the H200 host, after which copies to and from it run
+        at the copy engine's rate.  False if the driver refuses (e.g. a page of it is
+        registered already)."""
         self._context.ensure_current()
-        err = cu.cuMemHostRegister(host.ctypes.data, host.nbytes, _PORTABLE)[0]
-        return not err
+        return not cu.cuMemHostRegister(address, nbytes, _PORTABLE)[0]
 
-    def unpin_host(self, host: Any) -> None:
+    def unpin_host(self, address: int) -> None:
         self._context.ensure_current()
-        check(cu.cuMemHostUnregister(host.ctypes.data), "cuMemHostUnregister", "unpinning")
+        check(cu.cuMemHostUnregister(address), "cuMemHostUnregister", "unpinning host memory")
 
     def alloc_host(self, nbytes: int) -> Any:
         """A pinned ``uint8`` NumPy array of ``nbytes``, freed when it is garbage."""
