@@ -154,14 +154,20 @@ def per_call_us(
 
 
 def interleaved_us(
-    impls: dict[str, tuple[Callable[[], Any], Callable | None]], n: int, repeats: int
+    impls: dict[str, tuple[Callable[[], Any], Callable | None]],
+    n: int,
+    repeats: int,
+    samples: dict[str, list[float]] | None = None,
 ) -> dict[str, Median | str]:
     """:func:`per_call_us` of every ``(fn, sync)`` in ``impls``, the repeats interleaved
     (impl A, B, C, A, B, C...) so that slow drifts of the machine fall on all alike.
+    ``samples``, if given, receives each implementation's per-repeat times (for
+    :func:`paired_ratio`).
 
     A failing implementation is left out after its first error (its value: the message)."""
     results: dict[str, Median | str] = {}
-    samples: dict[str, list[float]] = {name: [] for name in impls}
+    samples = {} if samples is None else samples
+    samples.update({name: [] for name in impls})
     live = dict(impls)
     for name, (fn, sync) in list(live.items()):
         try:
@@ -183,6 +189,15 @@ def interleaved_us(
     for name in live:
         results[name] = median(samples[name])
     return results
+
+
+def paired_ratio(samples: dict[str, list[float]], name: str, base: str) -> Median | None:
+    """The median over repeats of ``name``'s time over ``base``'s in the same repeat of
+    :func:`interleaved_us`: a drift of the machine between repeats cancels in each ratio."""
+    a, b = samples.get(name), samples.get(base)
+    if not a or not b or len(a) != len(b):
+        return None
+    return median([x / y for x, y in zip(a, b, strict=True)])
 
 
 def interleaved_into(results: dict, impls: dict, n: int, repeats: int, key: str = "us") -> None:

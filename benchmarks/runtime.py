@@ -17,6 +17,7 @@ from benchmarks.harness import (
     case,
     guarded,
     interleaved_us,
+    paired_ratio,
     per_call_us,
 )
 from benchmarks.impls import RawCuda, peer_empty_1mib
@@ -264,12 +265,22 @@ def _arity_impls(ctx: Context, arity: int) -> dict[str, tuple[Any, Any]]:
 
 
 def _arity_case(ctx: Context, arity: int) -> dict[str, dict[str, Any]]:
-    n = ctx.iterations(20000)
-    measured = interleaved_us(_arity_impls(ctx, arity), n, ctx.repeats)
-    return {
-        impl: ({"us": v} if not isinstance(v, str) else {"error": v})
-        for impl, v in measured.items()
-    }
+    """``us`` per launch; ``per_repeat_to_raw``: the median of the ratios to raw's time in
+    the same repeat (more repeats of fewer launches than the other cases, so that the
+    ratio is taken over a short stretch of the machine's drift)."""
+    n = ctx.iterations(5000)
+    samples: dict[str, list[float]] = {}
+    measured = interleaved_us(_arity_impls(ctx, arity), n, 3 * ctx.repeats, samples)
+    out: dict[str, dict[str, Any]] = {}
+    for impl, v in measured.items():
+        if isinstance(v, str):
+            out[impl] = {"error": v}
+            continue
+        out[impl] = {"us": v}
+        ratio = paired_ratio(samples, impl, "raw") if impl != "raw" else None
+        if ratio is not None:
+            out[impl]["per_repeat_to_raw"] = ratio
+    return out
 
 
 @case("launch_0args", "us", "us/launch")
