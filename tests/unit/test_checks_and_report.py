@@ -18,7 +18,7 @@ from ember.backends.cuda import toolkit
 from ember.codegen import abi, dialects
 from ember.compiler import driver
 from ember.diagnostics import device_errors as errors
-from ember.diagnostics import report
+from ember.diagnostics import findings, report
 from ember.runtime import sync
 from ember.runtime.backend import DeviceInfo, ErrorMemory, Function
 
@@ -335,7 +335,7 @@ def device(backend: str, kind="GPU", fp64_ratio=None, **extra) -> DeviceInfo:
 
 
 def test_float64_items_follow_the_devices_rate():
-    items = report.program_items(program(weak_float, F32))
+    items = findings.program_items(program(weak_float, F32))
     h100, gaming = (
         device("cuda", fp64_ratio=2),
         device("cuda", fp64_ratio=64),

@@ -25,18 +25,26 @@ A kernel that can fail (``ir.Function.can_fail``: ``raise``, ``assert`` or check
 hidden trailing parameters, supplied by the launcher, never by the user: ``em_claim`` (a
 pointer to the context's claim word), ``em_rec`` (a pointer to its error record) and
 ``em_kid`` (``uint32``, the id of the specialization; :mod:`ember.diagnostics.device_errors`).
-Kernels that cannot fail keep the plain ABI above.
+The record is :data:`RECORD_WORDS` int64 words, written by the failing thread
+(:mod:`ember.codegen.runtime_checks`) and read on the host once its first word is
+:data:`DONE`.  Kernels that cannot fail keep the plain ABI above.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ember import dtypes
 from ember.codegen.dialects.base import Dialect
 from ember.dtypes import DType
-from ember.frontend import ir
 from ember.frontend.types import Array, Scalar
+
+if TYPE_CHECKING:  # a launch from the cache needs the ABI, only a compile the IR
+    from ember.frontend import ir
+
+RECORD_WORDS = 16  # state, kernel id, site, block xyz, thread xyz, value 0, value 1, spare
+DONE = 2  # record[0] once the winner has written everything
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ and passes it to every device function that can fail.
   thread must not leave early, so a failed thread runs on with every memory access
   guarded by ``!em_c->failed`` (loads give 0, stores and atomics are skipped).
 
-The record layout (16 int64 words) is read on the host by :mod:`ember.diagnostics.device_errors`.
+The record layout (16 int64 words: :data:`ember.codegen.abi.RECORD_WORDS`) is read on the host
+by :mod:`ember.diagnostics.device_errors`.
 """
 
 from __future__ import annotations
@@ -27,14 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
+from ember.codegen.abi import DONE
 from ember.codegen.helpers import SHORT
 from ember.codegen.text import c_string, comment
 from ember.dtypes import DType
 from ember.frontend import ir, passes
 from ember.frontend.types import Array, Scalar, Tuple
-
-RECORD_WORDS = 16  # state, kernel id, site, block xyz, thread xyz, value 0, value 1, spare
-DONE = 2  # record[0] once the winner has written everything
 
 
 class CheckEmitter:

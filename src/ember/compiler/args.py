@@ -37,9 +37,9 @@ from ember.frontend.types import (
     CompileTime,
     Tuple,
     Type,
+    as_dtype,
     scalar,
 )
-from ember.frontend.values import as_dtype  # with the compiler, not at the first launch
 from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import DL_CPU, DL_CUDA

@@ -28,7 +28,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ember.cache import key as keymod
 from ember.cache import lookup as cache_lookup
@@ -41,12 +41,15 @@ from ember.compiler import deep
 from ember.config import settings
 from ember.diagnostics import report
 from ember.errors import CompileError, InternalError, UnsupportedFeatureError
-from ember.frontend import ir, launchsize
+from ember.frontend import launchsize
 from ember.frontend.capture import Captured
 from ember.frontend.types import Target, Type
 from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
 from ember.runtime.backend import PTR
+
+if TYPE_CHECKING:  # like the typer and the emitter, imported by the first compile
+    from ember.frontend import ir
 
 
 def target_of(backend) -> Target:
@@ -120,6 +123,8 @@ def source_of(program: ir.Program, target: Target) -> str:
 def _check_static_shared(program: ir.Program, limit: int, dialect: str) -> None:
     """Refuse shared arrays of fixed sizes past the dialect's static limit (CUDA: 48 KiB a
     block) with the arrays named, before the compiler fails on them."""
+    from ember.frontend import ir
+
     arrays = [
         (math.prod(s.var.type.shape) * s.var.type.dtype.itemsize, s.var.pyname, str(s.loc))
         for s in program.kernel.body
@@ -184,7 +189,7 @@ class Specialization:
     sites: tuple = ()  # run-time check sites, for KernelError (diagnostics/device_errors.py)
     kernel_id: int = 0  # passed to a kernel that can fail
     errors: Any = None  # the backend's error record, for a kernel that can fail
-    slow_paths: tuple = ()  # found in the code (diagnostics/report.py)
+    slow_paths: tuple = ()  # found in the code (diagnostics/findings.py)
     kernel_loc: Any = None  # the kernel's def line, for the report
     announced: bool = False  # slow-path report done at the first launch
     # dynamic shared memory layout and cooperative launch (frontend/launchsize.py)
@@ -277,6 +282,8 @@ def _compile(
     The kernel's C name ends in its key (:func:`~ember.cache.entry.entry_name`), which binds
     the binary to the key: a cache entry or bundle member holding another kernel's binary
     has no function of that name, and is refused."""
+    from ember.frontend import ir
+
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     program = typed_ir(cap, arg_types, target, captures, checks, launch_bounds)
@@ -297,10 +304,10 @@ def _compile(
     timings.update(typing=t1 - t0, codegen=t2 - t1, compile=t3 - t2, load=t4 - t3)
     spec = Specialization(name, program, source, abi, binary, function, backend, "", timings)
     spec.launch_info = {**launchsize.layout(program), "cooperative": program.grid_sync}
-    from ember.diagnostics import device_errors
+    from ember.diagnostics import device_errors, findings
 
     spec.sites = device_errors.site_table(program)
-    report.compiled(spec, program)
+    findings.compiled(spec, program)
     return spec
 
 

@@ -25,19 +25,22 @@ import importlib
 import math
 import pickle
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ember.compiler import args as argmod
 from ember.compiler import driver, freshness, launchers
 from ember.diagnostics import device_errors as errmod
 from ember.errors import ArgumentError, LaunchError
-from ember.frontend import ir, messages
+from ember.frontend import messages
 from ember.frontend.capture import Captured, capture
 from ember.frontend.types import CompileTime
 from ember.runtime import argtypes
 from ember.runtime import backend as registry
 from ember.runtime.checks import dim3 as _dims
 from ember.tracebacks import api, hide_internal_frames
+
+if TYPE_CHECKING:  # launching kernels from the cache never needs the IR
+    from ember.frontend import ir
 
 STAGES = ("ir", "source", "ptx", "cubin-info", "sass", "resources")
 
@@ -362,6 +365,8 @@ class Kernel:
             self._revalidate()
         types, target, backend = self._inspect_types(args, dialect)
         if stage in ("ir", "source"):
+            from ember.frontend import ir
+
             program = self._typed_ir(types, target)
             return ir.dump(program) if stage == "ir" else driver.source_of(program, target)
         from ember.diagnostics import inspect as inspection
@@ -402,15 +407,15 @@ class Kernel:
         warning; ``[]`` when there are none).  ``block`` adds the occupancy of that block
         size; ``dialect`` (or NumPy arrays) analyses the generated code without a device
         (CUDA: sm_90, compiled by NVRTC for its resource usage)."""
+        from ember.diagnostics import findings, report
         from ember.diagnostics import inspect as inspection
-        from ember.diagnostics import report
 
         types, target, backend = self._inspect_types(tuple(args), dialect)
         if inspection.on_device(args, backend):
             return report.spec_items(self.dispatch(tuple(args)), block)
         program = self._typed_ir(types, target)
         device = backend.device if backend is not None else None
-        items = report.for_device(report.program_items(program), device)
+        items = report.for_device(findings.program_items(program), device)
         tools = registry.toolchain(target.dialect)
         if tools is not None and "resources" in tools.offline_stages:
             source, name = driver.source_of(program, target), program.kernel.name

@@ -35,13 +35,17 @@ import struct
 import threading
 import weakref
 from dataclasses import astuple, dataclass
+from typing import TYPE_CHECKING
 
 from ember.cache.entry import base_name
-from ember.codegen.runtime_checks import DONE, RECORD_WORDS
+from ember.codegen.abi import DONE, RECORD_WORDS
 from ember.errors import KernelError
-from ember.frontend import ir, messages
+from ember.frontend import messages
 from ember.frontend.capture import Loc
 from ember.runtime import sync
+
+if TYPE_CHECKING:  # kernels from the cache have their site tables: only a compile needs the IR
+    from ember.frontend import ir
 
 RECORD_BYTES = RECORD_WORDS * 8
 

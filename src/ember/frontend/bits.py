@@ -19,8 +19,8 @@ from ember.errors import KernelTypeError
 from ember.frontend import ir
 from ember.frontend.operators import cast
 from ember.frontend.passes import is_pure
-from ember.frontend.types import float_result, scalar
-from ember.frontend.values import Static, TupleVal, Value, as_dtype
+from ember.frontend.types import as_dtype, float_result, scalar
+from ember.frontend.values import Static, TupleVal, Value
 
 I32 = scalar(dtypes.int32)
 _UNSIGNED = {4: scalar(dtypes.uint32), 8: scalar(dtypes.uint64)}

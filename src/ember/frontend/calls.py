@@ -37,12 +37,13 @@ from ember.frontend.types import (
     CompileTime,
     Scalar,
     Tuple,
+    as_dtype,
     describe,
     float_result,
     promote,
     scalar,
 )
-from ember.frontend.values import Static, TupleVal, Value, as_dtype, is_plain_function
+from ember.frontend.values import Static, TupleVal, Value, is_plain_function
 
 
 class CallTyper(ComplexTyper, BitsTyper, ParallelTyper):

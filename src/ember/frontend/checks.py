@@ -20,8 +20,8 @@ from ember.errors import KernelSyntaxError, KernelTypeError
 from ember.frontend import ir, ranges
 from ember.frontend.operators import OperatorError, cast, unary
 from ember.frontend.passes import is_pure
-from ember.frontend.types import WEAK_INT, Scalar, describe, scalar
-from ember.frontend.values import Static, TupleVal, Value, as_dtype
+from ember.frontend.types import WEAK_INT, Scalar, as_dtype, describe, scalar
+from ember.frontend.values import Static, TupleVal, Value
 
 
 class CheckTyper:

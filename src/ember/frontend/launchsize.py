@@ -23,10 +23,12 @@ same offsets (codegen).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ember.frontend import ir
 from ember.frontend.types import Array, Scalar
+
+if TYPE_CHECKING:  # a launch from the cache reads the trees; a compile makes them from the IR
+    from ember.frontend import ir
 
 ALIGN = 16  # bytes: every dynamic array starts at a multiple of this
 SCRATCH_BYTES = 8  # per thread, for emulated warp operations (one 64-bit value each)
@@ -38,6 +40,8 @@ def tree(e: ir.Expr, args: dict[int, tuple[int, tuple[int, ...]]]) -> list | Non
 
     ``args`` maps ``id(param variable)`` to (argument index, tuple path) for the kernel's
     parameters that keep their argument's value."""
+    from ember.frontend import ir
+
     if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
         return ["const", int(e.value)]
     if isinstance(e, ir.Ref) and id(e.var) in args and _is_int(e.type):
@@ -102,6 +106,8 @@ def layout(program: ir.Program) -> dict:
     """What the launch needs to size the dynamic shared memory of ``program``: each
     dynamic array's itemsize and extent trees (checked computable by the typer), and
     whether there is a warp scratch."""
+    from ember.frontend import ir
+
     k = program.kernel
     args = {id(v): src for v, src in zip(k.params, k.param_sources, strict=True)}  # type: ignore[attr-defined]
     arrays = []
@@ -126,6 +132,8 @@ def layout_bytes(layout: dict) -> str | None:
 def is_rest(decl: ir.ArrayDecl) -> bool:
     """Whether a declaration is ``ember.shared(0, dtype)``: the launch's dynamic shared
     memory beyond the sized arrays (its extent from the launch's bytes, a hidden argument)."""
+    from ember.frontend import ir
+
     size = decl.size
     return len(size) == 1 and isinstance(size[0], ir.Intrinsic) and size[0].name == "dynamic_rest"
 

@@ -15,8 +15,8 @@ from ember import dtypes
 from ember.errors import KernelSyntaxError, KernelTypeError, UnsupportedFeatureError
 from ember.frontend import ir, launchsize, messages, ranges
 from ember.frontend.operators import OperatorError, cast
-from ember.frontend.types import VOID, WEAK_INT, Array, describe, scalar
-from ember.frontend.values import ArrayVal, Static, TupleVal, Value, as_dtype
+from ember.frontend.types import VOID, WEAK_INT, Array, as_dtype, describe, scalar
+from ember.frontend.values import ArrayVal, Static, TupleVal, Value
 
 ATOMIC_DTYPES = (
     dtypes.int32,

@@ -16,8 +16,8 @@ from ember.frontend import ir, ranges
 from ember.frontend.intrinsics import intrinsic_name
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.passes import is_pure
-from ember.frontend.types import WEAK_INT, Array, Scalar, describe, promote, scalar
-from ember.frontend.values import ArrayVal, Pending, Static, TupleVal, as_dtype, c_identifier
+from ember.frontend.types import WEAK_INT, Array, Scalar, as_dtype, describe, promote, scalar
+from ember.frontend.values import ArrayVal, Pending, Static, TupleVal, c_identifier
 
 ARITH = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",

@@ -175,6 +175,22 @@ def scalar(dtype: DType) -> Scalar:
     return _SCALARS[dtype]
 
 
+# Here, not in frontend/values.py (the typer's), so that typing a launch's arguments from
+# the cache (compiler/args.py) does not import the IR.
+def as_dtype(obj: Any) -> DType | None:
+    """The Ember dtype ``obj`` names when it is a dtype object or scalar type, else None."""
+    if isinstance(obj, DType):
+        return obj
+    if obj is bool or obj is int or obj is float or obj is complex:
+        return None  # Python's own types are functions in kernels: int(x), float(x)
+    if isinstance(obj, type) or type(obj).__name__.startswith("dtype"):
+        try:
+            return dtypes.dtype(obj)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
 def describe(t: Type) -> str:
     """A type as it appears in error messages."""
     if isinstance(t, Scalar):

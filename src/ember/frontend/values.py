@@ -84,20 +84,6 @@ def value_type(v: Value) -> Type | None:
     return None
 
 
-def as_dtype(obj: Any) -> dtypes.DType | None:
-    """The Ember dtype ``obj`` names when it is a dtype object or scalar type, else None."""
-    if isinstance(obj, dtypes.DType):
-        return obj
-    if obj is bool or obj is int or obj is float or obj is complex:
-        return None  # Python's own types are functions in kernels: int(x), float(x)
-    if isinstance(obj, type) or type(obj).__name__.startswith("dtype"):
-        try:
-            return dtypes.dtype(obj)
-        except (TypeError, ValueError):
-            return None
-    return None
-
-
 INT64_MIN, UINT64_MAX = -(1 << 63), (1 << 64) - 1
 
 

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from ember.codegen import cpu_runtime
-from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
-from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
-from ember.frontend import ir
 from ember.frontend.types import Array
+
+if TYPE_CHECKING:  # the backend class holds the dialect: a cache hit imports this module
+    from ember.codegen.helpers import Helpers
 
 _FETCH = {
     "add": "__atomic_fetch_add", "sub": "__atomic_fetch_sub", "and": "__atomic_fetch_and",
@@ -147,6 +148,7 @@ class CPUDialect(Dialect):
         barriers (the per-work-item arrays)."""
         from ember.codegen import workitems as wi
         from ember.codegen.emitter import uses_dynamic_shared
+        from ember.frontend import ir
 
         body = program.kernel.body
         shared = sum(
@@ -195,6 +197,8 @@ class CPUDialect(Dialect):
 
     # ---------------------------------------------------------------- code snippets
     def atomic_body(self, h: Helpers, op: str, dt: DType, t: str, space: str) -> str:
+        from ember.codegen.atomics import cas_loop, int_cas_loop
+
         if space == "shared":
             return _plain_atomic(self, op, dt, t)
         if op in ("inc", "dec"):  # CUDA's, with a limit: a compare-and-swap loop

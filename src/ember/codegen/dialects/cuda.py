@@ -4,11 +4,13 @@ address space, float16 is converted with PTX instructions, atomics are ``atomicA
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
-from ember.codegen.helpers import Helpers
 from ember.dtypes import DType, float16
+
+if TYPE_CHECKING:  # the backend class holds the dialect: a cache hit imports this module
+    from ember.codegen.helpers import Helpers
 
 # CUDA's atomic functions take int / unsigned int / unsigned long long (and float for
 # add/exch, double for add): the element types each one has directly.
@@ -160,6 +162,8 @@ class CudaDialect(Dialect):
 
     # ------------------------------------------------------------------ atomics
     def atomic_body(self, h: Helpers, op: str, dt: DType, t: str, space: str) -> str:
+        from ember.codegen.atomics import cas_loop, int_cas_loop
+
         fn = _ATOMIC[op]
         args = "expected, v" if op == "cas" else "v"
         if dt.name in _NATIVE[op]:

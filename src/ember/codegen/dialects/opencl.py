@@ -5,11 +5,13 @@ float16 goes through ``vload_half``/``vstore_half_rte``, 32-bit atomics are ``at
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from ember.codegen.atomics import cas_loop, int_cas_loop
 from ember.codegen.dialects.base import Dialect
-from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
+
+if TYPE_CHECKING:  # the backend class holds the dialect: a cache hit imports this module
+    from ember.codegen.helpers import Helpers
 
 _ATOMIC = {
     "add": "add", "sub": "sub", "min": "min", "max": "max", "exchange": "xchg",
@@ -143,6 +145,8 @@ class OpenCLDialect(Dialect):
     }
 
     def atomic_body(self, h: Helpers, op: str, dt: DType, t: str, space: str) -> str:
+        from ember.codegen.atomics import cas_loop, int_cas_loop
+
         if op in ("inc", "dec"):  # OpenCL's atomic_inc has no limit: CUDA's needs a loop
             return int_cas_loop(h, op, dt, space)
         prefix = "atom_" if dt.itemsize == 8 else "atomic_"
