@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import threading
 
 import numpy as np
@@ -203,4 +204,33 @@ def test_sources_that_cannot_be_pinned_safely_are_not(monkeypatch):
     refusing = PinningBackend(refuse=True)
     c = np.ones(MiB // 2, np.uint8)
     assert not hostcache.pin_source(refusing, c) and not hostcache.pin_source(refusing, c)
+    assert hostcache.stats()["host_pinned"] == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_keeps_none_of_the_parents_registrations():
+    be = PinningBackend()
+    a = hostcache.empty((MiB,), np.uint8, be)
+    del a
+    gc.collect()
+    pinned = hostcache.empty((MiB,), np.uint8, be)  # reused: pinned in the parent
+    source = np.ones(MiB, np.uint8)
+    hostcache.pin_source(be, source)
+    assert hostcache.pin_source(be, source)
+    pid = os.fork()
+    if pid == 0:  # the child: nothing is pinned; freeing unpins nothing
+        code = 1
+        try:
+            s = hostcache.stats()
+            del source, pinned
+            gc.collect()
+            code = 0 if s["host_pinned"] == 0 and len(be.unpinned) == 0 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    assert hostcache.stats()["host_pinned"] == 2 * MiB  # the parent's are untouched
+    del source, pinned
+    gc.collect()
+    hostcache.empty_cache()
     assert hostcache.stats()["host_pinned"] == 0

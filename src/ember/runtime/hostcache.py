@@ -30,6 +30,7 @@ neither blocks nor sources larger than :data:`BLOCK_MAX` are kept or pinned.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from typing import Any
@@ -40,7 +41,9 @@ IDLE_MAX = 512 << 20  # idle bytes of unpinned blocks kept for reuse at most
 PINNED_MAX = 512 << 20  # bytes pinned at most, idle or in use
 BLOCK_MAX = 256 << 20  # larger results are not kept once freed
 
-_lock = threading.Lock()
+# Reentrant: a release (Block.__del__) can run inside a garbage collection that an
+# allocation made under the lock set off, on the same thread.
+_lock = threading.RLock()
 _idle: dict[int, list[Any]] = {}  # size class -> idle uint8 arrays of that size
 _pinned: dict[int, Any] = {}  # address -> the backend that pinned the memory there
 _seen: dict[int, tuple[int, int]] = {}  # address -> (id, nbytes) of an array uploaded once
@@ -66,7 +69,10 @@ class Block:
     def __del__(self) -> None:
         memory, self.memory = self.memory, None
         if memory is not None:
-            _keep(memory)
+            try:
+                _keep(memory)
+            except Exception:  # the interpreter is shutting down: the memory just goes
+                pass
 
 
 def _keep(memory: Any) -> None:
@@ -143,11 +149,30 @@ def pin_source(backend: Any, host: Any) -> bool:
 
 
 def _unpin_source(backend: Any, address: int, size: int) -> None:
-    """The array owning pinned memory is being freed: unlock it first."""
+    """The array owning pinned memory is being freed: unlock it first (unless this is a
+    forked child, where the registration is not this process's)."""
+    with _lock:
+        if _pinned.get(address) is not backend:
+            return
     try:
         backend.unpin_host(address)
     finally:
         _unclaim(address, size)
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: the parent's registrations belong to the parent's driver
+    context; the child keeps none of them (its blocks are ordinary memory)."""
+    global _lock
+    _lock = threading.RLock()
+    _pinned.clear()
+    _idle.clear()
+    _seen.clear()
+    _counts.update(idle=0, idle_unpinned=0, pinned=0)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def _claim(backend: Any, address: int, size: int) -> bool:
