@@ -391,6 +391,31 @@ def test_an_array_uploaded_again_is_pinned_and_copied_directly(backend):
     assert ember.memory.stats()["host_pinned"] == pinned - nbytes  # unpinned when freed
 
 
+def test_mib_sized_copies_of_reused_memory_are_pinned_and_smaller_ones_not(backend):
+    if not backend.staged_copies:
+        pytest.skip("this backend copies host memory directly anyway")
+    from ember.runtime import hostcache
+
+    ember.memory.empty_cache()
+    host = np.random.default_rng(5).standard_normal(MiB // 2).astype(np.float32)  # 2 MiB
+    staged = ember.memory.stats()["host_staged_copies"]
+    x = ember.asarray(host)
+    x = ember.asarray(host)  # below the staging size: pinned on its second upload
+    assert backend.is_pinned(host)
+    first = x.to_numpy()
+    assert not backend.is_pinned(first)
+    np.testing.assert_array_equal(first, host)
+    del first
+    again = (x + 1).to_numpy()  # the freed result's memory, pinned now
+    assert backend.is_pinned(again)
+    np.testing.assert_array_equal(again, host + 1)
+    assert ember.memory.stats()["host_staged_copies"] == staged  # nothing was staged
+    small = np.ones(hostcache.MIN_BYTES // 8 - 1)
+    for _ in range(3):
+        y = ember.asarray(small)
+    assert not backend.is_pinned(small) and not backend.is_pinned(y.to_numpy())
+
+
 def test_pinned_memory_is_copied_directly(backend):
     if not backend.staged_copies:
         pytest.skip("this backend copies host memory directly anyway")

@@ -82,12 +82,14 @@ class _Backend:
     staged_copies = True
 
 
-def test_host_result_reuses_memory_only_where_the_download_is_staged():
-    n = staging.STAGE_MIN // 4
+def test_host_result_reuses_memory_from_a_mib_where_the_backend_gains_by_pinning():
+    n = hostcache.MIN_BYTES // 4
     a = memory.host_result(_Backend(), (n,), np.float32)
     assert isinstance(a.base, np.ndarray) and isinstance(a.base.base, hostcache.Block)
+    big = memory.host_result(_Backend(), (staging.STAGE_MIN,), np.uint8)
+    assert isinstance(big.base.base, hostcache.Block)
     small = memory.host_result(_Backend(), (n // 2,), np.float32)
-    assert small.base is None  # below the staging threshold: numpy.empty
+    assert small.base is None  # below MIN_BYTES: numpy.empty
     on_stream = memory.host_result(_Backend(), (n,), np.float32, stream=object())
     assert on_stream.base is None  # an asynchronous download goes straight to the driver
     _Backend.staged_copies = False

@@ -82,14 +82,16 @@ def copy_in(backend: Backend, dst: Buffer, offset: int, host) -> None:
     Large pageable arrays go through the chunked pinned pipeline where the backend gains by
     it (``staged_copies``): several times the driver's own pageable rate
     (:mod:`ember.runtime.staging`).  Small ones, and page-locked memory, go straight to the
-    driver; so does an array uploaded again while alive, once its memory is page-locked
+    driver; so does an array of :data:`~ember.runtime.hostcache.MIN_BYTES` or more uploaded
+    again while alive, once its memory is page-locked
     (:func:`ember.runtime.hostcache.pin_source`).
     """
     if (
         backend.staged_copies
-        and host.nbytes >= staging.STAGE_MIN
+        and host.nbytes >= hostcache.MIN_BYTES
         and not backend.is_pinned(host)
-        and not hostcache.pin_source(backend, host)
+        and not hostcache.pin_source(backend, host)  # notes the array, or pins it now
+        and host.nbytes >= staging.STAGE_MIN
     ):
         flat = host.reshape(-1).view("uint8")
         pool = host_pool(backend)
@@ -122,14 +124,15 @@ def copy_out(backend: Backend, out, src: Buffer, offset: int, stream: Stream | N
 
 
 def host_result(backend: Backend, shape: tuple[int, ...], dtype, stream: Stream | None = None):
-    """A new C-contiguous NumPy array to download ``shape`` x ``dtype`` into: where
-    :func:`copy_out` would stage the copy, in reused host memory, pinned once reused
+    """A new C-contiguous NumPy array to download ``shape`` x ``dtype`` into: from
+    :data:`~ember.runtime.hostcache.MIN_BYTES` on, where the backend gains by pinned memory
+    (``staged_copies``), in reused host memory, pinned once reused
     (:mod:`~ember.runtime.hostcache`: a fresh array's page faults cost more than the copy),
     else ``numpy.empty``."""
     import numpy as np
 
     nbytes = np.dtype(dtype).itemsize * math.prod(shape)
-    if stream is None and backend.staged_copies and nbytes >= staging.STAGE_MIN:
+    if stream is None and backend.staged_copies and nbytes >= hostcache.MIN_BYTES:
         return hostcache.empty(shape, dtype, backend)
     return np.empty(shape, dtype)
 
