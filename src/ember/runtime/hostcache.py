@@ -15,7 +15,8 @@ Page-locking existing memory (``Backend.pin_host``: ``cuMemHostRegister``) costs
   reuses it, its pages already mapped; a block taken again is also page-locked, so the
   download lands straight in it with no staging.  The array is an ordinary writable,
   C-contiguous ``numpy.ndarray`` whose ``base`` is a small owner (:class:`Block`) that hands
-  the memory back on release.
+  the memory back on release (so, like any view, it does not own its data: an in-place
+  ``ndarray.resize`` refuses it; ``numpy.resize`` and copies work).
 - **Upload sources**: an array uploaded (synchronously) a second time while alive - a host
   buffer refilled each step - has the memory of the array that owns it page-locked
   (:func:`pin_source`), until that array is freed.  NumPy then refuses to resize it in
