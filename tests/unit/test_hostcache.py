@@ -170,13 +170,14 @@ def test_a_refused_pin_leaves_an_ordinary_reused_block():
     assert hostcache.empty_cache() == MiB and be.unpinned == []
 
 
-def test_an_upload_source_is_pinned_on_its_second_upload_until_it_is_freed():
+def test_an_upload_source_is_pinned_on_its_third_upload_until_it_is_freed():
     be = PinningBackend()
     host = np.ones(3 * MiB, np.float32)
     assert not hostcache.pin_source(be, host)  # the first upload: only noted
-    assert be.pinned == []
     view = host[MiB:]
-    assert hostcache.pin_source(be, view)  # the second, through a view: the owner is pinned
+    assert not hostcache.pin_source(be, view)  # the second, through a view: watched
+    assert be.pinned == []
+    assert hostcache.pin_source(be, host)  # the third: the owner is pinned
     assert be.pinned == [host.ctypes.data]
     assert hostcache.stats()["host_pinned"] == host.nbytes
     with pytest.raises(ValueError):
@@ -187,25 +188,37 @@ def test_an_upload_source_is_pinned_on_its_second_upload_until_it_is_freed():
     assert hostcache.stats()["host_pinned"] == 0
 
 
+def test_a_temporary_made_for_each_upload_is_never_pinned():
+    be = PinningBackend()
+    source = np.arange(MiB // 4, dtype=np.int32)
+    for _ in range(12):  # each temporary is freed before the next, often at its place
+        temporary = source.astype(np.float32)
+        assert not hostcache.pin_source(be, temporary)
+        del temporary
+    assert be.pinned == []
+
+
 def test_sources_that_cannot_be_pinned_safely_are_not(monkeypatch):
     be = PinningBackend()
     raw = bytearray(2 * MiB)
     borrowed = np.frombuffer(raw, np.uint8)  # memory a bytearray owns: left alone
-    for _ in range(3):
+    for _ in range(4):
         assert not hostcache.pin_source(be, borrowed)
     monkeypatch.setattr(hostcache, "PINNED_MAX", MiB)
     big = np.ones(2 * MiB, np.uint8)  # over the cap
-    for _ in range(3):
+    for _ in range(4):
         assert not hostcache.pin_source(be, big)
     assert be.pinned == []
     a, b = np.ones(MiB // 2, np.uint8), np.ones(MiB // 2, np.uint8)
-    assert not hostcache.pin_source(be, a) and not hostcache.pin_source(be, b)
+    for _ in range(2):
+        assert not hostcache.pin_source(be, a) and not hostcache.pin_source(be, b)
     assert hostcache.pin_source(be, a)  # another array in between does not reset a
     del a
     gc.collect()
     refusing = PinningBackend(refuse=True)
     c = np.ones(MiB // 2, np.uint8)
-    assert not hostcache.pin_source(refusing, c) and not hostcache.pin_source(refusing, c)
+    for _ in range(4):
+        assert not hostcache.pin_source(refusing, c)
     assert hostcache.stats()["host_pinned"] == 0
 
 
@@ -217,6 +230,7 @@ def test_a_forked_child_keeps_none_of_the_parents_registrations():
     gc.collect()
     pinned = hostcache.empty((MiB,), np.uint8, be)  # reused: pinned in the parent
     source = np.ones(MiB, np.uint8)
+    hostcache.pin_source(be, source)
     hostcache.pin_source(be, source)
     assert hostcache.pin_source(be, source)
     pid = os.fork()

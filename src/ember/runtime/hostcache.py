@@ -17,10 +17,11 @@ Page-locking existing memory (``Backend.pin_host``: ``cuMemHostRegister``) costs
   C-contiguous ``numpy.ndarray`` whose ``base`` is a small owner (:class:`Block`) that hands
   the memory back on release (so, like any view, it does not own its data: an in-place
   ``ndarray.resize`` refuses it; ``numpy.resize`` and copies work).
-- **Upload sources**: an array uploaded (synchronously) a second time while alive - a host
+- **Upload sources**: an array uploaded (synchronously) a third time while alive - a host
   buffer refilled each step - has the memory of the array that owns it page-locked
   (:func:`pin_source`), until that array is freed.  NumPy then refuses to resize it in
-  place (it has a weak reference: the one that unlocks it).
+  place (it has a weak reference: the one that unlocks it; so does an array uploaded
+  twice, until its next upload).
 
 Only copies of :data:`MIN_BYTES` (1 MiB) or more: registering 1 MiB took 0.18 ms, about
 what a pageable copy of it takes.  A size used once costs no registration.  At most
@@ -50,7 +51,8 @@ BLOCK_MAX = 256 << 20  # larger results are not kept once freed
 _lock = threading.RLock()
 _idle: dict[int, list[Any]] = {}  # size class -> idle uint8 arrays of that size
 _pinned: dict[int, Any] = {}  # address -> the backend that pinned the memory there
-_seen: dict[int, tuple[int, int]] = {}  # address -> (id, nbytes) of an array uploaded once
+# address -> ((id, nbytes), None or a weak reference) of an array uploaded once or twice
+_seen: dict[int, tuple[tuple[int, int], Any]] = {}
 SEEN_MAX = 64
 _counts = {"idle": 0, "idle_unpinned": 0, "pinned": 0, "hits": 0, "misses": 0}
 
@@ -127,8 +129,13 @@ def empty(shape: tuple[int, ...], dtype: Any, backend: Any = None) -> Any:
 
 def pin_source(backend: Any, host: Any) -> bool:
     """Before a synchronous upload of the pageable NumPy array ``host``: page-lock the
-    memory of the array that owns it if that array was uploaded before (and is alive),
-    until it is freed.  True if the memory is now pinned (copy it directly)."""
+    memory of the array that owns it on that array's third upload (alive all along), until
+    it is freed.  True if the memory is now pinned (copy it directly).
+
+    The first upload is only noted (address, ``id``, size: no reference).  The second keeps
+    a weak reference, which the third must find alive: a temporary made and freed for each
+    upload (``ember.asarray(x.astype(...))`` in a loop) often comes back at the same address
+    with the same ``id``, and pinning it would cost a registration per upload."""
     import numpy as np
 
     root = host
@@ -138,10 +145,14 @@ def pin_source(backend: Any, host: Any) -> bool:
         return False  # memory another object owns may go without the array knowing
     address, size, key = root.ctypes.data, root.nbytes, (id(root), root.nbytes)
     with _lock:
-        if _seen.get(address) != key:
+        seen = _seen.get(address)
+        if seen is None or seen[0] != key or (seen[1] is not None and seen[1]() is not root):
             if len(_seen) >= SEEN_MAX:
                 _seen.clear()
-            _seen[address] = key  # the first upload: only noted (no reference kept)
+            _seen[address] = (key, None)  # the first upload
+            return False
+        if seen[1] is None:
+            _seen[address] = (key, weakref.ref(root))  # the second: alive from here on?
             return False
         del _seen[address]
         if not _claim(backend, address, size):
