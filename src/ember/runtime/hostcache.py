@@ -157,9 +157,12 @@ def pin_source(backend: Any, host: Any) -> bool:
         del _seen[address]
         if not _claim(backend, address, size):
             return False
+    # the finalizer first: no moment where the memory is pinned and nothing will unpin it
+    unpin = weakref.finalize(root, _unpin_source, backend, address, size)
+    unpin.atexit = False
     if not _pin(backend, address, size):
+        unpin.detach()
         return False
-    weakref.finalize(root, _unpin_source, backend, address, size).atexit = False
     return True
 
 
