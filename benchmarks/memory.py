@@ -554,9 +554,15 @@ def _transfer_case(ctx: Context, mib: int, upload: bool) -> dict[str, dict[str, 
     nbytes = mib * MiB
     impls = _transfer_impls(ctx, nbytes, upload)
     n = max(1, min(20, 64 // mib))
-    measured = interleaved_us(impls, n, 3 if ctx.quick else 5)
+    return _gbps_case(ctx, impls, nbytes, n, 3 if ctx.quick else 5, f"host_{nbytes}")
+
+
+def _gbps_case(ctx: Context, impls: dict, nbytes: int, n: int, repeats: int, kept: str) -> dict:
+    """The interleaved copies of ``impls`` in GB/s; then what they kept (the cache entries
+    ``keep_transfer`` and ``kept``) is dropped and every cache emptied."""
+    measured = interleaved_us(impls, n, repeats)
     ctx.cache.pop("keep_transfer", None)
-    ctx.cache.pop(f"host_{nbytes}", None)
+    ctx.cache.pop(kept, None)
     _fresh(ctx)
     return {
         impl: {"GB/s": v.map(lambda us: nbytes / us / 1e3)}
@@ -633,16 +639,7 @@ def d2h_kept(ctx: Context):
 def _once_each_case(ctx: Context, upload: bool) -> dict[str, dict[str, Any]]:
     nbytes, n, repeats = 16 * MiB, 4, 3 if ctx.quick else 5
     impls = _once_each_impls(ctx, nbytes, upload, max(n // 10, 1) + n * repeats)
-    measured = interleaved_us(impls, n, repeats)
-    ctx.cache.pop("keep_transfer", None)
-    ctx.cache.pop(f"src_{nbytes}", None)
-    _fresh(ctx)
-    return {
-        impl: {"GB/s": v.map(lambda us: nbytes / us / 1e3)}
-        if not isinstance(v, str)
-        else {"error": v}
-        for impl, v in measured.items()
-    }
+    return _gbps_case(ctx, impls, nbytes, n, repeats, f"src_{nbytes}")
 
 
 def _register_transfers() -> None:

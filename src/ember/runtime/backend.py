@@ -453,11 +453,11 @@ class Backend(abc.ABC):
         return False
 
     def pin_host(self, address: int, nbytes: int) -> bool:
-        """MAY: page-lock host memory for direct copies (``unpin_host(address)`` undoes it;
-        the caller keeps the memory alive meanwhile); False where it cannot.  Default: False."""
+        """MAY: page-lock host memory for direct copies until ``unpin_host(address)`` (the
+        caller keeps it alive meanwhile); False where it cannot (the default)."""
         return False
 
-    def unpin_host(self, address: int) -> None:  # noqa: B027 - optional: a no-op by default
+    def unpin_host(self, address: int) -> None:  # noqa: B027 - a no-op by default
         """MAY: undo :meth:`pin_host`."""
 
     def alloc_host(self, nbytes: int) -> Any:

@@ -34,6 +34,7 @@ are ever pinned (pinned result blocks are always kept: they are unpinned only by
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import weakref
@@ -102,9 +103,7 @@ def empty(shape: tuple[int, ...], dtype: Any, backend: Any = None) -> Any:
     import numpy as np
 
     dt = np.dtype(dtype)
-    nbytes = dt.itemsize
-    for n in shape:
-        nbytes *= n
+    nbytes = dt.itemsize * math.prod(shape)
     size = size_class(max(nbytes, 1))
     pin = False
     with _lock:

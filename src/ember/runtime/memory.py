@@ -131,9 +131,9 @@ def host_result(backend: Backend, shape: tuple[int, ...], dtype, stream: Stream 
     else ``numpy.empty``."""
     import numpy as np
 
-    nbytes = np.dtype(dtype).itemsize * math.prod(shape)
-    if stream is None and backend.staged_copies and nbytes >= hostcache.MIN_BYTES:
-        return hostcache.empty(shape, dtype, backend)
+    if stream is None and backend.staged_copies:  # (the cheap tests first)
+        if np.dtype(dtype).itemsize * math.prod(shape) >= hostcache.MIN_BYTES:
+            return hostcache.empty(shape, dtype, backend)
     return np.empty(shape, dtype)
 
 

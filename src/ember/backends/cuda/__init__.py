@@ -33,6 +33,7 @@ The start-up hooks the background warmup (:mod:`ember.startup`) asks every backe
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Any
@@ -112,9 +113,11 @@ def prepare_keys() -> None:
     nvrtc_version()
 
 
+@functools.cache
 def version_stamp() -> dict:
     """What decides the library versions (cuda-bindings', the driver's CUDA version, which
-    NVRTC would load), with no library loaded: for the cache's record of them."""
+    NVRTC would load), with no library loaded: for the cache's record of them.  Computed
+    once a process (the warmup's keys step and the versions step both ask)."""
     import cuda.bindings
 
     from ember.backends.cuda.device import driver_version
