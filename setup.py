@@ -1,4 +1,4 @@
-"""Ember's compiled pieces: three optional C stubs on the hot paths of launch and allocation.
+"""Ember's compiled pieces: four optional C stubs on the hot paths of launch, allocation and copies.
 
 Everything else is in pyproject.toml.  The stubs are built where a C compiler and Python's
 headers exist; where the build fails, the install goes on and Ember uses its Python paths:
@@ -7,12 +7,18 @@ headers exist; where the build fails, the install goes on and Ember uses its Pyt
   (without it: ``ctypes``, ~1 us slower a launch);
 * ``ember.compiler._dispatch``: ``kernel[grid, block]`` (without it: a Python closure);
 * ``ember.runtime._pool``: the caching allocator's hit path and its buffers (without it: the
-  same classes in Python, with a ``__del__`` frame on every free).
+  same classes in Python, with a ``__del__`` frame on every free);
+* ``ember.backends.cuda._fill``: a staged upload's host copies on C threads (POSIX threads;
+  without it: the same pipeline with Python threads, whose hand-offs go through the GIL).
 
 They use the stable ABI, so one wheel serves Python 3.10 and later.
 """
 
+import sys
+
 from setuptools import Extension, setup
+
+THREADS = [] if sys.platform == "win32" else ["-pthread"]
 
 setup(
     ext_modules=[
@@ -21,12 +27,15 @@ setup(
             [source],
             py_limited_api=True,
             define_macros=[("Py_LIMITED_API", "0x030A0000")],
+            extra_compile_args=flags,
+            extra_link_args=flags,
             optional=True,
         )
-        for name, source in (
-            ("ember.backends.cuda._ccall", "src/ember/backends/cuda/_ccall.c"),
-            ("ember.compiler._dispatch", "src/ember/compiler/_dispatch.c"),
-            ("ember.runtime._pool", "src/ember/runtime/_pool.c"),
+        for name, source, flags in (
+            ("ember.backends.cuda._ccall", "src/ember/backends/cuda/_ccall.c", []),
+            ("ember.compiler._dispatch", "src/ember/compiler/_dispatch.c", []),
+            ("ember.runtime._pool", "src/ember/runtime/_pool.c", []),
+            ("ember.backends.cuda._fill", "src/ember/backends/cuda/_fill.c", THREADS),
         )
     ],
     options={"bdist_wheel": {"py_limited_api": "cp310"}},

@@ -332,6 +332,33 @@ def test_large_copies_round_trip_through_staging(backend):
     assert s["host_in_flight"] == 0  # every pinned buffer back in the pool
 
 
+def test_native_staged_upload_pipeline(backend):
+    """Backend.copy_chunks_from_host (CUDA: C threads, where the stub is built): small chunks
+    through a ring of 3 pinned buffers, twice (the second call's buffers primed), on a
+    stream of the caller's."""
+    n, chunk = 1 * MiB + 12345, 64 * 1024
+    host = np.random.default_rng(3).integers(0, 256, n, dtype=np.uint8)
+    dev = backend.alloc(n + 100)
+    buffers = [backend.alloc_host(chunk) for _ in range(3)]
+    events = [backend.create_event() for _ in range(3)]
+    stream = backend.create_stream()
+    if not backend.copy_chunks_from_host(
+        dev, 100, host, stream, buffers, events, chunk, [False] * 3, 4
+    ):
+        assert "C threads" not in backend.describe().get("staged uploads", "")
+        pytest.skip(f"{backend.name}: no native staged upload here")
+    assert "C threads" in backend.describe()["staged uploads"]
+    again = host[::-1].copy()
+    assert backend.copy_chunks_from_host(
+        dev, 100, again, stream, buffers, events, chunk, [True] * 3, 2
+    )  # fmt: skip
+    stream.synchronize()
+    out = np.empty(n, np.uint8)
+    backend.copy_to_host(out, dev, 100)
+    np.testing.assert_array_equal(out, again)
+    assert stream.completed == stream.submitted > 0
+
+
 def test_large_async_upload_is_staged_and_the_source_reusable_at_once(backend):
     stream = ember.Stream()
     host = np.arange(3 * MiB, dtype=np.float32)  # 12 MiB: chunked

@@ -92,6 +92,43 @@ class StagingBackend(FakeBase):
         pass
 
 
+class NativeStagingBackend(StagingBackend):
+    """The same device, uploads through the C pipeline of ``ember.backends.cuda._fill``
+    driven by its stand-in entry points (a transfer is a memcpy into host memory)."""
+
+    def __init__(self):
+        super().__init__()
+        self.native = pytest.importorskip("ember.backends.cuda._fill", reason="C stub not built")
+        if not hasattr(self.native, "upload_chunks"):
+            pytest.skip("the C stub was built without threads")
+        self.native_calls = 0
+
+    def copy_chunks_from_host(self, dst, offset, host, stream, buffers, events, chunk, primed,
+                              threads):  # fmt: skip
+        n = -(-host.nbytes // chunk)
+        fail = self.fail_at - self.copies + 1 if self.fail_at is not None else 0
+        self.native.probe_fill_arm(fail if 0 < fail <= n else 0, 999)
+        status, call, queued = self.native.upload_chunks(
+            self.native.probe_fill_entries(), 0, dst.data.ctypes.data + offset,
+            host.ctypes.data, host.nbytes, 0, tuple(b.ctypes.data for b in buffers),
+            tuple(range(1, len(events) + 1)), chunk, threads, bytes(map(bool, primed)),
+        )  # fmt: skip
+        self.native_calls += 1
+        self.copies += queued + (status != 0)
+        if status:
+            raise DriverError("injected copy failure", code=status, code_name="FAKE", call="copy")
+        return True
+
+
+BACKENDS = {"python": StagingBackend, "native": NativeStagingBackend}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def make_backend(request):
+    """Each test on the Python pipeline and on the C one."""
+    return BACKENDS[request.param]
+
+
 @pytest.fixture
 def small_chunks(monkeypatch):
     """4 KiB chunks in 1 KiB steps, 3 workers: a few KiB cross several chunk boundaries."""
@@ -117,8 +154,8 @@ def test_chunk_size_keeps_workers_busy_within_bounds():
 
 
 @pytest.mark.parametrize("n", [1, 4 * KiB, 4 * KiB + 1, 37 * KiB + 123, 200 * KiB])
-def test_round_trip_with_partial_chunks(small_chunks, n):
-    be = StagingBackend()
+def test_round_trip_with_partial_chunks(small_chunks, make_backend, n):
+    be = make_backend()
     pool = HostPool(be)
     host = np.random.default_rng(n).integers(0, 256, n, dtype=np.uint8)
     dev = Memory(n + 100)
@@ -128,14 +165,15 @@ def test_round_trip_with_partial_chunks(small_chunks, n):
     staging.download(be, pool, out, dev, 100, be.default_stream)
     np.testing.assert_array_equal(out, host)
     assert be.copies == 2 * -(-n // staging.chunk_size(n, 3))
+    assert getattr(be, "native_calls", 1) == 1  # the C pipeline did the upload
     assert settled(pool)
     ring = pool.stats()["host_reserved"]
     staging.upload(be, pool, dev, 100, host, be.default_stream, wait=True)
     assert pool.stats()["host_reserved"] == ring  # the ring's buffers are reused
 
 
-def test_async_upload_holds_buffers_until_the_device_is_done(small_chunks):
-    be = StagingBackend()
+def test_async_upload_holds_buffers_until_the_device_is_done(small_chunks, make_backend):
+    be = make_backend()
     be.auto = False  # the stream is busy: nothing completes until told
     pool = HostPool(be)
     host = np.arange(40 * KiB, dtype=np.uint8)
@@ -151,8 +189,8 @@ def test_async_upload_holds_buffers_until_the_device_is_done(small_chunks):
 
 
 @pytest.mark.parametrize("fail_at", [0, 2, 9])
-def test_upload_failing_midway_leaks_no_pinned_buffer(small_chunks, fail_at):
-    be = StagingBackend()
+def test_upload_failing_midway_leaks_no_pinned_buffer(small_chunks, make_backend, fail_at):
+    be = make_backend()
     be.fail_at = fail_at
     pool = HostPool(be)
     host = np.ones(40 * KiB, np.uint8)  # 10 chunks
@@ -190,8 +228,8 @@ def test_a_failed_host_copy_is_raised_and_its_ring_returned(small_chunks, monkey
     assert settled(pool)
 
 
-def test_a_failed_async_upload_returns_buffers_after_the_queued_copies(small_chunks):
-    be = StagingBackend()
+def test_a_failed_async_upload_returns_buffers_after_the_queued_copies(small_chunks, make_backend):
+    be = make_backend()
     be.auto, be.fail_at = False, 4
     pool = HostPool(be)
     host = np.ones(40 * KiB, np.uint8)
@@ -215,8 +253,8 @@ def test_running_out_of_pinned_memory_returns_what_was_taken(small_chunks):
     assert s["host_reserved"] == s["host_cached"] == 2 * 4 * KiB
 
 
-def test_concurrent_copies_share_the_workers(small_chunks):
-    be = StagingBackend()
+def test_concurrent_copies_share_the_workers(small_chunks, make_backend):
+    be = make_backend()
     pool = HostPool(be)
     rng = np.random.default_rng(0)
     hosts = [rng.integers(0, 256, 30 * KiB + i, dtype=np.uint8) for i in range(6)]

@@ -460,6 +460,19 @@ class Backend(abc.ABC):
     def unpin_host(self, address: int) -> None:  # noqa: B027 - a no-op by default
         """MAY: undo :meth:`pin_host`."""
 
+    def copy_chunks_from_host(
+        self, dst: Buffer, offset: int, host: Any, stream: Any, buffers: list, events: list,
+        chunk: int, primed: list[bool], threads: int,
+    ) -> bool:  # fmt: skip
+        """MAY: a staged upload's pipeline in native code (:mod:`ember.runtime.staging`):
+        copy the 1-d ``uint8`` array ``host`` to ``dst`` at ``offset`` through the pinned
+        ``buffers`` (``chunk`` bytes each, reused in turn, each with its event of
+        ``events``; ``primed[k]``: that event was recorded after an earlier transfer out of
+        buffer ``k``) on up to ``threads`` host threads, queueing the transfers on
+        ``stream`` and recording each buffer's event after its last one.  False where it
+        cannot (the default: nothing was done, the caller runs its own pipeline)."""
+        return False
+
     def alloc_host(self, nbytes: int) -> Any:
         """Host memory for fast async copies (pinned on CUDA).  Default: a NumPy byte array."""
         import numpy as np

@@ -21,7 +21,8 @@ from typing import Any
 from ember.backends.binaries import check_cuda_image
 from ember.backends.cuda import LABEL
 from ember.backends.cuda import device as _device
-from ember.backends.cuda.driver import check, cu
+from ember.backends.cuda import direct as _direct
+from ember.backends.cuda.driver import check, cu, error
 from ember.backends.cuda.event import CudaEvent
 from ember.backends.cuda.launch import CudaFunction
 from ember.backends.cuda.memory import (
@@ -161,16 +162,19 @@ class CudaBackend(Backend):
         return loaded_files()
 
     def describe(self) -> dict[str, str]:
-        """For ``ember info``: how kernels are launched (the compiled stub, when built)."""
-        from ember.backends.cuda import direct
-
-        if direct.entry("cuLaunchKernelEx") is None:
+        """For ``ember info``: how kernels are launched and large uploads staged (the
+        compiled stubs, when built)."""
+        if _direct.entry("cuLaunchKernelEx") is None:
             path = "cuda.bindings (the driver's cuLaunchKernelEx is not reachable)"
-        elif direct.native() is not None:
+        elif _direct.native() is not None:
             path = "compiled stub (ember.backends.cuda._ccall)"
         else:
             path = "ctypes (no C stub: reinstall where a C compiler and Python's headers are)"
-        return {"launch": path}
+        if _direct.fill() is not None:
+            staged = "C threads (ember.backends.cuda._fill)"
+        else:
+            staged = "Python threads (no C stub: reinstall where a C compiler is)"
+        return {"launch": path, "staged uploads": staged}
 
     # ------------------------------------------------------------------ memory
     def alloc(self, nbytes: int, stream: CudaStream | None = None) -> CudaBuffer:
@@ -204,6 +208,34 @@ class CudaBackend(Backend):
         s.submitted += 1
         if stream is None:
             s.synchronize()
+
+    def copy_chunks_from_host(
+        self, dst: CudaBuffer, offset: int, host: Any, stream: CudaStream | None,
+        buffers: list, events: list, chunk: int, primed: list[bool], threads: int,
+    ) -> bool:  # fmt: skip
+        """A staged upload's host copies on C threads and its transfers queued from C, the
+        GIL released throughout (``ember.backends.cuda._fill``, where it was built; see
+        :meth:`Backend.copy_chunks_from_host`).  False where the module is missing."""
+        native = _direct.fill()
+        if native is None:
+            return False
+        module, entries = native
+        address = _span(dst, offset, host.nbytes, "destination")
+        self._context.ensure_current()
+        s = stream or self._default_stream
+        done = module.upload_chunks(
+            entries, int(self._context.handle), address, host.ctypes.data, host.nbytes,
+            int(s.handle), tuple(b.ctypes.data for b in buffers),
+            tuple(int(e.handle) for e in events), chunk, threads, bytes(map(bool, primed)),
+        )  # fmt: skip
+        if done is None:  # no thread could be started
+            return False
+        status, call, queued = done
+        s.submitted += queued
+        if status:
+            doing = f"copying {host.nbytes} bytes to the device"
+            raise error(status, _direct.FILL_CALLS[call], doing)
+        return True
 
     def copy_to_host(self, dst: Any, src: CudaBuffer, src_offset: int, stream=None) -> None:
         """Copy ``dst.nbytes`` bytes of ``src`` from ``src_offset`` into host array ``dst``.

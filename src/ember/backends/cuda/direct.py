@@ -81,6 +81,26 @@ def native() -> Any:
     return _ccall
 
 
+# The entry points of a staged upload in C (ember.backends.cuda._fill), in its order.
+FILL_CALLS = ("cuCtxSetCurrent", "cuMemcpyHtoDAsync", "cuEventRecord", "cuEventSynchronize")
+
+
+@functools.cache
+def fill() -> tuple[Any, tuple[int, ...]] | None:
+    """The compiled staged-upload module and the addresses of its :data:`FILL_CALLS`, or
+    None where the module was not built or an entry point cannot be had (looked for once)."""
+    try:
+        from ember.backends.cuda import _fill
+    except ImportError:
+        return None
+    if not hasattr(_fill, "upload_chunks"):  # built without threads (Windows)
+        return None
+    found = [entry(name) for name in FILL_CALLS]
+    if any(f is None for f in found):
+        return None
+    return _fill, tuple(address(f) for f in found)
+
+
 def pointer(value: Any) -> ctypes.c_void_p:
     """A ``c_void_p`` holding the address or handle ``value`` (a bindings handle or an int),
     made once and passed to :func:`entry` functions as is (the cheapest argument)."""
