@@ -212,6 +212,15 @@ def _ember_kernels():
     return {0: k0, 1: k1, 3: k3, 8: k8}
 
 
+def _positional(fn: Any, args: list) -> Any:
+    """``lambda: fn(a0, a1, ...)`` over ``args``, the arguments written out as a program
+    calls a kernel (``fn(*args)`` would build a tuple per call that a user's call does not)."""
+    names = ", ".join(f"a{i}" for i in range(len(args)))
+    scope: dict[str, Any] = {}
+    exec(f"def make(fn, {names}):\n    return lambda: fn({names})", scope)  # noqa: S102
+    return scope["make"](fn, *args)
+
+
 def _arity_impls(ctx: Context, arity: int) -> dict[str, tuple[Any, Any]]:
     """impl -> (launch, sync) of the ``arity``-argument kernel on one block of 32 threads."""
     import ember
@@ -240,9 +249,9 @@ def _arity_impls(ctx: Context, arity: int) -> dict[str, tuple[Any, Any]]:
     kernels = ctx.once("arity_kernels", _ember_kernels)
     launch = kernels[arity][1, 32]
     kargs = _arity_values(arity, arrays)
-    out["ember.kernel"] = (lambda: launch(*kargs), sync)
+    out["ember.kernel"] = (_positional(launch, kargs), sync)
     raw_kernel = ember.RawKernel(ARITY_SOURCE, name)[1, 32]
-    out["ember.RawKernel"] = (lambda: raw_kernel(*kargs), sync)
+    out["ember.RawKernel"] = (_positional(raw_kernel, kargs), sync)
     raw = _raw(ctx)
     rf = ctx.once(f"raw_{name}", lambda: raw.function(ARITY_SOURCE, name))
     rptrs = ctx.once("raw_arity_ptrs", lambda: [raw.alloc(N_SMALL * 4) for _ in range(4)])

@@ -261,6 +261,17 @@ def test_native_launch_packs_config_and_arguments(monkeypatch):
     # unused bytes of each slot are zero (the driver reads only the parameter's size)
     assert slots[1:8] == bytes(7) and slots[8 * 3 + 4 : 8 * 4] == bytes(4)
     assert default.submitted == 1 and ctypes_launches == []
+    # NumPy scalars of each parameter's own type, read in place: the same slots
+    import numpy as np
+
+    kinds = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32)
+    kinds += (np.uint64, np.float32, np.float64)
+    scalars = [t(v) for t, v in zip(kinds, values, strict=False)] + [values[-1]]
+    fn.launch((2, 3, 4), (32, 2, 1), tuple(scalars), shared_mem=256)
+    assert stub.probe_recorded()[-1] == slots
+    assert default.submitted == 2 and ctypes_launches == []
+    fn.launch((2, 3, 4), (32, 2, 1), (np.bool_(False), *values[1:]), shared_mem=256)
+    assert stub.probe_recorded()[-1][0] == 0
 
 
 def test_native_launch_hands_what_it_cannot_pack_to_the_ctypes_path(monkeypatch):
@@ -269,7 +280,7 @@ def test_native_launch_hands_what_it_cannot_pack_to_the_ctypes_path(monkeypatch)
     fn, stub, ctypes_launches, default = _native_function(
         monkeypatch, [dtypes.uint32, dtypes.float32]
     )
-    fn.launch((1, 1, 1), (32, 1, 1), [np.uint32(7), 1.0])  # a NumPy scalar, a list
+    fn.launch((1, 1, 1), (32, 1, 1), [np.uint16(7), 1.0])  # another type's scalar, a list
     fn.launch(4, 64, (7, 2.0))  # launch dimensions as ints
     assert [launch[:2] for launch in ctypes_launches] == [
         ((1, 1, 1), (32, 1, 1)),
@@ -338,3 +349,17 @@ def test_native_launcher_is_collected_with_its_function(monkeypatch):
     del fn
     gc.collect()
     assert gone() is None
+
+
+def test_the_stub_reads_numpy_scalars_in_place_only_after_checking_their_layout():
+    _ccall = pytest.importorskip("ember.backends.cuda._ccall", reason="C stub not built")
+    import numpy as np
+
+    from ember.backends.cuda import direct
+
+    samples = direct._scalar_samples()
+    assert sorted(_ccall.numpy_scalars(samples)) == sorted("?bhiqBHIQfd")
+    wrong = ((np.float32, "f", np.float32(1.0), np.float32(2.0).tobytes()),)
+    assert _ccall.numpy_scalars(wrong) == []  # the sample does not hold those bytes
+    assert _ccall.numpy_scalars(((np.float32, "x", np.float32(1.0), b"\0" * 4),)) == []
+    assert _ccall.numpy_scalars(((np.float64, "f", np.float64(1.0), b"\0" * 8),)) == []

@@ -14,6 +14,7 @@ from fake_backend import FAKE_DEVICE, FakeBase, FakeBufferBase, FakeModuleBase, 
 import ember
 from ember.compiler import args as argmod
 from ember.compiler import launchers
+from ember.errors import LaunchError
 
 pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
 stub = pytest.importorskip("ember.backends.cuda._ccall", reason="C stub not built")
@@ -222,6 +223,9 @@ def test_a_given_stream_is_launched_on_and_noted(fake):
 
 
 def test_what_the_stub_does_not_pack_goes_to_the_ctypes_path(fake):
+    """NumPy scalars of the parameter's own type are packed in C (read in place); a value
+    the guards pass but the parameter cannot hold is not: the ctypes path explains it."""
+
     @ember.kernel
     def unsigned(a, y):
         if ember.global_id() == 0:
@@ -229,9 +233,21 @@ def test_what_the_stub_does_not_pack_goes_to_the_ctypes_path(fake):
 
     y = array(fake, (2,), ember.uint32)
     unsigned[1, 1](np.uint32(7), y)
-    unsigned[1, 1](np.uint32(8), y)  # the guards pass; a NumPy unsigned is not packed in C
+    unsigned[1, 1](np.uint32(8), y)  # the guards pass; packed in C
     assert type(unsigned._last.run).__name__ == "builtin_function_or_method"
-    assert len(fake.slow) == 2 and fake.stream.submitted == 2
+    assert fake.slow == [] and fake.stream.submitted == 2
+    assert stub.probe_recorded()[-1][:4] == np.uint32(8).tobytes()
+
+    @ember.kernel
+    def wide(a, y):
+        if ember.global_id() == 0:
+            y[0] = a
+
+    z = array(fake, (2,), ember.int64)
+    wide[1, 1](5, z)
+    with pytest.raises(LaunchError, match=r"must be a int64 value.*out of range"):
+        wide[1, 1](2**70, z)  # a Python int, as the guard wants, out of the type's range
+    assert fake.stream.submitted == 3 and fake.slow == []  # refused before the driver
 
 
 def test_the_guard_specification_is_checked(fake):

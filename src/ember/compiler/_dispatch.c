@@ -44,6 +44,8 @@ typedef struct {
     PyObject *launcher;   /* kernel.launch(n): its _config(backend), _launch_slow(...) */
     PyObject *be;         /* kernel.launch(n): the backend `grid` and `block` are for */
     int empty;            /* kernel.launch(n) of zero threads: nothing to launch */
+    int dict_last;        /* kernel._last is read from the instance's __dict__ (its class
+                             has no attribute of that name) */
     /* The specialization last seen at kernel._last, its `run` and what was read of it once
      * (a specialization's run and backend never change once it is built): */
     PyObject *spec, *run, *spec_be;
@@ -198,13 +200,39 @@ take_spec(launch_state *st, PyObject *spec)
     return 0;
 }
 
+/* kernel._last (a new reference, or NULL with an error set): from the instance's __dict__
+ * where it is there and the class has no attribute of that name (checked when the state
+ * is made: a Kernel), else the generic lookup. */
+static PyObject *
+last_spec(launch_state *st)
+{
+    PyObject *kernel = st->kernel;
+    if (!st->dict_last) {
+        return PyObject_GetAttr(kernel, str_last);
+    }
+    PyObject *dict = PyObject_GenericGetDict(kernel, NULL);
+    if (dict == NULL) {
+        PyErr_Clear();
+        return PyObject_GetAttr(kernel, str_last);
+    }
+    PyObject *spec = PyDict_GetItemWithError(dict, str_last);
+    Py_DECREF(dict);
+    if (spec != NULL) {
+        return Py_NewRef(spec);
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    return PyObject_GetAttr(kernel, str_last);
+}
+
 /* The specialization used last, if the arguments fit it: 1 launched, 0 not, -1 error.
  * `argv` are the kernel's `n` arguments; `*args` their tuple, made here when needed. */
 static int
 fast_launch(launch_state *st, PyObject *const *argv, Py_ssize_t n, PyObject **args,
             PyObject *stream, PyObject *shared_mem)
 {
-    PyObject *spec = PyObject_GetAttr(st->kernel, str_last);
+    PyObject *spec = last_spec(st);
     if (spec == NULL) {
         return -1;
     }
@@ -357,6 +385,10 @@ make(PyMethodDef *def, PyObject *const fields[7], int empty)
     st->be = st->spec = st->run = st->spec_be = st->flat_self = NULL;
     st->flat = NULL;
     st->empty = empty;
+    PyObject *on_class = PyObject_GetAttr((PyObject *)Py_TYPE(st->kernel), str_last);
+    st->dict_last = on_class == NULL;
+    Py_XDECREF(on_class);
+    PyErr_Clear();
     PyObject *fn = PyCFunction_NewEx(def, (PyObject *)st, NULL);
     Py_DECREF(st);
     return fn;

@@ -78,7 +78,22 @@ def native() -> Any:
         from ember.backends.cuda import _ccall
     except ImportError:
         return None
+    _ccall.numpy_scalars(_scalar_samples())
     return _ccall
+
+
+def _scalar_samples() -> tuple:
+    """(type, struct kind, an instance, its value's bytes) of each NumPy scalar type the
+    stub may read in place (it checks each instance's layout before it does)."""
+    import numpy as np
+
+    samples = {
+        "?": np.bool_(True), "b": np.int8(-77), "h": np.int16(-12345),
+        "i": np.int32(-123456789), "q": np.int64(-1234567890123), "B": np.uint8(201),
+        "H": np.uint16(54321), "I": np.uint32(3123456789), "Q": np.uint64(2**64 - 12345),
+        "f": np.float32(-2.75), "d": np.float64(3.125),
+    }  # fmt: skip
+    return tuple((type(v), kind, v, v.tobytes()) for kind, v in samples.items())
 
 
 # The entry points of a staged upload in C (ember.backends.cuda._fill), in its order.
