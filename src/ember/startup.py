@@ -415,7 +415,30 @@ def join(backend: str | None = None) -> None:
         return
     for name, w in list(_warmups.items()):
         if (backend is None or name == backend) and not w.ready.is_set():
+            _meanwhile()
             w.wait(preload=False)
+
+
+_meanwhile_done = False
+
+
+def _meanwhile() -> None:
+    """Before a thread waits for the warmup (once a process): import what its first launch
+    imports next, the compiler's front and the cache, and the array library's kernels where
+    the program uses arrays.  The wait is for the driver, which needs no GIL; after it,
+    those imports were ~20 ms of a first array operation on an H200 host (its allocation
+    is what waits, its fill kernel comes after)."""
+    global _meanwhile_done
+    if _meanwhile_done:
+        return
+    _meanwhile_done = True
+    try:
+        import ember.compiler.kernel  # noqa: F401
+
+        if "ember.array" in sys.modules:
+            import ember.array.kernels  # noqa: F401
+    except Exception:  # noqa: S110 - the import that needs them reports what is wrong
+        pass
 
 
 def warmup(blocking: bool = True, backend: str | None = None, device=None) -> Warmup:

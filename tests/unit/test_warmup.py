@@ -349,3 +349,33 @@ def test_a_fork_while_a_warmup_step_runs_finishes(backend, module, fork):
         assert got["child"] in ("ok", "BackendUnavailableError")  # fresh, or the parent's
     else:
         assert got["child"] in ("ok", "BackendUnavailableError"), got  # fresh, or the parent's
+
+
+MEANWHILE = """
+import json, sys, time
+import ember.backends.cuda as pkg
+
+def slow_driver():  # the driver step still runs when the program needs the backend
+    time.sleep(0.5)
+    raise RuntimeError("no driver in this test")
+
+pkg.start_driver = slow_driver
+from ember import startup
+if {arrays}:
+    import ember.array
+w = startup.start("cuda")
+before = [m for m in ("ember.compiler.kernel", "ember.array.kernels") if m in sys.modules]
+startup.join("cuda")
+after = [m for m in ("ember.compiler.kernel", "ember.array.kernels") if m in sys.modules]
+print(json.dumps({{"before": before, "after": after, "ready": w.ready.is_set()}}))
+"""
+
+
+@pytest.mark.parametrize("arrays", [True, False])
+def test_a_thread_waiting_for_the_driver_imports_its_launch_path_meanwhile(arrays):
+    got = run(MEANWHILE.format(arrays=arrays), EMBER_WARMUP="0", EMBER_BACKEND="cuda")
+    assert got["before"] == [] and got["ready"]
+    expected = (
+        ["ember.compiler.kernel", "ember.array.kernels"] if arrays else ["ember.compiler.kernel"]
+    )
+    assert got["after"] == expected
