@@ -153,3 +153,24 @@ def test_buffers_at_any_alignment():
     assert result == (0, -1, 7)
     np.testing.assert_array_equal(dst, src)
     assert not raw[0][:3].any() and not raw[1][9 + 8192 :].any()  # nothing outside them
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_threads_of_its_own():
+    import os
+    import warnings
+
+    src = np.random.default_rng(4).integers(0, 256, 100_000, dtype=np.uint8)
+    assert run(src, 4096, 3, 4)[0][0] == 0  # the parent's threads exist now
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # forking a threaded process
+        pid = os.fork()
+    if pid == 0:  # the child: the parent's pool threads are not here
+        code = 1
+        try:
+            result, dst, _ = run(src, 4096, 3, 4)
+            code = 0 if result == (0, -1, 25) and np.array_equal(dst, src) else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
