@@ -14,9 +14,10 @@ of a fresh destination are taken in parallel); the calling thread enqueues each 
 transfer as soon as its buffer is filled (uploads), or hands each chunk to a worker as soon
 as its transfer has landed (downloads).  Where the backend runs that upload pipeline in
 native code (``Backend.copy_chunks_from_host``; CUDA: C threads and non-temporal stores,
-``ember.backends.cuda._fill``), it does, with no Python hand-off per chunk.  The host copies and the transfers overlap, so the
-rate is that of the slower of the two: on the H200 machine's host, the host copies (their
-aggregate memory bandwidth, ~20-28 GB/s with 4-8 threads for 16 MiB).  A download's
+``ember.backends.cuda._fill``), it does, with no Python hand-off per chunk.  The host
+copies and the transfers overlap, so the rate is that of the slower of the two: on the
+H200 machine's host, the host copies (their aggregate memory bandwidth, ~20-28 GB/s with
+4-8 threads for 16 MiB).  A download's
 destination is, where it can be, reused memory pinned by :mod:`ember.runtime.hostcache`:
 that copy needs no staging at all.
 
