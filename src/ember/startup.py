@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import importlib
 import os
 import sys
@@ -419,19 +420,13 @@ def join(backend: str | None = None) -> None:
             w.wait(preload=False)
 
 
-_meanwhile_done = False
-
-
+@functools.cache
 def _meanwhile() -> None:
     """Before a thread waits for the warmup (once a process): import what its first launch
     imports next, the compiler's front and the cache, and the array library's kernels where
     the program uses arrays.  The wait is for the driver, which needs no GIL; after it,
     those imports were ~20 ms of a first array operation on an H200 host (its allocation
     is what waits, its fill kernel comes after)."""
-    global _meanwhile_done
-    if _meanwhile_done:
-        return
-    _meanwhile_done = True
     try:
         import ember.compiler.kernel  # noqa: F401
 

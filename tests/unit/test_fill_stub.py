@@ -4,10 +4,9 @@ reuse, and a failed transfer stops the pipeline and is reported, with no thread 
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from fake_backend import run_threads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,28 +86,21 @@ def test_a_failed_transfer_stops_the_pipeline_and_is_reported(fail_at):
 def test_calls_from_several_threads_run_one_after_the_other():
     rng = np.random.default_rng(1)
     sources = [rng.integers(0, 256, 200_000 + i, dtype=np.uint8) for i in range(6)]
-    outputs, errors = [None] * 6, []
+    outputs = [None] * 6
 
     def one(i):
-        try:
-            dst = np.zeros(sources[i].nbytes, np.uint8)
-            bufs = [np.empty(8192, np.uint8) for _ in range(3)]
-            r = fill.upload_chunks(
-                fill.probe_fill_entries(), 0, dst.ctypes.data, sources[i].ctypes.data,
-                sources[i].nbytes, 0, tuple(b.ctypes.data for b in bufs), (1, 2, 3), 8192, 3,
-                bytes(3),
-            )  # fmt: skip
-            assert r[0] == 0
-            outputs[i] = dst
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        dst = np.zeros(sources[i].nbytes, np.uint8)
+        bufs = [np.empty(8192, np.uint8) for _ in range(3)]
+        r = fill.upload_chunks(
+            fill.probe_fill_entries(), 0, dst.ctypes.data, sources[i].ctypes.data,
+            sources[i].nbytes, 0, tuple(b.ctypes.data for b in bufs), (1, 2, 3), 8192, 3,
+            bytes(3),
+        )  # fmt: skip
+        assert r[0] == 0
+        outputs[i] = dst
 
     fill.probe_fill_arm(0, 0)
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    errors = run_threads(one, 6)
     assert not errors
     for src, out in zip(sources, outputs, strict=True):
         np.testing.assert_array_equal(out, src)

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 import pytest
-from fake_backend import FakeBase, FakeStreamBase
+from fake_backend import FakeBase, FakeStreamBase, run_threads
 
 from ember.errors import DriverError
 from ember.runtime import staging
@@ -259,22 +259,14 @@ def test_concurrent_copies_share_the_workers(small_chunks, make_backend):
     rng = np.random.default_rng(0)
     hosts = [rng.integers(0, 256, 30 * KiB + i, dtype=np.uint8) for i in range(6)]
     devs = [Memory(h.nbytes) for h in hosts]
-    errors = []
 
     def copy(i):
-        try:
-            staging.upload(be, pool, devs[i], 0, hosts[i], be.default_stream, wait=True)
-            out = np.empty(hosts[i].nbytes, np.uint8)
-            staging.download(be, pool, out, devs[i], 0, be.default_stream)
-            np.testing.assert_array_equal(out, hosts[i])
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        staging.upload(be, pool, devs[i], 0, hosts[i], be.default_stream, wait=True)
+        out = np.empty(hosts[i].nbytes, np.uint8)
+        staging.download(be, pool, out, devs[i], 0, be.default_stream)
+        np.testing.assert_array_equal(out, hosts[i])
 
-    threads = [threading.Thread(target=copy, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    errors = run_threads(copy, 6)
     assert not errors
     assert settled(pool)
 
