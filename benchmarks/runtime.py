@@ -168,14 +168,16 @@ ARITY_PARAMS = {
 }
 
 
-def _arity_values(arity: int, ptrs: list) -> list:
-    """Scalar values and pointers (``ptrs``: 4 device arrays in any form) for ``a<arity>``."""
+def _arity_values(arity: int, ptrs: list, other: bool = False) -> list:
+    """Scalar values and pointers (``ptrs``: 4 device arrays in any form) for ``a<arity>``;
+    ``other``: other scalar objects of other values (the launch_8args_varying case)."""
     x, y, z, w = ptrs
+    a, n, b, m = (3.0, 6, 1.5, 8) if other else (2.0, 5, 1.0, 7)
     return {
         0: [],
         1: [y],
-        3: [np.float32(2.0), x, y],
-        8: [np.float32(2.0), x, y, np.int32(5), np.float32(1.0), z, w, np.int64(7)],
+        3: [np.float32(a), x, y],
+        8: [np.float32(a), x, y, np.int32(n), np.float32(b), z, w, np.int64(m)],
     }[arity]
 
 
@@ -212,17 +214,25 @@ def _ember_kernels():
     return {0: k0, 1: k1, 3: k3, 8: k8}
 
 
-def _positional(fn: Any, args: list) -> Any:
+def _positional(fn: Any, args: list, then: list | None = None) -> Any:
     """``lambda: fn(a0, a1, ...)`` over ``args``, the arguments written out as a program
-    calls a kernel (``fn(*args)`` would build a tuple per call that a user's call does not)."""
+    calls a kernel (``fn(*args)`` would build a tuple per call that a user's call does not);
+    with ``then``, ``lambda: (fn(a0, ...), fn(b0, ...))``: two launches a call."""
     names = ", ".join(f"a{i}" for i in range(len(args)))
+    call = f"fn({names})"
+    if then is not None:
+        others = ", ".join(f"b{i}" for i in range(len(then)))
+        names, call = f"{names}, {others}", f"(fn({names}), fn({others}))"
+        args = [*args, *then]
     scope: dict[str, Any] = {}
-    exec(f"def make(fn, {names}):\n    return lambda: fn({names})", scope)  # noqa: S102
+    exec(f"def make(fn, {names}):\n    return lambda: {call}", scope)  # noqa: S102
     return scope["make"](fn, *args)
 
 
-def _arity_impls(ctx: Context, arity: int) -> dict[str, tuple[Any, Any]]:
-    """impl -> (launch, sync) of the ``arity``-argument kernel on one block of 32 threads."""
+def _arity_impls(ctx: Context, arity: int, varying: bool = False) -> dict[str, tuple[Any, Any]]:
+    """impl -> (launch, sync) of the ``arity``-argument kernel on one block of 32 threads;
+    ``varying``: each call makes two launches, the second with other scalar objects (the
+    same arrays), as a loop that passes a new value every step."""
     import ember
 
     be = ctx.backend
@@ -235,7 +245,13 @@ def _arity_impls(ctx: Context, arity: int) -> dict[str, tuple[Any, Any]]:
     ptrs = [a.buffer.handle for a in arrays]
     fn = module.function(name, params)
     args = _arity_values(arity, ptrs)
-    out: dict[str, tuple[Any, Any]] = {"ember": (lambda: fn.launch(ONE, WARP, args), sync)}
+    if varying:
+        args2 = _arity_values(arity, ptrs, other=True)
+        out: dict[str, tuple[Any, Any]] = {
+            "ember": (lambda: (fn.launch(ONE, WARP, args), fn.launch(ONE, WARP, args2)), sync)
+        }
+        return _varying_impls(ctx, arity, out, sync, arrays)
+    out = {"ember": (lambda: fn.launch(ONE, WARP, args), sync)}
     try:
         from ember.backends.cuda.launch import CudaFunction
 
@@ -273,19 +289,58 @@ def _arity_impls(ctx: Context, arity: int) -> dict[str, tuple[Any, Any]]:
     return out
 
 
-def _arity_case(ctx: Context, arity: int) -> dict[str, dict[str, Any]]:
+def _varying_impls(ctx: Context, arity: int, out: dict, sync: Any, arrays: list) -> dict:
+    """The varying form of :func:`_arity_impls` for the kernel, RawKernel, raw (two argument
+    blocks built beforehand: its floor) and CuPy."""
+    import ember
+
+    kernels = ctx.once("arity_kernels", _ember_kernels)
+    one, two = _arity_values(arity, arrays), _arity_values(arity, arrays, other=True)
+    out["ember.kernel"] = (_positional(kernels[arity][1, 32], one, two), sync)
+    raw_kernel = ember.RawKernel(ARITY_SOURCE, f"a{arity}")[1, 32]
+    out["ember.RawKernel"] = (_positional(raw_kernel, one, two), sync)
+    raw = _raw(ctx)
+    rf = ctx.once(f"raw_a{arity}", lambda: raw.function(ARITY_SOURCE, f"a{arity}"))
+    rptrs = ctx.once("raw_arity_ptrs", lambda: [raw.alloc(N_SMALL * 4) for _ in range(4)])
+    p1, p2 = (
+        raw.kernel_params(*_arity_values(arity, [np.uint64(p) for p in rptrs], other))
+        for other in (False, True)
+    )
+    cu, stream = raw.cu, raw.stream
+    out["raw"] = (
+        lambda: (
+            cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p1, 0),
+            cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p2, 0),
+        ),
+        raw.sync,
+    )
+    if "cupy" in ctx.peers:
+        cp = ctx.peers["cupy"]
+        ck = cp.RawKernel(ARITY_SOURCE, f"a{arity}")
+        carrs = ctx.once(
+            "cupy_arity_arrays", lambda: [cp.zeros(N_SMALL, cp.float32) for _ in range(4)]
+        )
+        c1, c2 = (tuple(_arity_values(arity, carrs, other)) for other in (False, True))
+        out["cupy"] = (
+            lambda: (ck((1,), (32,), c1), ck((1,), (32,), c2)),
+            cp.cuda.get_current_stream().synchronize,
+        )
+    return out
+
+
+def _arity_case(ctx: Context, arity: int, varying: bool = False) -> dict[str, dict[str, Any]]:
     """``us`` per launch; ``per_repeat_to_raw``: the median of the ratios to raw's time in
     the same repeat (more repeats of fewer launches than the other cases, so that the
     ratio is taken over a short stretch of the machine's drift)."""
-    n = ctx.iterations(5000)
+    n = ctx.iterations(2500 if varying else 5000)
     samples: dict[str, list[float]] = {}
-    measured = interleaved_us(_arity_impls(ctx, arity), n, 3 * ctx.repeats, samples)
+    measured = interleaved_us(_arity_impls(ctx, arity, varying), n, 3 * ctx.repeats, samples)
     out: dict[str, dict[str, Any]] = {}
     for impl, v in measured.items():
         if isinstance(v, str):
             out[impl] = {"error": v}
             continue
-        out[impl] = {"us": v}
+        out[impl] = {"us": v / 2 if varying else v}  # varying: two launches a call
         ratio = paired_ratio(samples, impl, "raw") if impl != "raw" else None
         if ratio is not None:
             out[impl]["per_repeat_to_raw"] = ratio
@@ -314,6 +369,13 @@ def launch_3args(ctx: Context):
 def launch_8args(ctx: Context):
     """Launch a kernel with 8 arguments: 4 pointers, 2 floats, an int32, an int64."""
     return _arity_case(ctx, 8)
+
+
+@case("launch_8args_varying", "us", "us/launch")
+def launch_8args_varying(ctx: Context):
+    """The 8-argument launch, its four scalars new objects of new values every launch (two
+    sets, alternating; the same arrays): nothing packed before is reused."""
+    return _arity_case(ctx, 8, varying=True)
 
 
 # ------------------------------------------------------------------ sync

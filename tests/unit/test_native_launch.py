@@ -10,6 +10,8 @@ import struct
 import numpy as np
 import pytest
 from fake_backend import FAKE_DEVICE, FakeBase, FakeBufferBase, FakeModuleBase, run_threads
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ember
 from ember.compiler import args as argmod
@@ -286,6 +288,104 @@ def test_errors_in_the_guards_propagate(fake):
     fresh = array(fake, (10,))  # no launch view yet: the runner asks broken() for one
     with pytest.raises(RuntimeError, match="no view"):
         run((1, 1, 1), (4, 1, 1), 0, None, (2.0, fresh, y))
+
+
+# ------------------------------------------------------------------ reused packings
+# The runner keeps each argument's packed slots with the object they came from (a scalar,
+# or an array's launch view) and copies them when the same object comes again.
+
+
+def _axpy_guards(x, y):
+    """An axpy specialization for ``x``, ``y``'s types, and its native guards and sources."""
+    k = ember.kernel(axpy.py_func)
+    k[1, 4](2.0, x, y)
+    tys, backend, _ = k._types((2.0, x, y))
+    return k._last, *argmod._native_guards(k._last.abi, tys, backend)
+
+
+def _runner_and_spec(x, y):
+    """A new compiled runner of an axpy specialization, and the specialization."""
+    spec, guards, sources = _axpy_guards(x, y)
+    return spec.function.guarded_runner(guards, sources, argmod.launch_view, None), spec
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4)),
+                min_size=1, max_size=12))  # fmt: skip
+def test_any_sequence_of_launches_packs_each_launch_s_own_arguments(fake, sequence):
+    """Launches drawn from a few scalars (one of another type) and arrays (one made new
+    each time, one of another dtype): each launch the runner makes gives the driver exactly
+    the slots Python packs for its arguments, whatever came before (the fixture's patches
+    hold for every example)."""
+    x, y = array(fake, (10,)), array(fake, (10,), offset=8)
+    z, f64 = array(fake, (3,)), array(fake, (10,), ember.float64)
+    run, spec = _runner_and_spec(x, y)
+    scalars = [2.0, 2.5, -1.0, 1e300, np.float32(1.0)]
+
+    def arrays(i):
+        return [x, y, z, f64][i] if i < 4 else array(fake, (7,))
+
+    for a, i, j in sequence:
+        args = (scalars[a], arrays(i), arrays(j))
+        fits = a != 4 and 3 not in (i, j)
+        assert run((1, 1, 1), (4, 1, 1), 0, None, args) is fits
+        if fits:
+            assert slots(7) == packed(spec.pack(*args))
+
+
+def test_a_packing_that_fails_midway_reuses_nothing_it_wrote(fake):
+    """The second scalar does not fit after the first was packed anew: the next launch
+    with the first's earlier object packs it again (its slot holds the failed launch's)."""
+
+    @ember.kernel
+    def two(a, b, y):
+        if ember.global_id() == 0:
+            y[0] = a + b
+
+    y = array(fake, (2,), ember.int64)
+    two[1, 1](1, 2, y)
+    two[1, 1](1, 2, y)  # the runner: packs and keeps all three arguments
+    assert slots(2) == (1, 2)
+    with pytest.raises(LaunchError, match="int64"):
+        two[1, 1](3, 2**70, y)  # 3 is packed, then 2**70 is not
+    two[1, 1](1, 2, y)
+    assert slots(2) == (1, 2)
+    two[1, 1](1, 2, y)
+    assert slots(2) == (1, 2)
+
+
+def test_the_python_paths_get_every_value_of_a_reused_packing(fake, monkeypatch):
+    """A launch whose every argument was packed before still hands all its values to the
+    Python path (several devices open) and to the driver error's report."""
+    from ember.backends.cuda import device, launch
+
+    seen = []
+
+    def slow(grid, block, values, shared_mem, stream):
+        seen.append(("slow", tuple(values)))
+
+    def failed(err, grid, block, shared_mem, stream, values):
+        seen.append(("failed", err, tuple(values)))
+
+    x, y = array(fake, (10,)), array(fake, (10,), offset=8)
+    spec, guards, sources = _axpy_guards(x, y)
+    kinds = spec.function._plan.kinds
+    go = stub.launcher(stub.probe_address(), 0xF00, kinds, fake.stream, launch._cuda_device,
+                       slow, failed)  # fmt: skip
+    run = stub.runner(go, guards, sources, argmod.launch_view, None)
+    args, want = (2.0, x, y), tuple(spec.pack(2.0, x, y))
+    stub.probe_arm(7, 0)
+    assert run((1, 1, 1), (4, 1, 1), 0, None, args) and run((1, 1, 1), (4, 1, 1), 0, None, args)
+    assert seen == [] and slots(7) == packed(want)
+    monkeypatch.setattr(device, "opened", 2)
+    assert run((1, 1, 1), (4, 1, 1), 0, None, args) is True
+    monkeypatch.setattr(device, "opened", 1)
+    stub.probe_arm(7, 1)  # the driver refuses: CUDA_ERROR_INVALID_VALUE
+    assert run((1, 1, 1), (4, 1, 1), 0, None, args) is True
+    assert seen == [("slow", want), ("failed", 1, want)]
+    stub.probe_arm(7, 0)
+    assert fake.slow == []
 
 
 # ------------------------------------------------------------------ kernel[grid, block]
