@@ -424,14 +424,17 @@ def join(backend: str | None = None) -> None:
 def _meanwhile() -> None:
     """Before a thread waits for the warmup (once a process): import what its first launch
     imports next, the compiler's front and the cache, and the array library's kernels where
-    the program uses arrays.  The wait is for the driver, which needs no GIL; after it,
-    those imports were ~20 ms of a first array operation on an H200 host (its allocation
-    is what waits, its fill kernel comes after)."""
+    the program uses arrays, with their sources read (:func:`ember.array.kernels.prepare`).
+    The wait is for the driver, which needs no GIL; after it, those imports were ~20 ms of
+    a first array operation on an H200 host (its allocation is what waits, its fill kernel
+    comes after), and the first map kernel's source ~6 ms."""
     try:
         import ember.compiler.kernel  # noqa: F401
 
         if "ember.array" in sys.modules:
-            import ember.array.kernels  # noqa: F401
+            import ember.array.kernels
+
+            ember.array.kernels.prepare()
     except Exception:  # noqa: S110 - the import that needs them reports what is wrong
         pass
 

@@ -367,7 +367,9 @@ w = startup.start("cuda")
 before = [m for m in ("ember.compiler.kernel", "ember.array.kernels") if m in sys.modules]
 startup.join("cuda")
 after = [m for m in ("ember.compiler.kernel", "ember.array.kernels") if m in sys.modules]
-print(json.dumps({{"before": before, "after": after, "ready": w.ready.is_set()}}))
+from ember.frontend import capture
+read = sorted(code.co_name for code in list(capture._sources))  # sources read meanwhile
+print(json.dumps({{"before": before, "after": after, "ready": w.ready.is_set(), "read": read}}))
 """
 
 
@@ -379,3 +381,4 @@ def test_a_thread_waiting_for_the_driver_imports_its_launch_path_meanwhile(array
         ["ember.compiler.kernel", "ember.array.kernels"] if arrays else ["ember.compiler.kernel"]
     )
     assert got["after"] == expected
+    assert got["read"] == (["apply", "elem", "map_contiguous", "scal"] if arrays else [])

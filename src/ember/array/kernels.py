@@ -218,6 +218,19 @@ def _strided_template(OP, CT, CTS, LOADERS, OFF, U):
     return map_strided
 
 
+def prepare() -> None:
+    """Read and parse the sources of the map kernels' templates and device functions now.
+
+    :func:`~ember.frontend.capture.capture` keeps a source per code object, and every map
+    kernel shares these: the first one made reads this file back and tokenizes it
+    (4-6 ms on the build machine).  :func:`ember.startup.join` calls this while it waits
+    for the driver, where that time is free."""
+    from ember.frontend import capture
+
+    for fn in (_contiguous_template(None, None, (), ()), elem, scal, apply):
+        capture.capture(fn)
+
+
 # --------------------------------------------------------------------- transpose
 @functools.cache
 def transpose2(ct: DType) -> Kernel:
