@@ -19,23 +19,27 @@ import sys
 from setuptools import Extension, setup
 
 THREADS = [] if sys.platform == "win32" else ["-pthread"]
+CUDA = "src/ember/backends/cuda/"
+# _ccall: the module (and the tests' probes), the launcher, the guarded runner, NumPy scalars
+CCALL = [f"{CUDA}_ccall{part}.c" for part in ("", "_launch", "_runner", "_scalars")]
 
 setup(
     ext_modules=[
         Extension(
             name,
-            [source],
+            sources,
             py_limited_api=True,
             define_macros=[("Py_LIMITED_API", "0x030A0000")],
             extra_compile_args=flags,
             extra_link_args=flags,
+            depends=depends,
             optional=True,
         )
-        for name, source, flags in (
-            ("ember.backends.cuda._ccall", "src/ember/backends/cuda/_ccall.c", []),
-            ("ember.compiler._dispatch", "src/ember/compiler/_dispatch.c", []),
-            ("ember.runtime._pool", "src/ember/runtime/_pool.c", []),
-            ("ember.backends.cuda._fill", "src/ember/backends/cuda/_fill.c", THREADS),
+        for name, sources, depends, flags in (
+            ("ember.backends.cuda._ccall", CCALL, [CUDA + "_ccall.h"], []),
+            ("ember.compiler._dispatch", ["src/ember/compiler/_dispatch.c"], [], []),
+            ("ember.runtime._pool", ["src/ember/runtime/_pool.c"], [], []),
+            ("ember.backends.cuda._fill", [CUDA + "_fill.c"], [], THREADS),
         )
     ],
     options={"bdist_wheel": {"py_limited_api": "cp310"}},

@@ -217,7 +217,7 @@ class Function(abc.ABC):
         """MAY: the launch fast path of a specialization as one native call, or None (the
         default: the generated Python function serves).  The meaning is that of
         :func:`ember.compiler.args.make_runner`'s function; the encoding is the CUDA stub's
-        ``runner`` (``ember/backends/cuda/_ccall.c``)."""
+        ``runner`` (``ember/backends/cuda/_ccall_runner.c``)."""
         return None
 
     def resources(self) -> dict[str, int]:
