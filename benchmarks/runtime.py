@@ -374,7 +374,7 @@ def launch_8args(ctx: Context):
 @case("launch_8args_varying", "us", "us/launch")
 def launch_8args_varying(ctx: Context):
     """The 8-argument launch, its four scalars new objects of new values every launch (two
-    sets, alternating; the same arrays): nothing packed before is reused."""
+    sets, alternating; the same arrays): only the arrays' packed values are reused."""
     return _arity_case(ctx, 8, varying=True)
 
 
