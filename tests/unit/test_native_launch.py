@@ -334,6 +334,24 @@ def test_any_sequence_of_launches_packs_each_launch_s_own_arguments(fake, sequen
             assert slots(7) == packed(spec.pack(*args))
 
 
+def test_threads_sharing_a_runner_each_launch_their_own_values(fake):
+    """Four threads launch one specialization again and again, each with its own scalar
+    and arrays: whatever the runner kept from another thread's launch, each launch gives
+    the driver its own thread's values (the probe records per thread)."""
+    x, y = array(fake, (10,)), array(fake, (10,), offset=8)
+    run, spec = _runner_and_spec(x, y)
+    args = [(0.5 + i, array(fake, (10,)), array(fake, (10,), offset=4 * i)) for i in range(4)]
+    wants = [packed(spec.pack(*a)) for a in args]
+    stub.probe_arm(7, 0)
+
+    def work(i):
+        for _ in range(300):
+            assert run((1, 1, 1), (4, 1, 1), 0, None, args[i]) is True
+            assert slots(7) == wants[i]
+
+    assert run_threads(work) == []
+
+
 def test_a_packing_that_fails_midway_reuses_nothing_it_wrote(fake):
     """The second scalar does not fit after the first was packed anew: the next launch
     with the first's earlier object packs it again (its slot holds the failed launch's)."""

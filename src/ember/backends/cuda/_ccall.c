@@ -22,10 +22,16 @@
 
 /* For the tests (no driver needed): stand-ins for the entry points that record what they
  * were given.  probe_launch has cuLaunchKernelEx's signature, copies the configuration and
- * the first `probe_count` argument slots, and returns `probe_result`. */
-static void *recorded[4];
-static launch_config recorded_config;
-static unsigned long long recorded_slots[16];
+ * the first `probe_count` argument slots, and returns `probe_result`.  What it records is
+ * the calling thread's (threads launching at once each read back their own launch). */
+#if defined(_MSC_VER)
+#define PROBE_LOCAL __declspec(thread)
+#else
+#define PROBE_LOCAL _Thread_local
+#endif
+static PROBE_LOCAL void *recorded[4];
+static PROBE_LOCAL launch_config recorded_config;
+static PROBE_LOCAL unsigned long long recorded_slots[16];
 static int probe_count, probe_result;
 
 static int
