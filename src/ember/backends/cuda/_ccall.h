@@ -47,13 +47,11 @@ struct reuse {
     const unsigned char *hit;     /* per argument: 1 when its key is the one `slots` holds */
     PyObject *const *now;         /* per argument: this launch's key (borrowed) */
     PyObject **keys;              /* per argument: the key `slots` was packed from (owned) */
-    unsigned long long *slots;    /* per value: the packed slot */
+    unsigned long long *slots;    /* per value: the packed slot (a hit argument's values are
+                                     NULL in the launch's `vals`) */
     Py_ssize_t nargs;
-    /* fills in the values of hit arguments (left NULL in `vals`) where the Python path needs
-     * every value: 0, or -1 with an error set */
-    int (*complete)(const struct reuse *, PyObject **vals);
-    PyObject *const *items;       /* for `complete`: the arguments and their launch views */
-    PyObject *const *views;
+    PyObject *const *items;       /* for ccall_complete_values: the arguments and their */
+    PyObject *const *views;       /* launch views */
     Py_ssize_t nvals;
 };
 
@@ -183,6 +181,9 @@ CCALL_SHARED PyObject *ccall_make_launcher(PyObject *self, PyObject *const *args
 CCALL_SHARED int ccall_launch_init(void); /* 0, or -1 with an error set */
 
 /* _ccall_runner.c */
+/* The values of the hit arguments (NULL in `vals`), where the Python path needs every
+ * value: 0, or -1 with an error set. */
+CCALL_SHARED int ccall_complete_values(const struct reuse *reuse, PyObject **vals);
 CCALL_SHARED PyObject *ccall_make_runner(PyObject *self, PyObject *const *args,
                                          Py_ssize_t nargs);
 CCALL_SHARED int ccall_runner_init(void); /* 0, or -1 with an error set */

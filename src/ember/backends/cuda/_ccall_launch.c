@@ -111,7 +111,7 @@ pack_and_call(launch_ex_fn entry, void *function, PyObject *kinds_bytes,
     int status = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         params[i] = &slots[i];
-        if (reuse != NULL && reuse->hit[reuse->sources[2 * i]]) {
+        if (vals[i] == NULL && reuse != NULL) { /* a hit argument: packed before */
             slots[i] = reuse->slots[i];
             continue;
         }
@@ -411,7 +411,7 @@ ccall_launch_values(launcher_state *st, PyObject *grid, PyObject *block, PyObjec
         slow = 1;
     }
     if (slow || err) {
-        if (reuse != NULL && reuse->complete(reuse, vals) < 0) {
+        if (reuse != NULL && ccall_complete_values(reuse, vals) < 0) {
             return NULL;
         }
         if (values == NULL) {

@@ -167,10 +167,10 @@ value_of(const unsigned char *sources, Py_ssize_t j, PyObject *const *items,
     return PyTuple_GetItem(views[arg], item - 1);
 }
 
-/* struct reuse's `complete`: the values of the hit arguments (their views were read for
- * the launch that packed them, so every item is there). */
-static int
-complete_values(const struct reuse *reuse, PyObject **vals)
+/* The values of the hit arguments (their views were read for the launch that packed them,
+ * so every item is there). */
+int
+ccall_complete_values(const struct reuse *reuse, PyObject **vals)
 {
     for (Py_ssize_t j = 0; j < reuse->nvals; j++) {
         if (vals[j] == NULL &&
@@ -211,14 +211,14 @@ run_items(runner_state *r, PyObject *const *cfg, PyObject *const *items, Py_ssiz
     }
     for (i = 0; pass > 0 && i < r->nvals; i++) {
         if (hit[r->sources[2 * i]]) {
-            vals[i] = NULL; /* packed before: complete_values fetches it if it is needed */
+            vals[i] = NULL; /* packed before: ccall_complete_values fetches it if needed */
         } else if ((vals[i] = value_of(r->sources, i, items, views)) == NULL) {
             pass = 0; /* a view without the item: the Python path */
         }
     }
     if (pass > 0) {
-        struct reuse reuse = {r->sources, hit, now, r->keys, r->slots, n,
-                              complete_values, items, views, r->nvals};
+        struct reuse reuse = {r->sources, hit, now, r->keys, r->slots, n, items, views,
+                              r->nvals};
         PyObject *launched = ccall_launch_values(r->ls, cfg[0], cfg[1], vals, r->nvals, NULL, cfg[2],
                                            cfg[3], &reuse);
         Py_XDECREF(launched);
