@@ -201,15 +201,19 @@ def test_strided_specializations_take_c_strides_too(fake):
     assert slots(7) == packed((c.buffer.handle, 0, 4, 3, 3, 1, d.buffer.handle))
 
 
+def _axpy_guards(x, y):
+    """An axpy specialization for ``x``, ``y``'s types, and its native guards and sources."""
+    k = ember.kernel(axpy.py_func)
+    k[1, 4](2.0, x, y)
+    tys, backend, _ = k._types((2.0, x, y))
+    return k._last, *argmod._native_guards(k._last.abi, tys, backend)
+
+
 def axpy_runner(fake, view, note):
     """An axpy specialization's compiled runner with the given ``view`` and ``note``, and
     two arrays for it."""
-    k = ember.kernel(axpy.py_func)
     x, y = array(fake, (10,)), array(fake, (10,))
-    k[1, 4](2.0, x, y)
-    spec = k._last
-    tys, backend, foreign = k._types((2.0, x, y))
-    guards, sources = argmod._native_guards(spec.abi, tys, backend)
+    spec, guards, sources = _axpy_guards(x, y)
     return spec.function.guarded_runner(guards, sources, view, note), x, y
 
 
@@ -293,14 +297,6 @@ def test_errors_in_the_guards_propagate(fake):
 # ------------------------------------------------------------------ reused packings
 # The runner keeps each argument's packed slots with the object they came from (a scalar,
 # or an array's launch view) and copies them when the same object comes again.
-
-
-def _axpy_guards(x, y):
-    """An axpy specialization for ``x``, ``y``'s types, and its native guards and sources."""
-    k = ember.kernel(axpy.py_func)
-    k[1, 4](2.0, x, y)
-    tys, backend, _ = k._types((2.0, x, y))
-    return k._last, *argmod._native_guards(k._last.abi, tys, backend)
 
 
 def _runner_and_spec(x, y):
