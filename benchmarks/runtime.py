@@ -218,21 +218,21 @@ def _positional(fn: Any, args: list, then: list | None = None) -> Any:
     """``lambda: fn(a0, a1, ...)`` over ``args``, the arguments written out as a program
     calls a kernel (``fn(*args)`` would build a tuple per call that a user's call does not);
     with ``then``, ``lambda: (fn(a0, ...), fn(b0, ...))``: two launches a call."""
-    names = ", ".join(f"a{i}" for i in range(len(args)))
-    call = f"fn({names})"
+    first = [f"a{i}" for i in range(len(args))]
+    call = f"fn({', '.join(first)})"
+    second = [] if then is None else [f"b{i}" for i in range(len(then))]
     if then is not None:
-        others = ", ".join(f"b{i}" for i in range(len(then)))
-        names, call = f"{names}, {others}", f"(fn({names}), fn({others}))"
-        args = [*args, *then]
+        call = f"({call}, fn({', '.join(second)}))"
     scope: dict[str, Any] = {}
-    exec(f"def make(fn, {names}):\n    return lambda: {call}", scope)  # noqa: S102
-    return scope["make"](fn, *args)
+    exec(f"def make({', '.join(['fn', *first, *second])}):\n    return lambda: {call}", scope)  # noqa: S102
+    return scope["make"](fn, *args, *(then or ()))
 
 
 def _arity_impls(ctx: Context, arity: int, varying: bool = False) -> dict[str, tuple[Any, Any]]:
     """impl -> (launch, sync) of the ``arity``-argument kernel on one block of 32 threads;
     ``varying``: each call makes two launches, the second with other scalar objects (the
-    same arrays), as a loop that passes a new value every step."""
+    same arrays), as a loop that passes a new value every step (the Python launch paths
+    beside the stub's are left out)."""
     import ember
 
     be = ctx.backend
@@ -244,14 +244,28 @@ def _arity_impls(ctx: Context, arity: int, varying: bool = False) -> dict[str, t
     name, params = f"a{arity}", ARITY_PARAMS[arity]
     ptrs = [a.buffer.handle for a in arrays]
     fn = module.function(name, params)
-    args = _arity_values(arity, ptrs)
+    args, args2 = _arity_values(arity, ptrs), _arity_values(arity, ptrs, other=True)
+    out: dict[str, tuple[Any, Any]] = {}
     if varying:
-        args2 = _arity_values(arity, ptrs, other=True)
-        out: dict[str, tuple[Any, Any]] = {
-            "ember": (lambda: (fn.launch(ONE, WARP, args), fn.launch(ONE, WARP, args2)), sync)
-        }
-        return _varying_impls(ctx, arity, out, sync, arrays)
-    out = {"ember": (lambda: fn.launch(ONE, WARP, args), sync)}
+        out["ember"] = (lambda: (fn.launch(ONE, WARP, args), fn.launch(ONE, WARP, args2)), sync)
+    else:
+        out["ember"] = (lambda: fn.launch(ONE, WARP, args), sync)
+        out.update(_python_launches(fn, name, params, module, args, sync))
+    kernels = ctx.once("arity_kernels", _ember_kernels)
+    kargs = [_arity_values(arity, arrays, other) for other in (False, True)[: 1 + varying]]
+    out["ember.kernel"] = (_positional(kernels[arity][1, 32], *kargs), sync)
+    raw_kernel = ember.RawKernel(ARITY_SOURCE, name)[1, 32]
+    out["ember.RawKernel"] = (_positional(raw_kernel, *kargs), sync)
+    out["raw"] = _raw_arity(ctx, arity, varying)
+    if "cupy" in ctx.peers:
+        out["cupy"] = _cupy_arity(ctx, arity, varying)
+    return out
+
+
+def _python_launches(fn, name, params, module, args, sync) -> dict[str, tuple[Any, Any]]:
+    """The backend's launch through ``cuda.bindings`` and through ``ctypes`` (where the C
+    stub is built), beside the stub's."""
+    out: dict[str, tuple[Any, Any]] = {}
     try:
         from ember.backends.cuda.launch import CudaFunction
 
@@ -262,70 +276,43 @@ def _arity_impls(ctx: Context, arity: int, varying: bool = False) -> dict[str, t
             out["ember[ctypes]"] = (lambda: plain.launch(ONE, WARP, args), sync)
     except (ImportError, TypeError):  # an Ember before the direct launch (or the C stub)
         pass
-    kernels = ctx.once("arity_kernels", _ember_kernels)
-    launch = kernels[arity][1, 32]
-    kargs = _arity_values(arity, arrays)
-    out["ember.kernel"] = (_positional(launch, kargs), sync)
-    raw_kernel = ember.RawKernel(ARITY_SOURCE, name)[1, 32]
-    out["ember.RawKernel"] = (_positional(raw_kernel, kargs), sync)
-    raw = _raw(ctx)
-    rf = ctx.once(f"raw_{name}", lambda: raw.function(ARITY_SOURCE, name))
-    rptrs = ctx.once("raw_arity_ptrs", lambda: [raw.alloc(N_SMALL * 4) for _ in range(4)])
-    values = _arity_values(arity, [np.uint64(p) for p in rptrs])
-    params_addr = raw.kernel_params(*values) if values else 0
-    cu, stream = raw.cu, raw.stream
-    out["raw"] = (
-        lambda: cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, params_addr, 0),
-        raw.sync,
-    )
-    if "cupy" in ctx.peers:
-        cp = ctx.peers["cupy"]
-        ck = cp.RawKernel(ARITY_SOURCE, name)
-        carrs = ctx.once(
-            "cupy_arity_arrays", lambda: [cp.zeros(N_SMALL, cp.float32) for _ in range(4)]
-        )
-        cargs = tuple(_arity_values(arity, carrs))
-        out["cupy"] = (lambda: ck((1,), (32,), cargs), cp.cuda.get_current_stream().synchronize)
     return out
 
 
-def _varying_impls(ctx: Context, arity: int, out: dict, sync: Any, arrays: list) -> dict:
-    """The varying form of :func:`_arity_impls` for the kernel, RawKernel, raw (two argument
-    blocks built beforehand: its floor) and CuPy."""
-    import ember
-
-    kernels = ctx.once("arity_kernels", _ember_kernels)
-    one, two = _arity_values(arity, arrays), _arity_values(arity, arrays, other=True)
-    out["ember.kernel"] = (_positional(kernels[arity][1, 32], one, two), sync)
-    raw_kernel = ember.RawKernel(ARITY_SOURCE, f"a{arity}")[1, 32]
-    out["ember.RawKernel"] = (_positional(raw_kernel, one, two), sync)
-    raw = _raw(ctx)
-    rf = ctx.once(f"raw_a{arity}", lambda: raw.function(ARITY_SOURCE, f"a{arity}"))
+def _raw_arity(ctx: Context, arity: int, varying: bool) -> tuple[Any, Any]:
+    """Raw ``cuLaunchKernel`` of ``a<arity>`` with argument blocks built beforehand (its
+    floor); ``varying``: two launches a call, one of each block."""
+    raw, name = _raw(ctx), f"a{arity}"
+    rf = ctx.once(f"raw_{name}", lambda: raw.function(ARITY_SOURCE, name))
     rptrs = ctx.once("raw_arity_ptrs", lambda: [raw.alloc(N_SMALL * 4) for _ in range(4)])
     p1, p2 = (
-        raw.kernel_params(*_arity_values(arity, [np.uint64(p) for p in rptrs], other))
-        for other in (False, True)
+        raw.kernel_params(*values) if values else 0
+        for values in (
+            _arity_values(arity, [np.uint64(p) for p in rptrs], o) for o in (False, True)
+        )
     )
     cu, stream = raw.cu, raw.stream
-    out["raw"] = (
+    if not varying:
+        return lambda: cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p1, 0), raw.sync
+    return (
         lambda: (
             cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p1, 0),
             cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p2, 0),
         ),
         raw.sync,
     )
-    if "cupy" in ctx.peers:
-        cp = ctx.peers["cupy"]
-        ck = cp.RawKernel(ARITY_SOURCE, f"a{arity}")
-        carrs = ctx.once(
-            "cupy_arity_arrays", lambda: [cp.zeros(N_SMALL, cp.float32) for _ in range(4)]
-        )
-        c1, c2 = (tuple(_arity_values(arity, carrs, other)) for other in (False, True))
-        out["cupy"] = (
-            lambda: (ck((1,), (32,), c1), ck((1,), (32,), c2)),
-            cp.cuda.get_current_stream().synchronize,
-        )
-    return out
+
+
+def _cupy_arity(ctx: Context, arity: int, varying: bool) -> tuple[Any, Any]:
+    """CuPy's ``RawKernel`` of ``a<arity>`` on its own arrays; ``varying`` as above."""
+    cp = ctx.peers["cupy"]
+    ck = cp.RawKernel(ARITY_SOURCE, f"a{arity}")
+    carrs = ctx.once("cupy_arity_arrays", lambda: [cp.zeros(N_SMALL, cp.float32) for _ in range(4)])
+    c1, c2 = (tuple(_arity_values(arity, carrs, other)) for other in (False, True))
+    sync = cp.cuda.get_current_stream().synchronize
+    if not varying:
+        return lambda: ck((1,), (32,), c1), sync
+    return lambda: (ck((1,), (32,), c1), ck((1,), (32,), c2)), sync
 
 
 def _arity_case(ctx: Context, arity: int, varying: bool = False) -> dict[str, dict[str, Any]]:
