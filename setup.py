@@ -1,4 +1,5 @@
-"""Ember's compiled pieces: four optional C stubs on the hot paths of launch, allocation and copies.
+"""Ember's compiled pieces: five optional C stubs (the hot paths of launch, allocation and
+copies, and the array's fields).
 
 Everything else is in pyproject.toml.  The stubs are built where a C compiler and Python's
 headers exist; where the build fails, the install goes on and Ember uses its Python paths:
@@ -8,6 +9,8 @@ headers exist; where the build fails, the install goes on and Ember uses its Pyt
 * ``ember.compiler._dispatch``: ``kernel[grid, block]`` (without it: a Python closure);
 * ``ember.runtime._pool``: the caching allocator's hit path and its buffers (without it: the
   same classes in Python, with a ``__del__`` frame on every free);
+* ``ember.array._core``: ``ember.ndarray``'s fields, fixed once set (without it: plain slots,
+  which let ``a.shape = ...`` through with the array's cached launch data left stale);
 * ``ember.backends.cuda._fill``: a staged upload's host copies on C threads (POSIX threads;
   without it: the same pipeline with Python threads, whose hand-offs go through the GIL).
 
@@ -39,6 +42,7 @@ setup(
             ("ember.backends.cuda._ccall", CCALL, [CUDA + "_ccall.h"], []),
             ("ember.compiler._dispatch", ["src/ember/compiler/_dispatch.c"], [], []),
             ("ember.runtime._pool", ["src/ember/runtime/_pool.c"], [], []),
+            ("ember.array._core", ["src/ember/array/_core.c"], [], []),
             ("ember.backends.cuda._fill", [CUDA + "_fill.c"], [], THREADS),
         )
     ],

@@ -27,6 +27,7 @@ def _dist_version(name: str) -> str:
 COMPILED = (
     ("ember.compiler._dispatch", "kernel[grid, block] and kernel.launch(n)"),
     ("ember.runtime._pool", "the allocator's hit path"),
+    ("ember.array._core", "the array fields' set-once guard"),
 )
 
 

@@ -7,6 +7,8 @@ import pytest
 from array_common import check, sample
 
 import ember
+from ember.array import core
+from ember.array.core import FIELDS
 
 
 def test_attributes(backend):
@@ -177,17 +179,56 @@ def _first_times_two(x, out):
 
 def test_fast_construction_paths_set_every_slot(backend):
     # ember.empty, the reductions' and matmul's outputs are made without ndarray.__init__
-    # (their slots set one by one): every slot must be set, or a kernel launch reading the
+    # (ember.array.core.make): every field must be set, or a kernel launch reading the
     # array's cached launch view (_lv) fails
     x = ember.asarray(np.arange(16, dtype=np.float32).reshape(4, 4))
     made = {"empty": ember.empty(3, ember.float32), "sum axis": ember.sum(x, axis=0),
             "method": x.max(axis=1), "matmul": x @ x, "init": ember.zeros(2)}  # fmt: skip
     out = ember.zeros(1, ember.float32)
     for name, a in made.items():
-        for slot in type(a).__slots__:
-            if slot != "__weakref__":
-                getattr(a, slot)  # AttributeError: a slot left unset
+        for field in FIELDS:
+            getattr(a, field)  # AttributeError: a field left unset
         if a.dtype == ember.float32:
             _first_times_two[1, 32](a.reshape(-1), out)
             # (empty's memory is whatever a freed block held: NaN compares unequal)
             np.testing.assert_equal(float(out[0]), 2 * float(a.reshape(-1)[0]), name)
+
+
+@pytest.mark.skipif(not core.GUARDED, reason="ember.array._core was not built")
+@pytest.mark.parametrize(
+    "field, value, hint",
+    [("shape", (2, 6), "reshape"), ("strides", (8, 4), "swapaxes"),
+     ("dtype", ember.int32, "astype"), ("offset", 4, "copy"), ("buffer", None, "copy"),
+     ("backend", None, "to_device")],
+)  # fmt: skip
+def test_setting_a_field_again_is_refused_and_leaves_the_array_intact(backend, field, value, hint):
+    # NumPy lets `a.shape = ...` through (deprecated in 2.5); here it would leave the strides
+    # and the cached launch view stale: later ops would read the wrong elements, silently
+    host = sample("float32", (3, 4))
+    x = ember.asarray(host)
+    check(x * 2, host * 2)  # a launch caches x's launch view
+    before = {f: getattr(x, f) for f in FIELDS[:6]}
+    with pytest.raises(AttributeError, match=f"cannot set the {field} .*{hint}"):
+        setattr(x, field, value)
+    with pytest.raises(AttributeError, match=f"cannot set the {field}"):
+        setattr(x, "".join(field), value)  # a name made at run time, not the interned one
+    with pytest.raises(AttributeError, match=f"cannot delete the {field}"):
+        delattr(x, field)
+    assert {f: getattr(x, f) for f in FIELDS[:6]} == before
+    check(x * 2, host * 2)
+    check(x.sum(axis=1), host.sum(axis=1), rtol=1e-5)
+    check(x.T + 1, host.T + 1)
+
+
+@pytest.mark.skipif(not core.GUARDED, reason="ember.array._core was not built")
+def test_init_again_is_refused_and_the_caches_stay_writable(backend):
+    x = ember.arange(6, dtype=ember.float32)
+    with pytest.raises(AttributeError, match="already made"):
+        x.__init__((2, 3), x.dtype, x.buffer, x.backend)
+    assert x.shape == (6,)
+    check(x + 1, np.arange(6, dtype=np.float32) + 1)
+    x._lv = None  # caches: recomputed on the next launch
+    x._c = None
+    check(x + 1, np.arange(6, dtype=np.float32) + 1)
+    with pytest.raises(AttributeError):
+        x.no_such_field = 1  # no __dict__

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember.array.core import make as _make
 from ember.array.ndarray import ndarray, normalize_shape
 from ember.dtypes import DType, bfloat16, bfloat16_bits, float64
 from ember.dtypes import dtype as to_dtype
@@ -21,7 +22,6 @@ from ember.runtime.allocator import note_uses
 from ember.runtime.memory import allocate, copy_in, upload
 
 _DTYPES: dict = {None: float64}  # dtype spec -> DType, filled as specs are seen
-_bare = object.__new__
 
 
 def on_device(x, what: str) -> ndarray:
@@ -106,16 +106,8 @@ def empty(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray
             dt = _dtype_of(dtype)
     be = _backend.current() if device is None else _on(device)
     if type(shape) is int and shape >= 0:
-        out = _bare(ndarray)  # every slot is set below (tests/array/test_array_ndarray.py checks)
-        out.buffer = allocate(be, shape * dt.itemsize, stream)
-        out.shape = (shape,)
-        out.strides = (dt.itemsize,)
-        out.dtype = dt
-        out.backend = be
-        out.offset = 0
-        out._c = True
-        out._lv = None
-        return out
+        buffer = allocate(be, shape * dt.itemsize, stream)
+        return _make(ndarray, buffer, (shape,), (dt.itemsize,), dt, be, 0, True)
     return _new(shape, dt, stream, be)
 
 

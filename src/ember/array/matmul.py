@@ -21,10 +21,10 @@ import math
 
 from ember import dtypes
 from ember.array import broadcast
+from ember.array.core import make as _make
 from ember.array.ndarray import ndarray, not_on_device
 from ember.runtime.memory import allocate
 
-_bare = object.__new__
 # (the vendor binding's TYPES table)
 VENDOR_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
@@ -158,12 +158,8 @@ BOUND_KEPT = 256  # bound shapes per (dtype, backend)
 def _matrix(be, dt: dtypes.DType, m: int, n: int) -> ndarray:
     """A new C-contiguous ``(m, n)`` array, made without ``ndarray.__init__``'s checks (the
     fast paths' output: every slot is set here)."""
-    out = _bare(ndarray)
-    out.buffer = allocate(be, m * n * dt.itemsize)
-    out.shape, out.dtype, out.strides, out.backend, out.offset, out._c, out._lv = (
-        (m, n), dt, (n * dt.itemsize, dt.itemsize), be, 0, True, None
-    )  # fmt: skip
-    return out
+    buffer = allocate(be, m * n * dt.itemsize)
+    return _make(ndarray, buffer, (m, n), (n * dt.itemsize, dt.itemsize), dt, be, 0, True)
 
 
 def _general(a: ndarray, b: ndarray) -> ndarray:

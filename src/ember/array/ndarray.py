@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember.array.core import ArrayCore, fill
 from ember.array.methods import NumpyMethods
 from ember.dtypes import DType
 from ember.errors import not_on_device  # noqa: F401 - its users import it from here
@@ -68,19 +69,19 @@ def normalize_shape(shape: Any) -> tuple[int, ...]:
     return dims
 
 
-class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
+class ndarray(ArrayCore, NumpyMethods):  # noqa: N801 - NumPy's spelling
     """An array in device memory.  Create one with :func:`ember.empty`, :func:`ember.zeros`
     or :func:`ember.asarray`; read it back with :meth:`to_numpy`.
 
-    ``_c`` caches whether the strides are exactly C strides (``None``: not computed yet);
-    the elementwise fast paths read it.  ``_lv`` caches what a kernel launch reads of the
-    array (``None`` until its first launch: ``ember.compiler.args.launch_view``).  Both rely
-    on an array's metadata never changing once it is made.
+    ``shape``, ``strides``, ``dtype``, ``buffer``, ``offset`` and ``backend`` are fixed once
+    the array is made (:mod:`ember.array.core`: setting one raises ``AttributeError``; make
+    another array with ``reshape``, ``view``, ``astype``...).  ``_c`` caches whether the
+    strides are exactly C strides (``None``: not computed yet); the elementwise fast paths
+    read it.  ``_lv`` caches what a kernel launch reads of the array (``None`` until its first
+    launch: ``ember.compiler.args.launch_view``).  Both rely on those fields never changing.
     """
 
-    __slots__ = (
-        "shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "_lv", "__weakref__",
-    )  # fmt: skip
+    __slots__ = ()
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, like NumPy's
     __array_priority__ = 100  # above NumPy's: libraries mixing both (Dask) pick Ember's type
 
@@ -93,18 +94,11 @@ class ndarray(NumpyMethods):  # noqa: N801 - NumPy's spelling
         strides: tuple[int, ...] | None = None,
         offset: int = 0,
     ):
-        self.shape = shape
-        self.dtype = dtype
-        self.buffer = buffer
-        self.backend = backend
         if strides is None:
-            self.strides = c_strides(shape, dtype.itemsize)
-            self._c = True
+            strides = c_strides(shape, dtype.itemsize)
+            fill(self, buffer, shape, strides, dtype, backend, offset, True)
         else:
-            self.strides = strides
-            self._c = None
-        self.offset = offset
-        self._lv = None
+            fill(self, buffer, shape, strides, dtype, backend, offset, None)
 
     # ------------------------------------------------------------------ properties
     @property

@@ -30,11 +30,10 @@ import math
 import weakref
 from dataclasses import dataclass
 
+from ember.array.core import make as _make
 from ember.array.ndarray import c_strides, ndarray
 from ember.array.reducers import Reducer
 from ember.runtime.memory import allocate
-
-_bare = object.__new__
 
 BLOCK_GPU = 256  # threads per block on GPUs (register-limited occupancy: finer steps than 512)
 BLOCK_CPU = 256  # work-group size on CPU devices (PoCL builds one function per size)
@@ -309,10 +308,9 @@ class Call:
 
     def __call__(self, x: ndarray):
         be = x.backend
-        out = _bare(ndarray)  # ndarray(...) without its __init__ frame: every slot is set
-        out.buffer = allocate(be, self.nbytes)
-        out.shape, out.dtype, out.strides = self.shape, self.dtype, self.strides
-        out.backend, out.offset, out._c, out._lv = be, 0, True, None
+        # ndarray(...) without its __init__ frame
+        buffer = allocate(be, self.nbytes)
+        out = _make(ndarray, buffer, self.shape, self.strides, self.dtype, be, 0, True)
         aux = None if self.mean_dtype is None else _array(self.shape, self.mean_dtype, be)
         if self.size:
             fast = self.fast

@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 
 from ember.array import launch
+from ember.array.core import make as _make
 from ember.array.fft import args as _args
 from ember.array.fft import engine
 from ember.array.ndarray import ndarray
 from ember.runtime.memory import allocate
 
-_bare = object.__new__
 LOOP_MAX = 16  # library calls worth making for one axis before a transposing copy is cheaper
 
 
@@ -96,11 +96,8 @@ class Recipe:
 
         def run(x: ndarray, out: None = None) -> ndarray:
             be = x.backend
-            y = _bare(ndarray)  # launch.new(be, shape, dtype) without its frames
-            y.buffer = allocate(be, nbytes)
-            y.shape, y.dtype, y.strides, y.backend, y.offset, y._c, y._lv = (
-                shape, dtype, strides, be, 0, True, None
-            )  # fmt: skip
+            # launch.new(be, shape, dtype) without its frames
+            y = _make(ndarray, allocate(be, nbytes), shape, strides, dtype, be, 0, True)
             ptr = be.native_pointer
             execute(key, ptr(x.buffer, x.offset), ptr(y.buffer), inverse, be.default_stream)
             if finish is not None:
