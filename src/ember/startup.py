@@ -189,6 +189,7 @@ class Warmup:
         except BaseException as exc:  # never raised here: the first real use raises it
             self.error = exc
         finally:
+            self._driver_may_start.set()  # (after a BaseException in the imports) it returns
             self._release_context()
             self.ready.set()
             self.finished.set()
@@ -494,11 +495,17 @@ def status() -> dict[str, Warmup]:
 @atexit.register
 def _at_exit() -> None:
     """Stop a running warmup at its next step, and let its driver call finish before the
-    driver is torn down (a program that exits at once waits for that call, nothing more)."""
+    driver is torn down (a program that exits at once waits for that call, nothing more).
+
+    The driver step runs in a thread of its own: the warmup can finish (stopped after its
+    step in progress) while that thread is still inside the driver's start-up, which then
+    ran on during the interpreter's and the driver's teardown (a child process of the GPU
+    suite died of SIGSEGV there after its last line).  So both are waited for."""
     for w in list(_warmups.values()):
         w._stopping = True
         w.hurry.set()
         w.finished.wait(10.0)
+        w._driver_done.wait(10.0)  # prompt where it has not begun: it sees _stopping
 
 
 _hooks_installed = False

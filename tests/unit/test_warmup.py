@@ -382,3 +382,37 @@ def test_a_thread_waiting_for_the_driver_imports_its_launch_path_meanwhile(array
     )
     assert got["after"] == expected
     assert got["read"] == (["apply", "elem", "map_contiguous", "scal"] if arrays else [])
+
+
+EXIT_DURING_DRIVER = """
+import json, os, sys, time, types
+sys.path.insert(0, sys.argv[1])
+from ember import startup
+
+marker = os.path.join(sys.argv[1], "driver-done")
+
+def start_driver():  # the driver's start-up (cuInit...): longer than the step beside it
+    time.sleep(1.0)
+    open(marker, "w").close()
+
+hooks = types.SimpleNamespace(start_driver=start_driver, DRIVER_AFTER="",
+                              WARMUP_IMPORTS=("slow_import",))
+startup.registry.package = lambda name: hooks
+w = startup._warmups["fake"] = startup.Warmup("fake").start()
+time.sleep(0.1)  # both steps under way
+print(json.dumps({"driver_running": not w._driver_done.is_set()}))
+sys.exit(1)  # exits at once, as `ember cache import` does on a bad bundle
+"""
+
+
+def test_an_exit_during_the_driver_step_waits_for_it(tmp_path):
+    # the warmup's other thread finishes (stopped after its step) while the driver step still
+    # runs: the driver must not be torn down under it (a SIGSEGV in a GPU-suite child)
+    (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(0.3)\n")
+    out = subprocess.run(
+        [sys.executable, "-c", EXIT_DURING_DRIVER, str(tmp_path)],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ, EMBER_WARMUP="0"),
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"driver_running": True}
+    assert (tmp_path / "driver-done").exists()  # the step ran to its end before the exit
