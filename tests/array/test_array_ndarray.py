@@ -232,3 +232,15 @@ def test_init_again_is_refused_and_the_caches_stay_writable(backend):
     check(x + 1, np.arange(6, dtype=np.float32) + 1)
     with pytest.raises(AttributeError):
         x.no_such_field = 1  # no __dict__
+
+
+def test_flags_cannot_be_set_since_nothing_would_enforce_them(backend):
+    # NumPy: `a.flags.writeable = False` makes later writes raise.  Ember has no read-only
+    # arrays, so accepting it would leave the data unprotected without a word.
+    x = ember.arange(4, dtype=ember.float32)
+    for spelling in (lambda f: setattr(f, "writeable", False), lambda f: f.__setitem__("W", False)):
+        with pytest.raises(AttributeError, match="no read-only mode"):
+            spelling(x.flags)
+    x[0] = 9
+    check(x, np.array([9, 1, 2, 3], np.float32))
+    assert x.flags.writeable and x.flags["C_CONTIGUOUS"]

@@ -27,8 +27,20 @@ class Flags:
     __slots__ = ("c_contiguous", "f_contiguous", "writeable", "aligned", "owndata")
 
     def __init__(self, c: bool, f: bool, writeable: bool, aligned: bool, owndata: bool):
-        self.c_contiguous, self.f_contiguous = c, f
-        self.writeable, self.aligned, self.owndata = writeable, aligned, owndata
+        for name, value in zip(self.__slots__, (c, f, writeable, aligned, owndata), strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value) -> None:
+        # NumPy's `a.flags.writeable = False` makes writes raise; here setting it on this
+        # snapshot would be accepted and protect nothing, silently
+        raise AttributeError(
+            f"ember arrays' flags cannot be set (flags.{name}): there is no read-only mode, "
+            "so writes to the array would still go through; pass a copy (a.copy()) where "
+            "the data must not change"
+        )
+
+    def __setitem__(self, name: str, value) -> None:
+        self.__setattr__(str(name).lower(), value)
 
     def __getitem__(self, name: str) -> bool:
         key = {"C": "c_contiguous", "F": "f_contiguous", "W": "writeable", "A": "aligned",
