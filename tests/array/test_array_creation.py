@@ -68,7 +68,11 @@ def test_arange_dtypes(backend):
 @pytest.mark.parametrize(
     "args, kwargs",
     [((0, 1), {}), ((0, 1, 7), {}), ((-2.5, 3, 10), {"endpoint": False}), ((2, 2, 1), {}),
-     ((0, 10, 0), {}), ((1, -1, 5), {"dtype": "float32"}), ((0, 100, 7), {"dtype": "int32"})],
+     ((0, 10, 0), {}), ((1, -1, 5), {"dtype": "float32"}), ((0, 100, 7), {"dtype": "int32"}),
+     # into integers NumPy 2 rounds down (not toward zero); into bools it does not round
+     ((-5, 5, 4), {"dtype": "int64"}), ((-1, 0, 3), {"dtype": "int32"}),
+     ((-3.5, 7.25, 9), {"dtype": "int16"}), ((0, 1, 3), {"dtype": "bool"}),
+     ((10, -10, 6), {"dtype": "int8"}), ((0, 255, 4), {"dtype": "uint8"})],
 )  # fmt: skip
 def test_linspace(backend, args, kwargs):
     check(ember.linspace(*args, **kwargs), np.linspace(*args, **kwargs), rtol=1e-12)

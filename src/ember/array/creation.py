@@ -235,11 +235,13 @@ def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
         return out
     if isinstance(start + stop, complex):
         raise TypeError(f"linspace: complex start/stop need a complex dtype, not {out.dtype}")
-    _linear(out, float(start), float(step), last, float(stop))
+    # into integers each value is rounded down first, as NumPy 2 does (not into bools)
+    floor = out.dtype.kind in "iu"
+    _linear(out, float(start), float(step), last, float(stop), floor)
     return out
 
 
-def _linear(out: ndarray, start, step, last: int, stop) -> None:
+def _linear(out: ndarray, start, step, last: int, stop, floor: bool = False) -> None:
     from ember.array import kernels
 
     n = out.size
@@ -254,7 +256,7 @@ def _linear(out: ndarray, start, step, last: int, stop) -> None:
         ct = to_dtype("uint64") if dt.name == "uint64" else to_dtype("int64")
     block = min(256, out.backend.device.max_threads_per_block)
     grid = min(-(-n // block), 1024)
-    kernels.linear(ct)[grid, block](n, out, start, step, last, stop)
+    kernels.linear(ct, floor)[grid, block](n, out, start, step, last, stop)
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, k: int = 0, dtype: Any = None, *,

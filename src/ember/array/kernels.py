@@ -271,21 +271,26 @@ def _transpose2(CT):
 
 # --------------------------------------------------------------------- ranges
 @functools.cache
-def linear(ct: DType) -> Kernel:
+def linear(ct: DType, floor: bool = False) -> Kernel:
     """``out[i] = start + i * step`` computed in ``ct`` (``arange``, ``linspace``); element
-    ``last`` is ``stop`` exactly (``linspace`` with its endpoint)."""
-    return _named(_linear(ct), f"linear_{ct.name}")
+    ``last`` is ``stop`` exactly (``linspace`` with its endpoint).  ``floor``: each value
+    rounded down before it is converted to ``out``'s dtype (NumPy's ``linspace`` into
+    integers: ``linspace(-5, 5, 4, dtype=int)`` is ``[-5, -2, 1, 5]``)."""
+    return _named(_linear(ct, floor), f"linear_{ct.name}" + ("_floor" if floor else ""))
 
 
-def _linear(CT):
+def _linear(CT, FLOOR):
     def linear(n, out, start, step, last, stop):
         i = ember.global_id()
         gs = ember.global_size()
         while i < n:
             if i == last:
-                out[i] = out.dtype(CT(stop))
+                v = CT(stop)
             else:
-                out[i] = out.dtype(CT(start) + CT(i) * CT(step))
+                v = CT(start) + CT(i) * CT(step)
+            if FLOOR:
+                v = ember.lang.floor(v)
+            out[i] = out.dtype(v)
             i += gs
 
     return linear

@@ -20,6 +20,7 @@ from ember import lang
 from ember.array import ops, ops_numpy
 from ember.array import rules as r
 from ember.array.elementwise import Ufunc
+from ember.array.ndarray import ndarray
 
 
 def _np(name: str):
@@ -204,19 +205,40 @@ _modf_fraction = Ufunc("modf", 1, r.FloatMath("modf", ops_numpy.modf_fraction), 
 _modf_integral = Ufunc("modf", 1, r.FloatMath("modf", ops.trunc), _host_modf(1))
 
 
+def _two_results(first, second, args: tuple, out):
+    """``first(*args)`` and ``second(*args)`` into ``out`` (a pair of arrays, or None).
+
+    Two kernels, one after the other: a first output that is also an input
+    (``divmod(x, 2, out=(x, r))``) would be overwritten before the second kernel reads it.
+    So where the first output shares a buffer with an input the second result is made
+    first, and where both outputs do, the first goes to a new array copied over last."""
+    o1, o2 = (None, None) if out is None else out
+
+    def aliased(o) -> bool:
+        return type(o) is ndarray and any(type(x) is ndarray and x.buffer is o.buffer for x in args)
+
+    if not aliased(o1):
+        return first(*args, out=o1), second(*args, out=o2)
+    if not aliased(o2):
+        b = second(*args, out=o2)
+        return first(*args, out=o1), b
+    a = first(*args)
+    b = second(*args, out=o2)
+    o1[...] = a
+    return o1, b
+
+
 def divmod(x1, x2, /, out=None):  # noqa: A001
     """``(floor_divide(x1, x2), remainder(x1, x2))``: NumPy's ``divmod`` (two kernels;
-    ``out`` is a pair of arrays, or None)."""
-    q, r_ = (None, None) if out is None else out
-    return floor_divide(x1, x2, out=q), remainder(x1, x2, out=r_)
+    ``out`` is a pair of arrays, or None; either may be an input)."""
+    return _two_results(floor_divide, remainder, (x1, x2), out)
 
 
 def modf(x, /, out=None):
     """``(fractional, integral)`` parts of ``x``, both with ``x``'s sign (NumPy's ``modf``:
     ``modf(-2.5) == (-0.5, -2.0)``, ``modf(inf) == (0.0, inf)``); integers become floats as
-    in the math functions.  ``out`` is a pair of arrays, or None."""
-    fraction, integral = (None, None) if out is None else out
-    return _modf_fraction(x, out=fraction), _modf_integral(x, out=integral)
+    in the math functions.  ``out`` is a pair of arrays, or None; either may be ``x``."""
+    return _two_results(_modf_fraction, _modf_integral, (x,), out)
 
 
 _where = Ufunc("where", 3, r.Where("where"), _np("where"))
