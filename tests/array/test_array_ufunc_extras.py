@@ -250,3 +250,16 @@ def test_divmod_and_modf_into_their_own_inputs(backend, which):
     want = np.modf(host_x[:2] if which == "both" else host_x)
     for g, w in zip(got, want, strict=True):
         check(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "int64", "uint64"])
+def test_reciprocal_of_integers_stays_integer(backend, dtype):
+    # NumPy: 1 / x truncated, in the input's type (bool: int8); 0 is left out (its result
+    # differs between NumPy's own loops)
+    values = (
+        [True]
+        if dtype == "bool"
+        else [1, 2, 3, 100, 127] + ([-1, -2, -127] if "u" not in dtype else [255])
+    )
+    host = np.array(values, dtype=dtype)
+    check(ember.reciprocal(ember.asarray(host)), np.reciprocal(host))

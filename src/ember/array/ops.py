@@ -83,6 +83,14 @@ def reciprocal(x):
     return 1 / x
 
 
+def reciprocal_int(x):
+    """NumPy's reciprocal of an integer: ``1 / x`` in C, truncated (0 unless ``x`` is 1 or
+    -1; ``1 / 0`` is 0 here, where NumPy's loops give 0 or the type's minimum by width)."""
+    if x == 1 or (x < 0 and x + 1 == 0):
+        return x
+    return x - x
+
+
 def sign(x):
     return 1 if x > 0 else (-1 if x < 0 else x - x)  # +0 for 0 and -0.0 (NumPy 2), NaN
 

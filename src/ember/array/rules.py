@@ -238,7 +238,7 @@ class Same(Rule):
             if self.on_bool == "refuse":
                 raise self.refuse(types, self.bool_hint or "it has no boolean version")
             if self.on_bool == "int8":
-                return Resolution(self.op, INT8, INT8)
+                return Resolution(self.int_op or self.op, INT8, INT8)
             if self.on_bool != "keep":
                 return Resolution(self.on_bool, BOOL, BOOL)
             return Resolution(self.int_op or self.op, BOOL, BOOL)

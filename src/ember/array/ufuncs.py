@@ -74,7 +74,12 @@ positive = _unary("positive", r.Same("positive", ops.positive, "refuse", complex
 abs = _unary("abs", r.Abs("abs"), "absolute", intrinsic="py_abs")  # noqa: A001
 sign = _unary("sign", r.Same("sign", ops.sign, "refuse", complex_op=ops.sign_complex))
 square = _unary("square", r.Same("square", ops.square, "int8", complex_op=ops.square))
-reciprocal = _unary("reciprocal", r.FloatMath("reciprocal", ops.reciprocal))
+# integers stay integers, as in NumPy (1 / x truncated); bools become int8
+reciprocal = _unary(
+    "reciprocal",
+    r.Same("reciprocal", ops.reciprocal, "int8", int_op=ops.reciprocal_int,
+           complex_op=ops.reciprocal_complex),
+)  # fmt: skip
 
 # --------------------------------------------------------------------- comparisons, logic
 equal = _binary("equal", r.Compare("equal", ops.equal, ordered=False))
