@@ -139,11 +139,14 @@ class ComplexTyper:
         if re is None:
             return ir.Const(t, 0j)
         a = self.scalar_arg(re, node, f"{dtype.name}()")
+        part_t = scalar(dtype.real)
         try:
-            if im is None:
-                return cast(a if is_complex(a.type) else make(a, ir.Const(a.type, 0)), t)
+            if im is None and is_complex(a.type):
+                return cast(a, t)
+            if im is None:  # a real: straight to the part's type (int64 -> complex128 ->
+                # complex64 would round twice, as NumPy's astype does not)
+                return make(cast(a, part_t, check=False), ir.Const(part_t, 0.0))
             b = self.scalar_arg(im, node, f"{dtype.name}()")
-            part_t = scalar(dtype.real)
             return make(cast(a, part_t, check=False), cast(b, part_t, check=False))
         except OperatorError as exc:
             raise self.type_error(exc, node) from None
