@@ -244,3 +244,31 @@ def test_flags_cannot_be_set_since_nothing_would_enforce_them(backend):
     x[0] = 9
     check(x, np.array([9, 1, 2, 3], np.float32))
     assert x.flags.writeable and x.flags["C_CONTIGUOUS"]
+
+
+def test_writes_into_a_broadcast_view_are_refused(backend):
+    # broadcast_to / broadcast_arrays repeat one element along a stretched axis: writes
+    # there would land on one location (a race on a GPU); NumPy's views are read-only
+    a = ember.arange(3, dtype=ember.float32)
+    b = ember.broadcast_to(a, (4, 3))
+    x, _ = ember.broadcast_arrays(ember.zeros((3, 1)), ember.zeros((1, 4)))
+    mask = ember.asarray(np.ones((4, 3), bool))
+    writes = {
+        "in-place operator": lambda: b.__iadd__(1),
+        "ufunc out=": lambda: ember.multiply(a, 2, out=b),
+        "slice assignment": lambda: b.__setitem__(slice(None), 5),
+        "fill": lambda: b.fill(3),
+        "advanced index": lambda: b.__setitem__(ember.asarray(np.array([0, 1])), 5),
+        "mask": lambda: b.__setitem__(mask, 2),
+        "put": lambda: ember.put(b, [0], [1]),
+        "sort": lambda: b.sort(),
+        "cumsum out=": lambda: ember.cumsum(ember.ones((4, 3)), axis=1, out=b),
+        "broadcast_arrays": lambda: x.__setitem__(0, 1),
+    }
+    for what, write in writes.items():
+        with pytest.raises(ValueError, match="read-only: this array is a broadcast view"):
+            write()
+        assert a.to_numpy().tolist() == [0, 1, 2], what  # nothing was written
+    one = ember.zeros((1, 3))
+    ember.broadcast_to(one, (1, 3))[0, 1] = 4  # no axis repeats: an ordinary view
+    check(one, np.array([[0, 4, 0]], np.float64))

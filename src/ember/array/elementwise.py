@@ -25,7 +25,7 @@ from typing import Any
 
 from ember.array import broadcast, ops, rules
 from ember.array.launch import flat1 as flat  # (x, n): x as a 1-d view of n elements
-from ember.array.ndarray import ndarray, not_on_device
+from ember.array.ndarray import check_writable, ndarray, not_on_device
 from ember.frontend.types import scalar
 from ember.runtime.memory import allocate
 from ember.tracebacks import hide_internal_frames
@@ -388,6 +388,7 @@ def execute(e: Dispatch, values: tuple, out: ndarray | None, be) -> ndarray:
                 f"broadcast shape {shape}"
             )
         _check_cast(e, out)
+        check_writable(out)
         values = tuple(_unshare(x, out) if type(x) is ndarray else x for x in values)
     else:
         shape = broadcast.broadcast_shapes(*shapes) if len(shapes) > 1 else shapes[0]

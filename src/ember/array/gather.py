@@ -25,7 +25,7 @@ import math
 import ember
 from ember import dtypes
 from ember.array import broadcast, kernels, launch, manipulation
-from ember.array.ndarray import ndarray, not_on_device
+from ember.array.ndarray import check_writable, ndarray, not_on_device
 from ember.compiler.kernel import Kernel
 
 BLOCK = 256
@@ -165,6 +165,7 @@ def gather(out: ndarray, x: ndarray, origin: int, xstrides, lo: ndarray, lstride
 def scatter(values: ndarray, x: ndarray, origin: int, xstrides, lo: ndarray, lstrides) -> None:
     """The reverse of :func:`gather`: ``x[...] = values[m]`` (``values`` of the index
     space's shape, any strides: broadcast values have zero strides)."""
+    check_writable(x)
     operands = [(values, _estrides(values), 0), (x, tuple(xstrides), origin),
                 (lo, tuple(lstrides), 0)]  # fmt: skip
     _launch(lambda nd, w: gather_kernel(nd, w, True), values.shape, operands, scattered=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.array import broadcast
-from ember.array.ndarray import c_strides, ndarray
+from ember.array.ndarray import c_strides, check_writable, ndarray
 from ember.runtime.memory import allocate
 
 
@@ -44,6 +44,7 @@ def into(out, result: ndarray, what: str) -> ndarray:
 def copy_into(dst: ndarray, src: Any) -> None:
     """``dst[...] = src``: an array (broadcast to ``dst``) or a scalar, cast to ``dst``'s
     dtype (unsafe casting, like NumPy's assignment)."""
+    check_writable(dst)
     if isinstance(src, ndarray):
         try:
             shape = broadcast.broadcast_shapes(src.shape, dst.shape)
@@ -184,7 +185,10 @@ def flip(x: ndarray, axis=None) -> ndarray:
 
 
 def broadcast_to(x: ndarray, shape) -> ndarray:
-    """A read-only-in-spirit view of ``x`` with ``shape`` (stretched axes have stride 0)."""
+    """A view of ``x`` with ``shape`` (stretched axes have stride 0).  Writes into it are
+    refused where they would repeat (:func:`~ember.array.ndarray.check_writable`: NumPy's
+    result is read-only); a view of it without a stretched axis (``b[0]``, ``b[1, 2]``)
+    writes into ``x``, where NumPy would refuse that too."""
     from ember.array.ndarray import normalize_shape
 
     shape = normalize_shape(shape)

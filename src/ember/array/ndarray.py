@@ -50,6 +50,23 @@ def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
 _C_STRIDES: dict[tuple, tuple[int, ...]] = {}
 
 
+def check_writable(x: ndarray) -> None:
+    """Refuse a write into ``x`` where it repeats one element along an axis (a zero stride
+    over more than one element: ``broadcast_to``, ``broadcast_arrays``).  Those elements
+    are one memory location: the writes would collide (on a GPU, a race with no defined
+    result), and NumPy makes such views read-only.  Raises ``ValueError`` as NumPy does."""
+    strides = x.strides
+    if 0 not in strides:
+        return
+    for axis, (n, step) in enumerate(zip(x.shape, strides, strict=True)):
+        if step == 0 and n > 1:
+            raise ValueError(
+                f"assignment destination is read-only: this array is a broadcast view (axis "
+                f"{axis} repeats one element {n} times), whose writes would land on one "
+                "memory location; write into the array it views, or into a copy (x.copy())"
+            )
+
+
 def normalize_shape(shape: Any) -> tuple[int, ...]:
     """``shape`` as a tuple of non-negative ints (an int means a 1-d shape)."""
     if type(shape) is tuple:  # the usual spelling: checked without generators (~1 us)
