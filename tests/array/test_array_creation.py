@@ -63,6 +63,11 @@ def test_arange_dtypes(backend):
     check(ember.arange(0, 1, 0.25, dtype="float16"), np.arange(0, 1, 0.25, dtype="float16"))
     with pytest.raises(ValueError, match="step must not be zero"):
         ember.arange(0, 5, 0)
+    check(ember.arange(2, dtype=bool), np.arange(2, dtype=bool))
+    check(ember.arange(1, 3, dtype=bool), np.arange(1, 3, dtype=bool))
+    for args in ((3,), (0, 3), (0, 1, 0.25)):  # NumPy refuses more than two bools
+        with pytest.raises(TypeError, match="at most length 2"):
+            ember.arange(*args, dtype=bool)
 
 
 @pytest.mark.parametrize(

@@ -210,6 +210,12 @@ def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> nd
         ints = all(isinstance(v, int) for v in (start, stop, step))
         dtype = "int64" if ints else float64
     out = _new(n, dtype, be=None if device is None else _on(device))
+    if out.dtype.kind == "b" and n > 2:  # NumPy's rule: a third bool would repeat one
+        raise TypeError(
+            f"arange() is only supported for booleans when the result has at most length 2 "
+            f"(this one has {n}); make it in another dtype and convert: "
+            "ember.arange(...).astype(bool)"
+        )
     _linear(out, start, step, -1, 0)
     return out
 
