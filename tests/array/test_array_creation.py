@@ -63,6 +63,15 @@ def test_arange_dtypes(backend):
     check(ember.arange(0, 1, 0.25, dtype="float16"), np.arange(0, 1, 0.25, dtype="float16"))
     with pytest.raises(ValueError, match="step must not be zero"):
         ember.arange(0, 5, 0)
+    # NumPy fills first + i * (second - first) in the dtype: with an integer dtype the
+    # step is int(start + step) - int(start) ([0, 1, 2, 3], not [0, 1, 3, 4])
+    for args, dt in (((0, 5, 1.5), "int64"), ((0.5, 10, 0.7), "int32"), ((-7, 7, 0.9), "int8"),
+                     ((5, 0, -1), "uint8"), ((2**62, 2**62 + 40, 3), "uint64")):  # fmt: skip
+        check(ember.arange(*args, dtype=dt), np.arange(*args, dtype=dt), exact=True)
+    for args, dt in (((0, 1, 0.1), "float32"), ((-3, 3, 0.3), "float32"),
+                     ((0, 1000, 0.01), "float16"), ((0.1, 1, 0.3), "float64")):  # fmt: skip
+        # in float32 arithmetic as NumPy (a device that fuses the multiply-add: 1 ulp)
+        check(ember.arange(*args, dtype=dt), np.arange(*args, dtype=dt), rtol=2e-7)
     check(ember.arange(2, dtype=bool), np.arange(2, dtype=bool))
     check(ember.arange(1, 3, dtype=bool), np.arange(1, 3, dtype=bool))
     for args in ((3,), (0, 3), (0, 1, 0.25)):  # NumPy refuses more than two bools

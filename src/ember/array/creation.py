@@ -197,6 +197,10 @@ def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> nd
 
     The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``;
     ``dtype`` may be complex (the values are real), the bounds may not (as in the Array API).
+    The values are NumPy's too: the first two converted to the dtype, then
+    ``first + i * (second - first)`` in its arithmetic (``arange(0, 5, 1.5, dtype=int)`` is
+    ``[0, 1, 2, 3]``; float32 rounds as float32; a device that fuses the multiply-add may
+    differ by one ulp).
     """
     if any(isinstance(v, complex) for v in (start, stop, step)):
         raise TypeError("arange: start, stop and step must be real numbers (the Array API's "
@@ -216,8 +220,36 @@ def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> nd
             f"(this one has {n}); make it in another dtype and convert: "
             "ember.arange(...).astype(bool)"
         )
-    _linear(out, start, step, -1, 0)
+    if n > 1 and (out.dtype.kind in "iu" or out.dtype.name in _NUMPY_FLOATS):
+        _arange_fill(out, start, step)
+    else:
+        _linear(out, start, step, -1, 0)
     return out
+
+
+_NUMPY_FLOATS = {"float16": "float32", "float32": "float32", "float64": "float64"}
+
+
+def _arange_fill(out: ndarray, start, step) -> None:
+    """NumPy's way of filling an ``arange``: the first two values converted to the dtype,
+    then ``first + i * (second - first)`` in the dtype's own arithmetic (float16's in
+    float32).  So ``arange(0, 5, 1.5, dtype=int)`` is ``[0, 1, 2, 3]`` (the step is
+    ``int(1.5) - 0``), and float32 ranges round as NumPy's do."""
+    import warnings
+
+    import numpy as np
+
+    dt = out.dtype
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first, second = dt.numpy.type(start), dt.numpy.type(start + step)
+        if dt.kind in "iu":  # the difference wraps in the dtype, as NumPy's does
+            delta = int(second - first)
+            _linear(out, int(first), delta, -1, 0)
+            return
+        ct = np.dtype(_NUMPY_FLOATS[dt.name]).type
+        first, second = ct(first), ct(second)
+        _linear(out, first, second - first, 1, second, ct=to_dtype(ct))
 
 
 def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
@@ -247,14 +279,18 @@ def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
     return out
 
 
-def _linear(out: ndarray, start, step, last: int, stop, floor: bool = False) -> None:
+def _linear(out: ndarray, start, step, last: int, stop, floor: bool = False, ct=None) -> None:
+    """``out[i] = start + i * step`` (element ``last``: ``stop``), computed in ``ct`` (by
+    default float64 where the device has it for float values, else int64/uint64)."""
     from ember.array import kernels
 
     n = out.size
     if not n:
         return
     dt = out.dtype
-    if dt.is_float or isinstance(start, float) or isinstance(step, float):
+    if ct is not None:
+        start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
+    elif dt.is_float or isinstance(start, float) or isinstance(step, float):
         fp64 = "fp64" in out.backend.device.features
         ct = to_dtype("float64") if fp64 else to_dtype("float32")
         start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
