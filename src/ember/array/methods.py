@@ -40,14 +40,18 @@ class Flags:
         )
 
     def __setitem__(self, name: str, value) -> None:
-        self.__setattr__(str(name).lower(), value)
+        self.__setattr__(self._key(name), value)
 
     def __getitem__(self, name: str) -> bool:
+        return getattr(self, self._key(name))
+
+    def _key(self, name: str) -> str:
+        """The attribute a flag's name stands for (NumPy's letters or names, any case)."""
         key = {"C": "c_contiguous", "F": "f_contiguous", "W": "writeable", "A": "aligned",
-               "O": "owndata"}.get(name) or name.lower()  # fmt: skip
+               "O": "owndata"}.get(name) or str(name).lower()  # fmt: skip
         if key not in self.__slots__:
             raise KeyError(f"unknown flag {name!r}")
-        return getattr(self, key)
+        return key
 
     def __repr__(self) -> str:
         return "\n".join(f"  {k.upper()} : {getattr(self, k)}" for k in self.__slots__)
