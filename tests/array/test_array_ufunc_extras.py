@@ -263,3 +263,19 @@ def test_reciprocal_of_integers_stays_integer(backend, dtype):
     )
     host = np.array(values, dtype=dtype)
     check(ember.reciprocal(ember.asarray(host)), np.reciprocal(host))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integers_to_negative_integer_array_powers_raise(backend, dtype):
+    # NumPy raises ValueError; a Python int exponent is checked before the launch, an
+    # array one by the kernel (raised at the next synchronization, the device stays usable)
+    base = ember.asarray(np.array([2, 3, 2], dtype))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        (base ** ember.asarray(np.array([1, -1, 2], dtype))).to_numpy()
+    with pytest.raises(ValueError, match="negative integer powers"):
+        (2 ** ember.asarray(np.array([1, -2], dtype))).to_numpy()
+    with pytest.raises(ValueError, match="negative integer powers"):
+        base**-1
+    good = np.array([3, 0, 2], dtype)
+    check(base ** ember.asarray(good), np.array([2, 3, 2], dtype) ** good)
+    check(base**2, np.array([2, 3, 2], dtype) ** 2)

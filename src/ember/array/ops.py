@@ -52,6 +52,14 @@ def power(a, b):
     return a**b
 
 
+def power_int(a, b):
+    """``a ** b`` of integers: a negative exponent raises, as NumPy's integer power does
+    (here at the next synchronization: a device error)."""
+    if b < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return a**b
+
+
 def fmod_int(a, b):
     r = a % b  # the sign of b; C's fmod has the sign of a
     if r != 0 and (r < 0) != (a < 0):

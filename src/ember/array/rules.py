@@ -141,6 +141,23 @@ class IntegerLike(Rule):
         return Resolution(self.int_op if t.kind in "iu" else self.op, t, t)
 
 
+class IntegerPower(IntegerLike):
+    """``**``: :class:`IntegerLike`, with ``checked_op`` for signed integers whose exponent
+    is not a Python scalar (an array, a NumPy scalar): it raises on a negative exponent, as
+    NumPy does.  A Python int exponent is checked on the host before the launch, so those
+    kernels keep the plain (faster: no error path) ``op``."""
+
+    def __init__(self, name: str, op, checked_op):
+        super().__init__(name, op, complex_ok=True)
+        self.checked_op = checked_op
+
+    def __call__(self, types):
+        res = super().__call__(types)
+        if res.ct.kind == "i" and not types[-1].weak and types[-1].dtype.kind in "iub":
+            return Resolution(self.checked_op, res.ct, res.out)
+        return res
+
+
 class TrueDivide(Rule):
     """``/``: floats and complex keep their type; integers and bools divide in float64."""
 

@@ -61,7 +61,7 @@ divide = _binary("divide", r.TrueDivide("divide"))
 floor_divide = _binary("floor_divide", r.IntegerLike("floor_divide", ops.floor_divide))
 remainder = _binary("remainder", r.IntegerLike("remainder", ops.remainder))
 pow = _binary(  # noqa: A001
-    "pow", r.IntegerLike("pow", ops.power, complex_ok=True), "power", intrinsic="pow"
+    "pow", r.IntegerPower("pow", ops.power, ops.power_int), "power", intrinsic="pow"
 )
 fmod = _binary("fmod", r.IntegerLike("fmod", ops.fmod, ops.fmod_int), intrinsic="fmod")
 
