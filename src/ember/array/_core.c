@@ -23,8 +23,9 @@
 #include <structmember.h>
 #include <stddef.h>
 
-/* The fields, in the order FIELDS lists them; the first N_FIXED are set once. */
-enum { SHAPE, STRIDES, DTYPE, BUFFER, OFFSET, BACKEND, C_STRIDED, LAUNCH_VIEW, N_FIELDS };
+/* The fields, in the order FIELDS lists them and make()/fill() take them; the first N_FIXED
+ * are set once. */
+enum { BUFFER, SHAPE, STRIDES, DTYPE, BACKEND, OFFSET, C_STRIDED, LAUNCH_VIEW, N_FIELDS };
 #define N_FIXED 6
 
 typedef struct {
@@ -34,18 +35,20 @@ typedef struct {
 } core;
 
 static const char *const names[N_FIELDS] = {
-    "shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "_lv",
+    "buffer", "shape", "strides", "dtype", "backend", "offset", "_c", "_lv",
 };
 
 /* What to do instead of setting the field again (the error's second half). */
+#define ANOTHER "make another array instead (indexing makes views; a.copy() or ember.asarray copy)"
 static const char *const instead[N_FIXED] = {
+    ANOTHER,
     "use a.reshape(shape), which makes a view where the strides allow, or ember.reshape",
     "views with other strides come from indexing, a.T, ember.swapaxes or ember.broadcast_to",
     "use a.view(dtype) to reinterpret the bytes, or a.astype(dtype) to convert the values",
-    "make another array instead (indexing makes views; a.copy() or ember.asarray copy)",
-    "make another array instead (indexing makes views; a.copy() or ember.asarray copy)",
     "move it with a.to_device(device) or ember.asarray(a, device=device)",
+    ANOTHER,
 };
+#undef ANOTHER
 
 static PyObject *interned[N_FIELDS];
 
@@ -160,12 +163,12 @@ static PyType_Spec core_spec = {
 
 static PyObject *core_type;
 
-/* The fields from args (buffer, shape, strides, dtype, backend, offset, c) and `_lv` None,
- * into an array none of whose fixed fields is set yet (0), or -1 with an error set. */
+/* The fields from args (buffer, shape, strides, dtype, backend, offset, c: the fields'
+ * order) and `_lv` None, into an array none of whose fixed fields is set yet (0), or -1 with
+ * an error set. */
 static int
 set_fields(core *c, PyObject *const *args)
 {
-    static const int order[7] = {BUFFER, SHAPE, STRIDES, DTYPE, BACKEND, OFFSET, C_STRIDED};
     for (int i = 0; i < N_FIXED; i++)
         if (c->field[i] != NULL) {
             PyErr_SetString(PyExc_AttributeError,
@@ -173,20 +176,25 @@ set_fields(core *c, PyObject *const *args)
                             "fixed once set; make a new array instead");
             return -1;
         }
-    for (int i = 0; i < 7; i++) {
-        PyObject *old = c->field[order[i]];
-        c->field[order[i]] = Py_NewRef(args[i]);
+    for (int i = 0; i < N_FIELDS; i++) {
+        PyObject *old = c->field[i];
+        c->field[i] = Py_NewRef(i == LAUNCH_VIEW ? Py_None : args[i]);
         Py_XDECREF(old);
     }
-    PyObject *old = c->field[LAUNCH_VIEW];
-    c->field[LAUNCH_VIEW] = Py_NewRef(Py_None);
-    Py_XDECREF(old);
     return 0;
 }
 
+/* make()'s and fill()'s arguments: `n` of them (the array or its class, then the fields but
+ * `_lv`), the first's class (`cls` itself for make) ember.ndarray's.  1, or 0 with an error. */
 static int
-is_array_type(PyObject *cls)
+arguments_fit(PyObject *const *args, Py_ssize_t n, const char *what, int is_class)
 {
+    if (n != LAUNCH_VIEW + 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %d arguments (%zd given)", what,
+                     LAUNCH_VIEW + 1, n);
+        return 0;
+    }
+    PyObject *cls = is_class ? args[0] : (PyObject *)Py_TYPE(args[0]);
     if (PyType_Check(cls) && PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)core_type))
         return 1;
     PyErr_SetString(PyExc_TypeError, "expected ember.ndarray (a subclass of ArrayCore)");
@@ -200,11 +208,7 @@ static PyObject *
 make(PyObject *module, PyObject *const *args, Py_ssize_t n)
 {
     (void)module;
-    if (n != 8) {
-        PyErr_Format(PyExc_TypeError, "make() takes 8 arguments (%zd given)", n);
-        return NULL;
-    }
-    if (!is_array_type(args[0]))
+    if (!arguments_fit(args, n, "make", 1))
         return NULL;
     allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)args[0], Py_tp_alloc);
     PyObject *out = alloc((PyTypeObject *)args[0], 0);
@@ -219,11 +223,7 @@ static PyObject *
 fill(PyObject *module, PyObject *const *args, Py_ssize_t n)
 {
     (void)module;
-    if (n != 8) {
-        PyErr_Format(PyExc_TypeError, "fill() takes 8 arguments (%zd given)", n);
-        return NULL;
-    }
-    if (!is_array_type((PyObject *)Py_TYPE(args[0])) || set_fields((core *)args[0], args + 1) < 0)
+    if (!arguments_fit(args, n, "fill", 0) || set_fields((core *)args[0], args + 1) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

@@ -20,7 +20,7 @@ try:
     GUARDED = True
 except ImportError:  # built without a C compiler: unguarded slots
     GUARDED = False
-    FIELDS = ("shape", "strides", "dtype", "buffer", "offset", "backend", "_c", "_lv")
+    FIELDS = ("buffer", "shape", "strides", "dtype", "backend", "offset", "_c", "_lv")
     FIXED = FIELDS[:6]
 
     class ArrayCore:  # type: ignore[no-redef]

@@ -235,13 +235,10 @@ def _arange_fill(out: ndarray, start, step) -> None:
     then ``first + i * (second - first)`` in the dtype's own arithmetic (float16's in
     float32).  So ``arange(0, 5, 1.5, dtype=int)`` is ``[0, 1, 2, 3]`` (the step is
     ``int(1.5) - 0``), and float32 ranges round as NumPy's do."""
-    import warnings
-
     import numpy as np
 
     dt = out.dtype
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with np.errstate(all="ignore"):  # (conversions NumPy refuses raise as in its arange)
         first, second = dt.numpy.type(start), dt.numpy.type(start + step)
         if dt.kind in "iu":  # the difference wraps in the dtype, as NumPy's does
             delta = int(second - first)
@@ -288,14 +285,13 @@ def _linear(out: ndarray, start, step, last: int, stop, floor: bool = False, ct=
     if not n:
         return
     dt = out.dtype
-    if ct is not None:
-        start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
-    elif dt.is_float or isinstance(start, float) or isinstance(step, float):
+    if ct is None and (dt.is_float or isinstance(start, float) or isinstance(step, float)):
         fp64 = "fp64" in out.backend.device.features
         ct = to_dtype("float64") if fp64 else to_dtype("float32")
-        start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
-    else:
+    elif ct is None:
         ct = to_dtype("uint64") if dt.name == "uint64" else to_dtype("int64")
+    if ct.is_float:
+        start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
     block = min(256, out.backend.device.max_threads_per_block)
     grid = min(-(-n // block), 1024)
     kernels.linear(ct, floor)[grid, block](n, out, start, step, last, stop)
