@@ -1,5 +1,5 @@
-"""Ember's compiled pieces: five optional C stubs (the hot paths of launch, allocation and
-copies, and the array's fields).
+"""Ember's compiled pieces: six optional C stubs (the hot paths of launch, allocation and
+copies, the array's fields and the streams' counters).
 
 Everything else is in pyproject.toml.  The stubs are built where a C compiler and Python's
 headers exist; where the build fails, the install goes on and Ember uses its Python paths:
@@ -11,6 +11,9 @@ headers exist; where the build fails, the install goes on and Ember uses its Pyt
   same classes in Python, with a ``__del__`` frame on every free);
 * ``ember.array._core``: ``ember.ndarray``'s fields, fixed once set (without it: plain slots,
   which let ``a.shape = ...`` through with the array's cached launch data left stale);
+* ``ember.runtime._waitable``: the counters of streams and events as C fields, which the
+  launcher reads and adds to in place (without it: instance attributes, read through the
+  stream's ``__dict__``);
 * ``ember.backends.cuda._fill``: a staged upload's host copies on C threads (POSIX threads;
   without it: the same pipeline with Python threads, whose hand-offs go through the GIL).
 
@@ -24,6 +27,7 @@ from setuptools import Extension, setup
 THREADS = [] if sys.platform == "win32" else ["-pthread"]
 CUDA = "src/ember/backends/cuda/"
 # _ccall: the module (and the tests' probes), the launcher, the guarded runner, NumPy scalars
+WAITABLE = "src/ember/runtime/_waitable"  # its header: the layout the launcher reads
 CCALL = [f"{CUDA}_ccall{part}.c" for part in ("", "_launch", "_runner", "_scalars")]
 
 setup(
@@ -39,10 +43,11 @@ setup(
             optional=True,
         )
         for name, sources, depends, flags in (
-            ("ember.backends.cuda._ccall", CCALL, [CUDA + "_ccall.h"], []),
+            ("ember.backends.cuda._ccall", CCALL, [CUDA + "_ccall.h", WAITABLE + ".h"], []),
             ("ember.compiler._dispatch", ["src/ember/compiler/_dispatch.c"], [], []),
             ("ember.runtime._pool", ["src/ember/runtime/_pool.c"], [], []),
             ("ember.array._core", ["src/ember/array/_core.c"], [], []),
+            ("ember.runtime._waitable", [WAITABLE + ".c"], [WAITABLE + ".h"], []),
             ("ember.backends.cuda._fill", [CUDA + "_fill.c"], [], THREADS),
         )
     ],

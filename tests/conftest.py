@@ -35,7 +35,7 @@ if os.environ.get("EMBER_TEST_PURE_PYTHON"):
     import sys
 
     for _name in ("ember.runtime._pool", "ember.compiler._dispatch", "ember.backends.cuda._ccall",
-                  "ember.array._core"):  # fmt: skip
+                  "ember.array._core", "ember.runtime._waitable"):  # fmt: skip
         sys.modules[_name] = None  # `import` raises ImportError
 
 # Hypothesis: no deadline (a per-example time limit is a timing assertion, and fails on a

@@ -28,6 +28,7 @@ COMPILED = (
     ("ember.compiler._dispatch", "kernel[grid, block] and kernel.launch(n)"),
     ("ember.runtime._pool", "the allocator's hit path"),
     ("ember.array._core", "the array fields' set-once guard"),
+    ("ember.runtime._waitable", "the streams' counters as C fields"),
 )
 
 

@@ -17,6 +17,7 @@ import ember
 from ember.compiler import args as argmod
 from ember.compiler import launchers
 from ember.errors import LaunchError
+from ember.runtime.sync import Waitable
 
 pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
 stub = pytest.importorskip("ember.backends.cuda._ccall", reason="C stub not built")
@@ -28,11 +29,26 @@ from ember.backends.cuda.launch import CudaFunction  # noqa: E402
 pytestmark = pytest.mark.cold_cache  # the fake backend counts its compiles
 
 
-class _Stream:
+class _DictStream:
+    """A stream that keeps its counter and handle in its __dict__ (the launcher's path for a
+    stream without ember.runtime._waitable's C fields)."""
+
     def __init__(self, address):
         self._handle = cu.CUstream(address)
         self._address = address
         self.submitted = 0
+
+
+class _CountedStream(Waitable):
+    """A stream as the backends make them: its counter and handle are the C fields the
+    launcher reads and adds to in place (where ember.runtime._waitable is built)."""
+
+    def __init__(self, address):
+        self._handle = cu.CUstream(address)
+        self._address = address
+
+
+_Stream = _CountedStream  # the stream kind of the running test (the `fake` fixture's)
 
 
 class _Context:
@@ -96,10 +112,12 @@ class FakeBackend(FakeBase):
         return buffer.handle
 
 
-@pytest.fixture
-def fake(monkeypatch):
+@pytest.fixture(params=[_CountedStream, _DictStream], ids=["c-counters", "dict"])
+def fake(monkeypatch, request):
     """A fake backend whose functions are CudaFunctions launching through the C stub into
-    its probe (the ctypes path, taken for what the stub does not pack, records too)."""
+    its probe (the ctypes path, taken for what the stub does not pack, records too); its
+    streams of either kind the launcher reads."""
+    monkeypatch.setitem(globals(), "_Stream", request.param)
     slow = []
 
     def fake_ex(config, function, params, extra):
@@ -226,6 +244,18 @@ def test_a_given_stream_is_launched_on_and_noted(fake):
     assert noted == [((2.0, x, y), other)]
     assert run((1, 1, 1), (4, 1, 1), 0, None, (2.0, x, y)) is True
     assert len(noted) == 1  # the default stream needs no note
+
+
+def test_a_closed_stream_is_refused_and_counts_nothing(fake):
+    """A stream closed after the launcher read it last (its handle None in the C field or
+    the __dict__): the launch goes down the Python path, which refuses it."""
+    run, x, y = axpy_runner(fake, argmod.launch_view, lambda args, s: None)
+    other = _Stream(0x2000)
+    assert run((1, 1, 1), (4, 1, 1), 0, other, (2.0, x, y)) is True
+    other._handle = other._address = None  # what CudaStream.close() does
+    with pytest.raises(LaunchError, match="closed stream"):
+        run((1, 1, 1), (4, 1, 1), 0, other, (2.0, x, y))
+    assert other.submitted == 1 and fake.slow == []
 
 
 def test_what_the_stub_does_not_pack_goes_to_the_ctypes_path(fake):

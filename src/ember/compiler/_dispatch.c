@@ -46,6 +46,8 @@ typedef struct {
     int empty;            /* kernel.launch(n) of zero threads: nothing to launch */
     int dict_last;        /* kernel._last is read from the instance's __dict__ (its class
                              has no attribute of that name) */
+    PyObject *last_slot;  /* else, where the class's `_last` is a slot: its descriptor, */
+    descrgetfunc last_get; /* whose __get__ reads it without the attribute lookup */
     /* The specialization last seen at kernel._last, its `run` and what was read of it once
      * (a specialization's run and backend never change once it is built): */
     PyObject *spec, *run, *spec_be;
@@ -72,6 +74,7 @@ state_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(st->run);
     Py_VISIT(st->spec_be);
     Py_VISIT(st->flat_self);
+    Py_VISIT(st->last_slot);
     Py_VISIT((PyObject *)Py_TYPE(self)); /* a heap type: its instances keep it */
     return 0;
 }
@@ -92,7 +95,9 @@ state_clear(PyObject *self)
     Py_CLEAR(st->run);
     Py_CLEAR(st->spec_be);
     Py_CLEAR(st->flat_self);
+    Py_CLEAR(st->last_slot);
     st->flat = NULL;
+    st->last_get = NULL;
     return 0;
 }
 
@@ -200,13 +205,17 @@ take_spec(launch_state *st, PyObject *spec)
     return 0;
 }
 
-/* kernel._last (a new reference, or NULL with an error set): from the instance's __dict__
- * where it is there and the class has no attribute of that name (checked when the state
- * is made: a Kernel), else the generic lookup. */
+/* kernel._last (a new reference, or NULL with an error set): through the class's slot
+ * descriptor where it has one (a Kernel), from the instance's __dict__ where the class has
+ * no attribute of that name, else the generic lookup (both checked when the state is
+ * made). */
 static PyObject *
 last_spec(launch_state *st)
 {
     PyObject *kernel = st->kernel;
+    if (st->last_get != NULL) {
+        return st->last_get(st->last_slot, kernel, (PyObject *)Py_TYPE(kernel));
+    }
     if (!st->dict_last) {
         return PyObject_GetAttr(kernel, str_last);
     }
@@ -382,13 +391,23 @@ make(PyMethodDef *def, PyObject *const fields[7], int empty)
     for (int i = 0; i < 7; i++) {
         *slots[i] = fields[i] == NULL ? NULL : Py_NewRef(fields[i]);
     }
-    st->be = st->spec = st->run = st->spec_be = st->flat_self = NULL;
+    st->be = st->spec = st->run = st->spec_be = st->flat_self = st->last_slot = NULL;
     st->flat = NULL;
+    st->last_get = NULL;
     st->empty = empty;
     PyObject *on_class = PyObject_GetAttr((PyObject *)Py_TYPE(st->kernel), str_last);
     st->dict_last = on_class == NULL;
-    Py_XDECREF(on_class);
     PyErr_Clear();
+    /* a data descriptor (Kernel's slot): no instance attribute can shadow it, so its
+     * __get__ is what the attribute read would call */
+    if (on_class != NULL && PyType_GetSlot(Py_TYPE(on_class), Py_tp_descr_set) != NULL) {
+        st->last_get = (descrgetfunc)PyType_GetSlot(Py_TYPE(on_class), Py_tp_descr_get);
+    }
+    if (st->last_get != NULL) {
+        st->last_slot = on_class;
+    } else {
+        Py_XDECREF(on_class);
+    }
     PyObject *fn = PyCFunction_NewEx(def, (PyObject *)st, NULL);
     Py_DECREF(st);
     return fn;

@@ -81,6 +81,10 @@ class Kernel:
         the first compile and kept for the kernel's life, like captured constants).
     """
 
+    # `_last` is a slot: the compiled launch (compiler/_dispatch.c) reads it through its
+    # descriptor on every launch, without the instance __dict__'s lookup
+    __slots__ = ("_last", "__dict__", "__weakref__")
+
     def __init__(self, func, *, options=(), boundscheck=None, launch_bounds=None):
         functools.update_wrapper(self, func)
         self.py_func = func

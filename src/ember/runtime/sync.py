@@ -73,7 +73,20 @@ EXIT_SETTLE_S = 0.5  # at exit, the longest wait for waiter threads still in a d
 pending_errors: list = []
 
 
-class Waitable:
+try:  # the counters as C fields, which compiled launchers add to in place
+    from ember.runtime._waitable import WaitableCore as _Counters
+except ImportError:  # built without a C compiler: instance attributes over class defaults
+
+    class _Counters:  # type: ignore[no-redef]
+        """The counters of a stream or event (the base of Waitable)."""
+
+        __slots__ = ()
+        submitted = 0  # pieces of work submitted so far (class default: nothing yet)
+        completed = 0  # pieces known to be finished
+        _address = None  # the native handle as an int, for compiled launchers (None: none)
+
+
+class Waitable(_Counters):
     """Bookkeeping shared by streams and events; backends implement the native hooks.
 
     The rule every backend keeps: each piece of work submitted to a stream (a launch, a
@@ -82,10 +95,11 @@ class Waitable:
 
     MUST: ``_native_query() -> bool`` (never blocks) and ``_native_block(blocking)`` (waits
     without holding the GIL).  MAY: ``_async_marker()`` and ``spin`` (below).
-    """
 
-    submitted = 0  # pieces of work submitted so far (class default: nothing yet)
-    completed = 0  # pieces known to be finished
+    ``submitted``, ``completed`` (ints, 0 at first) and ``_address`` (None at first) come
+    from the base class: C fields where ``ember.runtime._waitable`` is built (the CUDA
+    launcher counts a launch there without a dictionary), else class defaults.
+    """
     # False: never spin on the driver before blocking (the device's policy, e.g. an OpenCL
     # CPU device, where spinning steals the core the kernel runs on); None: the default
     spin: bool | None = None

@@ -1,5 +1,10 @@
 /* ember.backends.cuda._ccall: the launcher, a kernel's launch as one C call (see _ccall.c). */
 #include "_ccall.h"
+#include "../../runtime/_waitable.h"
+
+/* The counters' layout (ember.runtime._waitable), or NULL where that stub is not built: a
+ * stream of its type is read and counted in its C fields, any other through its __dict__. */
+static const waitable_api *waitable;
 
 /* An address argument: a non-negative int, or None for NULL.  Returns 0, or -1 with an error set. */
 static int
@@ -327,6 +332,23 @@ parse_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject 
     return 0;
 }
 
+/* The CUstream a stream's `_address` value `where` gives (borrowed; NULL: none): 0 with
+ * *handle set, or 1 when the launch must take the slow path (None: a closed stream; not
+ * an int), never an error. */
+static int
+handle_of(PyObject *where, void **handle)
+{
+    if (where == NULL || where == Py_None || !PyLong_Check(where)) {
+        return 1; /* closed, or not a stream of this backend: the slow path says so */
+    }
+    *handle = PyLong_AsVoidPtr(where);
+    if (*handle == NULL && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
 /* The CUstream of stream `s` (its `_address`): 0 with *handle set, 1 when the launch must
  * take the slow path (a closed stream, an object without one), -1 with an error set. */
 static int
@@ -340,12 +362,7 @@ stream_handle(PyObject *dict, PyObject *s, void **handle)
         PyErr_Clear();
         return 1;
     }
-    int slow = where == Py_None || !PyLong_Check(where); /* closed: the slow path says so */
-    if (!slow) {
-        *handle = PyLong_AsVoidPtr(where);
-        slow = *handle == NULL && PyErr_Occurred();
-        PyErr_Clear();
-    }
+    int slow = handle_of(where, handle);
     Py_DECREF(where);
     return slow;
 }
@@ -390,9 +407,13 @@ ccall_launch_values(launcher_state *st, PyObject *grid, PyObject *block, PyObjec
         return NULL;
     }
     PyObject *dict = NULL;
+    waitable_core *counted = NULL; /* the stream's C counters, where it has them */
     void *handle = NULL;
     if (opened != zero && opened != one) {
         slow = 1;
+    } else if (waitable != NULL && PyObject_TypeCheck(s, waitable->type)) {
+        counted = (waitable_core *)s;
+        slow = handle_of(counted->address, &handle);
     } else {
         dict = stream_dict(st, s);
         slow = stream_handle(dict, s, &handle);
@@ -437,7 +458,9 @@ ccall_launch_values(launcher_state *st, PyObject *grid, PyObject *block, PyObjec
         Py_XDECREF(made);
         return result;
     }
-    if (count_launch(dict, s) < 0) {
+    if (counted != NULL) {
+        counted->submitted++; /* s.submitted += 1, with the GIL held as for that */
+    } else if (count_launch(dict, s) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
@@ -550,5 +573,19 @@ ccall_launch_init(void)
         return -1;
     }
     ccall_state_type = PyType_FromSpec(&state_spec);
-    return ccall_state_type == NULL ? -1 : 0;
+    if (ccall_state_type == NULL) {
+        return -1;
+    }
+    /* the streams' C counters: where that stub is missing (or hidden, as the tests'
+     * EMBER_TEST_PURE_PYTHON does) streams keep them in their __dict__ */
+    const waitable_api *api = PyCapsule_Import(WAITABLE_API_NAME, 0);
+    if (api == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_ImportError) &&
+            !PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return -1;
+        }
+        PyErr_Clear();
+    }
+    waitable = api != NULL && api->version == WAITABLE_API_VERSION ? api : NULL;
+    return 0;
 }
