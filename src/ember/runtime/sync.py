@@ -100,6 +100,7 @@ class Waitable(_Counters):
     from the base class: C fields where ``ember.runtime._waitable`` is built (the CUDA
     launcher counts a launch there without a dictionary), else class defaults.
     """
+
     # False: never spin on the driver before blocking (the device's policy, e.g. an OpenCL
     # CPU device, where spinning steals the core the kernel runs on); None: the default
     spin: bool | None = None
