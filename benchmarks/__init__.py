@@ -9,4 +9,4 @@ peers (CuPy, PyTorch) that are importable, side by side in one process.
 AREAS = (
     "runtime", "compiler", "sync", "memory", "startup", "diagnostics", "arrays", "numeric",
     "reductions", "arrays_sort", "scale", "fft", "cpu",
-)
+)  # fmt: skip
