@@ -162,8 +162,6 @@ struct launcher_state {
     PyObject *last_dict;
     PyObject *last_grid;      /* the grid and block tuples of the last launch (immutable: */
     PyObject *last_block;     /* the same objects have the same values), and their values */
-    PyObject *counted_type;   /* the last stream type found to have the C counters (held:
-                                 its address cannot pass for another type's) */
     unsigned int grid_dims[3], block_dims[3];
 };
 
@@ -182,7 +180,6 @@ state_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(st->last_dict);
     Py_VISIT(st->last_grid);
     Py_VISIT(st->last_block);
-    Py_VISIT(st->counted_type);
     Py_VISIT((PyObject *)Py_TYPE(self)); /* a heap type: its instances keep it */
     return 0;
 }
@@ -200,7 +197,6 @@ state_clear(PyObject *self)
     Py_CLEAR(st->last_dict);
     Py_CLEAR(st->last_grid);
     Py_CLEAR(st->last_block);
-    Py_CLEAR(st->counted_type);
     return 0;
 }
 
@@ -227,25 +223,6 @@ static PyType_Spec state_spec = {
 };
 
 PyObject *ccall_state_type;
-
-/* Whether stream `s` has the C counters (its type a subtype of WaitableCore): the type
- * last found to have them is kept, so a launch on the same kind of stream compares one
- * pointer instead of walking the type's MRO. */
-static int
-counts_in_c(launcher_state *st, PyObject *s)
-{
-    PyTypeObject *type = Py_TYPE(s);
-    if ((PyObject *)type == st->counted_type) {
-        return 1;
-    }
-    if (waitable == NULL || !PyType_IsSubtype(type, waitable->type)) {
-        return 0;
-    }
-    PyObject *old = st->counted_type;
-    st->counted_type = Py_NewRef((PyObject *)type);
-    Py_XDECREF(old); /* after the store: the state is whole if this frees the type */
-    return 1;
-}
 
 /* Hand the launch to the Python path, after a value or stream the stub does not take. */
 static PyObject *
@@ -434,7 +411,7 @@ ccall_launch_values(launcher_state *st, PyObject *grid, PyObject *block, PyObjec
     void *handle = NULL;
     if (opened != zero && opened != one) {
         slow = 1;
-    } else if (counts_in_c(st, s)) {
+    } else if (waitable != NULL && PyObject_TypeCheck(s, waitable->type)) {
         counted = (waitable_core *)s;
         slow = handle_of(counted->address, &handle);
     } else {
@@ -567,7 +544,6 @@ ccall_make_launcher(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     st->entry = (launch_ex_fn)entry;
     st->function = function;
     st->last_stream = st->last_dict = st->last_grid = st->last_block = NULL;
-    st->counted_type = NULL;
     PyObject **fields[5] = {&st->kinds, &st->default_stream, &st->devices, &st->slow,
                             &st->failed};
     for (int i = 0; i < 5; i++) {
