@@ -158,11 +158,13 @@ def interleaved_us(
     n: int,
     repeats: int,
     samples: dict[str, list[float]] | None = None,
+    burst: int | None = None,
 ) -> dict[str, Median | str]:
     """:func:`per_call_us` of every ``(fn, sync)`` in ``impls``, the repeats interleaved
     (impl A, B, C, A, B, C...) so that slow drifts of the machine fall on all alike.
     ``samples``, if given, receives each implementation's per-repeat times (for
-    :func:`paired_ratio`).
+    :func:`paired_ratio`).  With ``burst``, a repeat times only the issuing of ``n // burst``
+    bursts of ``burst`` calls, each after a ``sync`` outside the clock (:func:`issue_us`).
 
     A failing implementation is left out after its first error (its value: the message)."""
     results: dict[str, Median | str] = {}
@@ -180,6 +182,9 @@ def interleaved_us(
             del live[name]
     for _ in range(repeats):
         for name, (fn, sync) in live.items():
+            if burst:
+                samples[name].append(issue_us(fn, sync, n, burst))
+                continue
             t = time.perf_counter()
             for _ in range(n):
                 fn()
@@ -189,6 +194,26 @@ def interleaved_us(
     for name in live:
         results[name] = median(samples[name])
     return results
+
+
+def issue_us(fn: Callable[[], Any], sync: Callable, n: int, burst: int) -> float:
+    """The mean host time of one ``fn()`` call in bursts of ``burst`` calls (``n // burst``
+    of them), each burst started on an idle queue (``sync`` before it, not timed) and timed
+    to its last call's return, not to the work's completion.
+
+    For a launch this is what the calling thread spends per launch when the device keeps
+    up, as long as ``burst`` launches fit in the driver's queue: where a loop of launches
+    fills that queue, every launch waits for a free slot, and a throughput figure
+    (:func:`per_call_us`) measures the device's kernel rate instead of the launch."""
+    bursts, total = max(n // burst, 1), 0.0
+    for _ in range(bursts):
+        sync()
+        t = time.perf_counter()
+        for _ in range(burst):
+            fn()
+        total += time.perf_counter() - t
+    sync()
+    return total / (bursts * burst) * 1e6
 
 
 def paired_ratio(samples: dict[str, list[float]], name: str, base: str) -> Median | None:

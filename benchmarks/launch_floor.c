@@ -2,7 +2,8 @@
  * 0 and 12 u64 parameters, on the legacy and on a created stream; per launch, the CPU time of
  * the issuing loop, the time to completion and the GPU's event time (medians of 15 repeats of
  * 5000 interleaved launches).  Where the three agree, the loop waits for the GPU: the figure
- * is the device's back-to-back kernel rate, not the CPU's launch cost.
+ * is the device's back-to-back kernel rate, not the CPU's launch cost.  The second table:
+ * the issue time in bursts of 16-4096 launches on an idle queue, the CPU's cost per launch.
  *
  *     gcc -O2 -o /tmp/launch_floor benchmarks/launch_floor.c -ldl && /tmp/launch_floor
  */
@@ -65,6 +66,36 @@ int main(void) {
         for (int r = 0; r < R; r++) { a[r] = issue[s][k][api][r]; b[r] = total[s][k][api][r]; g[r] = gpu[s][k][api][r]; }
         qsort(a, R, sizeof *a, cmp); qsort(b, R, sizeof *b, cmp); qsort(g, R, sizeof *g, cmp);
         printf("%-7s %2d params %-17s issue %.3f  total %.3f  gpu %.3f\n", s ? "created" : "legacy", k ? 12 : 0, names[api], a[R/2], b[R/2], g[R/2]);
+    }
+    /* The issue time in bursts of B launches, each burst on an idle queue (synchronized
+     * before it, not timed): the CPU's own cost of a launch while the queue has room.
+     * Where it rises with B, the bursts outgrow the queue and launches wait for slots. */
+    enum { NB = 5 };
+    const int bursts[NB] = {16, 64, 256, 1024, 4096};
+    double each[2][2][NB][R];
+    for (int r = 0; r < R; r++)
+        for (int s = 0; s < 2; s++) for (int k = 0; k < 2; k++) for (int b = 0; b < NB; b++) {
+            CUstream st = streams[s]; void **p = k ? params : NULL;
+            int B = bursts[b], times = N / B > 0 ? N / B : 1;
+            double sum = 0;
+            for (int j = 0; j < times; j++) {
+                C(cuStreamSynchronize(st));
+                double t0 = now();
+                for (int i = 0; i < B; i++) C(cuLaunchKernel(f[k], 1, 1, 1, 32, 1, 1, 0, st, p, NULL));
+                sum += now() - t0;
+            }
+            each[s][k][b][r] = sum / ((double)times * B) * 1e6;
+        }
+    printf("cuLaunchKernel issue time in bursts on an idle queue, us per launch (medians of %d repeats)\n", R);
+    for (int s = 0; s < 2; s++) for (int k = 0; k < 2; k++) {
+        printf("%-7s %2d params", s ? "created" : "legacy", k ? 12 : 0);
+        for (int b = 0; b < NB; b++) {
+            double a[R];
+            for (int r = 0; r < R; r++) a[r] = each[s][k][b][r];
+            qsort(a, R, sizeof *a, cmp);
+            printf("  B=%d %.3f", bursts[b], a[R/2]);
+        }
+        printf("\n");
     }
     return 0;
 }

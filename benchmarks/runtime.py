@@ -315,22 +315,30 @@ def _cupy_arity(ctx: Context, arity: int, varying: bool) -> tuple[Any, Any]:
     return lambda: (ck((1,), (32,), c1), ck((1,), (32,), c2)), sync
 
 
-def _arity_case(ctx: Context, arity: int, varying: bool = False) -> dict[str, dict[str, Any]]:
-    """``us`` per launch; ``per_repeat_to_raw``: the median of the ratios to raw's time in
-    the same repeat (more repeats of fewer launches than the other cases, so that the
-    ratio is taken over a short stretch of the machine's drift)."""
+def _arity_case(
+    ctx: Context, arity: int, varying: bool = False, burst: int | None = None
+) -> dict[str, dict[str, Any]]:
+    """``us`` per launch; ``per_repeat_to_raw`` (``_to_cupy``): the median of the ratios to
+    raw's (CuPy's) time in the same repeat (more repeats of fewer launches than the other
+    cases, so that the ratio is taken over a short stretch of the machine's drift).
+    ``burst``: launches per burst of the issue-time cases (:func:`issue_us`)."""
+    calls = 2 if varying else 1  # varying: two launches a call
     n = ctx.iterations(2500 if varying else 5000)
+    if burst:
+        n, burst = max(n // 2, burst), max(burst // calls, 1)
     samples: dict[str, list[float]] = {}
-    measured = interleaved_us(_arity_impls(ctx, arity, varying), n, 3 * ctx.repeats, samples)
+    impls = _arity_impls(ctx, arity, varying)
+    measured = interleaved_us(impls, n, 3 * ctx.repeats, samples, burst=burst)
     out: dict[str, dict[str, Any]] = {}
     for impl, v in measured.items():
         if isinstance(v, str):
             out[impl] = {"error": v}
             continue
-        out[impl] = {"us": v / 2 if varying else v}  # varying: two launches a call
-        ratio = paired_ratio(samples, impl, "raw") if impl != "raw" else None
-        if ratio is not None:
-            out[impl]["per_repeat_to_raw"] = ratio
+        out[impl] = {"us": v / calls}
+        for base in ("raw", "cupy"):
+            ratio = paired_ratio(samples, impl, base) if impl != base else None
+            if ratio is not None:
+                out[impl][f"per_repeat_to_{base}"] = ratio
     return out
 
 
@@ -363,6 +371,44 @@ def launch_8args_varying(ctx: Context):
     """The 8-argument launch, its four scalars new objects of new values every launch (two
     sets, alternating; the same arrays): only the arrays' packed values are reused."""
     return _arity_case(ctx, 8, varying=True)
+
+
+# Issue time: what the calling thread spends per launch while the device keeps up.  On the
+# H200 hosts an empty kernel takes the device ~3.4-4.4 us, more than a launch takes the host,
+# so a long loop of launches fills the driver's queue and the throughput cases above time
+# the device's kernel rate (benchmarks/launch_floor.c: the driver's C loop, too).  Bursts of
+# ISSUE_BURST launches, each on an idle queue, time the launch itself.
+ISSUE_BURST = 64
+
+
+@case("launch_issue_0args", "us", "us/launch")
+def launch_issue_0args(ctx: Context):
+    """Issue time of a launch with no arguments (bursts of ISSUE_BURST, impls interleaved)."""
+    return _arity_case(ctx, 0, burst=ISSUE_BURST)
+
+
+@case("launch_issue_1arg", "us", "us/launch")
+def launch_issue_1arg(ctx: Context):
+    """Issue time of a launch with one pointer argument (bursts, impls interleaved)."""
+    return _arity_case(ctx, 1, burst=ISSUE_BURST)
+
+
+@case("launch_issue_3args", "us", "us/launch")
+def launch_issue_3args(ctx: Context):
+    """Issue time of a launch with a float and two pointers (bursts, impls interleaved)."""
+    return _arity_case(ctx, 3, burst=ISSUE_BURST)
+
+
+@case("launch_issue_8args", "us", "us/launch")
+def launch_issue_8args(ctx: Context):
+    """Issue time of the 8-argument launch (bursts, impls interleaved)."""
+    return _arity_case(ctx, 8, burst=ISSUE_BURST)
+
+
+@case("launch_issue_8args_varying", "us", "us/launch")
+def launch_issue_8args_varying(ctx: Context):
+    """Issue time of the 8-argument launch with new scalars every launch (bursts)."""
+    return _arity_case(ctx, 8, varying=True, burst=ISSUE_BURST)
 
 
 # ------------------------------------------------------------------ sync

@@ -22,10 +22,12 @@ run, before the first measurement), as an installed package has its ``.pyc`` fil
 it each child would compile Ember's ~120 modules from source (~0.3 s on the H100 machine),
 which an installed Ember never does.
 
-Each number is the median of ``runs`` fresh processes (5; 3 with ``--quick``), the
-implementations interleaved run by run.  NumPy is imported before every first kernel's clock
-starts; Ember's import of ``cuda.bindings`` (in its warmup thread) is inside it, the floor's
-is not.  ``total_s`` (process start to the kernel's completion) compares without that split.
+Each number is the median of ``runs`` fresh processes (5; 3 with ``--quick``; three times
+as many for ``startup_first_op``, whose Ember row also has ``per_run_to_<peer>``: the median
+of the ratios within a round), the implementations interleaved run by run.  NumPy is
+imported before every first kernel's clock starts; Ember's import of ``cuda.bindings`` (in
+its warmup thread) is inside it, the floor's is not.  ``total_s`` (process start to the
+kernel's completion) compares without that split.
 ``x_<peer>`` is how many times faster Ember is.
 The child is ``benchmarks/startup_child.py`` (the method of ``shared/peers/peers.py``).
 """
@@ -150,15 +152,18 @@ def ratios(results: dict, metric: str, ember: str = "ember") -> None:
         results[ember]["vs_raw_incl_import"] = both / floor
 
 
-def measure(ctx: Context, impls: dict[str, dict], scenario: str, prime: bool = False):
-    """Run every implementation ``runs`` times, interleaved; ``impls`` maps a row name to
-    ``{"impl": child impl, "env": env or callable giving one per run}``."""
+def measure(
+    ctx: Context, impls: dict[str, dict], scenario: str, prime: bool = False, runs: int = 0
+):
+    """Run every implementation ``runs`` times (default :func:`_runs`), interleaved;
+    ``impls`` maps a row name to ``{"impl": child impl, "env": env or callable giving one
+    per run}``."""
     samples: dict[str, list[dict]] = {name: [] for name in impls}
     envs = {name: spec["env"] for name, spec in impls.items()}
     if prime:  # fill each warm cache once
         for name, spec in impls.items():
             child(spec["impl"], scenario, envs[name])
-    for _ in range(_runs(ctx)):
+    for _ in range(runs or _runs(ctx)):
         for name, spec in impls.items():
             env = spec["env"]() if callable(spec["env"]) else spec["env"]
             samples[name].append(child(spec["impl"], scenario, env))
@@ -240,9 +245,26 @@ def startup_first_op(ctx: Context):
     table = {"ember": {"impl": "ember", "env": env}}
     for p in [p for p in _available(ctx) if p in ("cupy", "torch")]:
         table[p] = {"impl": p, "env": env}
-    results = summarize(measure(ctx, table, "op", prime=True), "first_kernel_s")
+    samples = measure(ctx, table, "op", prime=True, runs=3 * _runs(ctx))
+    results = summarize(samples, "first_kernel_s")
     ratios(results, "first_kernel_s")
+    paired(results, samples, "first_kernel_s")
     return results
+
+
+def paired(results: dict, samples: dict[str, list[dict]], metric: str) -> None:
+    """Add ``per_run_to_<peer>`` to Ember's row: the median over runs of Ember's time over
+    the peer's in the same round of interleaved runs (a slow stretch of the machine falls on
+    both), where both runs of a round succeeded."""
+    mine = samples.get("ember", [])
+    for peer, runs in samples.items():
+        pairs = [
+            (a[metric], b[metric])
+            for a, b in zip(mine, runs, strict=False)
+            if peer != "ember" and metric in a and metric in b
+        ]
+        if pairs and "ember" in results and "error" not in results["ember"]:
+            results["ember"][f"per_run_to_{peer}"] = median(x / y for x, y in pairs)
 
 
 @case("startup_loop", "iters", "iterations", better="higher")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.harness import interleaved_us, paired_ratio
+from benchmarks.harness import interleaved_us, issue_us, paired_ratio
 
 
 def test_paired_ratio_cancels_a_drift_between_repeats():
@@ -26,3 +26,38 @@ def test_interleaved_us_hands_out_every_repeat_and_drops_a_failing_impl():
     assert isinstance(out["bad"], str) and "no such device" in out["bad"]
     assert len(samples["a"]) == 4 and samples["bad"] == []
     assert calls.count("a") == 1 + 3 * 4  # one warm-up call, then 4 repeats of 3
+
+
+def test_issue_us_times_bursts_each_after_a_sync_outside_the_clock():
+    events = []
+    out = issue_us(lambda: events.append("call"), lambda: events.append("sync"), 10, 4)
+    # n // burst = 2 bursts of 4 calls, each after a sync, and a last sync for the work
+    assert events == ["sync", *["call"] * 4, "sync", *["call"] * 4, "sync"]
+    assert out >= 0.0
+    events.clear()
+    issue_us(lambda: events.append("call"), lambda: events.append("sync"), 2, 8)
+    assert events.count("call") == 8  # at least one burst, however small n is
+
+
+def test_interleaved_us_with_bursts_goes_through_issue_us():
+    events = []
+    impls = {"a": (lambda: events.append("a"), lambda: events.append("s"))}
+    samples: dict[str, list[float]] = {}
+    interleaved_us(impls, 6, 2, samples, burst=3)
+    assert len(samples["a"]) == 2
+    # warm-up: max(6 // 10, 1) = 1 call and a sync; then per repeat 2 bursts of 3 + 3 syncs
+    assert events == ["a", "s", *(["s", "a", "a", "a", "s", "a", "a", "a", "s"] * 2)]
+
+
+def test_paired_runs_of_the_startup_rounds():
+    from benchmarks.startup import paired
+
+    samples = {
+        "ember": [{"t": 1.0}, {"t": 2.0}, {"error": "x"}, {"t": 3.0}],
+        "torch": [{"t": 2.0}, {"t": 4.0}, {"t": 1.0}, {"error": "y"}],
+    }
+    results = {"ember": {"t": 2.0}, "torch": {"t": 3.0}}
+    paired(results, samples, "t")
+    r = results["ember"]["per_run_to_torch"]
+    assert float(r) == 0.5 and r.n == 2  # the rounds where one of the two failed are left out
+    assert "per_run_to_ember" not in results["ember"]
