@@ -204,7 +204,7 @@ def issue_us(fn: Callable[[], Any], sync: Callable, n: int, burst: int) -> float
     For a launch this is what the calling thread spends per launch when the device keeps
     up, as long as ``burst`` launches fit in the driver's queue: where a loop of launches
     fills that queue, every launch waits for a free slot, and a throughput figure
-    (:func:`per_call_us`) measures the device's kernel rate instead of the launch."""
+    (:func:`per_call_us`) then measures the device's kernel rate instead of the launch."""
     bursts, total = max(n // burst, 1), 0.0
     for _ in range(bursts):
         sync()

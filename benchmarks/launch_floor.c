@@ -1,9 +1,10 @@
 /* The driver's own launch floor, without Python: cuLaunchKernel against cuLaunchKernelEx, with
  * 0 and 12 u64 parameters, on the legacy and on a created stream; per launch, the CPU time of
  * the issuing loop, the time to completion and the GPU's event time (medians of 15 repeats of
- * 5000 interleaved launches).  Where the three agree, the loop waits for the GPU: the figure
- * is the device's back-to-back kernel rate, not the CPU's launch cost.  The second table:
- * the issue time in bursts of 16-4096 launches on an idle queue, the CPU's cost per launch.
+ * 5000 interleaved launches).  Where the three agree, the device keeps pace with the loop;
+ * which of the two sets the pace, the second table tells: the issue time in bursts of
+ * 16-4096 launches, each on an idle queue.  Bursts that cost what the long loop costs: the
+ * CPU's own cost per launch; bursts cheaper than the loop: the loop waited for queue slots.
  *
  *     gcc -O2 -o /tmp/launch_floor benchmarks/launch_floor.c -ldl && /tmp/launch_floor
  */
