@@ -377,7 +377,7 @@ def launch_8args_varying(ctx: Context):
 # each burst on an idle queue (synchronized before it, off the clock), beside the loops
 # above, which time a launch where the queue may be full and a launch may wait for a slot.
 # On the H200 hosts the two agree (2026-12-02): the driver's own cuLaunchKernel costs its
-# C caller 3.2-3.3 us whether bursts of 16 or loops of 5000 (benchmarks/launch_floor.c).
+# C caller 3.0-3.4 us whether bursts of 16 or loops of 5000 (benchmarks/launch_floor.c).
 ISSUE_BURST = 64
 
 
