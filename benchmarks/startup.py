@@ -207,9 +207,19 @@ def startup_first_warm(ctx: Context):
     env = base_env(ctx, **fresh_caches())
     impls = _impls(ctx, env, env, _available(ctx))
     impls["ember-nowarmup"] = {"impl": "ember", "env": dict(env, EMBER_WARMUP="0")}
-    results = summarize(measure(ctx, impls, "first", prime=True), "first_kernel_s")
+    _bindings_row(ctx, impls, env)
+    samples = measure(ctx, impls, "first", prime=True)
+    results = summarize(samples, "first_kernel_s")
     ratios(results, "first_kernel_s")
+    paired(results, samples, "import_first_s", "incl_import_per_run_to")
     return results
+
+
+def _bindings_row(ctx: Context, impls: dict, env: dict) -> None:
+    """Ember with the driver through cuda.bindings (EMBER_CUDA_DRIVER=bindings), beside
+    the default ctypes table: what the bindings' import costs a first kernel."""
+    if ctx.backend.name == "cuda":
+        impls["ember-bindings"] = {"impl": "ember", "env": dict(env, EMBER_CUDA_DRIVER="bindings")}
 
 
 @case("startup_first_bundle", "first_kernel_s", "s")
@@ -245,6 +255,7 @@ def startup_first_op(ctx: Context):
     table = {"ember": {"impl": "ember", "env": env}}
     for p in [p for p in _available(ctx) if p in ("cupy", "torch")]:
         table[p] = {"impl": p, "env": env}
+    _bindings_row(ctx, table, env)
     samples = measure(ctx, table, "op", prime=True, runs=3 * _runs(ctx))
     results = summarize(samples, "first_kernel_s")
     ratios(results, "first_kernel_s")
@@ -252,8 +263,10 @@ def startup_first_op(ctx: Context):
     return results
 
 
-def paired(results: dict, samples: dict[str, list[dict]], metric: str) -> None:
-    """Add ``per_run_to_<peer>`` to Ember's row: the median over runs of Ember's time over
+def paired(
+    results: dict, samples: dict[str, list[dict]], metric: str, key: str = "per_run_to"
+) -> None:
+    """Add ``<key>_<peer>`` to Ember's row: the median over runs of Ember's ``metric`` over
     the peer's in the same round of interleaved runs (a slow stretch of the machine falls on
     both), where both runs of a round succeeded."""
     mine = samples.get("ember", [])
@@ -264,7 +277,7 @@ def paired(results: dict, samples: dict[str, list[dict]], metric: str) -> None:
             if peer != "ember" and metric in a and metric in b
         ]
         if pairs and "ember" in results and "error" not in results["ember"]:
-            results["ember"][f"per_run_to_{peer}"] = median(x / y for x, y in pairs)
+            results["ember"][f"{key}_{peer}"] = median(x / y for x, y in pairs)
 
 
 @case("startup_loop", "iters", "iterations", better="higher")

@@ -230,6 +230,14 @@ SETTINGS: dict[str, Setting] = {
             "'1' when a CUDA driver is detected, 'force' always, '0' never.",
         ),
         Setting(
+            "EMBER_CUDA_DRIVER",
+            "ctypes",
+            _choice("ctypes", "bindings"),
+            "How the CUDA backend calls the driver: 'ctypes' (Ember's own ctypes table of "
+            "the calls it makes: no cuda.bindings import before a first kernel) or "
+            "'bindings' (NVIDIA's cuda.bindings.driver).  Read when the backend is imported.",
+        ),
+        Setting(
             "EMBER_BLAS",
             "auto",
             _choice("auto", "ember"),

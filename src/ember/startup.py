@@ -73,6 +73,7 @@ FORK_HOOK_WAIT_S = 1.0  # the same in the fork hook, where other hooks may hold 
 _FORK_EVENTS = frozenset({"os.fork", "os.forkpty"})
 
 PRELOAD_LIMIT = 64  # modules preloaded at most
+PATIENCE_S = 2.0  # longest wait of a late import (WARMUP_LATER) for the program to be quiet
 
 FORK_MESSAGE = (
     "the {name} backend was initialized in the parent process before os.fork(){how}, and "
@@ -186,6 +187,7 @@ class Warmup:
             self._release_context()
             self.ready.set()
             self.preloaded = self._step("preload", _preload, backend)
+            self._late(hooks)
         except BaseException as exc:  # never raised here: the first real use raises it
             self.error = exc
         finally:
@@ -194,9 +196,19 @@ class Warmup:
             self.ready.set()
             self.finished.set()
 
-    def _step(self, name: str, fn, *args):
-        """Run one step inside the gate (see fork), when the GIL is free."""
-        self._wait_for_quiet()
+    def _late(self, hooks) -> None:
+        """The backend's ``WARMUP_LATER`` imports, never beside the program's own work; one
+        that fails is left to the first use that needs it (the backend works without)."""
+        for module in getattr(hooks, "WARMUP_LATER", ()):
+            try:
+                self._step(f"import {module}", importlib.import_module, module, patient=True)
+            except Exception:  # noqa: S112 - that first use reports it
+                continue
+
+    def _step(self, name: str, fn, *args, patient: bool = False):
+        """Run one step inside the gate (see fork), when the GIL is free (``patient``: even
+        when someone hurries the warmup, for up to :data:`PATIENCE_S`)."""
+        self._wait_for_quiet(patient)
         if self._stopping:
             raise _Stopped("the interpreter is exiting")
         w, c = time.perf_counter(), time.thread_time()
@@ -207,7 +219,7 @@ class Warmup:
             self.timings[name] = time.perf_counter() - w
             self._cpu += time.thread_time() - c
 
-    def _wait_for_quiet(self) -> None:
+    def _wait_for_quiet(self, patient: bool = False) -> None:
         """Wait until no other thread is running Python, unless someone joined the warmup.
 
         The probe: sleep 0.2 ms and see how long getting the GIL back takes.  While another
@@ -216,13 +228,17 @@ class Warmup:
         GIL (NumPy, I/O), it comes back at once.  Each probe costs the main thread one GIL
         hand-over; while it is busy, probes come every 10 ms."""
         threshold = min(0.001, sys.getswitchinterval() / 4)
-        while not self.hurry.is_set():
+        until = time.perf_counter() + PATIENCE_S
+        while (patient and time.perf_counter() < until) or not self.hurry.is_set():
             t = time.perf_counter()
             time.sleep(0.0002)
-            if time.perf_counter() - t < 0.0002 + threshold:
+            if time.perf_counter() - t < 0.0002 + threshold or self._stopping:
                 return
             self.waited += 0.01
-            self.hurry.wait(0.01)
+            if patient:
+                time.sleep(0.01)
+            else:
+                self.hurry.wait(0.01)
 
     def _release_context(self) -> None:
         """Drop what the driver step holds (CUDA: its primary context reference; the backend

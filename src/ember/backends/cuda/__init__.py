@@ -11,7 +11,9 @@ The start-up hooks the background warmup (:mod:`ember.startup`) asks every backe
 ``WARM_AT_IMPORT``
     whether ``import ember`` may start the warmup (the driver work releases the GIL);
 ``WARMUP_IMPORTS``
-    the imports to make in the background, one step each;
+    the imports to make in the background, one step each, before the backend is made;
+``WARMUP_LATER``
+    (optional) imports to make once it is ready and the cached modules are loaded;
 ``start_driver()``
     the GIL-free driver start-up, run beside the imports once ``DRIVER_AFTER`` is
     imported (``""``: at once); returns a function releasing what it holds;
@@ -41,14 +43,16 @@ from typing import Any
 LABEL = "CUDA"
 WARM_AT_IMPORT = True
 
-# Imports in order, big packages split so pauses can fall between them; cuda.bindings.nvrtc
-# comes last: its library load is the NVRTC step.  The driver step needs none of them (it
-# calls libcuda through ctypes, .early), so it starts at once and runs beside them.
+# Imports in order, before the backend is made; the driver step needs none of them (it calls
+# libcuda through .cdriver), so it starts at once and runs beside them.  None is of
+# cuda.bindings: the driver calls go through .cdriver, and NVRTC (cuda.bindings.nvrtc,
+# 25-35 ms with cuda.pathfinder under it) is needed only to compile, so it comes after the
+# backend is ready and the cached modules are loaded (WARMUP_LATER), while the program is
+# quiet, where it no longer delays a first kernel that the cache holds.
 WARMUP_IMPORTS = (
-    "typing", "dataclasses", "subprocess", "cuda.pathfinder", "cuda.bindings.driver",
-    "ember.runtime.sync", "ember.backends.cuda.backend", "cuda.bindings.nvrtc",
-    "ember.backends.cuda.nvrtc",
+    "typing", "dataclasses", "subprocess", "ember.runtime.sync", "ember.backends.cuda.backend",
 )  # fmt: skip
+WARMUP_LATER = ("cuda.bindings.nvrtc", "ember.backends.cuda.nvrtc")
 DRIVER_AFTER = ""  # start_driver() needs no import: it starts with the warmup
 
 _LAZY = {
@@ -57,8 +61,8 @@ _LAZY = {
     "PinnedHostMemory": "memory",
 }  # fmt: skip
 __all__ = [
-    "LABEL", "WARMUP_IMPORTS", "WARM_AT_IMPORT", "driver_started", "forget_after_fork",
-    "plausible", "prepare_keys", "start_driver", "version_stamp",
+    "LABEL", "WARMUP_IMPORTS", "WARMUP_LATER", "WARM_AT_IMPORT", "driver_started",
+    "forget_after_fork", "plausible", "prepare_keys", "start_driver", "version_stamp",
     *_LAZY,
 ]  # fmt: skip
 
@@ -91,15 +95,17 @@ _early_start = False  # start_driver() called libcuda (cuInit) in this process
 
 
 def start_driver():
-    """``cuInit``, device 0 and its primary context (every call releases the GIL), through
-    ctypes (:mod:`.early`) or, where that fails, the bindings; returns the function that
-    releases the context reference taken here."""
+    """``cuInit``, the default device (``EMBER_DEVICE``, else 0) and its primary context
+    (every call releases the GIL), through :mod:`.cdriver` alone or, where that fails, the
+    backend's own start-up; returns the function that releases the context reference taken
+    here."""
     global _early_start
     _early_start = True  # from the first driver call on: a fork child must not use CUDA
     try:
-        from ember.backends.cuda.early import start
+        from ember.backends.cuda.cdriver import start
+        from ember.config import settings
 
-        return start()
+        return start(settings.device or 0)
     except Exception:  # the bindings' start-up says precisely what is wrong, or works
         from ember.backends.cuda.device import warm_start
 
@@ -118,12 +124,10 @@ def version_stamp() -> dict:
     """What decides the library versions (cuda-bindings', the driver's CUDA version, which
     NVRTC would load), with no library loaded: for the cache's record of them.  Computed
     once a process (the warmup's keys step and the versions step both ask)."""
-    import cuda.bindings
-
     from ember.backends.cuda.device import driver_version
-    from ember.backends.cuda.nvrtc import search_stamp
+    from ember.backends.cuda.nvrtc import package_stamp, search_stamp
 
-    return {"cuda-bindings": cuda.bindings.__version__, "cuda-driver": list(driver_version()),
+    return {"cuda-bindings": package_stamp("cuda.bindings"), "cuda-driver": list(driver_version()),
             "nvrtc-search": search_stamp()}  # fmt: skip
 
 

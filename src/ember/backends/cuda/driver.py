@@ -1,8 +1,11 @@
 """The CUDA driver API as Ember uses it, and the one place where its statuses are checked.
 
-Every other module of the CUDA backend calls the driver through :data:`cu` and turns a
-failed ``CUresult`` into an Ember exception with :func:`check` (or :func:`error` on a hot
-path that tests the status itself).  The message names the ``CUresult``, the call, the
+:data:`cu` is :mod:`ember.backends.cuda.cdriver` (``ctypes``, no ``cuda.bindings`` import:
+25-35 ms less Python work before a first kernel) unless ``EMBER_CUDA_DRIVER=bindings``
+selects ``cuda.bindings.driver``; both take and return the same values.  Every other
+module of the CUDA backend calls the driver through :data:`cu` and turns a failed
+``CUresult`` into an Ember exception with :func:`check` (or :func:`error` on a hot path
+that tests the status itself).  The message names the ``CUresult``, the call, the
 driver's own description and what to do about it.
 """
 
@@ -10,16 +13,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.config import settings
 from ember.errors import BackendUnavailableError, DriverError, OutOfMemoryError
 from ember.runtime.backend import INSTALL_HINT
 
-try:
-    from cuda.bindings import driver as cu
-except ImportError as exc:  # pragma: no cover - exercised where cuda-bindings is absent
-    raise BackendUnavailableError(
-        f"the CUDA backend needs NVIDIA's cuda-bindings package, which cannot be imported "
-        f"({exc}); install it with: {INSTALL_HINT['cuda']}"
-    ) from exc
+if settings.cuda_driver == "bindings":
+    try:
+        from cuda.bindings import driver as cu
+    except ImportError as exc:  # pragma: no cover - exercised where cuda-bindings is absent
+        raise BackendUnavailableError(
+            f"EMBER_CUDA_DRIVER=bindings needs NVIDIA's cuda-bindings package, which cannot be "
+            f"imported ({exc}); install it with: {INSTALL_HINT['cuda']}, or unset the setting"
+        ) from exc
+else:  # the driver through ctypes, in the bindings' convention (no cuda.bindings import)
+    from ember.backends.cuda import cdriver as cu
 
 SUCCESS = cu.CUresult.CUDA_SUCCESS
 NOT_READY = cu.CUresult.CUDA_ERROR_NOT_READY

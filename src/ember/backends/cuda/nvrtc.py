@@ -120,8 +120,28 @@ def search_stamp() -> dict:
         if env[var]:
             note(os.path.join(env[var], sub))
     note("/etc/ld.so.cache")
-    finder = sys.modules.get("cuda.pathfinder")
-    return {"pathfinder": str(getattr(finder, "__version__", "")), "env": env, "dirs": stamps}
+    return {"pathfinder": package_stamp("cuda.pathfinder"), "env": env, "dirs": stamps}
+
+
+def package_stamp(name: str) -> list:
+    """Where package ``name`` is installed and when its files changed (its folder and
+    ``_version.py``), found without importing it (``[]`` where it is not installed): the
+    same in every process whether or not the package was imported there."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return []
+    folders = list(getattr(spec, "submodule_search_locations", None) or ()) if spec else []
+    out: list = []
+    for folder in folders:
+        for path in (folder, os.path.join(folder, "_version.py")):
+            try:
+                out.append([path, os.stat(path).st_mtime_ns])
+            except OSError:
+                pass
+    return out
 
 
 def loaded_files() -> list[str]:
