@@ -73,7 +73,6 @@ FORK_HOOK_WAIT_S = 1.0  # the same in the fork hook, where other hooks may hold 
 _FORK_EVENTS = frozenset({"os.fork", "os.forkpty"})
 
 PRELOAD_LIMIT = 64  # modules preloaded at most
-PATIENCE_S = 2.0  # longest wait of a late import (WARMUP_LATER) for the program to be quiet
 
 FORK_MESSAGE = (
     "the {name} backend was initialized in the parent process before os.fork(){how}, and "
@@ -181,13 +180,14 @@ class Warmup:
             self._driver_may_start.set()
             if not self._driver_done.is_set():  # the driver still starts: use the wait
                 self._step("keys", _prepare_keys, hooks)
+            if _compiles_likely():
+                self._compiler_imports(hooks)
             self._driver_done.wait()
             backend = self._step("backend", _create_backend, self.backend)
             self._step("versions", _key_inputs, backend)
             self._release_context()
             self.ready.set()
             self.preloaded = self._step("preload", _preload, backend)
-            self._late(hooks)
         except BaseException as exc:  # never raised here: the first real use raises it
             self.error = exc
         finally:
@@ -196,19 +196,18 @@ class Warmup:
             self.ready.set()
             self.finished.set()
 
-    def _late(self, hooks) -> None:
-        """The backend's ``WARMUP_LATER`` imports, never beside the program's own work; one
-        that fails is left to the first use that needs it (the backend works without)."""
-        for module in getattr(hooks, "WARMUP_LATER", ()):
+    def _compiler_imports(self, hooks) -> None:
+        """The backend's ``WARMUP_COMPILER`` imports; one that fails is left to the first
+        compile, which reports it (cached kernels run without)."""
+        for module in getattr(hooks, "WARMUP_COMPILER", ()):
             try:
-                self._step(f"import {module}", importlib.import_module, module, patient=True)
-            except Exception:  # noqa: S112 - that first use reports it
+                self._step(f"import {module}", importlib.import_module, module)
+            except Exception:  # noqa: S112 - the first compile reports it
                 continue
 
-    def _step(self, name: str, fn, *args, patient: bool = False):
-        """Run one step inside the gate (see fork), when the GIL is free (``patient``: even
-        when someone hurries the warmup, for up to :data:`PATIENCE_S`)."""
-        self._wait_for_quiet(patient)
+    def _step(self, name: str, fn, *args):
+        """Run one step inside the gate (see fork), when the GIL is free."""
+        self._wait_for_quiet()
         if self._stopping:
             raise _Stopped("the interpreter is exiting")
         w, c = time.perf_counter(), time.thread_time()
@@ -219,7 +218,7 @@ class Warmup:
             self.timings[name] = time.perf_counter() - w
             self._cpu += time.thread_time() - c
 
-    def _wait_for_quiet(self, patient: bool = False) -> None:
+    def _wait_for_quiet(self) -> None:
         """Wait until no other thread is running Python, unless someone joined the warmup.
 
         The probe: sleep 0.2 ms and see how long getting the GIL back takes.  While another
@@ -228,17 +227,13 @@ class Warmup:
         GIL (NumPy, I/O), it comes back at once.  Each probe costs the main thread one GIL
         hand-over; while it is busy, probes come every 10 ms."""
         threshold = min(0.001, sys.getswitchinterval() / 4)
-        until = time.perf_counter() + PATIENCE_S
-        while (patient and time.perf_counter() < until) or not self.hurry.is_set():
+        while not self.hurry.is_set():
             t = time.perf_counter()
             time.sleep(0.0002)
-            if time.perf_counter() - t < 0.0002 + threshold or self._stopping:
+            if time.perf_counter() - t < 0.0002 + threshold:
                 return
             self.waited += 0.01
-            if patient:
-                time.sleep(0.01)
-            else:
-                self.hurry.wait(0.01)
+            self.hurry.wait(0.01)
 
     def _release_context(self) -> None:
         """Drop what the driver step holds (CUDA: its primary context reference; the backend
@@ -377,6 +372,19 @@ def _prepare_keys(hooks) -> None:
             prepare()
     except Exception:
         pass
+
+
+def _compiles_likely() -> bool:
+    """Whether this program will probably compile: no bundle loaded and no profile of an
+    earlier run naming the cached kernels it used (a new program, or a ``-c`` one).  Where
+    it has one, importing the compiler's libraries (CUDA: NVRTC, 25-35 ms of Python work
+    beside the program's own first steps) is left to a compile that may never come."""
+    try:
+        from ember.cache import lookup
+
+        return not lookup.likely_keys()
+    except Exception:
+        return True
 
 
 def _preload(backend) -> int:

@@ -416,3 +416,33 @@ def test_an_exit_during_the_driver_step_waits_for_it(tmp_path):
     assert out.returncode == 1, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"driver_running": True}
     assert (tmp_path / "driver-done").exists()  # the step ran to its end before the exit
+
+
+COMPILER_IMPORTS = """
+import json, sys, types
+from ember import startup
+from ember.cache import lookup
+
+hooks = types.SimpleNamespace(WARMUP_IMPORTS=("colorsys",), WARMUP_COMPILER=("wave",))
+startup.registry.package = lambda name: hooks
+lookup.likely_keys = lambda: json.loads(sys.argv[1])
+w = startup.Warmup("fake").start()
+w.hurry.set()
+assert w.finished.wait(30)
+print(json.dumps(sorted(k for k in w.timings if k.startswith("import"))))
+"""
+
+
+@pytest.mark.parametrize(
+    ("keys", "imports"),
+    [([], ["import colorsys", "import wave"]), (["a-cached-kernel"], ["import colorsys"])],
+)
+def test_the_compiler_is_imported_only_where_a_compile_is_likely(keys, imports):
+    # a program whose profile names cached kernels leaves NVRTC's import (25-35 ms of Python
+    # work beside its first steps) to a compile that may never come
+    out = subprocess.run(
+        [sys.executable, "-c", COMPILER_IMPORTS, json.dumps(keys)],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ, EMBER_WARMUP="0"),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == imports

@@ -12,8 +12,9 @@ The start-up hooks the background warmup (:mod:`ember.startup`) asks every backe
     whether ``import ember`` may start the warmup (the driver work releases the GIL);
 ``WARMUP_IMPORTS``
     the imports to make in the background, one step each, before the backend is made;
-``WARMUP_LATER``
-    (optional) imports to make once it is ready and the cached modules are loaded;
+``WARMUP_COMPILER``
+    (optional) what a compile imports, made before the backend where a compile is likely
+    (the program's profile names no cached kernels);
 ``start_driver()``
     the GIL-free driver start-up, run beside the imports once ``DRIVER_AFTER`` is
     imported (``""``: at once); returns a function releasing what it holds;
@@ -46,13 +47,12 @@ WARM_AT_IMPORT = True
 # Imports in order, before the backend is made; the driver step needs none of them (it calls
 # libcuda through .cdriver), so it starts at once and runs beside them.  None is of
 # cuda.bindings: the driver calls go through .cdriver, and NVRTC (cuda.bindings.nvrtc,
-# 25-35 ms with cuda.pathfinder under it) is needed only to compile, so it comes after the
-# backend is ready and the cached modules are loaded (WARMUP_LATER), while the program is
-# quiet, where it no longer delays a first kernel that the cache holds.
+# 25-35 ms with cuda.pathfinder under it) is needed only to compile, so the warmup imports
+# it only where a compile is likely (WARMUP_COMPILER).
 WARMUP_IMPORTS = (
     "typing", "dataclasses", "subprocess", "ember.runtime.sync", "ember.backends.cuda.backend",
 )  # fmt: skip
-WARMUP_LATER = ("cuda.bindings.nvrtc", "ember.backends.cuda.nvrtc")
+WARMUP_COMPILER = ("cuda.bindings.nvrtc", "ember.backends.cuda.nvrtc")
 DRIVER_AFTER = ""  # start_driver() needs no import: it starts with the warmup
 
 _LAZY = {
@@ -61,7 +61,7 @@ _LAZY = {
     "PinnedHostMemory": "memory",
 }  # fmt: skip
 __all__ = [
-    "LABEL", "WARMUP_IMPORTS", "WARMUP_LATER", "WARM_AT_IMPORT", "driver_started",
+    "LABEL", "WARMUP_IMPORTS", "WARMUP_COMPILER", "WARM_AT_IMPORT", "driver_started",
     "forget_after_fork", "plausible", "prepare_keys", "start_driver", "version_stamp",
     *_LAZY,
 ]  # fmt: skip
