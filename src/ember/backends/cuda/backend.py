@@ -165,7 +165,7 @@ class CudaBackend(Backend):
         """For ``ember info``: how kernels are launched and large uploads staged (the
         compiled stubs, when built)."""
         if _direct.entry("cuLaunchKernelEx") is None:
-            path = "cuda.bindings (the driver's cuLaunchKernelEx is not reachable)"
+            path = "the driver table's cuLaunchKernel (cuLaunchKernelEx is not reachable)"
         elif _direct.native() is not None:
             path = "compiled stub (ember.backends.cuda._ccall)"
         else:
@@ -174,7 +174,9 @@ class CudaBackend(Backend):
             staged = "C threads (ember.backends.cuda._fill)"
         else:
             staged = "Python threads (no C stub: reinstall where a C compiler is)"
-        return {"launch": path, "staged uploads": staged}
+        calls = "cuda.bindings.driver" if cu.__name__.startswith("cuda.") else "ctypes table"
+        return {"driver calls": f"{calls} (EMBER_CUDA_DRIVER)", "launch": path,
+                "staged uploads": staged}  # fmt: skip
 
     # ------------------------------------------------------------------ memory
     def alloc(self, nbytes: int, stream: CudaStream | None = None) -> CudaBuffer:
