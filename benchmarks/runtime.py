@@ -270,7 +270,7 @@ def _python_launches(fn, name, params, module, args, sync) -> dict[str, tuple[An
         from ember.backends.cuda.launch import CudaFunction
 
         slow = CudaFunction(fn.handle, name, params, module, direct=False)
-        out["ember[bindings]"] = (lambda: slow.launch(ONE, WARP, args), sync)
+        out["ember[cu.cuLaunchKernel]"] = (lambda: slow.launch(ONE, WARP, args), sync)
         plain = CudaFunction(fn.handle, name, params, module, native=False)
         if getattr(fn, "_native", False):  # the C stub is built: its ctypes path beside it
             out["ember[ctypes]"] = (lambda: plain.launch(ONE, WARP, args), sync)

@@ -127,3 +127,33 @@ def test_a_value_that_does_not_fit_its_c_type_is_refused_before_the_driver():
     assert seen == [49152]
     with pytest.raises(OverflowError, match="c_uint"):
         cdriver.cuLaunchKernel(0, 1, 1, 1, 32, 1, 1, -1, 0, 0, 0)
+
+
+def test_the_allocation_calls_in_c_keep_the_convention():
+    """The stub's cuMemAllocAsync / cuMemFreeAsync callers (a C-callable stand-in here)."""
+    stub = pytest.importorskip("ember.backends.cuda._ccall")
+    seen = []
+    u64, size, ptr = ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(u64), size, ptr)
+    def alloc(out, nbytes, stream):
+        out[0] = 0x1000 + nbytes
+        seen.append(stream)
+        return 0 if nbytes < 64 else 2
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, u64, ptr)
+    def free(pointer, stream):
+        seen.append((pointer, stream))
+        return 600
+
+    a, f = (ctypes.cast(fn, ptr).value for fn in (alloc, free))
+    assert stub.alloc_async(a, 16, 7) == (0, 0x1010)
+    assert stub.alloc_async(a, 64, None) == (2, 0x1040)
+    assert stub.free_async(f, 2**64 - 1, 9) == (600,)
+    assert seen == [7, None, (2**64 - 1, 9)]
+    for bad in ((a, -1, 0), (a, 1.5, 0), (a, 16)):
+        with pytest.raises((OverflowError, TypeError)):
+            stub.alloc_async(*bad)
+    with pytest.raises(OverflowError):
+        stub.free_async(f, -5, 0)
+    assert len(seen) == 3  # nothing refused reached the driver

@@ -18,6 +18,84 @@
  */
 #include "_ccall.h"
 
+/* ------------------------------------------------------------------ allocation calls */
+
+/* cuMemAllocAsync and cuMemFreeAsync at a given address, for the driver table
+ * (cdriver.py): the backend's own allocation path (the allocator's misses, the backend
+ * API) calls them once per buffer, and through ctypes each cost ~0.4-0.8 us of argument
+ * conversion on the build machine.  The GIL is released: growing a pool may take a while. */
+typedef int (*alloc_async_fn)(unsigned long long *, size_t, void *);
+typedef int (*free_async_fn)(unsigned long long, void *);
+
+static int
+handle_arg(PyObject *value, void **out)
+{
+    *out = value == Py_None ? NULL : PyLong_AsVoidPtr(value);
+    return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject *
+ccall_alloc_async(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    void *fn, *stream;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "alloc_async(entry, nbytes, stream) takes 3 arguments");
+        return NULL;
+    }
+    if (handle_arg(args[0], &fn) < 0 || handle_arg(args[2], &stream) < 0) {
+        return NULL;
+    }
+    size_t nbytes = PyLong_AsSize_t(args[1]);
+    if (nbytes == (size_t)-1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    unsigned long long ptr = 0;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = ((alloc_async_fn)fn)(&ptr, nbytes, stream);
+    Py_END_ALLOW_THREADS
+    PyObject *status = PyLong_FromLong(err), *value = PyLong_FromUnsignedLongLong(ptr);
+    if (status == NULL || value == NULL) {
+        Py_XDECREF(status);
+        Py_XDECREF(value);
+        return NULL;
+    }
+    PyObject *result = PyTuple_Pack(2, status, value);
+    Py_DECREF(status);
+    Py_DECREF(value);
+    return result;
+}
+
+static PyObject *
+ccall_free_async(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    void *fn, *stream;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "free_async(entry, ptr, stream) takes 3 arguments");
+        return NULL;
+    }
+    if (handle_arg(args[0], &fn) < 0 || handle_arg(args[2], &stream) < 0) {
+        return NULL;
+    }
+    unsigned long long ptr = PyLong_AsUnsignedLongLong(args[1]);
+    if (ptr == (unsigned long long)-1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = ((free_async_fn)fn)(ptr, stream);
+    Py_END_ALLOW_THREADS
+    PyObject *status = PyLong_FromLong(err);
+    if (status == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyTuple_Pack(1, status);
+    Py_DECREF(status);
+    return result;
+}
+
 /* ------------------------------------------------------------------ test probes */
 
 /* For the tests (no driver needed): stand-ins for the entry points that record what they
@@ -102,6 +180,12 @@ static PyMethodDef methods[] = {
      "and returns True, else returns False.  ``sources``: two bytes per launch value, the "
      "argument and 0 (the argument itself) or 1 + the item of its view.  ``view(a)`` makes a "
      "missing view; ``note(args, stream)`` runs after a launch on a given stream."},
+    {"alloc_async", (PyCFunction)(void (*)(void))ccall_alloc_async, METH_FASTCALL,
+     "alloc_async(entry, nbytes, stream) -> (status, pointer)\n\n"
+     "Call the cuMemAllocAsync at address ``entry`` (GIL released)."},
+    {"free_async", (PyCFunction)(void (*)(void))ccall_free_async, METH_FASTCALL,
+     "free_async(entry, pointer, stream) -> (status,)\n\n"
+     "Call the cuMemFreeAsync at address ``entry`` (GIL released)."},
     {"numpy_scalars", ccall_numpy_scalars, METH_O,
      "numpy_scalars(((type, kind, sample, value_bytes), ...)) -> kinds taken\n\n"
      "Read arguments of exactly these NumPy scalar types in place for parameters of the "

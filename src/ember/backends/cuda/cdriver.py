@@ -22,6 +22,7 @@ Every call releases the GIL (``ctypes.CFUNCTYPE``), as the bindings' calls do.
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 import threading
 from collections.abc import Callable
@@ -141,11 +142,6 @@ def _function(name: str, argtypes: tuple, version: int) -> Any:
     return ctypes.CFUNCTYPE(c_int, *argtypes)(address)
 
 
-def _value(out: Any) -> Any:
-    value = out.value
-    return 0 if value is None and not isinstance(out, _C) else value
-
-
 def _call(name: str, outs: tuple, ins: tuple, version: int = ABI) -> Callable[..., tuple]:
     """The bindings-style function for driver call ``name``: it looks its entry point up at
     its first call, then passes its arguments on and returns ``(status, *outputs)``."""
@@ -163,17 +159,27 @@ def _call(name: str, outs: tuple, ins: tuple, version: int = ABI) -> Callable[..
         def call(*args):
             return ((found[0] if found else fn())(*args),)
 
+    elif outs == (_P,):  # a handle: 0 for NULL, as the bindings' handles convert
+
+        def call(*args):
+            out = _P()
+            err = (found[0] if found else fn())(byref(out), *args)
+            return err, out.value or 0
+
     elif len(outs) == 1:
         kind = outs[0]
 
         def call(*args):
             out = kind()
             err = (found[0] if found else fn())(byref(out), *args)
-            return err, _value(out)
+            return err, out.value
 
     else:  # pragma: no cover - no call in the table has two outputs yet
         raise ValueError(f"{name}: more than one output")
-    call = _range_checked(call, name, ins)
+    if name in _CHECKED:
+        call = _range_checked(call, name, ins)
+    if name in _NATIVE:
+        call = _native(name, version, call)
     call.__name__ = call.__qualname__ = name
     call.entry = found  # type: ignore[attr-defined]  # [] until looked up, then [the C function]
     call.__doc__ = f"``{name}`` (the driver's), in the bindings' convention."
@@ -181,7 +187,15 @@ def _call(name: str, outs: tuple, ins: tuple, version: int = ABI) -> Callable[..
 
 
 # ctypes wraps an int that does not fit its C type silently (-1 -> 4294967295); the
-# bindings raise OverflowError, and so do these calls, before the driver sees the value.
+# bindings raise OverflowError, and so do the calls that take values a user chose (launch
+# configurations, fill values, attributes, device numbers) before the driver sees them.
+# The others take sizes, addresses and handles that Ember computed and checked (a negative
+# size is refused before any allocation or copy); a check costs them ~0.3 us a call.
+_CHECKED = frozenset({
+    "cuLaunchKernel", "cuLaunchCooperativeKernel", "cuFuncSetAttribute", "cuMemsetD8Async",
+    "cuMemsetD32Async", "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuDeviceGet",
+    "cuDeviceGetAttribute", "cuStreamCreateWithPriority", "cuDeviceCanAccessPeer",
+})  # fmt: skip
 _RANGES = {
     c_int: (-(2**31), 2**31 - 1), c_uint: (0, 2**32 - 1), c_size_t: (0, 2**64 - 1),
     c_uint64: (0, 2**64 - 1), c_ubyte: (0, 255),
@@ -205,6 +219,37 @@ def _range_checked(call: Callable[..., tuple], name: str, ins: tuple) -> Callabl
         except IndexError:  # too few arguments: ctypes says so
             pass
         return inner(*args)
+
+    return call
+
+
+# Calls the compiled stub (ember.backends.cuda._ccall, where it is built) makes without
+# ctypes' per-call conversions: the backend's allocation path makes them once a buffer.
+_NATIVE = {"cuMemAllocAsync": "alloc_async", "cuMemFreeAsync": "free_async"}
+
+
+def _native(name: str, version: int, fallback: Callable[..., tuple]) -> Callable[..., tuple]:
+    found: list = []
+
+    def resolve() -> Callable[..., tuple]:
+        with _lock:
+            if not found:
+                fn = fallback
+                try:
+                    from ember.backends.cuda import _ccall
+
+                    stub = getattr(_ccall, _NATIVE[name])
+                except (ImportError, AttributeError):  # not built: ctypes
+                    pass
+                else:
+                    err, address, status = cuGetProcAddress(name.encode(), version)
+                    if not (err or status) and address:
+                        fn = functools.partial(stub, address)
+                found.append(fn)
+        return found[0]
+
+    def call(*args):
+        return (found[0] if found else resolve())(*args)
 
     return call
 

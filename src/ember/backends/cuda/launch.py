@@ -19,8 +19,9 @@ or several devices in use send that launch down the ``ctypes`` path below, which
 explains or makes the context current.
 
 Where ``ctypes`` cannot reach the driver's entry point (:func:`.direct.entry` says None)
-the launch goes through ``cuda.bindings``' ``cuLaunchKernel`` with the slots alone, as it
-did before; docs/design/cuda-backend.md compares the three.
+the launch goes through the driver table's ``cuLaunchKernel`` (:mod:`.cdriver`, or
+``cuda.bindings`` under ``EMBER_CUDA_DRIVER=bindings``) with the slots alone;
+docs/design/cuda-backend.md compares the three.
 
 The driver reads the frame while the call runs, with the GIL released, so two threads
 launching the same function at once must not share one: each thread gets its own through
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from ember.backends.cuda.module import CudaModule
     from ember.backends.cuda.stream import CudaStream
 
-_launch = cu.cuLaunchKernel  # the bindings' entry: the fallback path
+_launch = cu.cuLaunchKernel  # the driver table's entry: the fallback path
 
 # struct format character of each scalar type; device pointers are 64-bit integers.
 _FORMAT = {
