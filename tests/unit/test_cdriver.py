@@ -157,3 +157,21 @@ def test_the_allocation_calls_in_c_keep_the_convention():
     with pytest.raises(OverflowError):
         stub.free_async(f, -5, 0)
     assert len(seen) == 3  # nothing refused reached the driver
+
+
+def test_the_one_handle_calls_in_c_keep_the_convention():
+    stub = pytest.importorskip("ember.backends.cuda._ccall")
+    seen = []
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+    def query(handle):
+        seen.append(handle)
+        return 600 if handle else 0
+
+    q = ctypes.cast(query, ctypes.c_void_p).value
+    assert stub.handle_call(q, 0xABC) == (600,)
+    assert stub.handle_call(q, None) == (0,)
+    assert seen == [0xABC, None]
+    with pytest.raises(TypeError):
+        stub.handle_call(q)
+    assert set(cdriver._NATIVE) <= set(cdriver._CALLS)

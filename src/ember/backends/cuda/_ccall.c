@@ -96,6 +96,36 @@ ccall_free_async(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* The driver's calls of one handle that return only a status (cuStreamSynchronize,
+ * cuStreamQuery, cuEventSynchronize, cuEventQuery): what a synchronize costs beyond the
+ * wait itself. */
+typedef int (*handle_fn)(void *);
+
+static PyObject *
+ccall_handle_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    void *fn, *handle;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "handle_call(entry, handle) takes 2 arguments");
+        return NULL;
+    }
+    if (handle_arg(args[0], &fn) < 0 || handle_arg(args[1], &handle) < 0) {
+        return NULL;
+    }
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = ((handle_fn)fn)(handle);
+    Py_END_ALLOW_THREADS
+    PyObject *status = PyLong_FromLong(err);
+    if (status == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyTuple_Pack(1, status);
+    Py_DECREF(status);
+    return result;
+}
+
 /* ------------------------------------------------------------------ test probes */
 
 /* For the tests (no driver needed): stand-ins for the entry points that record what they
@@ -186,6 +216,9 @@ static PyMethodDef methods[] = {
     {"free_async", (PyCFunction)(void (*)(void))ccall_free_async, METH_FASTCALL,
      "free_async(entry, pointer, stream) -> (status,)\n\n"
      "Call the cuMemFreeAsync at address ``entry`` (GIL released)."},
+    {"handle_call", (PyCFunction)(void (*)(void))ccall_handle_call, METH_FASTCALL,
+     "handle_call(entry, handle) -> (status,)\n\n"
+     "Call the driver function ``int f(void *handle)`` at address ``entry`` (GIL released)."},
     {"numpy_scalars", ccall_numpy_scalars, METH_O,
      "numpy_scalars(((type, kind, sample, value_bytes), ...)) -> kinds taken\n\n"
      "Read arguments of exactly these NumPy scalar types in place for parameters of the "
