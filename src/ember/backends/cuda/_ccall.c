@@ -34,16 +34,39 @@ handle_arg(PyObject *value, void **out)
     return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
 }
 
+/* The entry point (args[0]) and the handle at args[handle] of a call of `expected`
+ * arguments; -1 with an exception set when they are not that. */
+static int
+entry_and_handle(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected,
+                 Py_ssize_t handle, const char *usage, void **fn, void **out)
+{
+    if (nargs != expected) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", usage, expected);
+        return -1;
+    }
+    return (handle_arg(args[0], fn) < 0 || handle_arg(args[handle], out) < 0) ? -1 : 0;
+}
+
+/* The bindings' result: (status,), or (status, value) where value is not NULL (stolen). */
+static PyObject *
+status_result(int err, PyObject *value, int with_value)
+{
+    PyObject *status = PyLong_FromLong(err), *result = NULL;
+    if (status != NULL && (!with_value || value != NULL)) {
+        result = with_value ? PyTuple_Pack(2, status, value) : PyTuple_Pack(1, status);
+    }
+    Py_XDECREF(status);
+    Py_XDECREF(value);
+    return result;
+}
+
 static PyObject *
 ccall_alloc_async(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     void *fn, *stream;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "alloc_async(entry, nbytes, stream) takes 3 arguments");
-        return NULL;
-    }
-    if (handle_arg(args[0], &fn) < 0 || handle_arg(args[2], &stream) < 0) {
+    if (entry_and_handle(args, nargs, 3, 2, "alloc_async(entry, nbytes, stream)", &fn,
+                         &stream) < 0) {
         return NULL;
     }
     size_t nbytes = PyLong_AsSize_t(args[1]);
@@ -55,16 +78,7 @@ ccall_alloc_async(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_BEGIN_ALLOW_THREADS
     err = ((alloc_async_fn)fn)(&ptr, nbytes, stream);
     Py_END_ALLOW_THREADS
-    PyObject *status = PyLong_FromLong(err), *value = PyLong_FromUnsignedLongLong(ptr);
-    if (status == NULL || value == NULL) {
-        Py_XDECREF(status);
-        Py_XDECREF(value);
-        return NULL;
-    }
-    PyObject *result = PyTuple_Pack(2, status, value);
-    Py_DECREF(status);
-    Py_DECREF(value);
-    return result;
+    return status_result(err, PyLong_FromUnsignedLongLong(ptr), 1);
 }
 
 static PyObject *
@@ -72,11 +86,8 @@ ccall_free_async(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     void *fn, *stream;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "free_async(entry, ptr, stream) takes 3 arguments");
-        return NULL;
-    }
-    if (handle_arg(args[0], &fn) < 0 || handle_arg(args[2], &stream) < 0) {
+    if (entry_and_handle(args, nargs, 3, 2, "free_async(entry, ptr, stream)", &fn,
+                         &stream) < 0) {
         return NULL;
     }
     unsigned long long ptr = PyLong_AsUnsignedLongLong(args[1]);
@@ -87,13 +98,7 @@ ccall_free_async(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_BEGIN_ALLOW_THREADS
     err = ((free_async_fn)fn)(ptr, stream);
     Py_END_ALLOW_THREADS
-    PyObject *status = PyLong_FromLong(err);
-    if (status == NULL) {
-        return NULL;
-    }
-    PyObject *result = PyTuple_Pack(1, status);
-    Py_DECREF(status);
-    return result;
+    return status_result(err, NULL, 0);
 }
 
 /* The driver's calls of one handle that return only a status (cuStreamSynchronize,
@@ -106,24 +111,14 @@ ccall_handle_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     void *fn, *handle;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "handle_call(entry, handle) takes 2 arguments");
-        return NULL;
-    }
-    if (handle_arg(args[0], &fn) < 0 || handle_arg(args[1], &handle) < 0) {
+    if (entry_and_handle(args, nargs, 2, 1, "handle_call(entry, handle)", &fn, &handle) < 0) {
         return NULL;
     }
     int err;
     Py_BEGIN_ALLOW_THREADS
     err = ((handle_fn)fn)(handle);
     Py_END_ALLOW_THREADS
-    PyObject *status = PyLong_FromLong(err);
-    if (status == NULL) {
-        return NULL;
-    }
-    PyObject *result = PyTuple_Pack(1, status);
-    Py_DECREF(status);
-    return result;
+    return status_result(err, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ test probes */

@@ -145,14 +145,8 @@ def _function(name: str, argtypes: tuple, version: int) -> Any:
 def _call(name: str, outs: tuple, ins: tuple, version: int = ABI) -> Callable[..., tuple]:
     """The bindings-style function for driver call ``name``: it looks its entry point up at
     its first call, then passes its arguments on and returns ``(status, *outputs)``."""
-    found: list = []
-
-    def fn() -> Any:
-        if not found:
-            with _lock:
-                if not found:
-                    found.append(_function(name, (*map(ctypes.POINTER, outs), *ins), version))
-        return found[0]
+    fn = _special(name, (*map(ctypes.POINTER, outs), *ins), version)
+    found = fn.found  # type: ignore[attr-defined]
 
     if not outs:
 
@@ -261,6 +255,8 @@ def _native(name: str, version: int, fallback: Callable[..., tuple]) -> Callable
 
 
 def _special(name: str, argtypes: tuple, version: int = ABI) -> Callable[[], Any]:
+    """The getter of driver function ``name``'s ctypes function, looked up at its first
+    use; ``getter.found`` is ``[]`` until then, then ``[the function]``."""
     found: list = []
 
     def fn() -> Any:
@@ -270,6 +266,7 @@ def _special(name: str, argtypes: tuple, version: int = ABI) -> Callable[[], Any
                     found.append(_function(name, argtypes, version))
         return found[0]
 
+    fn.found = found  # type: ignore[attr-defined]
     return fn
 
 
