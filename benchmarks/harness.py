@@ -165,6 +165,8 @@ def interleaved_us(
     ``samples``, if given, receives each implementation's per-repeat times (for
     :func:`paired_ratio`).  With ``burst``, a repeat times only the issuing of ``n // burst``
     bursts of ``burst`` calls, each after a ``sync`` outside the clock (:func:`issue_us`).
+    An ``fn`` with a ``times(k)`` method (a loop in C: :class:`benchmarks.impls.DriverLoop`)
+    is timed as ``times(n)``, the same ``n`` calls without Python's loop.
 
     A failing implementation is left out after its first error (its value: the message)."""
     results: dict[str, Median | str] = {}
@@ -185,9 +187,13 @@ def interleaved_us(
             if burst:
                 samples[name].append(issue_us(fn, sync, n, burst))
                 continue
+            times = getattr(fn, "times", None)  # a loop in C (impls.DriverLoop)
             t = time.perf_counter()
-            for _ in range(n):
-                fn()
+            if times is not None:
+                times(n)
+            else:
+                for _ in range(n):
+                    fn()
             if sync:
                 sync()
             samples[name].append((time.perf_counter() - t) / n * 1e6)
@@ -206,11 +212,15 @@ def issue_us(fn: Callable[[], Any], sync: Callable, n: int, burst: int) -> float
     fills that queue, every launch waits for a free slot, and a throughput figure
     (:func:`per_call_us`) then measures the device's kernel rate instead of the launch."""
     bursts, total = max(n // burst, 1), 0.0
+    times = getattr(fn, "times", None)  # a loop in C (impls.DriverLoop): one call a burst
     for _ in range(bursts):
         sync()
         t = time.perf_counter()
-        for _ in range(burst):
-            fn()
+        if times is not None:
+            times(burst)
+        else:
+            for _ in range(burst):
+                fn()
         total += time.perf_counter() - t
     sync()
     return total / (bursts * burst) * 1e6

@@ -7,7 +7,13 @@ the device's primary context with Ember, CuPy and PyTorch, so all run in one pro
 
 from __future__ import annotations
 
+import ctypes
 import importlib
+import os
+import subprocess
+import sysconfig
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -88,6 +94,57 @@ class RawCuda:
 
     def sync(self) -> None:
         self.cu.cuStreamSynchronize(self.stream)
+
+
+class DriverLoop:
+    """The driver's launch floor: ``times(n)`` makes ``n`` calls' ``cuLaunchKernel``s from a
+    C loop (``benchmarks/launch_loop.c``, built with the C compiler on first use), with
+    argument blocks built beforehand: ``params``, alternating with ``params2`` where that is
+    given, ``launches`` a call (a case whose calls make two launches).  The harness
+    (:func:`benchmarks.harness.interleaved_us`) times ``times(n)`` as ``n`` calls, so the row
+    sits beside the Python launches in the same interleaved repeats."""
+
+    _lib: Any = None
+
+    def __init__(
+        self, raw: RawCuda, function: Any, params: int, params2: int = 0, launches: int = 1
+    ):
+        lib = self.library()
+        self._launches = launches
+        entry = ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel, ctypes.c_void_p).value
+        self._call = lib.launch_loop
+        self._args = (entry, int(function), 32, int(raw.stream), params or None, params2 or None)
+
+    @classmethod
+    def library(cls) -> Any:
+        """The built ``launch_loop.c`` (once per process); OSError where it cannot be built."""
+        if cls._lib is None:
+            source = Path(__file__).with_name("launch_loop.c")
+            out = Path(tempfile.mkdtemp(prefix="ember-bench-")) / "launch_loop.so"
+            cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+            try:
+                subprocess.run(
+                    [*cc, "-O2", "-shared", "-fPIC", "-o", str(out), str(source)],
+                    check=True,
+                    capture_output=True,
+                    timeout=60,
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise OSError(f"cannot build {source.name}: {exc}") from exc
+            lib = ctypes.CDLL(str(out))
+            v, i = ctypes.c_void_p, ctypes.c_uint
+            lib.launch_loop.argtypes = [v, v, i, v, v, v, ctypes.c_long]
+            lib.launch_loop.restype = ctypes.c_int
+            cls._lib = lib
+        return cls._lib
+
+    def times(self, n: int) -> None:
+        err = self._call(*self._args, n * self._launches)
+        if err:
+            raise RuntimeError(f"cuLaunchKernel failed in the C loop: CUresult {err}")
+
+    def __call__(self) -> None:
+        self.times(1)
 
 
 def raw_floor(ctx) -> RawCuda:

@@ -20,7 +20,7 @@ from benchmarks.harness import (
     paired_ratio,
     per_call_us,
 )
-from benchmarks.impls import RawCuda, peer_empty_1mib
+from benchmarks.impls import DriverLoop, RawCuda, peer_empty_1mib
 from ember.runtime.backend import PTR
 
 SOURCE = r"""
@@ -32,6 +32,9 @@ extern "C" __global__ void axpy3(float a, const float* x, float* y) {
 """
 N_SMALL = 256  # elements of the axpy vectors: one block
 ONE, WARP, BLOCK = (1, 1, 1), (32, 1, 1), (N_SMALL, 1, 1)
+# The launch cases' row of the driver's own floor: raw's cuLaunchKernel from a C loop
+# (impls.DriverLoop), timed in the same interleaved repeats as the Python launches
+FLOOR = "raw-C-loop"
 
 
 def _raw(ctx: Context) -> RawCuda:
@@ -256,7 +259,7 @@ def _arity_impls(ctx: Context, arity: int, varying: bool = False) -> dict[str, t
     out["ember.kernel"] = (_positional(kernels[arity][1, 32], *kargs), sync)
     raw_kernel = ember.RawKernel(ARITY_SOURCE, name)[1, 32]
     out["ember.RawKernel"] = (_positional(raw_kernel, *kargs), sync)
-    out["raw"] = _raw_arity(ctx, arity, varying)
+    out["raw"], out[FLOOR] = _raw_arity(ctx, arity, varying)
     if "cupy" in ctx.peers:
         out["cupy"] = _cupy_arity(ctx, arity, varying)
     return out
@@ -279,9 +282,10 @@ def _python_launches(fn, name, params, module, args, sync) -> dict[str, tuple[An
     return out
 
 
-def _raw_arity(ctx: Context, arity: int, varying: bool) -> tuple[Any, Any]:
-    """Raw ``cuLaunchKernel`` of ``a<arity>`` with argument blocks built beforehand (its
-    floor); ``varying``: two launches a call, one of each block."""
+def _raw_arity(ctx: Context, arity: int, varying: bool) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """Raw ``cuLaunchKernel`` of ``a<arity>`` with argument blocks built beforehand, from
+    Python and from a C loop (the driver's floor, :data:`FLOOR`); ``varying``: two launches
+    a call, one of each block."""
     raw, name = _raw(ctx), f"a{arity}"
     rf = ctx.once(f"raw_{name}", lambda: raw.function(ARITY_SOURCE, name))
     rptrs = ctx.once("raw_arity_ptrs", lambda: [raw.alloc(N_SMALL * 4) for _ in range(4)])
@@ -292,15 +296,30 @@ def _raw_arity(ctx: Context, arity: int, varying: bool) -> tuple[Any, Any]:
         )
     )
     cu, stream = raw.cu, raw.stream
+    floor = _floor(raw, rf, p1, p2 if varying else 0, 2 if varying else 1)
     if not varying:
-        return lambda: cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p1, 0), raw.sync
+        return (lambda: cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p1, 0), raw.sync), floor
     return (
         lambda: (
             cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p1, 0),
             cu.cuLaunchKernel(rf, 1, 1, 1, 32, 1, 1, 0, stream, p2, 0),
         ),
         raw.sync,
-    )
+    ), floor
+
+
+def _floor(raw: Any, function: Any, p1: int, p2: int, launches: int) -> tuple[Any, Any]:
+    """The :data:`FLOOR` row's (launch, sync): the C loop, or a launch that raises (and so
+    leaves the row out, with the reason) where no C compiler builds it."""
+    try:
+        return DriverLoop(raw, function, p1, p2, launches), raw.sync
+    except OSError as exc:
+        message = str(exc)
+
+        def unavailable():
+            raise RuntimeError(message)
+
+        return unavailable, None
 
 
 def _cupy_arity(ctx: Context, arity: int, varying: bool) -> tuple[Any, Any]:
@@ -318,9 +337,10 @@ def _cupy_arity(ctx: Context, arity: int, varying: bool) -> tuple[Any, Any]:
 def _arity_case(
     ctx: Context, arity: int, varying: bool = False, burst: int | None = None
 ) -> dict[str, dict[str, Any]]:
-    """``us`` per launch; ``per_repeat_to_raw`` (``_to_cupy``): the median of the ratios to
-    raw's (CuPy's) time in the same repeat (more repeats of fewer launches than the other
-    cases, so that the ratio is taken over a short stretch of the machine's drift).
+    """``us`` per launch; ``per_repeat_to_raw`` (``_to_cupy``, ``_to_floor``): the median of
+    the ratios to raw's (CuPy's, the driver's C loop's) time in the same repeat (more
+    repeats of fewer launches than the other cases, so that the ratio is taken over a short
+    stretch of the machine's drift).
     ``burst``: launches per burst of the issue-time cases (:func:`issue_us`)."""
     calls = 2 if varying else 1  # varying: two launches a call
     n = ctx.iterations(2500 if varying else 5000)
@@ -335,10 +355,10 @@ def _arity_case(
             out[impl] = {"error": v}
             continue
         out[impl] = {"us": v / calls}
-        for base in ("raw", "cupy"):
+        for base, key in (("raw", "raw"), ("cupy", "cupy"), (FLOOR, "floor")):
             ratio = paired_ratio(samples, impl, base) if impl != base else None
             if ratio is not None:
-                out[impl][f"per_repeat_to_{base}"] = ratio
+                out[impl][f"per_repeat_to_{key}"] = ratio
     return out
 
 

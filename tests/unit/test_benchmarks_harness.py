@@ -61,3 +61,30 @@ def test_paired_runs_of_the_startup_rounds():
     r = results["ember"]["per_run_to_torch"]
     assert float(r) == 0.5 and r.n == 2  # the rounds where one of the two failed are left out
     assert "per_run_to_ember" not in results["ember"]
+
+
+class _Loop:
+    """An impl with ``times(k)``, as benchmarks.impls.DriverLoop: k calls in one."""
+
+    def __init__(self):
+        self.runs: list[int] = []
+
+    def __call__(self):
+        self.runs.append(1)
+
+    def times(self, k: int) -> None:
+        self.runs.append(k)
+
+
+def test_interleaved_us_times_a_loop_in_c_as_one_call_of_n():
+    loop = _Loop()
+    samples: dict[str, list[float]] = {}
+    out = interleaved_us({"c": (loop, None)}, 5, 3, samples)
+    assert loop.runs == [1, 5, 5, 5]  # the warm-up's n // 10 single calls, then times(n)
+    assert len(samples["c"]) == 3 and float(out["c"]) >= 0
+
+
+def test_issue_us_hands_a_loop_in_c_one_burst_at_a_time():
+    loop, syncs = _Loop(), []
+    issue_us(loop, lambda: syncs.append(1), 12, 4)
+    assert loop.runs == [4, 4, 4] and len(syncs) == 4
