@@ -20,8 +20,9 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from ember._records import record
 
 
 def _parse_bool(text: str) -> bool:
@@ -71,7 +72,7 @@ def _parse_list(text: str) -> frozenset[str]:
     return frozenset(p.strip().lower() for p in text.split(",") if p.strip())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Setting:
     """One ``EMBER_*`` environment setting."""
 

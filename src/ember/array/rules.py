@@ -17,10 +17,10 @@ is real, ``sign`` is ``z / |z|`` (NumPy 2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ember import dtypes
+from ember._records import record
 from ember.array import ops
 from ember.dtypes import DType
 from ember.frontend.types import (
@@ -37,7 +37,7 @@ from ember.frontend.types import (
 BOOL, INT8, FLOAT64 = dtypes.bool_, dtypes.int8, dtypes.float64
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Resolution:
     """How to compute one operation: ``op`` on operands cast to ``ct``, giving ``out``.
 

@@ -37,9 +37,10 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from ember import _records
 from ember.cache import key as keymod
 from ember.cache import lookup
 from ember.cache.entry import CorruptEntry, Entry
@@ -134,7 +135,7 @@ def write_bundle(path: str | os.PathLike, entries: Iterable[Entry]) -> str:
     return path
 
 
-@dataclass
+@_records.record
 class Bundle:
     """A loaded bundle: the entries now served from it and those ignored (with why)."""
 

@@ -37,8 +37,8 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from ember._records import record
 from ember.cache.entry import CorruptEntry, Entry
 from ember.codegen import dialects
 
@@ -78,7 +78,7 @@ def parse_size(text: str) -> int:
     return int(float(m.group(1)) * unit)
 
 
-@dataclass
+@record
 class Stored:
     """One entry file as a directory listing sees it."""
 

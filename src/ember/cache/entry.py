@@ -28,9 +28,10 @@ import json
 import re
 import struct
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from ember._records import record
 from ember.cache import key as keymod
 
 MAGIC = b"EMBERC1\n"
@@ -50,7 +51,7 @@ class CorruptEntry(Exception):
     """A cache entry or bundle member that cannot be trusted; the message says why."""
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Entry:
     """A compiled kernel as the caches and bundles keep it."""
 

@@ -20,16 +20,17 @@ import atexit
 import os
 import sys
 import threading
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
+from ember._records import record
 from ember.cache import disk
 from ember.cache.entry import Entry
 
 PROFILE_KEYS = 256  # at most this many keys per program profile
 
 
-@dataclass
+@record
 class Stats:
     """Counters of this process (``ember.cache.stats()``)."""
 
@@ -45,7 +46,7 @@ class Stats:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-@dataclass
+@record
 class Hit:
     entry: Entry
     module: Any  # the loaded module when the warmup preloaded it, else None

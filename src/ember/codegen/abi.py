@@ -32,10 +32,10 @@ The record is :data:`RECORD_WORDS` int64 words, written by the failing thread
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ember import dtypes
+from ember._records import record
 from ember.codegen.dialects.base import Dialect
 from ember.dtypes import DType
 from ember.frontend.types import Array, Scalar
@@ -47,7 +47,7 @@ RECORD_WORDS = 16  # state, kernel id, site, block xyz, thread xyz, value 0, val
 DONE = 2  # record[0] once the winner has written everything
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AbiParam:
     """One C kernel parameter."""
 

@@ -27,9 +27,10 @@ import math
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from ember._records import record
 from ember.cache import key as keymod
 from ember.cache import lookup as cache_lookup
 from ember.cache.disk import CacheWarning
@@ -166,7 +167,7 @@ def _numbered(source: str) -> str:
 # ------------------------------------------------------------------------- the whole pipeline
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Specialization:
     """One kernel compiled for one argument signature on one backend.
 

@@ -34,9 +34,10 @@ import itertools
 import struct
 import threading
 import weakref
-from dataclasses import astuple, dataclass
+from dataclasses import astuple
 from typing import TYPE_CHECKING
 
+from ember._records import record
 from ember.cache.entry import base_name
 from ember.codegen.abi import DONE, RECORD_WORDS
 from ember.errors import KernelError
@@ -50,7 +51,7 @@ if TYPE_CHECKING:  # kernels from the cache have their site tables: only a compi
 RECORD_BYTES = RECORD_WORDS * 8
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SiteInfo:
     """What the host knows about one check site: plain data (a cache can store it)."""
 
@@ -105,7 +106,7 @@ def sites_from_json(records) -> tuple[SiteInfo, ...]:
         return ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelSites:
     name: str
     sites: tuple[SiteInfo, ...]

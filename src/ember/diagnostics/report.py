@@ -33,8 +33,9 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 
+from ember._records import record
 from ember.cache.entry import base_name
 from ember.config import settings
 from ember.errors import EmberPerformanceWarning, SlowPathError
@@ -52,7 +53,7 @@ REGISTERS_PER_SM = 65536  # every CUDA architecture since sm_50
 REQUESTED = frozenset({"bounds-check", "checked-conversion"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SlowPath:
     """One item of the report: ``kind``, what was found (``message``), the fast alternative
     (``fix``), where (``filename``, ``line``, ``col``, ``text``: the source line) and

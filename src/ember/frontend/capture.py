@@ -18,15 +18,16 @@ import hashlib
 import inspect
 import textwrap
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from ember._records import record
 from ember.errors import KernelSyntaxError
 
 _MISSING = object()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Loc:
     """A position in user source: ``line`` and ``col`` are 1-based, as editors show them."""
 
@@ -41,7 +42,7 @@ class Loc:
         return f"{self.filename}:{self.line}:{self.col}"
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Captured:
     """One Python function ready for the typer: source, AST, positions and name lookup."""
 

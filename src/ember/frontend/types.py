@@ -24,10 +24,11 @@ Python scalars stay weak: ``bfloat16 * 2.5`` is ``bfloat16``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ember import dtypes
+from ember._records import record
 from ember.dtypes import DType
 
 # The math functions defined for complex operands (ember.exp(z), ember.sqrt(z)...; their code
@@ -50,7 +51,7 @@ class Type:
         return self.key()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scalar(Type):
     """A number of ``dtype``; ``weak`` for Python-scalar-like values (NEP 50)."""
 
@@ -72,7 +73,7 @@ SPACES = ("global", "shared", "local", "constant")
 _SPACE_WORDS = {"shared": "shared", "local": "per-thread", "constant": "constant"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Array(Type):
     """An array view: element ``dtype``, ``ndim``, ``layout`` and memory ``space``.
 
@@ -116,7 +117,7 @@ class Array(Type):
         return f"array({self.dtype.name}, {self.ndim}d, {layout}{where})"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tuple(Type):
     """A fixed-length tuple of values (shapes, multi-indices)."""
 
@@ -127,7 +128,7 @@ class Tuple(Type):
         return f"({inner},)" if len(self.items) == 1 else f"({inner})"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CompileTime(Type):
     """A compile-time argument: a dtype, a function (a device function to call) or a tuple
     of those.  It has no run-time value: the kernel is specialized on it (its identity for
@@ -149,7 +150,7 @@ def _static_key(v: Any) -> str:
     return f"fn:{getattr(func, '__module__', '?')}.{name}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Void(Type):
     """No value: the result of a function without ``return value``."""
 
@@ -313,7 +314,7 @@ def unify(a: Type, b: Type) -> Type | None:
 # --------------------------------------------------------------------- target
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     """What the code is generated for: dialect, architecture and device features.
 

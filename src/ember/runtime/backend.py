@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from ember._records import record
 from ember.codegen.dialects import Dialect
 from ember.dtypes import DType  # noqa: F401 - named by Param and the docs
 from ember.errors import BackendUnavailableError, UnsupportedFeatureError
@@ -70,7 +71,7 @@ DL_CPU, DL_CUDA, DL_OPENCL, DL_CUDA_MANAGED = 1, 2, 4, 13
 Param = "DType | str"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DeviceInfo:
     """What Ember knows about one device.  Sizes are in bytes."""
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ember._records import record
 from ember.errors import LaunchError
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def dim3(value: Any, what: str, smallest: int = 1) -> Dim3:
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LaunchLimits:
     """The largest launch a device takes: ``grid`` (blocks per dimension), ``blocks`` (in
     all), ``block`` (threads per dimension), ``threads`` (per block).  Backends check a
