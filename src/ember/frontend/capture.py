@@ -16,6 +16,7 @@ import ast
 import builtins
 import hashlib
 import inspect
+import linecache
 import textwrap
 import weakref
 from dataclasses import field
@@ -129,14 +130,15 @@ def capture(func: Any) -> Captured:
             f"cannot read the source of {name!r} ({exc}); define kernels in a file "
             "(not at the interactive prompt or with exec) so Ember can read them"
         ) from None
-    _, first_line, filename, _ = source
+    first_line, filename = source[1], source[2]
     if func.__name__ == "<lambda>":
         raise KernelSyntaxError(
             f"cannot compile a lambda ({filename}:{first_line}); use a def function"
         )
     try:
-        indent, fdef, digest, original = _parsed(source)
-    except (SyntaxError, StopIteration) as exc:  # source that inspect cut out oddly
+        indent, fdef, digest, original = _parsed(source, func)
+        first_line = source[1]
+    except (SyntaxError, StopIteration, OSError) as exc:  # source that inspect cut out oddly
         raise KernelSyntaxError(
             f"cannot parse the source of {name!r} ({filename}:{first_line}): {exc}"
         ) from None
@@ -162,23 +164,77 @@ _sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _source_of(func: Any) -> list:
-    """``[lines, first line, file name, parse or None]`` of ``func``'s source
-    (``inspect``'s), kept per code object; :func:`_parsed` fills the parse."""
+    """``[lines, first line, file name, parse or None, read by indentation]`` of ``func``'s
+    source (the lines ``inspect.getsourcelines`` gives), kept per code object;
+    :func:`_parsed` fills the parse (and reads the lines again where :func:`_block`'s
+    reading of them does not parse)."""
     code = func.__code__
     found = _sources.get(code)
     if found is None:
-        lines, first_line = inspect.getsourcelines(func)
         filename = inspect.getsourcefile(func) or code.co_filename
-        found = _sources[code] = [tuple(lines), first_line, filename, None]
+        block = _block(func, filename)
+        if block is None:
+            lines, first_line = inspect.getsourcelines(func)
+            block = (tuple(lines), first_line, False)
+        found = _sources[code] = [block[0], block[1], filename, None, block[2]]
     return found
 
 
-def _parsed(source: list) -> tuple[int, Any, str, tuple[str, ...]]:
-    """``(indent, the def's AST, the source's SHA-256, the lines without newlines)``."""
+def _block(func: Any, filename: str) -> tuple[tuple[str, ...], int, bool] | None:
+    """``(lines, first line, True)`` of ``func``'s definition, read from its file by
+    indentation (None where that is not plain): from its first line (a decorator's, as
+    ``co_firstlineno``) to the last code line indented past it, as ``inspect`` finds it.
+    ``inspect`` tokenizes the file from there, which cost ~2 ms of a first kernel (its
+    tokenizer's expressions compiled on first use).  The header may span lines (brackets
+    are counted until its closing ``:``); where indentation or the count misleads (a string
+    continued at the left margin, a bracket inside a string, a one-line ``def``), the
+    lines read do not parse as one definition, and :func:`_parsed` reads them with
+    ``inspect`` instead."""
+    lines = linecache.getlines(filename, func.__globals__)
+    start = func.__code__.co_firstlineno - 1
+    if not 0 <= start < len(lines):
+        return None
+    base = len(lines[start]) - len(lines[start].lstrip())
+    header, depth, seen_def, end, body = True, 0, False, start, None
+    for i in range(start, len(lines)):
+        code = lines[i].split("#", 1)[0].strip()  # (a '#' in a string: see above)
+        indent = len(lines[i]) - len(lines[i].lstrip())
+        if not code:  # blank, or a comment: kept where code follows it, or (as inspect
+            if body is not None and lines[i].strip() and indent >= body:  # does) where it
+                end = i + 1  # is indented as far as the body's first line
+            continue
+        if not header and indent <= base:
+            break  # the next statement after the definition
+        if not header and body is None:
+            body = indent
+        if header:
+            seen_def |= indent == base and code.startswith(("def ", "async def "))
+            depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+            header = not (seen_def and depth == 0 and code.endswith(":"))
+        end = i + 1
+    if header:
+        return None
+    return tuple(lines[start:end]), start + 1, True
+
+
+def _parsed(source: list, func: Any) -> tuple[int, Any, str, tuple[str, ...]]:
+    """``(indent, the def's AST, the source's SHA-256, the lines without newlines)`` of the
+    source :func:`_source_of` read for ``func``."""
     if source[3] is None:
+        try:
+            tree = ast.parse(textwrap.dedent("".join(source[0])))
+            if source[4] and not (
+                len(tree.body) == 1 and getattr(tree.body[0], "name", None) == func.__code__.co_name
+            ):
+                raise SyntaxError("not one definition")  # see _block
+        except SyntaxError:
+            if not source[4]:
+                raise
+            lines, source[1] = inspect.getsourcelines(func)  # see _block
+            source[0], source[4] = tuple(lines), False
+            tree = ast.parse(textwrap.dedent("".join(source[0])))
         lines = source[0]
         text = "".join(lines)
-        tree = ast.parse(textwrap.dedent(text))
         fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
         digest = hashlib.sha256(text.encode()).hexdigest()
         source[3] = (_indent_of(lines), fdef, digest, tuple(ln.rstrip("\n") for ln in lines))
