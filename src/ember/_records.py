@@ -18,6 +18,7 @@ on assignment.  A method the class defines itself is kept.  ``InitVar`` pseudo-f
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from operator import attrgetter
@@ -60,7 +61,8 @@ def _make(cls: type[T], frozen: bool, eq: bool) -> type[T]:
     fields = dataclasses.fields(cls)
     params = cls.__dataclass_params__  # say what the class is, as dataclass(...) would
     for name, value in (("init", True), ("repr", True), ("eq", eq), ("frozen", frozen)):
-        setattr(params, name, value)
+        with contextlib.suppress(AttributeError):  # a Python whose params are read-only
+            setattr(params, name, value)
     if "__init__" not in own:
         cls.__init__ = _init(cls, fields, frozen)
     if no_doc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
@@ -154,7 +155,15 @@ def test_every_function_of_ember_reads_as_inspect_reads_it():
                 expected = inspect.getsourcelines(func)
             except (OSError, TypeError):
                 continue
-            lines, first, fast = _read(func)
+            try:
+                lines, first, fast = _read(func)
+            except (SyntaxError, StopIteration):  # capture refuses it: as with inspect's lines
+                try:
+                    tree = ast.parse(textwrap.dedent("".join(expected[0])))
+                except SyntaxError:
+                    continue
+                assert not any(isinstance(n, ast.FunctionDef) for n in tree.body), func
+                continue
             assert (lines, first) == (expected[0], expected[1]), func.__qualname__
             checked += 1
             by_indentation += fast
