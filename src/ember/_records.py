@@ -120,7 +120,7 @@ def _init(cls: type, fields: tuple, frozen: bool) -> Callable:
         body.append("self.__post_init__()")
     signature = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
     source = f"def __init__({signature}):\n    " + "\n    ".join(body or ["pass"])
-    exec(source, scope)  # noqa: S102 - fields' names only, as dataclass does
+    exec(compile(source, f"<ember record {cls.__qualname__}>", "exec"), scope)  # noqa: S102
     init = scope["__init__"]
     init.__annotations__ = {**{f.name: f.type for f in fields if f.init}, "return": None}
     return _method(cls, "__init__", init)
