@@ -187,13 +187,8 @@ def interleaved_us(
             if burst:
                 samples[name].append(issue_us(fn, sync, n, burst))
                 continue
-            times = getattr(fn, "times", None)  # a loop in C (impls.DriverLoop)
             t = time.perf_counter()
-            if times is not None:
-                times(n)
-            else:
-                for _ in range(n):
-                    fn()
+            _calls(fn, n)
             if sync:
                 sync()
             samples[name].append((time.perf_counter() - t) / n * 1e6)
@@ -212,18 +207,24 @@ def issue_us(fn: Callable[[], Any], sync: Callable, n: int, burst: int) -> float
     fills that queue, every launch waits for a free slot, and a throughput figure
     (:func:`per_call_us`) then measures the device's kernel rate instead of the launch."""
     bursts, total = max(n // burst, 1), 0.0
-    times = getattr(fn, "times", None)  # a loop in C (impls.DriverLoop): one call a burst
     for _ in range(bursts):
         sync()
         t = time.perf_counter()
-        if times is not None:
-            times(burst)
-        else:
-            for _ in range(burst):
-                fn()
+        _calls(fn, burst)
         total += time.perf_counter() - t
     sync()
     return total / (bursts * burst) * 1e6
+
+
+def _calls(fn: Callable[[], Any], n: int) -> None:
+    """``n`` calls of ``fn``: one call of its ``times(n)`` where it has one (a loop in C,
+    :class:`benchmarks.impls.DriverLoop`), else a Python loop."""
+    times = getattr(fn, "times", None)
+    if times is not None:
+        times(n)
+        return
+    for _ in range(n):
+        fn()
 
 
 def paired_ratio(samples: dict[str, list[float]], name: str, base: str) -> Median | None:

@@ -81,10 +81,12 @@ def _module(tmp_path, monkeypatch):
 
 
 def _read(func):
-    """Capture's reading (lines, first line, read by indentation), parsed as capture does."""
+    """Capture's reading (lines, first line, and whether indentation read them)."""
+    filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    by_indentation = cap._block(func, filename) is not None
     source = cap._source_of(func)
-    cap._parsed(source, func)
-    return list(source[0]), source[1], source[4]
+    cap._parsed(source)
+    return list(source[0]), source[1], by_indentation
 
 
 @pytest.fixture

@@ -136,9 +136,8 @@ def capture(func: Any) -> Captured:
             f"cannot compile a lambda ({filename}:{first_line}); use a def function"
         )
     try:
-        indent, fdef, digest, original = _parsed(source, func)
-        first_line = source[1]
-    except (SyntaxError, StopIteration, OSError) as exc:  # source that inspect cut out oddly
+        indent, fdef, digest, original = _parsed(source)
+    except (SyntaxError, StopIteration) as exc:  # source that inspect cut out oddly
         raise KernelSyntaxError(
             f"cannot parse the source of {name!r} ({filename}:{first_line}): {exc}"
         ) from None
@@ -164,10 +163,9 @@ _sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _source_of(func: Any) -> list:
-    """``[lines, first line, file name, parse or None, read by indentation]`` of ``func``'s
-    source (the lines ``inspect.getsourcelines`` gives), kept per code object;
-    :func:`_parsed` fills the parse (and reads the lines again where :func:`_block`'s
-    reading of them does not parse)."""
+    """``[lines, first line, file name, parse or None, tree or None]`` of ``func``'s source
+    (the lines ``inspect.getsourcelines`` gives), kept per code object; :func:`_parsed`
+    fills the parse (from the tree :func:`_block` parsed, where it read the lines)."""
     code = func.__code__
     found = _sources.get(code)
     if found is None:
@@ -175,21 +173,20 @@ def _source_of(func: Any) -> list:
         block = _block(func, filename)
         if block is None:
             lines, first_line = inspect.getsourcelines(func)
-            block = (tuple(lines), first_line, False)
+            block = (tuple(lines), first_line, None)
         found = _sources[code] = [block[0], block[1], filename, None, block[2]]
     return found
 
 
-def _block(func: Any, filename: str) -> tuple[tuple[str, ...], int, bool] | None:
-    """``(lines, first line, True)`` of ``func``'s definition, read from its file by
+def _block(func: Any, filename: str) -> tuple[tuple[str, ...], int, ast.Module] | None:
+    """``(lines, first line, their parse)`` of ``func``'s definition, read from its file by
     indentation (None where that is not plain): from its first line (a decorator's, as
     ``co_firstlineno``) to the last code line indented past it, as ``inspect`` finds it.
     ``inspect`` tokenizes the file from there, which cost ~2 ms of a first kernel (its
     tokenizer's expressions compiled on first use).  The header may span lines (brackets
     are counted until its closing ``:``); where indentation or the count misleads (a string
     continued at the left margin, a bracket inside a string, a one-line ``def``), the
-    lines read do not parse as one definition, and :func:`_parsed` reads them with
-    ``inspect`` instead."""
+    lines read do not parse as that one definition: None, and ``inspect`` reads them."""
     lines = linecache.getlines(filename, func.__globals__)
     start = func.__code__.co_firstlineno - 1
     if not 0 <= start < len(lines):
@@ -214,27 +211,24 @@ def _block(func: Any, filename: str) -> tuple[tuple[str, ...], int, bool] | None
         end = i + 1
     if header:
         return None
-    return tuple(lines[start:end]), start + 1, True
+    block = tuple(lines[start:end])
+    try:
+        tree = ast.parse(textwrap.dedent("".join(block)))
+    except SyntaxError:
+        return None
+    stmts = tree.body
+    if len(stmts) != 1 or getattr(stmts[0], "name", None) != func.__code__.co_name:
+        return None
+    return block, start + 1, tree
 
 
-def _parsed(source: list, func: Any) -> tuple[int, Any, str, tuple[str, ...]]:
-    """``(indent, the def's AST, the source's SHA-256, the lines without newlines)`` of the
-    source :func:`_source_of` read for ``func``."""
+def _parsed(source: list) -> tuple[int, Any, str, tuple[str, ...]]:
+    """``(indent, the def's AST, the source's SHA-256, the lines without newlines)``."""
     if source[3] is None:
-        try:
-            tree = ast.parse(textwrap.dedent("".join(source[0])))
-            if source[4] and not (
-                len(tree.body) == 1 and getattr(tree.body[0], "name", None) == func.__code__.co_name
-            ):
-                raise SyntaxError("not one definition")  # see _block
-        except SyntaxError:
-            if not source[4]:
-                raise
-            lines, source[1] = inspect.getsourcelines(func)  # see _block
-            source[0], source[4] = tuple(lines), False
-            tree = ast.parse(textwrap.dedent("".join(source[0])))
         lines = source[0]
         text = "".join(lines)
+        tree = source[4] or ast.parse(textwrap.dedent(text))
+        source[4] = None  # (the parse below keeps what is needed of it)
         fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
         digest = hashlib.sha256(text.encode()).hexdigest()
         source[3] = (_indent_of(lines), fdef, digest, tuple(ln.rstrip("\n") for ln in lines))
