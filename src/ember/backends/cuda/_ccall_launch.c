@@ -120,13 +120,14 @@ pack_and_call(launch_ex_fn entry, void *function, PyObject *kinds_bytes,
             slots[i] = reuse->slots[i];
             continue;
         }
-        slots[i] = 0;
-        if (ccall_pack(kinds[i], vals[i], (unsigned char *)&slots[i]) < 0) {
+        unsigned long long slot;
+        if (ccall_pack(kinds[i], vals[i], &slot) < 0) {
             status = -1;
             break;
         }
+        slots[i] = slot;
         if (reuse != NULL) {
-            reuse->slots[i] = slots[i];
+            reuse->slots[i] = slot;
         }
     }
     if (reuse != NULL) {
