@@ -28,6 +28,7 @@ THREADS = [] if sys.platform == "win32" else ["-pthread"]
 CUDA = "src/ember/backends/cuda/"
 # _ccall: the module (and the tests' probes), the launcher, the guarded runner, NumPy scalars
 WAITABLE = "src/ember/runtime/_waitable"  # its header: the layout the launcher reads
+SLOTS = "src/ember/_slots.h"  # reading an object slot in place (_ccall and _dispatch)
 CCALL = [f"{CUDA}_ccall{part}.c" for part in ("", "_launch", "_runner", "_scalars")]
 
 setup(
@@ -43,8 +44,8 @@ setup(
             optional=True,
         )
         for name, sources, depends, flags in (
-            ("ember.backends.cuda._ccall", CCALL, [CUDA + "_ccall.h", WAITABLE + ".h"], []),
-            ("ember.compiler._dispatch", ["src/ember/compiler/_dispatch.c"], [], []),
+            ("ember.backends.cuda._ccall", CCALL, [CUDA + "_ccall.h", WAITABLE + ".h", SLOTS], []),
+            ("ember.compiler._dispatch", ["src/ember/compiler/_dispatch.c"], [SLOTS], []),
             ("ember.runtime._pool", ["src/ember/runtime/_pool.c"], [], []),
             ("ember.array._core", ["src/ember/array/_core.c"], [], []),
             ("ember.runtime._waitable", [WAITABLE + ".c"], [WAITABLE + ".h"], []),

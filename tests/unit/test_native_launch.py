@@ -531,6 +531,32 @@ def test_the_compiled_launch_calls_the_runner_in_c_and_follows_the_inline_cache(
         launch(2.0, x, "not an array")
 
 
+def test_the_compiled_paths_read_the_slots_they_keep_as_they_are_now(fake, dispatch):
+    """kernel._last and each array's _lv are read in place (ember/_slots.h): a slot set
+    anew is seen by the next launch, and an unset one raises as the attribute read does."""
+    k = ember.kernel(axpy.py_func)
+    launch = k[1, 4]
+    x, y = array(fake, (10,)), array(fake, (10,), offset=8)
+    launch(2.0, x, y)
+    view = x._lv
+    x._lv = None  # forgotten: the guard makes the view again
+    launch(3.0, x, y)
+    assert x._lv == view and slots(7) == packed(k._last.pack(3.0, x, y))
+    spec = k._last
+    del k._last
+    with pytest.raises(AttributeError):
+        launch(2.0, x, y)
+    k._last = spec
+    launch(4.0, x, y)
+    assert slots(7) == packed(spec.pack(4.0, x, y))
+    del x._lv
+    with pytest.raises(AttributeError):
+        launch(2.0, x, y)
+    x._lv = None
+    launch(5.0, x, y)
+    assert slots(7) == packed(spec.pack(5.0, x, y)) and fake.slow == []
+
+
 def test_threads_launching_one_kernel_count_every_launch(fake):
     """Four threads share one kernel[grid, block] (the kept specialization, the launcher's
     kept grid and block, the stream's counter): every launch is counted once."""

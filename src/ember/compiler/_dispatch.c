@@ -24,6 +24,8 @@
 #define Py_LIMITED_API 0x030A0000
 #include <Python.h>
 
+#include "../_slots.h"
+
 /* A runner's C entry (a backend's compiled `run`: its `self`'s type has the capsule
  * `__ember_flat__` named "ember.flat_run"): run(grid, block, shared_mem, stream, args)
  * with cfg = those four and the arguments as the caller passed them, no tuple made.  1
@@ -48,6 +50,7 @@ typedef struct {
                              has no attribute of that name) */
     PyObject *last_slot;  /* else, where the class's `_last` is a slot: its descriptor, */
     descrgetfunc last_get; /* whose __get__ reads it without the attribute lookup */
+    Py_ssize_t last_offset; /* and its offset, read in place (ember/_slots.h; 0: none) */
     /* The specialization last seen at kernel._last, its `run` and what was read of it once
      * (a specialization's run and backend never change once it is built): */
     PyObject *spec, *run, *spec_be;
@@ -205,14 +208,19 @@ take_spec(launch_state *st, PyObject *spec)
     return 0;
 }
 
-/* kernel._last (a new reference, or NULL with an error set): through the class's slot
- * descriptor where it has one (a Kernel), from the instance's __dict__ where the class has
- * no attribute of that name, else the generic lookup (both checked when the state is
- * made). */
+/* kernel._last (a new reference, or NULL with an error set): read in place where the
+ * class's slot has a known offset (a Kernel), else through that slot's descriptor (also
+ * where the slot is unset: it raises the AttributeError), from the instance's __dict__
+ * where the class has no attribute of that name, else the generic lookup (all checked
+ * when the state is made). */
 static PyObject *
 last_spec(launch_state *st)
 {
     PyObject *kernel = st->kernel;
+    PyObject *spec = st->last_offset > 0 ? slot_read(kernel, st->last_offset) : NULL;
+    if (spec != NULL) {
+        return Py_NewRef(spec);
+    }
     if (st->last_get != NULL) {
         return st->last_get(st->last_slot, kernel, (PyObject *)Py_TYPE(kernel));
     }
@@ -224,7 +232,7 @@ last_spec(launch_state *st)
         PyErr_Clear();
         return PyObject_GetAttr(kernel, str_last);
     }
-    PyObject *spec = PyDict_GetItemWithError(dict, str_last);
+    spec = PyDict_GetItemWithError(dict, str_last);
     Py_DECREF(dict);
     if (spec != NULL) {
         return Py_NewRef(spec);
@@ -394,6 +402,7 @@ make(PyMethodDef *def, PyObject *const fields[7], int empty)
     st->be = st->spec = st->run = st->spec_be = st->flat_self = st->last_slot = NULL;
     st->flat = NULL;
     st->last_get = NULL;
+    st->last_offset = 0;
     st->empty = empty;
     PyObject *on_class = PyObject_GetAttr((PyObject *)Py_TYPE(st->kernel), str_last);
     st->dict_last = on_class == NULL;
@@ -405,6 +414,7 @@ make(PyMethodDef *def, PyObject *const fields[7], int empty)
     }
     if (st->last_get != NULL) {
         st->last_slot = on_class;
+        st->last_offset = slot_offset(on_class, "_last");
     } else {
         Py_XDECREF(on_class);
     }

@@ -1,5 +1,6 @@
 /* ember.backends.cuda._ccall: a specialization's guarded launch (see _ccall.c). */
 #include "_ccall.h"
+#include "../../_slots.h"
 
 /* ------------------------------------------------------------------ the guarded runner */
 
@@ -22,6 +23,7 @@ struct guard {
     PyObject *want;     /* an array's token or frozenset of tokens (borrowed), else NULL */
     PyObject *lv;       /* an array type's `_lv` slot descriptor (owned), else NULL */
     descrgetfunc get;   /* its __get__: a._lv without the attribute lookup */
+    Py_ssize_t offset;  /* the slot's offset (ember/_slots.h; 0: read through `get`) */
 };
 
 typedef struct {
@@ -118,8 +120,12 @@ check_argument(runner_state *r, const struct guard *guard, PyObject *a, PyObject
     if (kind == GUARD_TYPE) {
         return 1;
     }
-    PyObject *v = guard->get != NULL ? guard->get(guard->lv, a, expected)
-                                     : PyObject_GetAttr(a, str_lv);
+    PyObject *v = guard->offset > 0 ? slot_read(a, guard->offset) : NULL;
+    if (v != NULL) {
+        Py_INCREF(v);
+    } else {
+        v = guard->get != NULL ? guard->get(guard->lv, a, expected) : PyObject_GetAttr(a, str_lv);
+    }
     if (v == NULL) {
         return -1;
     }
@@ -294,8 +300,9 @@ static PyMethodDef runner_def = {
     "Launch when every argument has this specialization's type (True), else nothing (False).",
 };
 
-/* An array guard's `_lv` slot descriptor and its __get__, where the array type has one
- * (a class with __slots__): the guard then reads a._lv without the attribute lookup.  The
+/* An array guard's `_lv` slot descriptor, its __get__ and the slot's offset, where the
+ * array type has one (a class with __slots__, a C type's member): the guard then reads
+ * a._lv in place (through __get__ where it is unset), without the attribute lookup.  The
  * descriptor is what the type's __dict__ holds, so a subclass's own `_lv` does not matter:
  * the guard accepts the exact type only.  0, or -1 with an error set. */
 static int
@@ -313,6 +320,7 @@ array_slot(struct guard *g)
     }
     g->lv = lv;
     g->get = get;
+    g->offset = slot_offset(lv, "_lv");
     return 0;
 }
 
@@ -384,6 +392,7 @@ ccall_make_runner(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         r->checks[i].expected = PyTuple_GetItem(g, 1);
         r->checks[i].want = want == Py_None ? NULL : want;
         r->checks[i].lv = NULL;
+        r->checks[i].offset = 0;
         r->checks[i].get = NULL;
     }
     r->nargs = nguards;
