@@ -49,7 +49,6 @@ def test_apply_along_axis(backend):
                                1, d)  # fmt: skip
 
 
-
 def test_apply_over_axes(backend):
     a = np.arange(24.0).reshape(2, 3, 4)
     d = ember.asarray(a)
