@@ -161,3 +161,67 @@ def test_nvrtc_loaded_files_name_the_library_once_loaded():
     files = nvrtc.loaded_files()
     assert files and all(os.path.basename(f).startswith("libnvrtc") for f in files)
     assert all(os.path.isfile(f) for f in files)
+
+
+# ------------------------------------------------------------------ the compiler's fingerprint
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A stand-in for the ember package: the fingerprinted paths, a few files each."""
+    root = tmp_path / "pkg"
+    for rel in keymod.FINGERPRINT_PATHS:
+        path = root / rel
+        if rel.endswith(".py"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# {rel}\n")
+        else:
+            (path / "sub").mkdir(parents=True)
+            (path / "a.py").write_text(f"A = '{rel}'\n")
+            (path / "sub" / "b.py").write_text("B = 1\n")
+            (path / "notes.txt").write_text("not source\n")
+    return str(root)
+
+
+def test_the_fingerprint_is_read_from_the_record_while_the_sources_are_unchanged(
+    cache_dir, package, monkeypatch
+):
+    first = keymod._recorded_fingerprint(package)
+    assert first == keymod._hash_sources(package)
+    (record,) = json.loads((cache_dir / "v1" / "fingerprint.json").read_text())["records"].values()
+    dirs = [rel for rel in keymod.FINGERPRINT_PATHS if not rel.endswith(".py")]
+    files = len(keymod.FINGERPRINT_PATHS) - len(dirs) + 2 * len(dirs)  # not notes.txt
+    assert record["fingerprint"] == first and len(record["files"]) == files
+    hashed = []
+    monkeypatch.setattr(keymod, "_hash_sources", lambda *a: hashed.append(a) or "x")
+    assert keymod._recorded_fingerprint(package) == first and hashed == []
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "remove", "version", "damage"])
+def test_any_change_to_the_sources_hashes_them_again(cache_dir, package, monkeypatch, change):
+    first = keymod._recorded_fingerprint(package)
+    source = os.path.join(package, "codegen", "a.py")
+    if change == "edit":  # same size, a new modification time
+        with open(source, "w") as f:
+            f.write("A = 'codegeN'\n")
+        st = os.stat(source)
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    elif change == "add":
+        with open(os.path.join(package, "frontend", "sub", "new.py"), "w") as f:
+            f.write("C = 2\n")
+    elif change == "remove":
+        os.remove(source)
+    elif change == "version":
+        monkeypatch.setattr(keymod, "__version__", "9.9.9")
+    else:
+        (cache_dir / "v1" / "fingerprint.json").write_text("{not json")
+    again = keymod._recorded_fingerprint(package)
+    assert again == keymod._hash_sources(package)
+    assert (again == first) is (change == "damage")
+    assert keymod._recorded_fingerprint(package) == again  # and recorded
+
+
+def test_without_the_disk_cache_the_fingerprint_is_hashed(tmp_path, package):
+    with config.override(cache=False, cache_dir=str(tmp_path / "off")):
+        assert keymod._recorded_fingerprint(package) == keymod._hash_sources(package)
+    assert not (tmp_path / "off").exists()
