@@ -99,22 +99,18 @@ def _recorded_fingerprint(package: str) -> str:
     hashed again after every change, as before."""
     files = _source_files(package)
     states = [_file_state(f) for f in files]
-    path = _versions_path("fingerprint.json")
+    path = _record_path("fingerprint.json")
     if path is None or None in states:
         return _hash_sources(package, files)
-    records = _read_records(path)
-    record = records.get(package)
+    record = _read_records(path).get(package)
     try:
-        if record["version"] == __version__ and record["files"] == states:
-            found = record["fingerprint"]
-            if isinstance(found, str) and found.startswith(__version__ + "+"):
-                return found
-    except (TypeError, KeyError):
+        found = record["fingerprint"]  # the version is its prefix
+        if record["files"] == states and found.startswith(__version__ + "+"):
+            return found
+    except (TypeError, KeyError, AttributeError):
         pass
     fp = _hash_sources(package, files)
-    records.pop(package, None)  # re-inserted last: the newest record is kept longest
-    records[package] = {"version": __version__, "fingerprint": fp, "files": states}
-    _write_records(path, dict(list(records.items())[-MAX_FINGERPRINT_RECORDS:]))
+    _store_record(path, package, {"fingerprint": fp, "files": states}, MAX_FINGERPRINT_RECORDS)
     return fp
 
 
@@ -185,7 +181,7 @@ def _stamp_key(stamp: dict) -> str:
     return hashlib.sha256(json.dumps(stamp, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _versions_path(name: str = "versions.json") -> str | None:
+def _record_path(name: str) -> str | None:
     """Where the cache keeps record ``name`` (None: the disk cache is off)."""
     from ember.cache import disk
 
@@ -213,7 +209,7 @@ def _file_state(path: str) -> list | None:
 def recorded_versions(stamp: dict) -> dict | None:
     """The versions recorded under ``stamp``, or None: no record, a damaged one, or a
     library file it lists that changed or went away (the disk cache off: None)."""
-    path = _versions_path()
+    path = _record_path("versions.json")
     if path is None:
         return None
     record = _read_records(path).get(_stamp_key(stamp))
@@ -230,23 +226,26 @@ def recorded_versions(stamp: dict) -> dict | None:
 
 def _record_versions(stamp: dict, found: dict, files: list[str]) -> None:
     """Keep ``found`` under ``stamp`` (best effort: a read-only cache records nothing)."""
-    path = _versions_path()
+    path = _record_path("versions.json")
     if path is None:
         return
     states = [s for s in map(_file_state, files) if s is not None]
-    records, key = _read_records(path), _stamp_key(stamp)
-    records.pop(key, None)  # re-inserted last: the newest record is kept longest
-    records[key] = {"versions": found, "files": states}
-    _write_records(path, dict(list(records.items())[-MAX_VERSION_RECORDS:]))
+    record = {"versions": found, "files": states}
+    _store_record(path, _stamp_key(stamp), record, MAX_VERSION_RECORDS)
 
 
-def _write_records(path: str, records: dict) -> None:
-    """Replace the record file at ``path`` (best effort: a read-only cache keeps none)."""
+def _store_record(path: str, key: str, value: dict, limit: int) -> None:
+    """Keep ``value`` under ``key`` in the record file at ``path``, with the ``limit``
+    newest (best effort: a read-only cache keeps none)."""
     from ember.cache.disk import atomic_write
 
+    records = _read_records(path)
+    records.pop(key, None)  # re-inserted last: the newest record is kept longest
+    records[key] = value
+    kept = dict(list(records.items())[-limit:])
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        atomic_write(path, json.dumps({"records": records}, indent=1).encode())
+        atomic_write(path, json.dumps({"records": kept}, indent=1).encode())
     except OSError:
         pass
 
