@@ -38,48 +38,27 @@ Rules
     * A failure is never raised by the warmup.  The first real use creates the backend the
       ordinary way and raises the ordinary error (or the registry's record of it);
       ``ember.warmup(blocking=True)`` raises it too.
-    * ``os.fork()``: the fork waits for the step in progress (so the child inherits no
-      half-done import or half-made backend); in the child the warmup counts as finished,
-      and a backend the parent initialized (by the warmup, or by using it) raises a clear
-      :class:`~ember.errors.BackendUnavailableError` on use - CUDA cannot be used after a
-      fork.  Use the ``spawn`` start method of :mod:`multiprocessing`.
-
-Why the fork waits in an *audit hook* (``sys.addaudithook``, event ``os.fork``) and not in
-an ``os.register_at_fork`` hook: Python runs the ``before`` fork hooks newest first, so the
-hooks of modules imported after Ember (``logging``, which the warmup's own imports pull in)
-run before Ember's and hold their locks while Ember's hook waits - and the warmup's step,
-importing ``pyopencl`` or ``asyncio``, waits for ``logging``'s lock: both hung (issue 18).
-The audit event comes before any fork hook, when the forking thread holds no library lock.
-A fork that raises no audit event (``subprocess`` with ``preexec_fn``) waits in the fork
-hook, at most :data:`FORK_HOOK_WAIT_S`; every wait is bounded, so a fork never hangs.
+    * ``os.fork()``: the fork waits for the step in progress; in the child the warmup
+      counts as finished, and a backend the parent initialized raises a clear
+      :class:`~ember.errors.BackendUnavailableError` on use (:mod:`ember.forking`
+      says how, and why an audit hook).  Use the ``spawn`` start method of
+      :mod:`multiprocessing`.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import functools
 import importlib
-import os
 import sys
 import threading
 import time
 from typing import Any
 
+from ember import forking
 from ember.runtime import registry
 
-FORK_WAIT_S = 10.0  # longest wait of a fork (audit event) for the warmup's step in progress
-FORK_HOOK_WAIT_S = 1.0  # the same in the fork hook, where other hooks may hold locks
-_FORK_EVENTS = frozenset({"os.fork", "os.forkpty"})
-
 PRELOAD_LIMIT = 64  # modules preloaded at most
-
-FORK_MESSAGE = (
-    "the {name} backend was initialized in the parent process before os.fork(){how}, and "
-    "{name} cannot be used in a forked child.  Start worker processes with the 'spawn' "
-    "method (multiprocessing.set_start_method('spawn') or a spawn context), or create them "
-    "before importing ember, or set EMBER_WARMUP=0 when the parent never uses the device"
-)
 
 _lock = threading.Lock()
 _warmups: dict[str, Warmup] = {}
@@ -108,7 +87,7 @@ class Warmup:
         self._cpu = 0.0  # CPU time of the steps so far
         self.waited = 0.0  # seconds spent waiting for the main thread to leave the GIL
         self._start = time.perf_counter()
-        self._gate = _Gate()  # steps run inside it; a fork waits for them (see fork)
+        self._gate = forking.Gate()  # steps run inside it; a fork waits for them (see fork)
         self._threads: list[threading.Thread] = []
         self._release: Any = None  # releases what the driver step holds (CUDA: a context)
         self._forked_during: list[str] = []  # steps a fork did not wait for (see fork)
@@ -245,6 +224,43 @@ class Warmup:
             except Exception:
                 pass
 
+    # ------------------------------------------------------------------ fork (ember.forking)
+    def quiesce(self, timeout: float) -> None:
+        """Before a fork: let no new step in and wait up to ``timeout`` s for the one in
+        progress; the steps still running are remembered for the child."""
+        if not self._gate.closed_at:
+            self._forked_during = self._gate.close(timeout)
+
+    def resume(self) -> None:
+        """In the parent after a fork: let the steps in again."""
+        self._forked_during = []
+        self._gate.open()
+
+    def reset_in_child(self) -> bool:
+        """In a fork child: the threads are gone, so the warmup counts as finished, with an
+        error where it had not; every lock and event is replaced (a thread that no longer
+        exists may have held one at the fork).  True where a step was still running."""
+        unfinished, interrupted = not self.finished.is_set(), bool(self._forked_during)
+        self._gate = forking.Gate()
+        self._threads, self._release = [], None
+        self.ready, self.finished, self.hurry = (
+            threading.Event(),
+            threading.Event(),
+            threading.Event(),
+        )
+        self._driver_done, self._driver_may_start = threading.Event(), threading.Event()
+        self.ready.set()
+        self.finished.set()
+        if interrupted:
+            self.error = RuntimeError(
+                f"the process forked while the warmup was running {', '.join(self._forked_during)}"
+                f" (still running after {forking.FORK_WAIT_S:g} s)"
+            )
+        elif unfinished:
+            self.error = RuntimeError("the process forked while the warmup was running")
+        self._forked_during = []
+        return interrupted
+
 
 class _DeviceWarmup(Warmup):
     """The warmup of one more device of a backend already in use (``ember.warmup(device=
@@ -285,7 +301,7 @@ def _warm_device(device, blocking: bool) -> Warmup:
                 w.ready.set()
                 w.finished.set()
             else:
-                _install_audit_hook()
+                forking.install_audit_hook()
                 w.start()
     if blocking:
         w.wait()
@@ -295,48 +311,6 @@ def _warm_device(device, blocking: bool) -> Warmup:
 
 class _Stopped(Exception):
     """The warmup stopped early because the interpreter is exiting."""
-
-
-class _Gate:
-    """Where the warmup's steps run: a fork closes it and waits for the steps inside.
-
-    A condition variable, not a lock held across each step: the forking thread then never
-    holds anything a step needs while it waits.  A gate closed by a fork that did not
-    happen (an audit hook after Ember's refused it) lets steps in again after
-    :data:`FORK_WAIT_S`."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self.inside: list[str] = []  # the steps running now
-        self.closed_at = 0.0  # when a fork closed it (time.monotonic()); 0: open
-
-    @contextlib.contextmanager
-    def step(self, name: str):
-        with self._cond:
-            while self.closed_at and time.monotonic() - self.closed_at < FORK_WAIT_S:
-                self._cond.wait(0.05)
-            self.inside.append(name)
-        try:
-            yield
-        finally:
-            with self._cond:
-                self.inside.remove(name)
-                self._cond.notify_all()
-
-    def close(self, timeout: float) -> list[str]:
-        """Let no new step in; wait up to ``timeout`` s for those inside; return the steps
-        still running (the fork goes on regardless: it must never hang)."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            self.closed_at = time.monotonic()
-            while self.inside and deadline > time.monotonic():
-                self._cond.wait(deadline - time.monotonic())
-            return list(self.inside)
-
-    def open(self) -> None:
-        with self._cond:
-            self.closed_at = 0.0
-            self._cond.notify_all()
 
 
 # ------------------------------------------------------------------------- steps
@@ -407,7 +381,7 @@ def start(backend: str) -> Warmup:
             if registry.instance(backend) is not None:
                 found.finished.set()  # already in use: nothing to warm
             else:
-                _install_audit_hook()
+                forking.install_audit_hook()
                 found.start()
         return found
 
@@ -416,7 +390,7 @@ def at_import() -> None:
     """Called by ``import ember``: fork hooks, then the warmup when the settings want it:
     the backend ``EMBER_BACKEND`` names (``auto``: the first one of the auto order whose
     package allows a warmup at import and whose device is plausibly there)."""
-    _install_fork_hooks()
+    forking.install_fork_hooks(_warmups)
     from ember.config import settings
 
     mode, wanted = settings.warmup, settings.backend
@@ -513,7 +487,7 @@ def status() -> dict[str, Warmup]:
     return dict(_warmups)
 
 
-# ------------------------------------------------------------------------- exit and fork
+# ------------------------------------------------------------------------- exit
 
 
 @atexit.register
@@ -530,107 +504,3 @@ def _at_exit() -> None:
         w.hurry.set()
         w.finished.wait(10.0)
         w._driver_done.wait(10.0)  # prompt where it has not begun: it sees _stopping
-
-
-_hooks_installed = False
-_audit_installed = False
-
-
-def _install_fork_hooks() -> None:
-    global _hooks_installed
-    if not _hooks_installed and hasattr(os, "register_at_fork"):
-        _hooks_installed = True
-        os.register_at_fork(
-            before=_before_fork,
-            after_in_parent=_after_fork_parent,
-            after_in_child=_after_fork_child,
-        )
-
-
-def _install_audit_hook() -> None:
-    """Once a warmup runs: wait for its step at ``os.fork``'s audit event (module docstring).
-
-    Audit hooks cannot be removed; after the warmup this one costs a set lookup per audited
-    event, and nothing Ember does per launch raises one."""
-    global _audit_installed
-    if not _audit_installed and hasattr(os, "register_at_fork"):
-        _audit_installed = True
-        sys.addaudithook(_audit)
-
-
-def _audit(event: str, _args) -> None:
-    if event in _FORK_EVENTS and _warmups:
-        try:
-            _quiesce(FORK_WAIT_S)
-        except BaseException:  # an audit hook that raises would refuse the fork itself
-            pass
-
-
-def _quiesce(timeout: float) -> None:
-    """Close every warmup's gate and wait for the steps in progress (at most ``timeout``)."""
-    if getattr(threading.current_thread(), "_ember_warmup", False):
-        return  # a step that forks would wait for itself
-    for w in list(_warmups.values()):
-        if not w._gate.closed_at:
-            w._forked_during = w._gate.close(timeout)
-
-
-def _before_fork() -> None:
-    _quiesce(FORK_HOOK_WAIT_S)  # a fork without the audit event (gates still open)
-
-
-def _after_fork_parent() -> None:
-    for w in list(_warmups.values()):
-        w._forked_during = []
-        w._gate.open()
-
-
-def _after_fork_child() -> None:
-    """The warmup threads do not exist here; devices the parent initialized are unusable.
-
-    Every lock and event of a warmup is replaced: a thread that no longer exists may have
-    held one at the moment of the fork."""
-    interrupted = False
-    for w in list(_warmups.values()):
-        unfinished = not w.finished.is_set()
-        w._gate = _Gate()
-        w._threads, w._release = [], None
-        w.ready, w.finished, w.hurry = threading.Event(), threading.Event(), threading.Event()
-        w._driver_done, w._driver_may_start = threading.Event(), threading.Event()
-        w.ready.set()
-        w.finished.set()
-        if w._forked_during:
-            interrupted = True
-            w.error = RuntimeError(
-                f"the process forked while the warmup was running {', '.join(w._forked_during)}"
-                f" (still running after {FORK_WAIT_S:g} s)"
-            )
-        elif unfinished:
-            w.error = RuntimeError("the process forked while the warmup was running")
-        w._forked_during = []
-    _poison_parent_backends(interrupted)
-
-
-def _poison_parent_backends(interrupted: bool = False) -> None:
-    """Every backend whose driver the parent started (by using it, or by the warmup's driver
-    step) refuses to work here, with the fork message."""
-    from ember.config import settings
-
-    if interrupted:  # a step may have held the registry's lock in a thread that is gone
-        registry.repair_after_fork()
-    for name in registry.REGISTRY:
-        hooks = sys.modules.get(registry.REGISTRY[name][0])
-        started = getattr(hooks, "driver_started", None)
-        w = _warmups.get(name)
-        by_warmup = w is not None and w.driver_started and registry.instance(name) is None
-        used = registry.instance(name) is not None or (started is not None and started())
-        if not (used or by_warmup):
-            continue
-        forget = getattr(hooks, "forget_after_fork", None)
-        if forget is not None:
-            forget()  # before the parent's objects are dropped: nothing may call the driver
-        label = getattr(hooks, "LABEL", name)
-        how = " (by Ember's background warmup at import)" if by_warmup else ""
-        # the parent would have picked the backend it warmed: say so instead of falling back
-        select = by_warmup and settings.backend in ("auto", name)
-        registry.disable(name, FORK_MESSAGE.format(name=label, how=how), select=select)
