@@ -330,12 +330,17 @@ def eigvalsh(x: ndarray, /) -> ndarray:
     return dev.eigh(solver, x, False)[0]
 
 
-def svd(x: ndarray, /, *, full_matrices: bool = True) -> SVDResult:
-    """``x = U @ diag(S) @ Vh``, singular values descending."""
+def svd(x: ndarray, /, *, full_matrices: bool = True, compute_uv: bool = True):
+    """``x = U @ diag(S) @ Vh``, singular values descending.
+
+    ``compute_uv=False`` (NumPy's keyword) returns the singular values alone, as
+    :func:`svdvals` does."""
     import numpy as np
 
     from ember.array import linalg_device as dev
 
+    if not compute_uv:
+        return svdvals(x)
     x = _floating(_array(x, "svd"), "svd")
     solver = _solver(x, "svd")
     if solver is None:

@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import field
 from typing import Any
 
-from ember import _records
+from ember._records import record as record_class  # this module has its own record()
 from ember.cache import key as keymod
 from ember.cache import lookup
 from ember.cache.entry import CorruptEntry, Entry
@@ -135,7 +135,7 @@ def write_bundle(path: str | os.PathLike, entries: Iterable[Entry]) -> str:
     return path
 
 
-@_records.record
+@record_class
 class Bundle:
     """A loaded bundle: the entries now served from it and those ignored (with why)."""
 
