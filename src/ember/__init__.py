@@ -154,7 +154,7 @@ _ARRAY = {
     "ember.array.covariance": ("cov", "corrcoef"),
     "ember.array.setops": (
         "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d", "partition",
-        "argpartition", "lexsort", "compress", "extract", "place", "putmask", "select",
+        "argpartition", "lexsort", "compress", "extract", "place", "putmask", "copyto", "select",
         "choose", "put_along_axis",
     ),
     "ember.array.joining": (

@@ -49,6 +49,44 @@ def test_reshape_views_and_copies(backend):
     check(x.T.flatten(), x.to_numpy().T.flatten())
 
 
+LAYOUTS = {
+    "c": lambda a: a,
+    "t": lambda a: a.transpose(2, 0, 1),
+    "step": lambda a: a[:, ::2],
+    "rev": lambda a: a[::-1, :, ::-1],
+    "f": lambda a: a.transpose(2, 1, 0).copy().transpose(2, 1, 0),  # Fortran-contiguous
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("order", ["C", "F", "A"])
+def test_reshape_ravel_flatten_in_numpy_orders(backend, layout, order):
+    """NumPy's third positional argument of reshape is ``order``: numpy.reshape(x, s, 'F')
+    once reached Ember's ``copy`` and gave the C-order result."""
+    base = sample("float32", (2, 3, 4))
+    h, x = LAYOUTS[layout](base), LAYOUTS[layout](ember.asarray(base))
+    for shape in [(-1,), (h.size // 2, 2), (2, -1, 1)]:
+        check(np.reshape(x, shape, order), np.reshape(h, shape, order))  # positional
+        check(x.reshape(shape, order=order), h.reshape(shape, order=order))
+        check(ember.reshape(x, shape, order=order), h.reshape(shape, order=order))
+    check(x.ravel(order), h.ravel(order))
+    check(np.ravel(x, order), np.ravel(h, order))
+    flat = x.flatten(order)
+    check(flat, h.flatten(order))
+    assert flat.buffer is not x.buffer  # always a copy
+    # views where NumPy views: F order of a Fortran-contiguous array, for one
+    assert (x.ravel(order).buffer is x.buffer) == np.shares_memory(h.ravel(order), h)
+
+
+def test_reshape_order_errors(backend):
+    x = ember.asarray(sample("float32", (4, 6)))
+    with pytest.raises(ValueError, match="order must be 'C', 'F' or 'A', not 'Q'"):
+        ember.reshape(x, (6, 4), "Q")
+    with pytest.raises(ValueError, match="without copying"):
+        ember.reshape(x, (24,), order="F", copy=False)
+    assert ember.reshape(x.T, (24,), order="F", copy=False).buffer is x.buffer
+
+
 def test_transpose_family(backend):
     host = sample("float64", (2, 3, 4))
     x = ember.asarray(host)
@@ -161,3 +199,27 @@ def test_real_imag_conj(backend):
     check(ember.real(x), np.real(host))
     check(ember.imag(x), np.zeros(4))
     check(ember.conj(x), np.conj(host))
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("order", ["K", "C", "F", "A"])
+def test_astype_and_copy_take_numpys_order(backend, layout, order):
+    """ndarray.astype(dtype, order, casting, subok, copy) and ndarray.copy(order) in NumPy's
+    parameter order: the values, and the layout NumPy gives the copy."""
+    base = sample("float64", (2, 3, 4))
+    h, x = LAYOUTS[layout](base), LAYOUTS[layout](ember.asarray(base))
+    for got, want in ((x.astype("float32", order), h.astype(np.float32, order)),
+                      (x.copy(order), h.copy(order))):  # fmt: skip
+        check(got, want)
+        items = want.dtype.itemsize
+        assert [s // items for s in got.strides] == [s // items for s in want.strides]
+
+
+def test_astype_casting_rule(backend):
+    x = ember.asarray(sample("float64", (3, 2)))
+    with pytest.raises(
+        TypeError, match="cannot cast an array of float64 to int32 under the rule 'safe'"
+    ):
+        x.astype("int32", "K", "safe")
+    check(x.astype("float32", casting="same_kind"), x.to_numpy().astype(np.float32))
+    assert x.astype("float64", copy=False) is x

@@ -139,8 +139,8 @@ def test_missing_ufunc_method_and_unknown_ufunc(xy):
 
 def test_arguments_ember_does_not_take_are_named(xy):
     _, _, x, _ = xy
-    with pytest.raises(TypeError, match=r"numpy\.reshape runs ember\.reshape .*'order'"):
-        np.reshape(x, (3, 2), order="F")
+    with pytest.raises(TypeError, match=r"numpy\.stack runs ember\.stack .*'casting'"):
+        np.stack([x, x], casting="unsafe")
     with pytest.raises(TypeError, match="casting='unsafe' is not supported"):
         np.add(x, x, casting="unsafe")
 
@@ -242,3 +242,70 @@ def test_no_numpy_function_silently_returns_numpy_data(backend, monkeypatch):
                     leaks.append(f"{label}{'' if g is f else '.' + g.__name__}: {type(result)}")
     assert not leaks, "NumPy results for ember inputs:\n" + "\n".join(sorted(set(leaks)))
     assert len(functions) > 400 and routes > 100  # the walk really reached the functions
+
+
+# NumPy's positional parameter and the Ember parameter at the same place, where their names
+# differ but they mean the same (the Array API's spellings)
+SAME_MEANING = {
+    ("clip", "a_min", "min"), ("clip", "a_max", "max"), ("eye", "M", "n_cols"),
+    ("outer", "b", "x2"), ("searchsorted", "v", "x2"), ("tensordot", "b", "x2"),
+    ("tile", "reps", "repetitions"), ("where", "x", "x1"), ("where", "y", "x2"),
+    ("solve", "b", "x2"),
+    ("dot", "other", "b"), ("swapaxes", "axis1", "a"), ("swapaxes", "axis2", "b"),  # methods
+}  # fmt: skip
+
+
+def _misaligned(name: str, label: str, f, target) -> list[str] | None:
+    """Where NumPy's positional parameters of ``f`` land on others of ``target`` (None:
+    either has no signature to compare)."""
+    import inspect
+
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    try:
+        theirs = list(inspect.signature(f).parameters.values())
+        ours = [p for p in inspect.signature(target).parameters.values() if p.kind in positional]
+    except (TypeError, ValueError):
+        return None
+    out = []
+    for i, p in enumerate(theirs[1 : len(ours)], start=1):
+        if p.kind not in positional:
+            break
+        if p.name != ours[i].name and (name, p.name, ours[i].name) not in SAME_MEANING:
+            out.append(f"{label}: NumPy's #{i} {p.name!r} is Ember's {ours[i].name!r}")
+    return out
+
+
+def test_numpy_positional_parameters_line_up_with_embers():
+    """NEP 18 hands Ember's function NumPy's call as it was written, so an argument NumPy
+    takes positionally lands on Ember's parameter at the same place.  Where the names
+    differ they must mean the same (SAME_MEANING): numpy.reshape(x, shape, 'F') once
+    reached Ember's ``copy`` and silently gave the C-order result.  Where Ember has no
+    positional parameter there, the call raises (a TypeError naming it), never misroutes."""
+    mismatched, checked = [], 0
+    for label, f in _public(np) + _public(np.linalg) + _public(np.fft):
+        module, _, name = label.rpartition(".")
+        target = protocols.ember_function(module, name)
+        if target is None or isinstance(f, np.ufunc):
+            continue  # ufuncs reach Ember through __array_ufunc__, operands then out
+        found = _misaligned(name, label, f, target)
+        checked += found is not None
+        mismatched += found or []
+    for name in dir(np.ndarray):  # the methods: x.reshape(shape, 'F') the same way
+        ours = getattr(ndarray, name, None)
+        if not name.startswith("_") and callable(ours):
+            found = _misaligned(name, f"ndarray.{name}", getattr(np.ndarray, name), ours)
+            checked += found is not None
+            mismatched += found or []
+    assert not mismatched, "\n".join(mismatched)
+    assert checked > 150  # the walk reached the routed functions
+
+
+def test_ufuncs_take_numpy_positional_out(backend):
+    x = ember.asarray(np.array([1.0, np.inf, -np.inf]))
+    flags = ember.zeros(3, ember.bool_)
+    assert np.isposinf(x, flags) is flags  # numpy.isposinf(x, out) -> ember.isposinf
+    np.testing.assert_array_equal(flags.to_numpy(), [False, True, False])
+    total = ember.zeros(3)
+    assert ember.add(x, x, total) is total
+    with pytest.raises(TypeError, match="takes 2 operand"):
+        ember.add(x, x, total, out=total)

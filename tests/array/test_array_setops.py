@@ -1,6 +1,6 @@
 """Set, partition and selection helpers against NumPy: isin and the 1-d set operations,
-partition/argpartition, lexsort, compress/extract, place/putmask/put_along_axis (in
-place), select/choose, diagonal/diag/trace.  Few dtypes on purpose: every dtype through a
+partition/argpartition, lexsort, compress/extract, place/putmask/copyto/put_along_axis
+(in place), select/choose, diagonal/diag/trace.  Few dtypes on purpose: every dtype through a
 sort or a gather is a kernel compiled (the file runs in a few seconds on the cpu backend)."""
 
 from __future__ import annotations
@@ -187,6 +187,36 @@ def test_choose(backend):
 
 
 # --------------------------------------------------------------------- in-place writes
+def test_copyto(backend):
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    row = np.linspace(-1, 1, 6)
+    for view in (lambda z: z, lambda z: z.T[::2]):  # a strided view: written through
+        for src in (row[:4] if view(base).shape[1] == 4 else row, 2.5):
+            for where in (True, "mask"):
+                host, dev = base.copy(), E(base)
+                mask = view(host) % 5 > 1 if where == "mask" else True
+                on = src if isinstance(src, float) else E(src)
+                np.copyto(view(host), src, where=mask)
+                assert np.copyto(view(dev), on, where=mask if mask is True else E(mask)) is None
+                check(dev, host)
+    ints, host = E(np.arange(6)), np.arange(6)
+    ember.copyto(ints, 3)  # a Python int into int64: NumPy's rule lets it
+    np.copyto(host, 3)
+    check(ints, host)
+    ember.copyto(ints, E(np.full(6, 2.7)), casting="unsafe")  # truncated, as NumPy
+    np.copyto(host, np.full(6, 2.7), casting="unsafe")
+    check(ints, host)
+    with pytest.raises(TypeError, match="from float64 to int64 according to the rule 'same_kind'"):
+        ember.copyto(ints, E(np.ones(6)))
+    with pytest.raises(TypeError, match="according to the rule 'same_kind'"):
+        ember.copyto(ints, 1.5)  # NumPy's message, for a scalar
+    with pytest.raises(ValueError):
+        ember.copyto(ints, E(np.ones(4, np.int64)))  # does not broadcast to (6,)
+    with pytest.raises(TypeError, match="where must be an array of bool"):
+        ember.copyto(ints, 1, where=E(np.ones(6, np.int32)))
+    check(ints, host)  # nothing written by the failures
+
+
 def test_place_putmask(backend):
     base = np.arange(24, dtype=np.float64).reshape(4, 6)
     for values in ([-1.0, -2.0, -3.0], [7.5], np.arange(24.0) * -1):

@@ -69,8 +69,13 @@ class Ufunc:
     def __call__(self, *args, out: ndarray | None = None):
         if out is None and len(args) == 2 == self.nin:
             return binary(self, *args)  # the fast path of ``x + y`` (falls back to apply)
+        if len(args) == self.nin + 1 and out is None:  # NumPy's positional out: f(x, out)
+            args, out = args[:-1], args[-1]
         if len(args) != self.nin:
-            raise TypeError(f"ember.{self.__name__} takes {self.nin} operand(s), got {len(args)}")
+            raise TypeError(
+                f"ember.{self.__name__} takes {self.nin} operand(s) (and an output array, "
+                f"positionally or as out=), got {len(args)}"
+            )
         try:  # costs nothing until it catches
             return apply(self, args, out)
         except Exception as exc:

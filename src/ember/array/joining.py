@@ -302,11 +302,18 @@ def copy(a, order: str = "K", subok: bool = False) -> ndarray:
     ``'K'`` (the memory order of ``a``: a copy of a transposed array is transposed too).
     ``subok`` is accepted for NumPy's signature (Ember has no array subclasses)."""
     x = _array(a, "copy")
-    perm = _order(order, "copy", x)
+    return converted(x, x.dtype, order)
+
+
+def converted(x: ndarray, dtype, order: str = "K", what: str = "copy", **options) -> ndarray:
+    """``x`` as ``dtype`` (``manipulation.astype`` with ``options``) in NumPy's layout
+    ``order`` (:func:`copy`'s): the conversion runs on ``x`` with its axes permuted into
+    that order, and the result is permuted back."""
+    perm = _order(order, what, x) if order != "K" else _order(order, "copy", x)
     if perm == list(range(x.ndim)):
-        return mp.astype(x, x.dtype)
+        return mp.astype(x, dtype, **options)
     back = sorted(range(x.ndim), key=perm.__getitem__)
-    return mp.permute_dims(mp.astype(mp.permute_dims(x, perm), x.dtype), back)
+    return mp.permute_dims(mp.astype(mp.permute_dims(x, perm), dtype, **options), back)
 
 
 # --------------------------------------------------------------------- flips

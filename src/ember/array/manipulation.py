@@ -224,9 +224,15 @@ def _resolve(shape, size: int) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def reshape(x: ndarray, shape, copy: bool | None = None) -> ndarray:
+def reshape(x: ndarray, shape, order: str = "C", *, copy: bool | None = None) -> ndarray:
     """``x`` with a new shape: a view when the strides allow it (NumPy's rule), else a copy
-    (``copy=False`` refuses to copy, ``copy=True`` always copies)."""
+    (``copy=False`` refuses to copy, ``copy=True`` always copies).
+
+    ``order`` is NumPy's (third, as in ``numpy.reshape(a, shape, order)``): the elements
+    are read and placed in row-major (``'C'``) or column-major (``'F'``) index order;
+    ``'A'`` is ``'F'`` for an array that is Fortran- and not C-contiguous, else ``'C'``."""
+    if order != "C":
+        return _reshape_ordered(x, shape, order, copy)
     new = _resolve(shape, x.size)
     if copy:
         return reshape(astype(x, x.dtype), new)
@@ -238,6 +244,20 @@ def reshape(x: ndarray, shape, copy: bool | None = None) -> ndarray:
     if copy is False:
         raise ValueError("cannot reshape this array without copying it (copy=False)")
     return reshape(astype(x, x.dtype), new)
+
+
+def _reshape_ordered(x: ndarray, shape, order, copy: bool | None) -> ndarray:
+    """``reshape`` in ``order`` ``'F'`` or ``'A'``: column-major order is row-major order of
+    the axes reversed, so the reversed view is reshaped to the reversed shape and reversed
+    back (a view where that reshape is one, as in NumPy)."""
+    if order not in ("F", "A"):
+        raise ValueError(f"ember.reshape: order must be 'C', 'F' or 'A', not {order!r}")
+    flipped = permute_dims(x, tuple(range(x.ndim - 1, -1, -1)))
+    if order == "A" and not (flipped.is_c_contiguous and not x.is_c_contiguous):
+        return reshape(x, shape, copy=copy)
+    new = _resolve(shape, x.size)
+    out = reshape(flipped, new[::-1], copy=copy)
+    return permute_dims(out, tuple(range(len(new) - 1, -1, -1)))
 
 
 def _reshape_strides(old, strides, new) -> tuple[int, ...] | None:

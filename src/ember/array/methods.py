@@ -123,6 +123,25 @@ class NumpyMethods:
 
         return scan.cumprod(self, axis, dtype, out)
 
+    def copy(self, order: str = "C"):
+        """A copy on the device, C-contiguous (``order``: ``'F'``, ``'A'``, ``'K'`` as in
+        :func:`ember.copy`)."""
+        if order == "C":
+            from ember.array.manipulation import astype
+
+            return astype(self, self.dtype, copy=True)
+        return _ember().copy(self, order)
+
+    def ravel(self, order: str = "C"):
+        """A 1-d view (or a copy when the layout needs one); ``order`` as in
+        :func:`ember.ravel`."""
+        return _ember().ravel(self, order)
+
+    def flatten(self, order: str = "C"):
+        """A 1-d copy, its elements in ``order`` (as in :func:`ember.ravel`)."""
+        out = _ember().ravel(self, order)
+        return out.copy() if out.buffer is self.buffer else out  # a view: copied once
+
     def sort(self, axis: int = -1, kind=None, order=None) -> None:
         """Sort in place along ``axis`` (stable; :func:`ember.sort`)."""
         from ember.array import sort

@@ -330,33 +330,40 @@ class ndarray(ArrayCore, NumpyMethods):  # noqa: N801 - NumPy's spelling
         return format(self.to_numpy()[()], spec)  # a 0-d array formats as its number
 
     # ------------------------------------------------------------------ methods
-    def astype(self, dtype, copy: bool = True, device=None) -> ndarray:
+    def astype(
+        self, dtype, order="K", casting="unsafe", subok=True, copy=True, *, device=None
+    ) -> ndarray:
         """The array converted to ``dtype`` (a new array unless ``copy=False`` and the dtype
         already matches), on ``device`` when given.  Conversions wrap or truncate like
-        NumPy's ``astype``."""
-        return manipulation.astype(self, dtype, copy=copy, device=device)
+        NumPy's ``astype``, whose parameters these are, in its order: ``order`` is the
+        copy's layout (``'K'``: the memory order of this array, ``'C'``, ``'F'``, ``'A'``),
+        ``casting`` a NumPy rule the conversion must follow (``'safe'``, ``'same_kind'``...;
+        a TypeError otherwise), ``subok`` is accepted (Ember has no array subclasses)."""
+        if casting != "unsafe":
+            from ember.array.info import can_cast
+            from ember.dtypes import dtype as as_dtype
 
-    def copy(self) -> ndarray:
-        """A C-contiguous copy on the device."""
-        return manipulation.astype(self, self.dtype, copy=True)
+            if not can_cast(self.dtype, dtype, casting):
+                raise TypeError(
+                    f"cannot cast an array of {self.dtype.name} to "
+                    f"{as_dtype(dtype).name} under the rule {casting!r}"
+                )
+        if order == "C" or self.ndim < 2 or (order in ("K", "A") and self.is_c_contiguous):
+            return manipulation.astype(self, dtype, copy=copy, device=device)
+        from ember.array.joining import converted
+
+        return converted(self, dtype, order, "astype", copy=copy, device=device)
 
     def fill(self, value) -> None:
         """Set every element to ``value``."""
         indexing.setitem(self, Ellipsis, value)
 
-    def reshape(self, *shape, copy: bool | None = None) -> ndarray:
-        """The same data in a new shape: a view when the strides allow it, else a copy."""
+    def reshape(self, *shape, order: str = "C", copy: bool | None = None) -> ndarray:
+        """The same data in a new shape: a view when the strides allow it, else a copy
+        (``order``: :func:`ember.reshape`'s)."""
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        return manipulation.reshape(self, shape, copy=copy)
-
-    def ravel(self) -> ndarray:
-        """A 1-d view (or a copy when the layout needs one)."""
-        return manipulation.reshape(self, (-1,))
-
-    def flatten(self) -> ndarray:
-        """A 1-d copy."""
-        return manipulation.reshape(self.copy(), (-1,))
+        return manipulation.reshape(self, shape, order, copy=copy)
 
     def transpose(self, *axes) -> ndarray:
         """The axes permuted (reversed by default): a view."""

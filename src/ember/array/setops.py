@@ -424,6 +424,38 @@ def putmask(a, mask, values) -> None:
         _write(x, m, v, None if same else lambda: ember.arange(x.size, device=x.backend))
 
 
+def copyto(dst, src, casting: str = "same_kind", where=True) -> None:
+    """Copy ``src`` into ``dst`` in place, broadcast to ``dst``'s shape and converted to
+    its dtype, where ``where`` is true (NumPy's ``copyto``).
+
+    ``casting`` is NumPy's rule for the conversion (``'no'``, ``'equiv'``, ``'safe'``,
+    ``'same_kind'``, ``'unsafe'``); a Python or NumPy scalar is checked by NumPy's own rule
+    (weak Python scalars: ``copyto(int_array, 1.5)`` raises, ``copyto(int_array, 3)`` does
+    not).  Nothing is written when the check or the broadcast fails."""
+    import numpy as np
+
+    if not isinstance(dst, ndarray):
+        raise TypeError(f"ember.copyto: dst must be an ember array, got {type(dst).__name__}")
+    if isinstance(src, ndarray):
+        if not ember.can_cast(src.dtype, dst.dtype, casting):
+            raise TypeError(
+                f"ember.copyto: cannot cast array data from {src.dtype.name} to "
+                f"{dst.dtype.name} according to the rule {casting!r}"
+            )
+        s = src
+    else:
+        np.copyto(np.empty(0, dst.dtype.numpy), src, casting=casting)  # NumPy's check
+        s = _operand(src, "copyto", dst.backend)
+    s = manipulation.broadcast_to(manipulation.astype(s, dst.dtype, copy=False), dst.shape)
+    if where is True:
+        dst[...] = s
+        return
+    mask = manipulation.broadcast_to(_operand(where, "copyto", dst.backend), dst.shape)
+    if mask.dtype is not dtypes.bool_:
+        raise TypeError(f"ember.copyto: where must be an array of bool, not {mask.dtype.name}")
+    ember.where(mask, s, dst, out=dst)
+
+
 def _promoted(values) -> dtypes.DType:
     """NumPy's result dtype of ``select``'s and ``choose``'s operands: Python ints, floats
     and complexes are weak (NEP 50), anything else counts as NumPy's array of it."""
