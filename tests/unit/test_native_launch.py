@@ -633,3 +633,99 @@ def test_zero_d_and_three_d_views_pack_as_python_packs(fake):
     assert type(spec.run).__name__ == "builtin_function_or_method"
     k[1, 1](s, t, out)  # the runner: a 0-d view has no shape items, a strided one strides
     assert slots(len(spec.abi)) == packed(spec.pack(s, t, out))
+
+
+# ------------------------------------------------------------------ RawKernel's native launch
+RAW_AXPY = """
+extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+class _CudaLikeFake(FakeBackend):
+    """The fake backend with CUDA's pointers: an address with the view's offset added (the
+    only kind RawKernel's native launch takes)."""
+
+    from ember.codegen import dialects as _dialects
+
+    dialect = _dialects.get("cuda")
+    pointer_offsets = True
+
+    def native_pointer(self, buffer, offset=0):
+        return buffer.handle + offset
+
+
+def _raw_kernel(fake):
+    be = _CudaLikeFake()
+    be.stream, be.slow = fake.stream, fake.slow
+    k = ember.RawKernel(RAW_AXPY, "axpy")
+    k._load(be)  # the fake device is the kernel's device
+    return k, be
+
+
+def test_raw_kernel_launches_take_the_native_runner_and_pack_what_python_packs(fake):
+    k, be = _raw_kernel(fake)
+    x, y = array(be, (10,)), array(be, (10,), offset=8)
+    launch = k[2, 8]
+    launch(np.float32(2.0), x, y, 10)  # the Python path, which then makes the runner
+    python = stub.probe_recorded()[-1]
+    assert len(k._runners) == 1 and be.stream.submitted == 1
+    k._runners[0] = _counting(k._runners[0])
+    launch(np.float32(2.0), x, y, 10)
+    assert k._runners[0].hits == 1 and stub.probe_recorded()[-1] == python  # the same slots
+    f32 = struct.unpack("<I", struct.pack("<f", 3.5))[0]
+    launch(np.float32(3.5), y, x, 7)
+    assert slots(4) == (f32, y.buffer.handle + 8, x.buffer.handle, 7)
+    assert k._runners[0].hits == 2 and be.stream.submitted == 3 and fake.slow == []
+    k((2,), (8,), (np.float32(3.5), y, x, 7))  # CuPy's form: the same runner
+    assert k._runners[0].hits == 3 and slots(4) == (f32, y.buffer.handle + 8, x.buffer.handle, 7)
+
+
+def test_raw_kernel_other_types_take_the_python_path_then_a_runner_of_their_own(fake):
+    k, be = _raw_kernel(fake)
+    x, y = array(be, (10,)), array(be, (10,))
+    k[1, 32](np.float32(1.0), x, y, 10)
+    k[1, 32](1.5, x, y, 10)  # a Python float: another runner, newest first
+    assert len(k._runners) == 2
+    f15 = struct.unpack("<I", struct.pack("<f", 1.5))[0]
+    k[1, 32](1.5, x, y, 10)
+    assert slots(4) == (f15, x.buffer.handle, y.buffer.handle, 10)
+    strided = array(be, (5,), strides=(8,))
+    k[1, 32](1.5, strided, y, 5)  # another layout: the Python path's pointer, then a runner
+    assert slots(2)[1] == strided.buffer.handle and len(k._runners) == 2
+    with pytest.raises(LaunchError, match="argument 0 must be a float32 scalar"):
+        k[1, 32](x, x, y, 10)  # the runners refuse, the Python path explains
+    with pytest.raises(LaunchError, match="4"):
+        k[1, 32](1.5, x, y)
+    host = np.zeros(10, np.float32)
+    with pytest.raises(LaunchError, match="argument 1"):
+        k[1, 32](1.5, host, y, 10)
+    assert be.stream.submitted == 4 and fake.slow == []
+
+
+def test_raw_kernel_native_launch_on_a_given_stream_is_noted(fake, monkeypatch):
+    from ember.runtime import rawkernel
+
+    noted = []
+    monkeypatch.setattr(rawkernel, "note_uses", lambda args, s: noted.append((args, s)))
+    k, be = _raw_kernel(fake)
+    x, y = array(be, (10,)), array(be, (10,))
+    other = _Stream(0x2000)
+    k[1, 32](np.float32(1.0), x, y, 10, stream=other)  # Python path
+    k[1, 32](np.float32(1.0), x, y, 10, stream=other, shared_mem=64)  # the runner
+    assert stub.probe_recorded()[6:8] == (64, 0x2000) and other.submitted == 2
+    assert [s for _, s in noted] == [other, other]
+
+
+def _counting(run):
+    """``run`` that counts the launches it took."""
+
+    def counted(*args):
+        took = run(*args)
+        counted.hits += took
+        return took
+
+    counted.hits = 0
+    return counted

@@ -95,7 +95,7 @@ class ndarray(ArrayCore, NumpyMethods):  # noqa: N801 - NumPy's spelling
     another array with ``reshape``, ``view``, ``astype``...).  ``_c`` caches whether the
     strides are exactly C strides (``None``: not computed yet); the elementwise fast paths
     read it.  ``_lv`` caches what a kernel launch reads of the array (``None`` until its first
-    launch: ``ember.compiler.args.launch_view``).  Both rely on those fields never changing.
+    launch: ``ember.runtime.argtypes.launch_view``).  Both rely on those fields never changing.
     """
 
     __slots__ = ()

@@ -22,7 +22,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import types as pytypes
-from collections import defaultdict
 from typing import Any
 
 from ember import dtypes
@@ -42,6 +41,7 @@ from ember.frontend.types import (
 )
 from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
+from ember.runtime.argtypes import launch_view, layout, token  # noqa: F401 - named here too
 from ember.runtime.backend import DL_CPU, DL_CUDA
 
 
@@ -83,22 +83,6 @@ def _late_scalar(t: type) -> bool:
     if t.__module__ == "ml_dtypes":
         SCALARS.update(_scalar_types())
     return t in SCALARS
-
-
-def layout(a) -> str:
-    """``"C"`` for a C-contiguous view, ``"A"`` for other strides, ``""`` when misaligned."""
-    shape, strides, step = a.shape, a.strides, a.dtype.itemsize
-    if a.offset % step:
-        return ""
-    for k in range(len(shape) - 1, -1, -1):
-        n = shape[k]
-        if n != 1 and strides[k] != step:
-            break
-        step *= n
-    else:
-        return "C"
-    step = a.dtype.itemsize
-    return "A" if all(s % step == 0 for s in strides) else ""
 
 
 def signature(args: tuple) -> tuple:
@@ -282,56 +266,7 @@ _HIDDEN = {
 }
 
 
-# ------------------------------------------------------------------ launch views
-# What a launch reads of an array argument, computed once per array (its ``_lv`` slot) and
-# not at every launch: the array's metadata never changes after it is made.  On the H200
-# machine each array argument's guard and values cost ~0.3 us of a launch (issue 19:
-# kernel_args16 took 10.55 us against CuPy's 9.12); a view is a slot read, a token compared
-# by identity and constant-index reads.
-
-
-class _Token:
-    """One interned ``(dtype, backend, ndim, layout)`` (:func:`layout`: what the signature
-    of an array argument holds, so the guard and the dispatch agree), compared by identity."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: tuple):
-        self.key = key
-
-
-_tokens: dict[tuple, _Token] = {}
-
-
-def _token(key: tuple) -> _Token:
-    token = _tokens.get(key)
-    return token if token is not None else _tokens.setdefault(key, _Token(key))
-
-
-_vector_tokens: defaultdict = defaultdict(dict)  # backend -> {id(dtype): (dtype, 1-d C token)}
-
-
-def launch_view(a) -> tuple:
-    """``(token, data, start, *shape, *strides)`` of the Ember array ``a`` (strides and start
-    in elements; ``data``: the buffer's address plus the offset where the backend's pointers
-    take offsets, else the buffer handle itself), stored in ``a._lv`` for later launches.
-    A 1-d C array at its buffer's start (a new result) skips the layout walk: 1.36 -> 0.30 us."""
-    shape = a.shape
-    if a._c and not a.offset and len(shape) == 1:
-        dt, be = a.dtype, a.backend
-        hit = _vector_tokens[be].get(id(dt))
-        if hit is None or hit[0] is not dt:
-            hit = _vector_tokens[be][id(dt)] = (dt, _token((dt, be, 1, "C")))
-        view = (hit[1], a.buffer.handle, 0, shape[0], 1)
-        a._lv = view
-        return view
-    item = a.dtype.itemsize
-    token = _token((a.dtype, a.backend, len(a.shape), layout(a)))
-    handle = a.buffer.handle
-    data = handle if a.backend.dialect.separate_offsets else handle + a.offset
-    view = (token, data, a.offset // item, *a.shape, *(st // item for st in a.strides))
-    a._lv = view
-    return view
+# launch views: ember.runtime.argtypes (launch_view, layout, token)
 
 
 def _array_tokens(t: Array, backend) -> Any:
@@ -339,8 +274,8 @@ def _array_tokens(t: Array, backend) -> Any:
     its layout, or for a strided ``t`` a frozenset with the C token too."""
     key = (t.dtype, backend, t.ndim)
     if t.layout == "C":
-        return _token((*key, "C"))
-    return frozenset(_token((*key, lay)) for lay in ("C", t.layout))
+        return token((*key, "C"))
+    return frozenset(token((*key, lay)) for lay in ("C", t.layout))
 
 
 def _array_guard(i: int, t: Array, backend, namespace: dict[str, Any]) -> str:

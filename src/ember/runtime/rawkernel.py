@@ -214,6 +214,32 @@ def _dialect_error(exc: CompileError, kernel, be) -> CompileError | None:
     return CompileError(message, log=exc.log, source=exc.source)
 
 
+_RUNNERS = 2  # native launches kept per kernel: two argument patterns in turn stay fast
+_BUILDS = 64  # made at most per kernel: argument types that keep changing stay in Python
+
+
+def _native_guards(params: Sequence[Any], args: tuple) -> tuple[tuple, bytes] | None:
+    """The guards and value sources of :meth:`Function.guarded_runner` (the encoding of
+    ``ember/backends/cuda/_ccall_runner.c``) for a launch of ``args`` that the Python path
+    accepted: a pointer parameter takes an ember array of the same dtype, rank and layout
+    on the same device (its launch view's token; the value is the view's data address), a
+    scalar parameter a value of the same type.  None where an argument is something else
+    (a Buffer, a foreign array): those launches stay on the Python path."""
+    if len(args) != len(params) or len(args) > 255:
+        return None
+    guards, sources = [], bytearray()
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        if p == PTR:
+            if type(a) is not argtypes.ARRAY:
+                return None
+            guards.append((1, argtypes.ARRAY, argtypes.launch_view(a)[0]))
+            sources += bytes((i, 2))  # item 1 of the view: the data address
+        else:
+            guards.append((0, type(a), None))
+            sources += bytes((i, 0))  # the value itself, packed by the parameter's kind
+    return tuple(guards), bytes(sources)
+
+
 class RawKernel:
     """A kernel from C source in the backend's dialect (CUDA C++, OpenCL C, or C with
     ``EMBER_KERNEL`` and OpenCL's work-item functions on the cpu backend).
@@ -240,6 +266,10 @@ class RawKernel:
         self._loaded: tuple[Backend, Function, Callable] | None = None  # the last device's
         self._devices: dict[Backend, tuple[Backend, Function, Callable]] = {}
         self._configs: dict[Any, Callable[..., None]] = {}
+        # the backend's native guarded launches (Function.guarded_runner) for the argument
+        # types of the last launches that missed them, newest first, at most _RUNNERS
+        self._runners: list[Callable[..., bool]] = []
+        self._built = 0  # runners made so far (types that keep changing stop at _BUILDS)
 
     def _load(self, be: Backend | None = None) -> tuple[Backend, Function, Callable]:
         """Compile and load for ``be`` (default: the current device of the kernel's backend),
@@ -259,8 +289,12 @@ class RawKernel:
 
     @api
     def __call__(self, grid, block, args: Sequence[Any], *, shared_mem: int = 0, stream=None):
-        """Launch ``grid`` blocks of ``block`` threads with ``args``."""
-        self._launcher(grid, block)(*args, shared_mem=shared_mem, stream=stream)
+        """Launch ``grid`` blocks of ``block`` threads with ``args`` (CuPy's form)."""
+        try:
+            launch = self._configs[(grid, block)]
+        except (KeyError, TypeError):
+            launch = self._launcher(grid, block)
+        launch(*args, shared_mem=shared_mem, stream=stream)
 
     @api
     def __getitem__(self, config) -> Callable[..., None]:
@@ -280,13 +314,16 @@ class RawKernel:
 
         def launch(*args, shared_mem: int = 0, stream=None) -> None:
             try:  # costs nothing until it catches (ember/tracebacks.py)
-                fn, values = (self._loaded or self._load())[1:]
+                for run in self._runners:  # the native launch, where the types are its own
+                    if run(g, b, shared_mem, stream, args):
+                        return
+                be, fn, values = self._loaded or self._load()
                 if len(args) != len(fn.params):
                     check_arg_count(fn, args)
                 try:
                     native = values(*args)
                 except _OtherDevice as other:  # arrays of another device: launch there
-                    fn, values = self._load(other.backend)[1:]
+                    be, fn, values = self._load(other.backend)
                     try:
                         native = values(*args)
                     except _OtherDevice:
@@ -297,6 +334,7 @@ class RawKernel:
                 fn.launch(g, b, native, shared_mem, stream)
                 if stream is not None:  # arrays used on another stream than their own
                     note_uses(args, stream)
+                self._remember(be, fn, args)
             except Exception as exc:
                 hide_internal_frames(exc)
                 raise
@@ -307,6 +345,22 @@ class RawKernel:
         except TypeError:  # unhashable configuration (lists): just not kept
             pass
         return launch
+
+    def _remember(self, be: Backend, fn: Function, args: tuple) -> None:
+        """After a launch of ``args`` on ``be`` that the native launches did not take: one
+        for their types, where the backend has them (the CUDA stub's guarded runner: each
+        argument's type checked and its value packed in C, as ``@ember.kernel`` launches
+        are).  Only where a pointer is the buffer's address plus the offset, the value a
+        launch view holds."""
+        if self._local_tail or self._built >= _BUILDS or not be.pointer_offsets:
+            return
+        if be.dialect.separate_offsets:
+            return
+        spec = _native_guards(fn.params, args)
+        run = None if spec is None else fn.guarded_runner(*spec, argtypes.launch_view, note_uses)
+        if run is not None:
+            self._built += 1
+            self._runners = [run, *self._runners[: _RUNNERS - 1]]
 
     def __repr__(self) -> str:
         return f"RawKernel({self.name!r}, params=({', '.join(map(str, self.params))}))"
