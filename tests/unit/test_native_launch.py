@@ -666,35 +666,44 @@ def _raw_kernel(fake):
 
 
 def test_raw_kernel_launches_take_the_native_runner_and_pack_what_python_packs(fake):
+    from ember.runtime import rawkernel
+
     k, be = _raw_kernel(fake)
     x, y = array(be, (10,)), array(be, (10,), offset=8)
     launch = k[2, 8]
+    assert type(launch).__name__ != "function"  # the compiled launcher (ember.compiler._dispatch)
     launch(np.float32(2.0), x, y, 10)  # the Python path, which then makes the runner
     python = stub.probe_recorded()[-1]
-    assert len(k._runners) == 1 and be.stream.submitted == 1
-    k._runners[0] = _counting(k._runners[0])
+    assert k._last is not rawkernel._NO_RUNNER and be.stream.submitted == 1
+    assert type(k._last.run).__name__ == "builtin_function_or_method"  # the stub's runner
+    counted = k._last = rawkernel._Runner(_counting(k._last.run))
     launch(np.float32(2.0), x, y, 10)
-    assert k._runners[0].hits == 1 and stub.probe_recorded()[-1] == python  # the same slots
+    assert counted.run.hits == 1 and stub.probe_recorded()[-1] == python  # the same slots
     f32 = struct.unpack("<I", struct.pack("<f", 3.5))[0]
     launch(np.float32(3.5), y, x, 7)
     assert slots(4) == (f32, y.buffer.handle + 8, x.buffer.handle, 7)
-    assert k._runners[0].hits == 2 and be.stream.submitted == 3 and fake.slow == []
+    assert counted.run.hits == 2 and be.stream.submitted == 3 and fake.slow == []
     k((2,), (8,), (np.float32(3.5), y, x, 7))  # CuPy's form: the same runner
-    assert k._runners[0].hits == 3 and slots(4) == (f32, y.buffer.handle + 8, x.buffer.handle, 7)
+    assert counted.run.hits == 3 and slots(4) == (f32, y.buffer.handle + 8, x.buffer.handle, 7)
 
 
 def test_raw_kernel_other_types_take_the_python_path_then_a_runner_of_their_own(fake):
+    from ember.runtime import rawkernel
+
     k, be = _raw_kernel(fake)
     x, y = array(be, (10,)), array(be, (10,))
     k[1, 32](np.float32(1.0), x, y, 10)
-    k[1, 32](1.5, x, y, 10)  # a Python float: another runner, newest first
-    assert len(k._runners) == 2
+    first = k._last
+    k[1, 32](1.5, x, y, 10)  # a Python float: another runner, tried first from now on
+    assert k._older is first and k._last not in (first, rawkernel._NO_RUNNER)
     f15 = struct.unpack("<I", struct.pack("<f", 1.5))[0]
     k[1, 32](1.5, x, y, 10)
     assert slots(4) == (f15, x.buffer.handle, y.buffer.handle, 10)
+    k[1, 32](np.float32(1.0), x, y, 10)  # the older runner takes it, and goes first
+    assert k._last is first and k._built == 2
     strided = array(be, (5,), strides=(8,))
     k[1, 32](1.5, strided, y, 5)  # another layout: the Python path's pointer, then a runner
-    assert slots(2)[1] == strided.buffer.handle and len(k._runners) == 2
+    assert slots(2)[1] == strided.buffer.handle and k._built == 3
     with pytest.raises(LaunchError, match="argument 0 must be a float32 scalar"):
         k[1, 32](x, x, y, 10)  # the runners refuse, the Python path explains
     with pytest.raises(LaunchError, match="4"):
@@ -702,7 +711,22 @@ def test_raw_kernel_other_types_take_the_python_path_then_a_runner_of_their_own(
     host = np.zeros(10, np.float32)
     with pytest.raises(LaunchError, match="argument 1"):
         k[1, 32](1.5, host, y, 10)
-    assert be.stream.submitted == 4 and fake.slow == []
+    assert be.stream.submitted == 5 and fake.slow == []
+
+
+def test_raw_kernel_closure_launcher_does_what_the_compiled_one_does(fake, monkeypatch):
+    from ember.runtime import rawkernel
+
+    monkeypatch.setattr(rawkernel, "_configured", None)  # no ember.compiler._dispatch
+    k, be = _raw_kernel(fake)
+    x, y = array(be, (10,)), array(be, (10,))
+    launch = k[1, 32]
+    assert type(launch).__name__ == "function"
+    launch(np.float32(1.0), x, y, 10)
+    launch(np.float32(2.0), x, y, 10)  # the runner
+    assert k._built == 1 and be.stream.submitted == 2
+    with pytest.raises(LaunchError, match="argument 0 must be a float32 scalar"):
+        launch(x, x, y, 10)
 
 
 def test_raw_kernel_native_launch_on_a_given_stream_is_noted(fake, monkeypatch):

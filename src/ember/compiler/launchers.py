@@ -50,6 +50,18 @@ def _dispatch() -> Any:
     return native
 
 
+def _register_raw_launcher() -> None:
+    """``ember.RawKernel``'s launchers (a layer below) are this module's compiled ones too:
+    they take ``kernel._last.run`` and ``kernel._launch_slow`` as a Kernel's do."""
+    from ember.runtime import rawkernel
+
+    native = _dispatch()
+    rawkernel.use_compiled_launcher(None if native is None else native.configured)
+
+
+_register_raw_launcher()
+
+
 class NDRangeLauncher:
     """``kernel.launch(n)``: enough blocks of a device-chosen size to cover ``n`` threads.
 

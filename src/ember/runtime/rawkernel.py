@@ -214,8 +214,32 @@ def _dialect_error(exc: CompileError, kernel, be) -> CompileError | None:
     return CompileError(message, log=exc.log, source=exc.source)
 
 
-_RUNNERS = 2  # native launches kept per kernel: two argument patterns in turn stay fast
-_BUILDS = 64  # made at most per kernel: argument types that keep changing stay in Python
+_BUILDS = 64  # native runners made at most per kernel: types that keep changing stay in Python
+
+# The compiled `kernel[grid, block]` (ember.compiler._dispatch's `configured`), registered by
+# the compiler layer when it is imported (:func:`use_compiled_launcher`); None: the closure.
+_configured: Callable[..., Callable[..., None]] | None = None
+
+
+def use_compiled_launcher(configured: Callable[..., Callable[..., None]] | None) -> None:
+    """Make RawKernel launchers with ``configured(kernel, grid, block, stream0, shared0,
+    hide)``: a C callable that launches ``kernel._last.run(...)``, or else calls
+    ``kernel._launch_slow(...)`` (as ``@ember.kernel``'s launchers do)."""
+    global _configured
+    _configured = configured
+
+
+class _Runner:
+    """What ``RawKernel._last`` holds: ``run(grid, block, shared_mem, stream, args)``, a
+    native guarded launch (True: launched), or the one that takes nothing."""
+
+    __slots__ = ("run",)
+
+    def __init__(self, run: Callable[..., bool]):
+        self.run = run
+
+
+_NO_RUNNER = _Runner(lambda grid, block, shared_mem, stream, args: False)
 
 
 def _native_guards(params: Sequence[Any], args: tuple) -> tuple[tuple, bytes] | None:
@@ -256,6 +280,9 @@ class RawKernel:
         ``"cuda"``, ``"opencl"`` or ``"cpu"``; default: the current backend.
     """
 
+    # `_last` is a slot: the compiled launcher reads it in place on every launch
+    __slots__ = ("_last", "__dict__", "__weakref__")
+
     @api
     def __init__(self, source: str, name: str, options: Sequence[str] = (), backend=None):
         self.source = source
@@ -267,8 +294,9 @@ class RawKernel:
         self._devices: dict[Backend, tuple[Backend, Function, Callable]] = {}
         self._configs: dict[Any, Callable[..., None]] = {}
         # the backend's native guarded launches (Function.guarded_runner) for the argument
-        # types of the last launches that missed them, newest first, at most _RUNNERS
-        self._runners: list[Callable[..., bool]] = []
+        # types of the two last launches that the Python path took: the newest is tried
+        # first, by the launcher; the other one by _launch_slow
+        self._last = self._older = _NO_RUNNER
         self._built = 0  # runners made so far (types that keep changing stop at _BUILDS)
 
     def _load(self, be: Backend | None = None) -> tuple[Backend, Function, Callable]:
@@ -308,36 +336,22 @@ class RawKernel:
         return self._launcher(*config)
 
     def _launcher(self, grid, block) -> Callable[..., None]:
-        """A launch function with the dimensions checked once (kept per configuration)."""
+        """A launch function with the dimensions checked once (kept per configuration): the
+        compiled launcher where the compiler layer registered it, else the closure that does
+        what it does."""
         g = dim3(grid, "grid")
         b = dim3(block, "block")
+        if _configured is not None:
+            launch = _configured(self, g, b, None, 0, hide_internal_frames)
+        else:
 
-        def launch(*args, shared_mem: int = 0, stream=None) -> None:
-            try:  # costs nothing until it catches (ember/tracebacks.py)
-                for run in self._runners:  # the native launch, where the types are its own
-                    if run(g, b, shared_mem, stream, args):
-                        return
-                be, fn, values = self._loaded or self._load()
-                if len(args) != len(fn.params):
-                    check_arg_count(fn, args)
-                try:
-                    native = values(*args)
-                except _OtherDevice as other:  # arrays of another device: launch there
-                    be, fn, values = self._load(other.backend)
-                    try:
-                        native = values(*args)
-                    except _OtherDevice:
-                        raise LaunchError(
-                            f"kernel {self.name!r}: the array arguments live on different "
-                            "devices; put them on one device first (x.to_device(y.device))"
-                        ) from None
-                fn.launch(g, b, native, shared_mem, stream)
-                if stream is not None:  # arrays used on another stream than their own
-                    note_uses(args, stream)
-                self._remember(be, fn, args)
-            except Exception as exc:
-                hide_internal_frames(exc)
-                raise
+            def launch(*args, shared_mem: int = 0, stream=None) -> None:
+                try:  # costs nothing until it catches (ember/tracebacks.py)
+                    if not self._last.run(g, b, shared_mem, stream, args):
+                        self._launch_slow(g, b, shared_mem, stream, args)
+                except Exception as exc:
+                    hide_internal_frames(exc)
+                    raise
 
         try:
             if len(self._configs) < 64:
@@ -345,6 +359,31 @@ class RawKernel:
         except TypeError:  # unhashable configuration (lists): just not kept
             pass
         return launch
+
+    def _launch_slow(self, g, b, shared_mem, stream, args: tuple) -> None:
+        """A launch the newest native runner did not take: the other one, else the checking
+        Python path (which then makes a runner for these types)."""
+        if self._older.run(g, b, shared_mem, stream, args):
+            self._last, self._older = self._older, self._last  # the pattern in use first
+            return
+        be, fn, values = self._loaded or self._load()
+        if len(args) != len(fn.params):
+            check_arg_count(fn, args)
+        try:
+            native = values(*args)
+        except _OtherDevice as other:  # arrays of another device: launch there
+            be, fn, values = self._load(other.backend)
+            try:
+                native = values(*args)
+            except _OtherDevice:
+                raise LaunchError(
+                    f"kernel {self.name!r}: the array arguments live on different "
+                    "devices; put them on one device first (x.to_device(y.device))"
+                ) from None
+        fn.launch(g, b, native, shared_mem, stream)
+        if stream is not None:  # arrays used on another stream than their own
+            note_uses(args, stream)
+        self._remember(be, fn, args)
 
     def _remember(self, be: Backend, fn: Function, args: tuple) -> None:
         """After a launch of ``args`` on ``be`` that the native launches did not take: one
@@ -360,7 +399,7 @@ class RawKernel:
         run = None if spec is None else fn.guarded_runner(*spec, argtypes.launch_view, note_uses)
         if run is not None:
             self._built += 1
-            self._runners = [run, *self._runners[: _RUNNERS - 1]]
+            self._last, self._older = _Runner(run), self._last
 
     def __repr__(self) -> str:
         return f"RawKernel({self.name!r}, params=({', '.join(map(str, self.params))}))"
