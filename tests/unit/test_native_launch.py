@@ -715,9 +715,9 @@ def test_raw_kernel_other_types_take_the_python_path_then_a_runner_of_their_own(
 
 
 def test_raw_kernel_closure_launcher_does_what_the_compiled_one_does(fake, monkeypatch):
-    from ember.runtime import rawkernel
+    from ember.runtime import argtypes
 
-    monkeypatch.setattr(rawkernel, "_configured", None)  # no ember.compiler._dispatch
+    monkeypatch.setattr(argtypes, "_launcher_getter", None)  # no ember.compiler._dispatch
     k, be = _raw_kernel(fake)
     x, y = array(be, (10,)), array(be, (10,))
     launch = k[1, 32]

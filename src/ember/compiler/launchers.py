@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from ember.runtime import argtypes
 from ember.runtime.checks import dim3 as _dims
 from ember.tracebacks import hide_internal_frames
 
@@ -50,16 +51,15 @@ def _dispatch() -> Any:
     return native
 
 
-def _register_raw_launcher() -> None:
-    """``ember.RawKernel``'s launchers (a layer below) are this module's compiled ones too:
-    they take ``kernel._last.run`` and ``kernel._launch_slow`` as a Kernel's do."""
-    from ember.runtime import rawkernel
-
+def _configured() -> Any:
+    """The compiled launcher factory (``_dispatch.configured``), or None where the stub is
+    not built: what ``ember.RawKernel`` (a layer below) makes its launchers with, as a
+    Kernel's (they take ``kernel._last.run`` and ``kernel._launch_slow`` alike)."""
     native = _dispatch()
-    rawkernel.use_compiled_launcher(None if native is None else native.configured)
+    return None if native is None else native.configured
 
 
-_register_raw_launcher()
+argtypes.register_launcher(_configured)
 
 
 class NDRangeLauncher:

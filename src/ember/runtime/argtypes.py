@@ -27,6 +27,24 @@ def register_array(cls: type) -> None:
         ARRAY = ARRAY or cls
 
 
+# The compiled `kernel[grid, block]` factory's getter, registered by the compiler layer
+# (ember.compiler.launchers): RawKernel's launchers are made with it too.
+_launcher_getter = None
+
+
+def register_launcher(getter) -> None:
+    """``getter()`` -> the compiled launcher factory ``configured(kernel, grid, block,
+    stream0, shared0, hide)``, or None where it is not built."""
+    global _launcher_getter
+    _launcher_getter = getter
+
+
+def compiled_launcher():
+    """The compiled launcher factory, or None (not built, or the compiler layer not
+    imported: a program with no Ember kernel and no ember array)."""
+    return None if _launcher_getter is None else _launcher_getter()
+
+
 def is_array(value) -> bool:
     """Whether ``value`` is a device array of a registered class."""
     return isinstance(value, ARRAYS)

@@ -216,18 +216,6 @@ def _dialect_error(exc: CompileError, kernel, be) -> CompileError | None:
 
 _BUILDS = 64  # native runners made at most per kernel: types that keep changing stay in Python
 
-# The compiled `kernel[grid, block]` (ember.compiler._dispatch's `configured`), registered by
-# the compiler layer when it is imported (:func:`use_compiled_launcher`); None: the closure.
-_configured: Callable[..., Callable[..., None]] | None = None
-
-
-def use_compiled_launcher(configured: Callable[..., Callable[..., None]] | None) -> None:
-    """Make RawKernel launchers with ``configured(kernel, grid, block, stream0, shared0,
-    hide)``: a C callable that launches ``kernel._last.run(...)``, or else calls
-    ``kernel._launch_slow(...)`` (as ``@ember.kernel``'s launchers do)."""
-    global _configured
-    _configured = configured
-
 
 class _Runner:
     """What ``RawKernel._last`` holds: ``run(grid, block, shared_mem, stream, args)``, a
@@ -341,8 +329,9 @@ class RawKernel:
         what it does."""
         g = dim3(grid, "grid")
         b = dim3(block, "block")
-        if _configured is not None:
-            launch = _configured(self, g, b, None, 0, hide_internal_frames)
+        configured = argtypes.compiled_launcher()
+        if configured is not None:
+            launch = configured(self, g, b, None, 0, hide_internal_frames)
         else:
 
             def launch(*args, shared_mem: int = 0, stream=None) -> None:
