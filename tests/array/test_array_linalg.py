@@ -66,6 +66,9 @@ def test_qr(backend, shape, mode):
     assert residual(hq @ hr, a, a) < 1e-10
     assert np.allclose(np.swapaxes(hq, -1, -2) @ hq, np.eye(hq.shape[-1]), atol=1e-10)
     assert np.allclose(np.tril(hr, -1), 0)
+    if mode == "reduced":  # NumPy's mode="r": that R alone
+        r_only = np.linalg.qr(ember.asarray(a), mode="r")
+        np.testing.assert_allclose(r_only.to_numpy(), hr, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -77,6 +80,30 @@ def test_eigh_and_eigvalsh(backend, dtype):
     assert residual(a @ hv, hv * hw[..., None, :], a) < RES[dtype]
     np.testing.assert_allclose(ember.linalg.eigvalsh(ember.asarray(a)).to_numpy(), hw,
                                rtol=RES[dtype] * 10)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_reads_one_triangle_as_numpy_does(backend, dtype, uplo):
+    """Only the lower triangle (UPLO='U': the upper one) is read: the other may hold
+    anything.  The device solver reads column-major, where the triangles swap; it read
+    the upper one for UPLO='L' until 2026-12-03, a silent difference for such input."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((2, 4, 4))
+    if dtype == "complex128":
+        a = a + 1j * rng.standard_normal((2, 4, 4))
+    keep = np.tril if uplo == "L" else np.triu
+    h = keep(a) + np.conj(np.swapaxes(keep(a, -1 if uplo == "L" else 1), -1, -2))
+    h = h - 1j * np.imag(h) * np.eye(4) if dtype == "complex128" else h  # a real diagonal
+    w, v = ember.linalg.eigh(ember.asarray(a), UPLO=uplo)
+    np.testing.assert_allclose(w.to_numpy(), np.linalg.eigvalsh(h), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(w.to_numpy(), np.linalg.eigvalsh(a, UPLO=uplo), rtol=1e-10)
+    hv = v.to_numpy()
+    assert residual(h @ hv, hv * w.to_numpy()[..., None, :], h) < 1e-10
+    got = np.linalg.eigvalsh(ember.asarray(a), UPLO=uplo)  # NumPy's call, dispatched
+    np.testing.assert_allclose(got.to_numpy(), np.linalg.eigvalsh(h), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="UPLO must be 'L' or 'U'"):
+        ember.linalg.eigvalsh(ember.asarray(a), UPLO="X")
 
 
 @pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 3, 3)])

@@ -159,6 +159,9 @@ def test_unstack_roll_tile_repeat(backend):
     check(ember.tile(x, (2, 1, 3)), np.tile(host, (2, 1, 3)))
     check(ember.repeat(x, 2, axis=0), np.repeat(host, 2, axis=0))
     check(ember.repeat(x, 3), np.repeat(host, 3))
+    check(np.repeat(x, [1, 0, 2], axis=0), np.repeat(host, [1, 0, 2], axis=0))  # a list
+    check(np.repeat(x, (2,)), np.repeat(host, (2,)))  # one count for all
+    check(ember.repeat(x, np.int64(2), axis=1), np.repeat(host, 2, axis=1))
 
 
 def test_meshgrid_tril_triu(backend):

@@ -289,13 +289,18 @@ def cholesky(x: ndarray, /, *, upper: bool = False) -> ndarray:
 
 def qr(x: ndarray, /, *, mode: str = "reduced") -> QRResult:
     """``x = Q @ R`` with orthonormal columns in ``Q`` and upper-triangular ``R``
-    (``mode="reduced"``: ``K = min(M, N)`` columns; ``"complete"``: ``M``)."""
+    (``mode="reduced"``: ``K = min(M, N)`` columns; ``"complete"``: ``M``; ``"r"``:
+    NumPy's, the reduced ``R`` alone)."""
     import numpy as np
 
     from ember.array import linalg_device as dev
 
+    if mode == "r":
+        return qr(x, mode="reduced").R
     if mode not in ("reduced", "complete"):
-        raise ValueError(f"ember.linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
+        raise ValueError(
+            f"ember.linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}"
+        )
     x = _floating(_array(x, "qr"), "qr")
     solver = _solver(x, "qr")
     if solver is None:
@@ -303,31 +308,41 @@ def qr(x: ndarray, /, *, mode: str = "reduced") -> QRResult:
     return QRResult(*dev.qr(solver, x, mode == "complete"))
 
 
-def eigh(x: ndarray, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric ``x``."""
+def _uplo(UPLO: str, what: str) -> str:  # noqa: N803 - NumPy's name
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"ember.linalg.{what}: UPLO must be 'L' or 'U', not {UPLO!r}")
+    return UPLO
+
+
+def eigh(x: ndarray, /, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
+    """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric (Hermitian) ``x``,
+    of which only the lower triangle is read (``UPLO="U"``: the upper one), as in NumPy."""
     import numpy as np
 
     from ember.array import linalg_device as dev
 
+    uplo = _uplo(UPLO, "eigh")
     x = _floating(_array(x, "eigh", square=True), "eigh")
     solver = _solver(x, "eigh")
     if solver is None:
-        return EighResult(*_host(np.linalg.eigh, x))
-    w, v, infos = dev.eigh(solver, x, True)
+        return EighResult(*_host(np.linalg.eigh, x, UPLO=uplo))
+    w, v, infos = dev.eigh(solver, x, True, uplo)
     return EighResult(w, v)
 
 
-def eigvalsh(x: ndarray, /) -> ndarray:
-    """The eigenvalues (ascending) of the symmetric ``x``."""
+def eigvalsh(x: ndarray, /, UPLO: str = "L") -> ndarray:  # noqa: N803 - NumPy's name
+    """The eigenvalues (ascending) of the symmetric (Hermitian) ``x``, of which only the
+    lower triangle is read (``UPLO="U"``: the upper one), as in NumPy."""
     import numpy as np
 
     from ember.array import linalg_device as dev
 
+    uplo = _uplo(UPLO, "eigvalsh")
     x = _floating(_array(x, "eigvalsh", square=True), "eigvalsh")
     solver = _solver(x, "eigvalsh")
     if solver is None:
-        return _host(np.linalg.eigvalsh, x)
-    return dev.eigh(solver, x, False)[0]
+        return _host(np.linalg.eigvalsh, x, UPLO=uplo)
+    return dev.eigh(solver, x, False, uplo)[0]
 
 
 def svd(x: ndarray, /, *, full_matrices: bool = True, compute_uv: bool = True):

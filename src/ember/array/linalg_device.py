@@ -124,8 +124,10 @@ def qr(solver, a: ndarray, complete: bool):
     return ascontiguousarray(g.mT), r
 
 
-def eigh(solver, a: ndarray, vectors: bool):
-    """``(eigenvalues ascending, eigenvectors or None)`` of the symmetric ``a``."""
+def eigh(solver, a: ndarray, vectors: bool, uplo: str = "L"):
+    """``(eigenvalues ascending, eigenvectors or None)`` of the symmetric ``a`` whose lower
+    (``uplo="U"``: upper) triangle is read, as NumPy's: the column-major reading's triangle
+    is the other one (the module docstring)."""
     from ember.array.creation import empty
     from ember.array.manipulation import ascontiguousarray
 
@@ -137,7 +139,7 @@ def eigh(solver, a: ndarray, vectors: bool):
     w = empty(x.shape[:-1], x.dtype.real)  # (real for Hermitian matrices too)
     infos, iptr = _infos(x.backend, count)
     for i, p in enumerate(ptrs):
-        solver.syevd(t, n, p, n, _vec(w, i, n), iptr[i], vectors, stream)
+        solver.syevd(t, n, p, n, _vec(w, i, n), iptr[i], vectors, stream, uplo == "L")
     v = ascontiguousarray(x.mT) if vectors else None
     if v is not None and v.dtype.is_complex:  # the eigenvectors of conj(A) (module doc)
         from ember.array.ufuncs import conj

@@ -422,12 +422,22 @@ def tile(x: ndarray, repetitions, /) -> ndarray:
 def repeat(x: ndarray, repeats, /, axis: int | None = None) -> ndarray:
     """Each element repeated ``repeats`` times along ``axis`` (flattened by default);
     ``repeats`` may be an array of one count per element (read to size the result)."""
+    if isinstance(repeats, list | tuple) and len(repeats) != 1:  # NumPy takes a sequence
+        from ember.array.creation import asarray
+
+        repeats = asarray(repeats, dtype=dtypes.int64, device=x.backend)
+    elif isinstance(repeats, list | tuple):
+        repeats = repeats[0]
     if isinstance(repeats, ndarray):
         from ember.array.extras import repeat_counts
 
         return repeat_counts(x, repeats, axis)
+    if not isinstance(repeats, int) and type(repeats).__module__ == "numpy":
+        repeats = int(repeats)  # a NumPy integer scalar
     if not isinstance(repeats, int):
-        raise TypeError("repeat: repeats must be an int or an ember array of counts")
+        raise TypeError(
+            "repeat: repeats must be an int, a list of counts or an ember array of counts"
+        )
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     k = _axis(axis, x.ndim)

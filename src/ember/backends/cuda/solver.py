@@ -164,14 +164,16 @@ class Solver:
         stream.submitted += 1
         return work, rwork
 
-    def syevd(self, t, n, a, lda, w, info, vectors: bool, stream):
+    def syevd(self, t, n, a, lda, w, info, vectors: bool, stream, upper: bool = False):
         """Eigenvalues (ascending, into ``w``) and, with ``vectors``, eigenvectors over
-        ``a`` of the symmetric matrix whose lower triangle ``a`` holds."""
+        ``a`` of the symmetric matrix whose lower (``upper``: upper) triangle the
+        column-major ``a`` holds."""
         isz = ITEMSIZE[t]
         mode = VECTORS if vectors else NO_VECTORS
-        lw = self._lwork(t, "syevd", mode, LOWER, n, a, lda, w)
+        uplo = UPPER if upper else LOWER
+        lw = self._lwork(t, "syevd", mode, uplo, n, a, lda, w)
         work, wp = self._scratch(lw * isz)
-        self._call(t, "syevd", mode, LOWER, n, a, lda, w, wp, lw, info)
+        self._call(t, "syevd", mode, uplo, n, a, lda, w, wp, lw, info)
         stream.submitted += 1
         return work
 
