@@ -55,6 +55,17 @@ def test_cholesky(backend, dtype):
         ember.linalg.cholesky(ember.asarray(-np.eye(3, dtype=dtype)))
 
 
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_reads_one_triangle_as_numpy_does(backend, upper):
+    """NumPy's cholesky reads the lower triangle (upper=True: the upper one); the other
+    may hold anything (here noise), and the factor is the same."""
+    a = spd(5, (2,))
+    noise = np.random.default_rng(5).standard_normal(a.shape)
+    junk = np.triu(noise, 1) if not upper else np.tril(noise, -1)
+    got = ember.linalg.cholesky(ember.asarray(a + junk), upper=upper).to_numpy()
+    np.testing.assert_allclose(got, np.linalg.cholesky(a, upper=upper), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("shape", [(7, 4), (4, 7), (2, 5, 5)])
 @pytest.mark.parametrize("mode", ["reduced", "complete"])
 def test_qr(backend, shape, mode):
