@@ -162,6 +162,10 @@ def test_unstack_roll_tile_repeat(backend):
     check(np.repeat(x, [1, 0, 2], axis=0), np.repeat(host, [1, 0, 2], axis=0))  # a list
     check(np.repeat(x, (2,)), np.repeat(host, (2,)))  # one count for all
     check(ember.repeat(x, np.int64(2), axis=1), np.repeat(host, 2, axis=1))
+    with pytest.raises(TypeError, match="repeats must be an int, a list of counts"):
+        ember.repeat(x, 2.5)  # never truncated
+    with pytest.raises(ValueError, match="may not be negative"):
+        ember.repeat(x, -1)
 
 
 def test_meshgrid_tril_triu(backend):

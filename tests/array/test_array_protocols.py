@@ -309,3 +309,7 @@ def test_ufuncs_take_numpy_positional_out(backend):
     assert ember.add(x, x, total) is total
     with pytest.raises(TypeError, match="takes 2 operand"):
         ember.add(x, x, total, out=total)
+    with pytest.raises(TypeError, match="takes 2 operand"):
+        ember.add(x, x, 3)  # not an array: not taken for the output
+    with pytest.raises(TypeError, match="out= must be an ember array, got int"):
+        ember.add(x, x, out=3)

@@ -69,8 +69,8 @@ class Ufunc:
     def __call__(self, *args, out: ndarray | None = None):
         if out is None and len(args) == 2 == self.nin:
             return binary(self, *args)  # the fast path of ``x + y`` (falls back to apply)
-        if len(args) == self.nin + 1 and out is None:  # NumPy's positional out: f(x, out)
-            args, out = args[:-1], args[-1]
+        if len(args) == self.nin + 1 and out is None and isinstance(args[-1], ndarray):
+            args, out = args[:-1], args[-1]  # NumPy's positional output: f(x, out)
         if len(args) != self.nin:
             raise TypeError(
                 f"ember.{self.__name__} takes {self.nin} operand(s) (and an output array, "
@@ -283,8 +283,10 @@ def _backend_of(uf: Ufunc, args: tuple, out):
                 raise _operand_error(uf, x)
             if _on_a_device(x):
                 raise _operand_error(uf, x)
-    if be is None and out is not None:
-        raise TypeError(f"ember.{uf.__name__}: out= must be an ember array")
+    if out is not None and (be is None or not isinstance(out, ndarray)):  # (out=3)
+        raise TypeError(
+            f"ember.{uf.__name__}: out= must be an ember array, got {type(out).__name__}"
+        )
     return be
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from typing import Any
 
 from ember import dtypes
@@ -432,12 +433,15 @@ def repeat(x: ndarray, repeats, /, axis: int | None = None) -> ndarray:
         from ember.array.extras import repeat_counts
 
         return repeat_counts(x, repeats, axis)
-    if not isinstance(repeats, int) and type(repeats).__module__ == "numpy":
-        repeats = int(repeats)  # a NumPy integer scalar
-    if not isinstance(repeats, int):
+    try:
+        repeats = operator.index(repeats)  # an int, a bool or a NumPy integer, never a float
+    except TypeError:
         raise TypeError(
-            "repeat: repeats must be an int, a list of counts or an ember array of counts"
-        )
+            "repeat: repeats must be an int, a list of counts or an ember array of counts, "
+            f"not {type(repeats).__name__}"
+        ) from None
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats may not be negative, got {repeats}")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     k = _axis(axis, x.ndim)
