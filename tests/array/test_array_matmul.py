@@ -135,6 +135,19 @@ def test_tensordot_vecdot_outer_dot_inner(backend):
         ember.vecdot(ember.asarray(u), ember.asarray(y))
 
 
+def test_products_over_empty_axes(backend):
+    """A summed length of 0 gives zeros (dot of (3, 0) and (0, 4) once failed to reshape)."""
+    for f, s1, s2 in [(np.dot, (3, 0), (0, 4)), (np.dot, (0,), (0,)), (np.inner, (2, 0), (3, 0)),
+                      (np.dot, (0, 3), (3, 2)), (np.dot, (2, 3, 0), (0, 4))]:  # fmt: skip
+        a, b = np.ones(s1), np.ones(s2)
+        got = f(ember.asarray(a), ember.asarray(b))  # NumPy's function, dispatched
+        assert got.shape == f(a, b).shape
+        np.testing.assert_array_equal(got.to_numpy(), f(a, b))
+    a, b = np.ones((2, 0, 3)), np.ones((0, 3, 4))
+    got = ember.tensordot(ember.asarray(a), ember.asarray(b), axes=2)
+    np.testing.assert_array_equal(got.to_numpy(), np.tensordot(a, b, axes=2))
+
+
 @pytest.mark.parametrize(
     "spec, shapes",
     [("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]),

@@ -376,8 +376,9 @@ def tensordot(x1: ndarray, x2: ndarray, /, axes=2) -> ndarray:
     free1 = [k for k in range(x1.ndim) if k not in ax1]
     free2 = [k for k in range(x2.ndim) if k not in ax2]
     kdim = math.prod(x1.shape[k] for k in ax1)
-    a = permute_dims(x1, free1 + ax1).reshape(-1, kdim)
-    b = permute_dims(x2, ax2 + free2).reshape(kdim, -1)
+    rows, cols = math.prod(x1.shape[k] for k in free1), math.prod(x2.shape[k] for k in free2)
+    a = permute_dims(x1, free1 + ax1).reshape(rows, kdim)  # (explicit: kdim may be 0)
+    b = permute_dims(x2, ax2 + free2).reshape(kdim, cols)
     out = gemm(a, b, ())
     return out.reshape(tuple(x1.shape[k] for k in free1) + tuple(x2.shape[k] for k in free2))
 
