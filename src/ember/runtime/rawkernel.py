@@ -380,9 +380,8 @@ class RawKernel:
         argument's type checked and its value packed in C, as ``@ember.kernel`` launches
         are).  Only where a pointer is the buffer's address plus the offset, the value a
         launch view holds."""
-        if self._local_tail or self._built >= _BUILDS or not be.pointer_offsets:
-            return
-        if be.dialect.separate_offsets:
+        pointers = be.pointer_offsets and not be.dialect.separate_offsets
+        if self._local_tail or self._built >= _BUILDS or not pointers:
             return
         spec = _native_guards(fn.params, args)
         run = None if spec is None else fn.guarded_runner(*spec, argtypes.launch_view, note_uses)
