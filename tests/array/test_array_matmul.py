@@ -135,6 +135,15 @@ def test_tensordot_vecdot_outer_dot_inner(backend):
         ember.vecdot(ember.asarray(u), ember.asarray(y))
 
 
+def test_matmul_out(backend):
+    a, b = data((3, 4), "float64"), data((4, 2), "float64", 1)
+    out = ember.zeros((3, 2))
+    assert np.matmul(ember.asarray(a), ember.asarray(b), out=out) is out  # NumPy's call
+    close(out, a @ b)
+    with pytest.raises(ValueError, match="out= has shape"):
+        ember.matmul(ember.asarray(a), ember.asarray(b), out=ember.zeros((2, 3)))
+
+
 def test_products_over_empty_axes(backend):
     """A summed length of 0 gives zeros (dot of (3, 0) and (0, 4) once failed to reshape)."""
     for f, s1, s2 in [(np.dot, (3, 0), (0, 4)), (np.dot, (0,), (0,)), (np.inner, (2, 0), (3, 0)),

@@ -30,16 +30,21 @@ VENDOR_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "comp
 
 
 # --------------------------------------------------------------------- matmul
-def matmul(x1: ndarray, x2: ndarray, /) -> ndarray:
+def matmul(x1: ndarray, x2: ndarray, /, *, out: ndarray | None = None) -> ndarray:
     """The matrix product with NumPy's (and the Array API's) rules: a 1-d first operand
     is a row, a 1-d second operand a column (their axis is removed from the result), the
-    last two axes multiply and the others broadcast as a batch.
+    last two axes multiply and the others broadcast as a batch.  ``out`` (NumPy's): an
+    ember array of the result's shape that receives it, cast to its dtype.
 
     Raises
     ------
     ValueError
         For 0-d operands or when the contracted axes differ in length.
     """
+    if out is not None:
+        from ember.array.manipulation import into
+
+        return into(out, matmul(x1, x2), "matmul")
     if (
         type(x1) is ndarray and type(x2) is ndarray and (x1._c or x1.c_strided)
         and (x2._c or x2.c_strided) and x1.backend is x2.backend
