@@ -313,3 +313,27 @@ def test_ufuncs_take_numpy_positional_out(backend):
         ember.add(x, x, 3)  # not an array: not taken for the output
     with pytest.raises(TypeError, match="out= must be an ember array, got int"):
         ember.add(x, x, out=3)
+
+
+def test_numpy_out_arguments_reach_embers(backend):
+    """``out=`` (positional where NumPy's is) of the functions that take it in NumPy: the
+    result lands in the given ember array, which is returned."""
+    a = np.arange(12.0).reshape(3, 4) + 1
+    x = ember.asarray(a)
+    cases = [
+        ("dot", lambda m, v, o: m.dot(v, v.T, o), (3, 3)),
+        ("concatenate", lambda m, v, o: m.concatenate([v, v], 0, o), (6, 4)),
+        ("stack", lambda m, v, o: m.stack([v, v], 1, o), (3, 2, 4)),
+        ("einsum", lambda m, v, o: m.einsum("ij->j", v, out=o), (4,)),
+        ("compress", lambda m, v, o: m.compress([True, False, True], v, 0, o), (2, 4)),
+        ("outer", lambda m, v, o: m.outer(v[0], v[1], o), (4, 4)),
+        ("matmul", lambda m, v, o: m.matmul(v, v.T, out=o), (3, 3)),
+    ]
+    for name, f, shape in cases:
+        want = np.zeros(shape)
+        f(np, a, want)
+        out = ember.zeros(shape)
+        assert f(np, x, out) is out, name  # NumPy's function, dispatched to Ember's
+        np.testing.assert_allclose(out.to_numpy(), want, err_msg=name)
+    with pytest.raises(ValueError, match="out= has shape"):
+        np.concatenate([x, x], out=ember.zeros((5, 4)))

@@ -315,9 +315,12 @@ def result_dtype(arrays) -> dtypes.DType:
     return functools.reduce(promote_strong, (a.dtype for a in arrays))
 
 
-def concatenate(arrays, /, axis: int | None = 0, *, dtype=None) -> ndarray:
+def concatenate(arrays, /, axis: int | None = 0, out=None, *, dtype=None) -> ndarray:
     """Join arrays along an existing ``axis`` (``None``: flatten them first) into a new
-    array of their promoted dtype."""
+    array of their promoted dtype (``dtype``: that one), or into ``out`` (NumPy's: an
+    array of the result's shape, the values cast to its dtype)."""
+    if out is not None:
+        return into(out, concatenate(arrays, axis, dtype=dtype), "concatenate")
     arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -363,8 +366,11 @@ def concat(arrays, /, *, axis: int | None = 0) -> ndarray:
     return concatenate(arrays, axis=axis)
 
 
-def stack(arrays, /, axis: int = 0) -> ndarray:
-    """Join arrays of one shape along a new ``axis``."""
+def stack(arrays, /, axis: int = 0, out=None) -> ndarray:
+    """Join arrays of one shape along a new ``axis`` (into ``out``, as
+    :func:`concatenate`)."""
+    if out is not None:
+        return into(out, stack(arrays, axis), "stack")
     arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to stack")

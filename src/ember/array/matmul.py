@@ -437,19 +437,25 @@ def _col(x: ndarray) -> ndarray:
     return expand_dims(x, -1)
 
 
-def outer(x1: ndarray, x2: ndarray, /) -> ndarray:
-    """The outer product of two 1-d arrays (NumPy flattens other shapes first)."""
+def outer(x1: ndarray, x2: ndarray, /, out: ndarray | None = None) -> ndarray:
+    """The outer product of two 1-d arrays (NumPy flattens other shapes first); ``out``:
+    an array of the result's shape that receives it."""
     from ember.array import ufuncs
 
     _check(x1, x2, "outer")
-    return ufuncs.multiply(x1.reshape(-1, 1), x2.reshape(1, -1))
+    return ufuncs.multiply(x1.reshape(-1, 1), x2.reshape(1, -1), out=out)
 
 
-def dot(a: ndarray, b: ndarray, /) -> ndarray:
+def dot(a: ndarray, b: ndarray, /, out: ndarray | None = None) -> ndarray:
     """NumPy's ``dot``: inner product of vectors, matrix product of matrices, and for N-d
-    arrays the sum over the last axis of ``a`` and the second-to-last of ``b``."""
+    arrays the sum over the last axis of ``a`` and the second-to-last of ``b``; ``out``:
+    an array of the result's shape that receives it (cast to its dtype)."""
     from ember.array import ufuncs
 
+    if out is not None:
+        from ember.array.manipulation import into
+
+        return into(out, dot(a, b), "dot")
     _check(a, b, "dot")
     if a.ndim == 0 or b.ndim == 0:
         return ufuncs.multiply(a, b)
@@ -468,8 +474,10 @@ def inner(a: ndarray, b: ndarray, /) -> ndarray:
     return tensordot(a, b, axes=([-1], [-1]))
 
 
-def einsum(subscripts: str, /, *operands: ndarray) -> ndarray:
-    """Einstein summation (see :mod:`ember.array.einsum`)."""
+def einsum(subscripts: str, /, *operands: ndarray, out: ndarray | None = None) -> ndarray:
+    """Einstein summation (see :mod:`ember.array.einsum`); ``out``: an array of the
+    result's shape that receives it (cast to its dtype)."""
     from ember.array.einsum import einsum as run
+    from ember.array.manipulation import into
 
-    return run(subscripts, *operands)
+    return into(out, run(subscripts, *operands), "einsum")

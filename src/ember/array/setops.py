@@ -344,13 +344,16 @@ def _fit_condition(cond: ndarray, n: int, what: str) -> ndarray:
     return cond[:n]
 
 
-def compress(condition, a, axis=None) -> ndarray:
+def compress(condition, a, axis=None, out=None) -> ndarray:
     """The slices of ``a`` along ``axis`` (the flattened ``a`` if None) where the 1-d
-    ``condition`` is true (nonzero).
+    ``condition`` is true (nonzero); ``out``: an array of the result's shape that
+    receives them.
 
     A condition shorter than the axis selects nothing past its end (NumPy's rule); a
-    longer one raises IndexError if it selects past the axis.  ``out=`` is not supported.
+    longer one raises IndexError if it selects past the axis.
     """
+    if out is not None:
+        return manipulation.into(out, compress(condition, a, axis), "compress")
     x = on_device(a, "compress")
     cond = _operand(condition, "compress", x.backend)
     if cond.ndim != 1:
