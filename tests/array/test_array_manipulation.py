@@ -169,14 +169,20 @@ def test_unstack_roll_tile_repeat(backend):
 
 
 def test_meshgrid_tril_triu(backend):
-    a, b = np.arange(3.0), np.arange(4.0)
+    a, b, c = np.arange(3.0), np.arange(4.0), np.arange(2.0)
     for indexing in ("xy", "ij"):
-        for got, want in zip(
-            ember.meshgrid(ember.asarray(a), ember.asarray(b), indexing=indexing),
-            np.meshgrid(a, b, indexing=indexing),
-            strict=True,
-        ):
-            check(got, want)
+        for sparse in (False, True):
+            for got, want in zip(
+                ember.meshgrid(*map(ember.asarray, (a, b, c)), indexing=indexing, sparse=sparse),
+                np.meshgrid(a, b, c, indexing=indexing, sparse=sparse),
+                strict=True,
+            ):
+                check(got, want)
+    x = ember.asarray(a)
+    grid, _ = ember.meshgrid(x, ember.asarray(b))  # new arrays, as NumPy's copy=True
+    grid[0, 0] = 9.0  # one element changes, the coordinates do not (they once did)
+    check(grid, np.where(np.arange(12).reshape(4, 3) == 0, 9.0, np.meshgrid(a, b)[0]))
+    check(x, a)
     host = sample("float32", (2, 4, 5), 6)
     x = ember.asarray(host)
     for k in (-1, 0, 2):

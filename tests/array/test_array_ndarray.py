@@ -266,6 +266,11 @@ def test_writes_into_a_broadcast_view_are_refused(backend):
         "sort": lambda: b.sort(),
         "cumsum out=": lambda: ember.cumsum(ember.ones((4, 3)), axis=1, out=b),
         "broadcast_arrays": lambda: x.__setitem__(0, 1),
+        # the part indexed need not repeat: the view is read-only as a whole, as NumPy's
+        # (b[0] and b[0, 1] are plain views of `a`; they once wrote into it)
+        "one element": lambda: b.__setitem__((0, 1), 7),
+        "a row": lambda: b.__setitem__(0, 5),
+        "meshgrid view": lambda: ember.meshgrid(a, a, copy=False)[0].__setitem__((0, 0), 9),
     }
     for what, write in writes.items():
         with pytest.raises(ValueError, match="read-only: this array is a broadcast view"):

@@ -315,10 +315,14 @@ def eye(n_rows: int, n_cols: int | None = None, /, k: int = 0, dtype: Any = None
     return out
 
 
-def meshgrid(*arrays: ndarray, indexing: str = "xy") -> list[ndarray]:
-    """Coordinate matrices from 1-d coordinate arrays (``indexing`` ``"xy"`` or ``"ij"``);
-    the results are broadcast views of the inputs, as NumPy's ``copy=False``."""
-    from ember.array.manipulation import broadcast_to
+def meshgrid(
+    *arrays: ndarray, indexing: str = "xy", sparse: bool = False, copy: bool = True
+) -> list[ndarray]:
+    """Coordinate matrices from 1-d coordinate arrays (``indexing`` ``"xy"`` or ``"ij"``),
+    with NumPy's ``sparse`` (each result keeps length 1 on the other axes) and ``copy``:
+    new arrays by default; ``copy=False`` gives views of the inputs, the dense ones
+    broadcast and so read-only (as NumPy's)."""
+    from ember.array.manipulation import astype, broadcast_to
 
     if indexing not in ("xy", "ij"):
         raise ValueError("meshgrid: indexing must be 'xy' or 'ij'")
@@ -331,7 +335,10 @@ def meshgrid(*arrays: ndarray, indexing: str = "xy") -> list[ndarray]:
         axis = (1 - k if k < 2 else k) if indexing == "xy" and n > 1 else k
         view_shape = [1] * n
         view_shape[axis] = a.size
-        out.append(broadcast_to(a.reshape(view_shape), tuple(shape)))
+        grid = a.reshape(view_shape)
+        if not sparse:
+            grid = broadcast_to(grid, tuple(shape))
+        out.append(astype(grid, grid.dtype, copy=True) if copy else grid)
     return out
 
 

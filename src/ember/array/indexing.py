@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from ember.array.ndarray import ndarray, not_on_device
+from ember.array.ndarray import check_writable, ndarray, not_on_device
 from ember.errors import EmberError
 
 
@@ -211,7 +211,10 @@ def _show(key: Any) -> str:
 # --------------------------------------------------------------------- assignment
 def setitem(x: ndarray, key: Any, value: Any) -> None:
     """``x[key] = value``: ``value`` (an ember array or a scalar) broadcast into the view,
-    cast to ``x.dtype`` as NumPy's assignment does (unsafe casting)."""
+    cast to ``x.dtype`` as NumPy's assignment does (unsafe casting).  A broadcast view
+    (``broadcast_to``) refuses every write, to any part of it, as NumPy's read-only one
+    does: its repeated elements are one memory location, also the array it views."""
+    check_writable(x)
     if is_advanced(key):
         from ember.array import advanced
 
