@@ -271,9 +271,10 @@ def _memory_order(x: ndarray) -> list[int]:
     return fastest_first[::-1]
 
 
-def _order(order, what: str, x: ndarray) -> list[int]:
+def _order(order, what: str, x: ndarray, copy: bool = False) -> list[int]:
     """The axis permutation that makes ``order`` C order (``'K'``: :func:`_memory_order` for
-    ``ravel``; for ``copy`` NumPy's layout, a stable sort on ``|stride|``)."""
+    ``ravel``; with ``copy``, a copy's layout as NumPy makes it, a stable sort on
+    ``|stride|``)."""
     if order not in ("C", "F", "A", "K"):
         raise ValueError(f"ember.{what}: order must be 'C', 'F', 'A' or 'K', not {order!r}")
     if x.is_c_contiguous and order in "AK":
@@ -282,7 +283,7 @@ def _order(order, what: str, x: ndarray) -> list[int]:
         return list(range(x.ndim - 1, -1, -1))
     if order != "K":
         return list(range(x.ndim))
-    if what == "copy":
+    if copy:
         return sorted(range(x.ndim), key=lambda k: -abs(x.strides[k]))
     return _memory_order(x)
 
@@ -309,7 +310,7 @@ def converted(x: ndarray, dtype, order: str = "K", what: str = "copy", **options
     """``x`` as ``dtype`` (``manipulation.astype`` with ``options``) in NumPy's layout
     ``order`` (:func:`copy`'s): the conversion runs on ``x`` with its axes permuted into
     that order, and the result is permuted back."""
-    perm = _order(order, what, x) if order != "K" else _order(order, "copy", x)
+    perm = _order(order, what, x, copy=True)
     if perm == list(range(x.ndim)):
         return mp.astype(x, dtype, **options)
     back = sorted(range(x.ndim), key=perm.__getitem__)

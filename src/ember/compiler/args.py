@@ -41,7 +41,7 @@ from ember.frontend.types import (
 )
 from ember.runtime import argtypes
 from ember.runtime.allocator import note_uses
-from ember.runtime.argtypes import launch_view, layout, token  # noqa: F401 - named here too
+from ember.runtime.argtypes import launch_view, layout, token
 from ember.runtime.backend import DL_CPU, DL_CUDA
 
 
@@ -264,9 +264,6 @@ _HIDDEN = {
     "grid": "_em_grid(stream)",  # grid_sync's barrier word, one per stream
     "dynbytes": "shared_mem",  # the launch's dynamic shared memory (ember.shared(0, ...))
 }
-
-
-# launch views: ember.runtime.argtypes (launch_view, layout, token)
 
 
 def _array_tokens(t: Array, backend) -> Any:
