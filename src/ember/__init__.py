@@ -123,8 +123,8 @@ _ARRAY = {
         "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "conj", "conjugate",
         "vectorize", "real", "imag", "angle",
         "deg2rad", "rad2deg", "degrees", "radians", "heaviside", "gcd", "lcm", "float_power",
-        "divmod", "modf", "logaddexp2", "spacing", "bitwise_count", "isneginf", "isposinf",
-        "sinc", "i0",
+        "divmod", "modf", "frexp", "ldexp", "logaddexp2", "spacing", "bitwise_count",
+        "isneginf", "isposinf", "sinc", "i0",
     ),
     "ember.array.reductions": (
         "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",

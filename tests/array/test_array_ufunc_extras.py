@@ -49,13 +49,17 @@ def kernel_type(x):
 
 
 # --------------------------------------------------------------------- type rules (no device)
-@pytest.mark.parametrize("name", UNARY + ["modf"])
+@pytest.mark.parametrize("name", UNARY + ["modf", "frexp"])
 def test_unary_rules_match_numpy(name):
     for a in DTYPES + COMPLEX:
         x = np.ones(2, a)
         expected = numpy_dtypes(getattr(np, name), x)
         if name == "modf":  # two ufuncs: the fraction's and the integral part's
             parts = (ufuncs._modf_fraction, ufuncs._modf_integral)
+            got = tuple(ember_dtype(uf, kernel_type(x)) for uf in parts)
+            got = TypeError if TypeError in got else got
+        elif name == "frexp":  # the mantissa's ufunc and the exponent's
+            parts = (ufuncs._frexp_mantissa, ufuncs._frexp_exponent)
             got = tuple(ember_dtype(uf, kernel_type(x)) for uf in parts)
             got = TypeError if TypeError in got else got
         else:
@@ -72,6 +76,21 @@ def test_binary_rules_match_numpy(name):
                 expected = numpy_dtypes(getattr(np, name), *args)
                 got = ember_dtype(getattr(ufuncs, name), *map(kernel_type, args))
                 assert got == expected, f"{name}{[getattr(x, 'dtype', x) for x in args]}: {got}"
+
+
+def test_ldexp_rules_match_numpy():
+    # NumPy's loops: x to its smallest float, e any integer that casts safely to int64;
+    # a Python int x is float64 here (NumPy picks float16, which overflows at 65504)
+    values = [np.ones(2, d) for d in DTYPES + COMPLEX]
+    for a in values:
+        for b in [*values, True, 3, 2.5]:
+            expected = numpy_dtypes(np.ldexp, a, b)
+            got = ember_dtype(ufuncs.ldexp, kernel_type(a), kernel_type(b))
+            assert got == expected, f"ldexp({a.dtype}, {getattr(b, 'dtype', b)}): {got}"
+    for b in values:
+        want = TypeError if numpy_dtypes(np.ldexp, 2.5, b) is TypeError else np.float64
+        assert ember_dtype(ufuncs.ldexp, kernel_type(2.5), kernel_type(b)) == want
+        assert ember_dtype(ufuncs.ldexp, kernel_type(3), kernel_type(b)) == want
 
 
 def test_aliases_and_host_values():
@@ -162,6 +181,51 @@ def test_divmod_and_modf(backend):
     check(frac, np.modf(x)[0])
 
 
+def test_frexp_and_ldexp(backend):
+    for dtype in ("float64", "float32", "float16"):
+        x = special(dtype, [3.0, -0.1, 1e-40 if dtype != "float16" else 1e-6])
+        run("frexp", x, exact=True, signs=True)  # 0, inf, NaN: themselves, exponent 0
+        e = np.resize(np.array([0, 1, -1, 3, -60, 200, -1100, 1100, 2000, -2000]), x.shape)
+        run("ldexp", x, e, exact=True, signs=True)  # to subnormals, overflow to inf
+        run("ldexp", x, e.astype(np.int8), exact=True)
+        run("ldexp", x, 7, exact=True)
+    run("frexp", np.array([0, 1, -3, 100, 127], np.int8), exact=True)  # float16 mantissas
+    run("ldexp", np.array([1, -3, 5], np.int32), np.array([2, -1, 10], np.int16), exact=True)
+    huge = ember.ldexp(ember.asarray(np.array([1.0, -1.0, 0.0])), ember.asarray(
+        np.array([2**40, -(2**62), 2**62])))  # fmt: skip
+    check(huge, np.array([INF, -0.0, 0.0]), exact=True)  # saturates (NumPy: OverflowError)
+    m, e = ember.empty(3, ember.float64), ember.empty(3, ember.int32)
+    got = np.frexp(ember.asarray(np.array([8.0, -0.375, 1.0])), out=(m, e))  # NumPy's protocol
+    assert got[0] is m and got[1] is e
+    check(m, np.array([0.5, -0.75, 0.5]), exact=True)
+    check(e, np.array([4, -1, 1], np.int32), exact=True)
+    with pytest.raises(TypeError, match="exponent must be an integer"):
+        ember.ldexp(ember.asarray(np.ones(2)), 1.5)
+    with pytest.raises(TypeError, match="not defined for complex"):
+        ember.frexp(ember.asarray(np.ones(2, np.complex64)))
+
+
+def test_frexp_and_ldexp_inside_kernels(backend):
+    @ember.kernel
+    def split_and_join(x, m, e, y):
+        i = ember.global_id()
+        if i < x.shape[0]:
+            mm, ee = ember.frexp(x[i])
+            m[i] = mm
+            e[i] = ee
+            y[i] = ember.ldexp(mm, ee)
+
+    for dtype in ("float64", "float32"):
+        host = np.array([3.0, 0.1, -7.25, 1e-30, 6e4], dtype)
+        x, m = ember.asarray(host), ember.empty(5, ember.dtype(dtype))
+        e, y = ember.empty(5, ember.int32), ember.empty(5, ember.dtype(dtype))
+        split_and_join.launch(5)(x, m, e, y)
+        want_m, want_e = np.frexp(host)
+        check(m, want_m, exact=True)
+        check(e, want_e, exact=True)
+        check(y, host, exact=True)
+
+
 def test_spacing(backend):
     for dtype in ("float64", "float32"):
         run("spacing", special(dtype), exact=True, signs=True)
@@ -225,6 +289,8 @@ def test_the_new_kernels_compile_for_cuda():
         ("sinc", "complex64"), ("logaddexp2", "float32", "float32"),
         ("heaviside", "float16", "float16"), ("isneginf", "int32"), ("rad2deg", "float16"),
         ("float_power", "complex128", "complex128"), ("_modf_fraction", "float16"),
+        ("_frexp_mantissa", "float16"), ("_frexp_exponent", "float64"),
+        ("ldexp", "float16", "int64"), ("ldexp", "float32", "int8"),
     ]  # fmt: skip
     for name, *dts in cases:
         res = getattr(ufuncs, name).rule(tuple(scalar(ember.dtype(d)) for d in dts))

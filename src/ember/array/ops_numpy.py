@@ -52,6 +52,33 @@ def modf_fraction(x):
     return lang.copysign(x - lang.trunc(x), x)  # -0.0 for negative integers, as C's modf
 
 
+def frexp_mantissa(x):
+    if lang.isfinite(x) and x != 0:
+        m, _ = lang.frexp(x)
+        return m
+    return x  # 0, -0.0, inf and nan are their own mantissa (NumPy's)
+
+
+def frexp_exponent(x):
+    if lang.isfinite(x) and x != 0:
+        _, e = lang.frexp(x)
+        return e
+    return 0
+
+
+LDEXP_MOST = 2200  # beyond any float's exponent range: larger |e| saturates to 0 or inf
+
+
+def ldexp(x, e):
+    # ``e`` arrives in ``x``'s compute type (exact up to 2**24 even in float32, and a
+    # larger |e| saturates anyway); clamped before the conversion so it never overflows
+    if e > LDEXP_MOST:
+        e = LDEXP_MOST
+    elif e < -LDEXP_MOST:
+        e = -LDEXP_MOST
+    return lang.ldexp(x, ember.int32(e))
+
+
 def isposinf(x):
     return lang.isinf(x) and not signbit(x)
 

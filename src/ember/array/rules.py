@@ -440,6 +440,48 @@ class Float64Math(Rule):
         return Resolution(self.factory(t), t, t)
 
 
+FLOAT16, FLOAT32, INT32 = dtypes.float16, dtypes.float32, dtypes.int32
+
+
+class Frexp(Rule):
+    """``frexp``: a real operand (integers to their smallest float, as :class:`FloatMath`);
+    the mantissa in that float type, the exponent (``exponent=True``) int32.  float16
+    computes in float32, which holds every float16 exactly."""
+
+    def __init__(self, name: str, op, exponent: bool):
+        super().__init__(name)
+        self.op, self.exponent = op, exponent
+
+    def __call__(self, types):
+        t = strong(common(tuple(float_result(t) for t in types)))
+        if t.is_complex:
+            raise self.refuse(types, "it is not defined for complex numbers")
+        return Resolution(self.op, FLOAT32 if t is FLOAT16 else t, INT32 if self.exponent else t)
+
+
+class Ldexp(Rule):
+    """``ldexp(x, e)``: ``x * 2**e`` in ``x``'s float type (integers to their smallest float,
+    a Python number to float64), ``e`` an integer (a float exponent is refused, as NumPy
+    has no loop for it).  float16 computes in float32: the product is exact there, so it
+    is rounded once, as float16's own would be."""
+
+    def __init__(self, name: str, op):
+        super().__init__(name)
+        self.op = op
+
+    def __call__(self, types):
+        x, e = types
+        if e.dtype.is_inexact or (e.dtype is dtypes.uint64 and not e.weak):
+            raise self.refuse(
+                types, "the exponent must be an integer array or a Python int (NumPy has "
+                "no loop for a float or uint64 exponent); convert it with .astype(ember.int64)"
+            )  # fmt: skip
+        t = FLOAT64 if x.weak and not x.dtype.is_complex else strong(float_result(x))
+        if t.is_complex:
+            raise self.refuse(types, "it is not defined for complex numbers")
+        return Resolution(self.op, FLOAT32 if t is FLOAT16 else t, t)
+
+
 # --------------------------------------------------------------------- scalar operands
 PY_TYPES: dict[type, Scalar] = {
     int: WEAK_INT,

@@ -246,6 +246,43 @@ def modf(x, /, out=None):
     return _two_results(_modf_fraction, _modf_integral, (x,), out)
 
 
+def _host_frexp(part: int):
+    def host(x):
+        import numpy as np
+
+        return np.frexp(x)[part]
+
+    host.__name__ = "frexp"
+    return host
+
+
+_frexp_mantissa = Ufunc(
+    "frexp", 1, r.Frexp("frexp", ops_numpy.frexp_mantissa, exponent=False), _host_frexp(0)
+)
+_frexp_exponent = Ufunc(
+    "frexp", 1, r.Frexp("frexp", ops_numpy.frexp_exponent, exponent=True), _host_frexp(1)
+)
+
+
+def frexp(x, /, out=None):
+    """``(mantissa, exponent)`` with ``x == mantissa * 2**exponent`` and ``|mantissa|`` in
+    ``[0.5, 1)`` (NumPy's ``frexp``): the mantissa in ``x``'s float type (integers become
+    their smallest float, as in the math functions), the exponent int32; 0, inf and NaN
+    are their own mantissa with exponent 0.  ``out`` is a pair of arrays, or None.  Inside
+    a kernel, ``ember.frexp(v)`` is the intrinsic on a number."""
+    return _two_results(_frexp_mantissa, _frexp_exponent, (x,), out)
+
+
+ldexp = Ufunc("ldexp", 2, r.Ldexp("ldexp", ops_numpy.ldexp), _np("ldexp"), intrinsic="ldexp")
+ldexp.__doc__ = (
+    "ember.ldexp(x, e): ``x * 2**e`` elementwise (NumPy's ``ldexp``; ``out=`` optional).  "
+    "The result has ``x``'s float type (integers become their smallest float; a Python "
+    "number float64, where NumPy gives float16 for a Python int); ``e`` must be integer. "
+    "Inside a kernel it is the intrinsic on numbers.\n\n" + r.Ldexp.__doc__
+)
+frexp.__ember_intrinsic__ = "frexp"  # type: ignore[attr-defined]
+
+
 _where = Ufunc("where", 3, r.Where("where"), _np("where"))
 _clip = Ufunc("clip", 3, r.Clip("clip"), _np("clip"))
 
@@ -461,5 +498,5 @@ FUNCTIONS = ("where", "clip", "round", "vectorize", "real", "imag", "angle")
 EXTRA_UNARY = (  # NumPy's ufuncs beyond the Array API (and its i0, sinc, isposinf, isneginf)
     "deg2rad", "rad2deg", "spacing", "bitwise_count", "isposinf", "isneginf", "sinc", "i0",
 )  # fmt: skip
-EXTRA_BINARY = ("heaviside", "logaddexp2", "gcd", "lcm", "float_power")
-EXTRA_FUNCTIONS = ("divmod", "modf", "degrees", "radians")
+EXTRA_BINARY = ("heaviside", "logaddexp2", "gcd", "lcm", "float_power", "ldexp")
+EXTRA_FUNCTIONS = ("divmod", "modf", "frexp", "degrees", "radians")

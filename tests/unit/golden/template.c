@@ -37,6 +37,8 @@ EM_MATH1(rint) EM_MATH1(fabs)
 EM_MATH2(pow) EM_MATH2(atan2) EM_MATH2(hypot) EM_MATH2(copysign) EM_MATH2(fmod)
 EM_MATH2(fmin) EM_MATH2(fmax)
 float fmaf(float, float, float); double fma(double, double, double);
+float frexpf(float, int*); double frexp(double, int*);
+float ldexpf(float, int); double ldexp(double, int);
 EM_INLINE float em_rsqrtf(float x) { return 1.0f / sqrtf(x); }
 EM_INLINE double em_rsqrt(double x) { return 1.0 / sqrt(x); }
 
