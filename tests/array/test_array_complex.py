@@ -176,6 +176,21 @@ def test_power_matches_numpy(backend):
         check(ember.asarray(z) ** ember.asarray(w), z**w)
 
 
+def test_power_special_values_match_numpy(backend):
+    # 0 to a complex power with a positive real part is 0 (it was NaN); NumPy's z ** 1,
+    # z ** -1, z ** 2 and z ** 0.5 keep infinite parts (repeated squaring from 1 lost them)
+    inf, nan = np.inf, np.nan
+    zero = np.zeros(4, np.complex128)
+    w = np.array([0.5 + 1j, 2.5 + 0j, -1 + 0j, 1j])
+    with np.errstate(all="ignore"):
+        check(ember.asarray(zero) ** ember.asarray(w), zero**w)
+        z = np.array([complex(inf, 0), complex(0, inf), complex(-inf, 1), complex(nan, 0),
+                      complex(1, inf), 0.5 - 3j, 3 + 4j, 0j])  # fmt: skip
+        for n in (1, -1, 2, 3, 4, -2, 0.5, 0.5 + 1j):
+            got, want = (ember.asarray(z) ** n).to_numpy(), z**n
+            np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True, err_msg=str(n))
+
+
 @pytest.mark.parametrize(
     ("names", "dtype"),
     [

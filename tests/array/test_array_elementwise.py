@@ -206,6 +206,32 @@ def test_python_int_out_of_range(backend):
         ember.asarray(np.arange(3)) ** -1
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "uint64"])
+def test_comparisons_with_python_ints_beyond_the_dtype_are_exact(backend, dtype):
+    # NumPy 2 compares exactly: int64 2**63 - 1 is not 2**63 (through float64 it was equal)
+    info = np.iinfo(dtype)
+    host = np.array([info.min, info.min + 1, 0, info.max - 1, info.max], dtype)
+    x = ember.asarray(host)
+    values = [int(info.max) + 1, int(info.min) - 1, 2**64, -(2**64), 2**70, 2**63, -(2**63) - 1]
+    compare = [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
+    for v in values:
+        for op in compare:
+            check(op(x, v), op(host, v))
+            check(op(v, x), op(v, host))  # the int on the left
+    out = ember.ones(5, ember.bool_)
+    assert ember.equal(x, 2**64, out=out) is out
+    check(out, np.zeros(5, bool))
+    check(ember.less(x[::2], 2**64), np.ones(3, bool))  # a strided view
+
+
+def test_numpy_scalars_on_the_left_of_comparisons(backend):
+    host = np.arange(4.0)
+    x = ember.asarray(host)
+    check(np.float32(1.5) < x, np.float32(1.5) < host)  # NumPy passes a 0-d array
+    check(np.float64(1.0) == x, np.float64(1.0) == host)
+    check(np.int64(2) >= x, np.int64(2) >= host)
+
+
 def test_bool_arithmetic_follows_numpy(backend):
     a, b = sample("bool", (8,), 1), sample("bool", (8,), 2)
     da, db = ember.asarray(a), ember.asarray(b)

@@ -261,8 +261,40 @@ def _apply(uf: Ufunc, args: tuple, out: ndarray | None) -> Any:
     except OverflowError:
         if not isinstance(uf.rule, rules.Compare):
             raise
-        return _apply(uf, tuple(_widen(x) for x in args), out)  # u8 < 300: exact (NumPy 2)
+        return _beyond(uf, e, args, out)  # u8 < 300: exact (NumPy 2)
     return execute(e, values, out, be)
+
+
+def _beyond(uf: Ufunc, e: Dispatch, args: tuple, out: ndarray | None) -> ndarray:
+    """A comparison of an integer array with a Python int outside the range of their
+    compute type (``int64_array == 2**63``, ``uint8_array < 300``): NumPy 2 compares
+    exactly, so every element has the same answer.  (Converting the int to a wider type
+    and comparing in float64 rounded ``2**63 - 1`` up to ``2**63``: ``==`` was True.)"""
+    import numpy as np
+
+    from ember import dtypes
+    from ember.array import creation
+
+    info = np.iinfo(e.res.ct.numpy)
+    side = next(i for i, x in enumerate(args) if type(x) is int and not info.min <= x <= info.max)
+    x = args[1 - side]
+    if type(x) is not ndarray:  # no array operand to answer for: the general rule
+        return _apply(uf, tuple(_widen(a) for a in args), out)
+    name, above = uf.__name__, args[side] > info.max  # v is above (below) every element
+    if name in ("equal", "not_equal"):
+        answer = name == "not_equal"
+    else:  # x < v (v on the right) holds when v is above; v < x when it is below
+        answer = above if (name in ("less", "less_equal")) == (side == 1) else not above
+    if out is None:
+        return creation.full(x.shape, answer, dtype=dtypes.bool_, device=x.backend)
+    if broadcast.broadcast_shapes(x.shape, out.shape) != out.shape:
+        raise ValueError(
+            f"non-broadcastable output operand with shape {out.shape} doesn't match the "
+            f"broadcast shape {broadcast.broadcast_shapes(x.shape, out.shape)}"
+        )
+    _check_cast(e, out)
+    out[...] = answer
+    return out
 
 
 def _backend_of(uf: Ufunc, args: tuple, out):

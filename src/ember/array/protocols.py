@@ -323,6 +323,9 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     if target is None:
         return _ufunc_without_ember(label, ufunc, method, inputs, kwargs)
     kwargs = _ufunc_keywords(label, dict(kwargs), ufunc.nout)
+    # a NumPy scalar on the left of a comparison reaches here as a 0-d array
+    # (numpy.float32(1.5) < x): a scalar operand, as on the right
+    inputs = tuple(x[()] if type(x) is np.ndarray and x.ndim == 0 else x for x in inputs)
     if method == "__call__":
         return _ufunc_call(target, label, inputs, kwargs)
     own = getattr(target, method, None)  # ember.add.reduce, when Ember has it

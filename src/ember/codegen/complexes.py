@@ -22,9 +22,11 @@ Semantics (tested against NumPy, ``tests/backend/test_kernels_complex.py``):
 * The inverse functions are Kahan's formulas ("Branch cuts for complex elementary
   functions", 1987), on NumPy's branch cuts; their special values (infinite operands) are
   not Annex G's.  ``log1p`` and ``expm1`` are accurate near 0 (NumPy's ``log1p`` is not).
-* ``z ** w``: 1 for ``w == 0``; for ``z == 0``, 0 when ``w`` is real and positive, else NaN;
-  integer ``w`` with ``|w| < 100`` by repeated squaring (exact where NumPy is); otherwise
-  ``exp(w * log(z))``.
+* ``z ** w``: 1 for ``w == 0``; for ``z == 0``, 0 when ``w``'s real part is positive, else
+  NaN (NumPy 2); integer ``w`` with ``|w| < 100``: NumPy's ``z``, ``1 / z``, ``z * z`` and
+  ``z * z * z`` for 1, -1, 2 and 3 (which keep infinite parts: ``z ** 1`` is ``z``), else
+  repeated squaring (exact where NumPy is); ``sqrt(z)`` for 0.5 (NumPy's ``z ** 0.5``);
+  otherwise ``exp(w * log(z))``.
 """
 
 from __future__ import annotations
@@ -245,17 +247,23 @@ def _pow(c: _Code) -> str:
     body = (
         c.parts("a", "ar", "ai") + c.parts("b", "br", "bi")
         + f"    if (br == 0 && bi == 0) return {c.mk}(1, 0);\n"
-        f"    if (ar == 0 && ai == 0) {{\n"
-        f"        if (br > 0 && bi == 0) return {c.mk}(0, 0);\n"
+        f"    if (ar == 0 && ai == 0) {{  // NumPy 2: 0 for a positive real part, else NaN\n"
+        f"        if (br > 0) return {c.mk}(0, 0);\n"
         f"        return {c.mk}({c.lit(float('nan'))}, {c.lit(float('nan'))});\n"
         "    }\n"
         f"    if (bi == 0 && br == {c.m('trunc')}(br) && {c.m('fabs')}(br) < 100) {{\n"
-        "        // an integer power by squaring, as NumPy (exact for small Gaussian integers)\n"
+        "        // an integer power by squaring, as NumPy (exact for small Gaussian integers);\n"
+        "        // NumPy's own cases first, which keep infinite parts (z ** 1 is z)\n"
         "        int n = (int)br, e = n < 0 ? -n : n;\n"
+        "        if (n == 1) return a;\n"
+        f"        if (n == -1) return {div}({c.mk}(1, 0), a);\n"
+        f"        if (n == 2) return {mul}(a, a);\n"
+        f"        if (n == 3) return {mul}({mul}(a, a), a);\n"
         f"        {c.c} r = {c.mk}(1, 0), p = a;\n"
         f"        while (e > 0) {{ if (e & 1) r = {mul}(r, p); p = {mul}(p, p); e >>= 1; }}\n"
         f"        return n < 0 ? {div}({c.mk}(1, 0), r) : r;\n"
         "    }\n"
+        f"    if (bi == 0 && br == {c.lit(0.5)}) return {c.op('sqrt')}(a);  // NumPy's z ** 0.5\n"
         f"    return {exp}({mul}(b, {log}(a)));"
     )  # fmt: skip
     return c.fn(f"{c.c} a, {c.c} b", body)
