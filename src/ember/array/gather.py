@@ -164,8 +164,16 @@ def gather(out: ndarray, x: ndarray, origin: int, xstrides, lo: ndarray, lstride
 
 def scatter(values: ndarray, x: ndarray, origin: int, xstrides, lo: ndarray, lstrides) -> None:
     """The reverse of :func:`gather`: ``x[...] = values[m]`` (``values`` of the index
-    space's shape, any strides: broadcast values have zero strides)."""
+    space's shape, any strides: broadcast values have zero strides).
+
+    Values or positions that share ``x``'s memory are copied first, as NumPy does: the
+    kernel writes at data-dependent places while other threads still read, so
+    ``x[perm] = x`` or ``x[i] = x[::-1]`` read elements already overwritten."""
     check_writable(x)
+    if values.buffer is x.buffer:
+        values = values.copy()
+    if lo.buffer is x.buffer:
+        lo = lo.copy()
     operands = [(values, _estrides(values), 0), (x, tuple(xstrides), origin),
                 (lo, tuple(lstrides), 0)]  # fmt: skip
     _launch(lambda nd, w: gather_kernel(nd, w, True), values.shape, operands, scattered=True)

@@ -62,8 +62,12 @@ def copy_into(dst: ndarray, src: Any) -> None:
             and dst.c_strided
             and src.backend is dst.backend
         ):
-            if dst.size and not (src.buffer is dst.buffer and src.offset == dst.offset):
-                dst.backend.copy_device(dst.buffer, dst.offset, src.buffer, src.offset, dst.nbytes)
+            if not dst.size or (src.buffer is dst.buffer and src.offset == dst.offset):
+                return
+            if src.buffer is dst.buffer and abs(src.offset - dst.offset) < dst.nbytes:
+                src = src.copy()  # overlapping ranges (x[1:] = x[:-1]): a device copy's
+                # result is undefined there (OpenCL refuses it), so through a temporary
+            dst.backend.copy_device(dst.buffer, dst.offset, src.buffer, src.offset, dst.nbytes)
             return
     _cast(dst.dtype)(src, out=dst)
 
