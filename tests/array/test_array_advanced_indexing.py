@@ -308,3 +308,27 @@ def test_slice_copies_between_overlapping_ranges(backend, dtype):
         write(np, host)
         write(ember, x)
         check(x, host)
+
+
+def test_assigned_scalars_convert_as_numpys_do(backend):
+    # Python ints beyond the dtype raise and NaN into integers raises on every path (an
+    # index array or a mask wrapped x[idx] = 300 into int8 as 44, silently); NumPy scalars
+    # cast unsafely (a slice refused numpy.int64(-1) on uint16 as an out-of-range int)
+    keys = [0, slice(None), Ellipsis, [0], np.array([True, False, False])]
+    cases = [("int8", 300), ("uint16", -1), ("int16", float("nan")), ("int8", 300.0),
+             ("uint16", np.int64(-1)), ("uint8", np.float32(300.0)), ("bool", 5),
+             ("float32", 1e300), ("int8", 2.7)]  # fmt: skip
+    for dtype, value in cases:
+        for key in keys:
+            host, x = np.zeros(3, dtype), ember.zeros(3, dtype)
+            k = ember.asarray(key) if isinstance(key, list | np.ndarray) else key
+            try:
+                with np.errstate(all="ignore"):
+                    host[key] = value
+            except (OverflowError, ValueError) as exc:
+                with pytest.raises(type(exc)), ember.allowscalar():
+                    x[k] = value
+                continue
+            with ember.allowscalar():
+                x[k] = value
+            check(x, host)

@@ -272,27 +272,36 @@ def _is_scalar(value) -> bool:
 
 def _masked_fill(x: ndarray, mask: ndarray, value) -> None:
     """``x[mask] = scalar``: ``where(mask, scalar, x)`` written back into ``x``."""
-    import numpy as np
 
     from ember.array import ufuncs
 
     if mask.shape != x.shape[: mask.ndim]:
         plan(x, mask)  # raises the shape error
     m = manipulation.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
+    ufuncs.where(m, host_values(value, x.dtype)[()], x, out=x)
+
+
+def host_values(value: Any, dt) -> Any:
+    """A scalar, list or tuple as NumPy's assignment converts it to ``dt``: a Python int
+    beyond ``dt`` raises ``OverflowError`` and NaN into integers ``ValueError``
+    (``numpy.array(value, dtype)``), NumPy scalars cast unsafely.  (``astype`` of the
+    value wrapped ``x[idx] = 300`` into int8 to 44, silently.)"""
+    import numpy as np
+
+    if np.iscomplexobj(value) and not dt.is_complex:  # the Array API refuses complex->real
+        raise TypeError(
+            f"cannot assign complex values to an array of {dt.name}: convert "
+            "ember.real(v), ember.imag(v) or ember.abs(v) first"
+        )
     with np.errstate(all="ignore"):
-        v = np.asarray(value).astype(x.dtype.numpy)[()]
-    ufuncs.where(m, v, x, out=x)
+        return np.array(value, dtype=dt.numpy)
 
 
 def _values(x: ndarray, value: Any, shape) -> ndarray:
     if isinstance(value, ndarray):
         vals = value if value.dtype is x.dtype else manipulation.astype(value, x.dtype)
     elif _is_scalar(value) or isinstance(value, list | tuple):
-        import numpy as np
-
-        with np.errstate(all="ignore"):
-            host = np.asarray(value).astype(x.dtype.numpy)
-        vals = _on(x.backend, host)
+        vals = _on(x.backend, host_values(value, x.dtype))
     else:
         vals = index_array(value, "assigning to an ember array", x.backend, values=True)
     try:

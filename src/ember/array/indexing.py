@@ -229,8 +229,10 @@ def setitem(x: ndarray, key: Any, value: Any) -> None:
             type(value).__module__ == "numpy"
             and getattr(value, "shape", None) == ()
             and not hasattr(value, "__len__")
-        ):
-            pass
+        ):  # a NumPy scalar casts unsafely, as in NumPy (x[...] = numpy.int64(-1) on uint16)
+            from ember.array.advanced import host_values
+
+            value = host_values(value, x.dtype)[()]
         elif hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
             if type(value).__module__ != "numpy":
                 from ember.array.creation import asarray
