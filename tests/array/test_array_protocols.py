@@ -337,3 +337,33 @@ def test_numpy_out_arguments_reach_embers(backend):
         np.testing.assert_allclose(out.to_numpy(), want, err_msg=name)
     with pytest.raises(ValueError, match="out= has shape"):
         np.concatenate([x, x], out=ember.zeros((5, 4)))
+
+
+def test_ufunc_dtype_follows_numpys_loop_rule(backend):
+    # dtype= names the loop: inputs cast to it under same_kind (float inputs with
+    # dtype=int64 were truncated, silently), and a function whose result is not of that
+    # dtype has no such loop (true_divide of ints to int64 returned float64)
+    i, f = np.array([1, 2], np.int32), np.array([1.5, 2.5])
+    ei, ef = ember.asarray(i), ember.asarray(f)
+    for call in (
+        lambda a, b: np.add(a, a, dtype=np.int64),
+        lambda a, b: np.multiply(b, 2.5, dtype=np.int64),
+        lambda a, b: np.true_divide(b, b, dtype=np.int64),
+        lambda a, b: np.less(b, b, dtype=np.float64),
+        lambda a, b: np.sqrt(b, dtype=np.int32),
+        lambda a, b: np.add(b, b, dtype=np.uint32),
+    ):
+        with pytest.raises(TypeError):
+            call(f, i)
+        with pytest.raises(TypeError, match="same_kind|no loop"):
+            call(ef, ei)
+    for call in (
+        lambda a, b: np.add(b, b, dtype=np.int8),
+        lambda a, b: np.sqrt(b, dtype=np.float32),
+        lambda a, b: np.less(a, b, dtype=bool),
+        lambda a, b: np.add(a, 1, dtype=np.float32),
+        lambda a, b: np.negative(b, dtype=np.float64),
+    ):
+        want, got = call(f, i), call(ef, ei)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6)

@@ -371,7 +371,7 @@ def _ufunc_keywords(label: str, kwargs: dict, nout: int) -> dict:
 def _ufunc_call(target, label: str, inputs: tuple, kwargs: dict) -> Any:
     dtype = kwargs.pop("dtype", None)
     if dtype is not None:  # compute in dtype: NumPy's loop of that type
-        inputs = tuple(x.astype(dtype) if isinstance(x, ndarray) else x for x in inputs)
+        inputs = _loop_inputs(target, label, inputs, dtype)
     where = kwargs.pop("where", True)
     if where is True:
         return call(target, label, inputs, kwargs)
@@ -380,6 +380,48 @@ def _ufunc_call(target, label: str, inputs: tuple, kwargs: dict) -> Any:
     if out is None:  # NumPy leaves the masked-out elements uninitialized: any value will do
         return result
     return ember_function("numpy", "where")(where, result, out, out=out)
+
+
+_PY_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
+def _loop_inputs(target, label: str, inputs: tuple, dtype) -> tuple:
+    """The inputs of ``numpy.<ufunc>(..., dtype=dtype)``: NumPy runs the loop whose
+    output is ``dtype``, its inputs cast to it under ``same_kind`` (so float inputs with
+    ``dtype=int64`` are refused, not truncated).  Bool-valued functions (comparisons,
+    ``isnan``) take only ``dtype=bool``, computed on the inputs as they are."""
+    np = sys.modules["numpy"]
+    from ember import dtypes
+    from ember.array import rules
+    from ember.array.elementwise import Ufunc
+
+    dt = dtypes.dtype(dtype)
+    no_loop = TypeError(
+        f"{label}: no loop matching the specified signature and casting was found "
+        f"(dtype={dt.name}; NumPy's rule)"
+    )
+    rule = target.rule if isinstance(target, Ufunc) else None
+    if isinstance(rule, rules.Compare | rules.Logical | rules.Predicate):
+        if dt is not dtypes.bool_:
+            raise no_loop
+        return inputs
+    for i, x in enumerate(inputs):
+        src = x.dtype.name if isinstance(x, ndarray) else _PY_DTYPES.get(type(x))
+        if src is None and isinstance(x, np.generic):
+            src = x.dtype.name
+        if src is not None and type(x) is not int and not np.can_cast(src, dt.numpy, "same_kind"):
+            raise TypeError(
+                f"{label}: cannot cast input {i} from {src} to {dt.name} with casting rule "
+                "'same_kind' (NumPy's for dtype=)"
+            )
+    cast = tuple(x.astype(dt) if isinstance(x, ndarray) else x for x in inputs)
+    if rule is not None:
+        types_ = tuple(
+            rules.scalar(x.dtype) if isinstance(x, ndarray) else rules.scalar_type(x) for x in cast
+        )
+        if rule(types_).out is not dt:
+            raise no_loop
+    return cast
 
 
 def _outer(inputs: tuple) -> tuple:
