@@ -298,3 +298,28 @@ def test_around_fix(backend):
     xi = ember.asarray(i)
     check(ember.around(xi, -1), np.around(i, -1))  # integers stay integers
     check(ember.around(xi, 2), np.around(i, 2))
+
+
+def test_concatenate_and_stack_take_numpys_casting(backend):
+    f, i = np.array([1.5, 2.5]), np.array([3, 4])
+    ef, ei = ember.asarray(f), ember.asarray(i)
+    for join in (np.concatenate, np.stack):
+        with pytest.raises(TypeError, match="same_kind"):
+            join([ef, ei], dtype=np.int8)  # NumPy refuses too: floats are not truncated
+        with pytest.raises(TypeError, match="casting='no'"):
+            join([ef, ei], casting="no")
+        for kw in ({"dtype": np.int8, "casting": "unsafe"}, {"dtype": np.float32}, {}):
+            got = join([ef, ei], **kw)
+            assert got.dtype == join([f, i], **kw).dtype
+            np.testing.assert_array_equal(got.to_numpy(), join([f, i], **kw))
+
+
+def test_roll_broadcasts_shift_and_axis(backend):
+    a = np.arange(6).reshape(2, 3)
+    x = ember.asarray(a)
+    for shift, axis in ((1, (0, 1)), ((1, 1), (1,)), ((1, 2), None), ((1, 2), (1, 1))):
+        np.testing.assert_array_equal(
+            ember.roll(x, shift, axis=axis).to_numpy(), np.roll(a, shift, axis=axis)
+        )
+    with pytest.raises(ValueError, match="do not broadcast"):
+        ember.roll(x, (1, 2, 3), axis=(0, 1))

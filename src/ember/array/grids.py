@@ -389,7 +389,9 @@ def insert(arr, obj, values, axis=None) -> ndarray:
     low, high = (int(launch.read(keys, (int(launch.read(order, (i,))),))) for i in (0, -1))
     if low < 0 or high > n:  # (too negative indices stay negative)
         raise IndexError(f"ember.insert: an index is out of bounds for axis {k} with size {n}")
-    return ember.take(mp.concatenate([v, x], axis=k, dtype=x.dtype), order, axis=k)
+    return ember.take(
+        mp.concatenate([v, x], axis=k, dtype=x.dtype, casting="unsafe"), order, axis=k
+    )
 
 
 def delete(arr, obj, axis=None) -> ndarray:

@@ -319,16 +319,25 @@ def result_dtype(arrays) -> dtypes.DType:
     return functools.reduce(promote_strong, (a.dtype for a in arrays))
 
 
-def concatenate(arrays, /, axis: int | None = 0, out=None, *, dtype=None) -> ndarray:
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def concatenate(
+    arrays, /, axis: int | None = 0, out=None, *, dtype=None, casting: str = "same_kind"
+) -> ndarray:
     """Join arrays along an existing ``axis`` (``None``: flatten them first) into a new
-    array of their promoted dtype (``dtype``: that one), or into ``out`` (NumPy's: an
-    array of the result's shape, the values cast to its dtype)."""
+    array of their promoted dtype (``dtype``: that one, each input cast to it under
+    ``casting``, NumPy's rule), or into ``out`` (NumPy's: an array of the result's shape,
+    the values cast to its dtype)."""
     if out is not None:
-        return into(out, concatenate(arrays, axis, dtype=dtype), "concatenate")
+        return into(out, concatenate(arrays, axis, dtype=dtype, casting=casting), "concatenate")
     arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to concatenate")
     _all_device(arrays, "concatenate")
+    if casting != "unsafe":
+        target = result_dtype(arrays) if dtype is None else dtypes.dtype(dtype)
+        check_casting(arrays, target, casting, "concatenate")
     if axis is None:
         arrays = [reshape(a, (-1,)) for a in arrays]
         axis = 0
@@ -339,9 +348,9 @@ def concatenate(arrays, /, axis: int | None = 0, out=None, *, dtype=None) -> nda
     for i, a in enumerate(arrays[1:], 1):
         if a.ndim != first.ndim:
             raise ValueError(
-                "all the input array dimensions except for the concatenation axis must match "
-                f"exactly, but the array at index 0 has {first.ndim} dimension(s) and the "
-                f"array at index {i} has {a.ndim} dimension(s)"
+                "all the input arrays must have same number of dimensions, but the array at "
+                f"index 0 has {first.ndim} dimension(s) and the array at index {i} has "
+                f"{a.ndim} dimension(s)"
             )
         for d in range(first.ndim):
             if d != k and a.shape[d] != first.shape[d]:
@@ -365,16 +374,30 @@ def concatenate(arrays, /, axis: int | None = 0, out=None, *, dtype=None) -> nda
     return out
 
 
+def check_casting(arrays, target, casting: str, what: str) -> None:
+    """Refuse (``TypeError``) an input that does not cast to ``target`` under ``casting``."""
+    if casting not in CASTINGS:
+        raise ValueError(f"ember.{what}: casting must be one of {CASTINGS}, not {casting!r}")
+    from ember.array.info import can_cast
+
+    for a in arrays:
+        if not can_cast(a.dtype, target, casting):
+            raise TypeError(
+                f"ember.{what}: cannot cast {a.dtype} to {target} under casting="
+                f"{casting!r}; pass casting='unsafe' (or 'same_kind') or another dtype="
+            )
+
+
 def concat(arrays, /, *, axis: int | None = 0) -> ndarray:
     """The Array API's name of :func:`concatenate`."""
     return concatenate(arrays, axis=axis)
 
 
-def stack(arrays, /, axis: int = 0, out=None) -> ndarray:
-    """Join arrays of one shape along a new ``axis`` (into ``out``, as
-    :func:`concatenate`)."""
+def stack(arrays, /, axis: int = 0, out=None, *, dtype=None, casting: str = "same_kind") -> ndarray:
+    """Join arrays of one shape along a new ``axis`` (into ``out``; ``dtype`` and
+    ``casting`` as in :func:`concatenate`)."""
     if out is not None:
-        return into(out, stack(arrays, axis), "stack")
+        return into(out, stack(arrays, axis, dtype=dtype, casting=casting), "stack")
     arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to stack")
@@ -383,7 +406,7 @@ def stack(arrays, /, axis: int = 0, out=None) -> ndarray:
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
     k = _axis(axis, arrays[0].ndim + 1)
-    return concatenate([expand_dims(a, k) for a in arrays], axis=k)
+    return concatenate([expand_dims(a, k) for a in arrays], axis=k, dtype=dtype, casting=casting)
 
 
 def unstack(x: ndarray, /, *, axis: int = 0) -> tuple[ndarray, ...]:
@@ -397,13 +420,23 @@ def roll(x: ndarray, /, shift, axis=None) -> ndarray:
     """Elements shifted along ``axis`` (the flattened array by default), wrapping around."""
     if axis is None:
         return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
-    shifts = shift if isinstance(shift, tuple | list) else (shift,)
-    axes = axis if isinstance(axis, tuple | list) else (axis,) * len(shifts)
-    if len(axes) != len(shifts):
-        raise ValueError("roll: shift and axis must have the same length")
-    out = x
+    shifts = tuple(shift) if isinstance(shift, tuple | list) else (shift,)
+    axes = tuple(axis) if isinstance(axis, tuple | list) else (axis,)
+    if len(shifts) != len(axes):  # broadcast against each other, as NumPy's roll does
+        if len(shifts) == 1:
+            shifts *= len(axes)
+        elif len(axes) == 1:
+            axes *= len(shifts)
+        else:
+            raise ValueError(
+                f"roll: {len(shifts)} shifts and {len(axes)} axes do not broadcast together"
+            )
+    total: dict[int, int] = {}  # shifts of one axis add up
     for s, a in zip(shifts, axes, strict=True):
         k = _axis(a, x.ndim)
+        total[k] = total.get(k, 0) + operator.index(s)
+    out = x
+    for k, s in total.items():
         n = x.shape[k]
         if n == 0:
             continue
