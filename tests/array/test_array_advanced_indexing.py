@@ -332,3 +332,21 @@ def test_assigned_scalars_convert_as_numpys_do(backend):
             with ember.allowscalar():
                 x[k] = value
             check(x, host)
+
+
+def test_assigned_arrays_may_have_leading_length_one_axes(backend):
+    # NumPy's assignment drops them: x[:] = v of shape (1, n) into (n,)
+    for shape, key, ekey, value in (
+        ((2,), slice(None), slice(None), np.array([[1.0, 2.0]])),
+        ((2, 2), 0, 0, np.array([[1.0, 2.0]])),
+        ((2,), [0, 1], ember.asarray([0, 1]), np.array([[[1.0, 2.0]]])),
+        ((2, 3), (slice(None), [0, 1]), (slice(None), ember.asarray([0, 1])),
+         np.array([[[1.0], [2.0]]])),
+    ):  # fmt: skip
+        host, x = np.zeros(shape), ember.zeros(shape)
+        host[key] = value
+        with ember.allowscalar():
+            x[ekey] = ember.asarray(value)
+        check(x, host)
+    with pytest.raises(ValueError, match="broadcast"):
+        ember.zeros(2)[:] = ember.asarray(np.ones((2, 2)))  # a leading axis of 2: refused

@@ -305,7 +305,7 @@ def _values(x: ndarray, value: Any, shape) -> ndarray:
     else:
         vals = index_array(value, "assigning to an ember array", x.backend, values=True)
     try:
-        return manipulation.broadcast_to(vals, shape)
+        return manipulation.broadcast_to(manipulation.drop_leading_ones(vals, len(shape)), shape)
     except ValueError:
         raise ValueError(
             f"shape mismatch: value array of shape {vals.shape} could not be broadcast to "

@@ -47,6 +47,7 @@ def copy_into(dst: ndarray, src: Any) -> None:
     dtype (unsafe casting, like NumPy's assignment)."""
     check_writable(dst)
     if isinstance(src, ndarray):
+        src = drop_leading_ones(src, dst.ndim)
         try:
             shape = broadcast.broadcast_shapes(src.shape, dst.shape)
         except ValueError:
@@ -70,6 +71,15 @@ def copy_into(dst: ndarray, src: Any) -> None:
             dst.backend.copy_device(dst.buffer, dst.offset, src.buffer, src.offset, dst.nbytes)
             return
     _cast(dst.dtype)(src, out=dst)
+
+
+def drop_leading_ones(value: ndarray, ndim: int) -> ndarray:
+    """``value`` without the leading length-1 axes beyond ``ndim``: NumPy's assignment
+    broadcasts ``x[:] = v`` with ``v`` of shape ``(1, n)`` into ``(n,)``."""
+    extra = value.ndim - ndim
+    if extra > 0 and all(d == 1 for d in value.shape[:extra]):
+        return reshape(value, value.shape[extra:])
+    return value
 
 
 def astype(x: ndarray, dtype: Any, /, *, copy: bool = True, device=None) -> ndarray:
