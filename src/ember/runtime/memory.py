@@ -37,12 +37,12 @@ def allocate(backend: Backend, nbytes: int, stream: Stream | None = None) -> Buf
     if cache is None and not pool.passthrough:
         # Pool.allocate's hit path, inlined: every array's allocation (each Python frame is
         # ~0.05 us of a ~0.5 us target, issue 19)
+        size = _CLASSES.get(nbytes) or size_class(nbytes)
+        stream = stream or pool._default
         try:
-            block = pool._free[_CLASSES.get(nbytes) or size_class(nbytes)][
-                stream or pool._default
-            ].pop()
+            block = pool._free[size][stream].pop()
         except (KeyError, IndexError):
-            return pool.allocate(nbytes, stream)
+            return pool.allocate_missed(nbytes, size, stream)
         next(pool._hits)
         return lease(block, nbytes, pool)
     if cache is not None:
