@@ -322,6 +322,22 @@ def test_nan_functions(backend):
     check(ember.nansum(ember.asarray(i)), np.nansum(i))
 
 
+def test_nanmean_of_infinities(backend):
+    # nansum / count, as NumPy: a running (Welford) mean made inf - inf, so NaN
+    inf, nan = np.inf, np.nan
+    rows = np.array([[inf, 1.0, 2.0], [inf, inf, nan], [-inf, -inf, 2.0], [nan, nan, nan],
+                     [inf, -inf, 0.0], [1.0, nan, 3.0]])  # fmt: skip
+    for dtype in ("float64", "float32", "complex128"):
+        x = rows.astype(dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            check(ember.nanmean(ember.asarray(x), axis=1), np.nanmean(x, axis=1))
+            check(ember.nanmean(ember.asarray(x[:, ::-1]), axis=1), np.nanmean(x[:, ::-1], axis=1))
+    m = np.array([[5.0, np.inf, np.inf]])
+    where = np.ones((1, 3), bool)
+    check(ember.mean(ember.asarray(m), where=ember.asarray(where)), np.mean(m, where=where))
+
+
 # --------------------------------------------------------------------- user reductions
 def square(v):
     return v * v

@@ -39,6 +39,19 @@ def test_quantile_every_method_and_nan_form(backend):
                 check(getattr(ember, fn)(d, q, axis=1, method=method), expected)
 
 
+def test_quantile_boundaries_where_n_times_q_is_whole(backend):
+    # NumPy rounds n * q before subtracting 1; one fused multiply-add did not, so
+    # 10 * 0.1 - 1 was 5.6e-17 and inverted_cdf took the next element (1.0, not 0.0)
+    q = np.round(np.arange(0, 1.0001, 0.05), 2)
+    for n in (3, 5, 10, 20, 30):
+        x = np.arange(float(n))
+        d = ember.asarray(x)
+        for method in METHODS:
+            check(ember.quantile(d, ember.asarray(q), method=method),
+                  np.quantile(x, q, method=method))  # fmt: skip
+    check(ember.percentile(ember.asarray(np.arange(10.0)), 10, method="inverted_cdf"), 0.0)
+
+
 def test_quantile_dtypes_q_arrays_and_axes(backend):
     f32 = sample("float32", (3, 4, 5), 2)
     i16 = sample("int32", (6, 7), 3, low=-50, high=50)

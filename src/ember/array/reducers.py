@@ -203,6 +203,44 @@ def mean(acc: DType, out: DType, pre: Callable | None = None, tag: str = "mean")
 
 
 @functools.cache
+def nanmean(acc: DType, out: DType) -> Reducer:
+    """``nanmean``: NumPy's ``nansum / count`` of the elements that are not NaN (NaN when
+    there are none), the sum compensated (Kahan) and the count in the state.  (Welford's
+    running mean made ``inf - inf``, so NaN, of data with infinities.)"""
+    ACC, N = acc, acc.real
+
+    def add(s, v):  # Kahan's step on (sum, c), as _kahan_sum's
+        y = v - s[1]
+        t = s[0] + y
+        c = (t - s[0]) - y
+        if t - t != 0:
+            c = ACC(0)
+        return (t, c)
+
+    def init():
+        return (ACC(0), ACC(0), N(0))
+
+    def step(s, v, j):
+        if v != v:
+            return s
+        t = add((s[0], s[1]), v)
+        return (t[0], t[1], s[2] + 1)
+
+    def combine(a, b):
+        t = add((a[0], a[1]), b[0] - b[1])
+        return (t[0], t[1], a[2] + b[2])
+
+    def final(d0, d1, o, s, n, p1, p2):
+        d0[o] = d0.dtype((s[0] - s[1]) / s[2])  # 0 / 0: NaN where no element counted
+
+    _named("nanmean", add=add)
+    return make(
+        f"nanmean_{acc.name}", acc, (acc, acc, N), acc, init=init, step=step, combine=combine,
+        final=final,
+    )  # fmt: skip
+
+
+@functools.cache
 def prod(acc: DType, out: DType, pre: Callable | None = None, tag: str = "prod") -> Reducer:
     ACC = acc
 

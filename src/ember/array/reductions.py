@@ -336,8 +336,8 @@ def stat_reducer(what: str, x_dtype: DType, dtype=None, skip_nan: bool = False):
         dt = x_dtype if x_dtype.is_inexact else F64
     acc = rd.float_acc(dt) if dt.is_inexact else F64
     skip_nan = skip_nan and x_dtype.is_inexact
-    if what == "mean" and not skip_nan:
-        return rd.mean(acc, dt), dt
+    if what == "mean":
+        return (rd.nanmean(acc, dt) if skip_nan else rd.mean(acc, dt)), dt
     return rd.moments(acc, dt, what, skip_nan), (dt if what == "mean" else dt.real)
 
 

@@ -59,7 +59,10 @@ def quantile_kernel(discrete: bool, nans: bool, ct: dtypes.DType, it: dtypes.DTy
             else:
                 q = IT(qs[i // rows])
                 last = cnt - 1
-                v = IT(last) * q
+                # every product rounded by itself, as NumPy's separate array operations
+                # round it: a contracted n * q - 1 (one FMA) misses exact boundaries
+                # (10 * 0.1 - 1 is 5.6e-17, not 0: inverted_cdf took the next element)
+                v = ember.fma(IT(last), q, IT(0))
                 g = IT(0)
                 lo = last >> 1  # the median's lower middle
                 if method == 0 or method == 4:
@@ -74,13 +77,13 @@ def quantile_kernel(discrete: bool, nans: bool, ct: dtypes.DType, it: dtypes.DTy
                 elif method == 3:
                     lo = round(v)  # half to even, as np.around
                 elif method == 5 or method == 7:
-                    v = IT(cnt) * q - IT(1) - (IT(0.5) if method == 7 else IT(0))
+                    v = ember.fma(IT(cnt), q, IT(0)) - IT(1) - (IT(0.5) if method == 7 else IT(0))
                     lo = math.floor(v)
                     odd = lo % 2 == 1 if method == 7 else True
                     if not (v == IT(lo) and odd):
                         lo += 1
                 elif method == 6:
-                    v = IT(cnt) * q - IT(1)
+                    v = ember.fma(IT(cnt), q, IT(0)) - IT(1)
                     lo = math.floor(v)
                     g = IT(0.5) if v == IT(lo) else IT(1)
                 elif method == 8:
