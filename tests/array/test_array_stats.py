@@ -365,6 +365,35 @@ def test_nancumsum_and_nancumprod(backend):
     check(ember.nancumsum(ember.asarray(i), axis=1), np.nancumsum(i, axis=1))
 
 
+def test_cov_of_one_row_with_rowvar_false(backend):
+    # NumPy 2 transposes every 2-d input: a (1, 3) matrix is 3 variables of one
+    # observation (a (3, 3) result of NaN), not one variable (a scalar)
+    m = np.array([[1.0, 2.0, 4.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for fn in ("cov", "corrcoef"):
+            got, want = (
+                getattr(ember, fn)(ember.asarray(m), rowvar=False),
+                getattr(np, fn)(m, rowvar=False),
+            )
+            assert got.shape == want.shape
+            check(got, want)
+
+
+def test_nanvar_with_too_few_degrees_of_freedom_is_nan(backend):
+    x = np.arange(8.0).reshape(2, 4)
+    x[0, 1] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for ddof in (3, 4, 5):  # NumPy: nanvar NaN where var gives inf
+            check(
+                ember.nanvar(ember.asarray(x), axis=1, ddof=ddof), np.nanvar(x, axis=1, ddof=ddof)
+            )
+            check(
+                ember.nanstd(ember.asarray(x), axis=1, ddof=ddof), np.nanstd(x, axis=1, ddof=ddof)
+            )
+
+
 def test_cov_and_corrcoef(backend):
     m = sample("float64", (3, 8), 21)
     y = sample("float64", (2, 8), 22)

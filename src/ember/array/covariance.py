@@ -23,7 +23,7 @@ def _rows(m, rowvar: bool, dt, what: str) -> ndarray:
     if m.ndim > 2:
         raise ValueError(f"ember.{what}: m has more than 2 dimensions")
     x = manipulation.reshape(manipulation.astype(m, dt), (1, -1) if m.ndim < 2 else m.shape)
-    if not rowvar and x.shape[0] != 1:
+    if not rowvar and m.ndim == 2:  # NumPy 2: a (1, n) matrix is n variables too
         x = manipulation.ascontiguousarray(manipulation.permute_dims(x, (1, 0)))
     return x
 

@@ -571,6 +571,7 @@ def moments(acc: DType, out: DType, what: str, skip_nan: bool = False) -> Reduce
     """``var``/``std`` (``p2`` is the correction), ``var_mean``/``std_mean`` (``d1`` gets
     the mean) and ``nanmean`` (the mean of the non-NaN elements, NaN when there are none)."""
     ACC = acc.real  # the count and the squared deviations are real
+    SKIP_NAN = skip_nan
     root = what.startswith("std")
     with_mean = what.endswith("_mean")
     if what == "mean":
@@ -583,7 +584,10 @@ def moments(acc: DType, out: DType, what: str, skip_nan: bool = False) -> Reduce
     else:
 
         def spread(s, p2):
-            v = s[2] / max(s[0] - ACC(p2), ACC(0))  # NumPy: inf or NaN when n <= ddof
+            dof = s[0] - ACC(p2)
+            if SKIP_NAN and dof <= ACC(0):  # NumPy's nanvar: NaN when n <= ddof
+                return dof / ACC(0) * ACC(0)
+            v = s[2] / max(dof, ACC(0))  # NumPy's var: inf or NaN when n <= ddof
             if root:
                 v = ember.sqrt(v)
             return v
