@@ -535,3 +535,14 @@ def test_complex_array_kernels_compile_for_cuda(ct):
         assert "shfl.sync" in ptx(sk.scan_carry(op, ct, g), (*head, z))
         assert ".entry" in ptx(sk.tile_reduce(op, ct, g), (1, 8, 1, z, 0, 8, 1, z))
         assert ".entry" in ptx(sk.rows_serial(op, ct), (1, 1, z, 0, 8, 1, z, 0, 8))
+
+
+def test_complex_reductions_refuse_a_real_dtype_cleanly(backend):
+    # a TypeError naming the function and the way out, not a kernel compile error
+    x = ember.asarray(np.array([1.7 + 2j, 2.2 - 1j]))
+    for name in ("sum", "prod", "mean", "nansum", "nanmean", "var", "cumsum", "cumprod"):
+        with pytest.raises(
+            TypeError, match=rf"ember\.\w*{name[-3:]}.*complex128 data with dtype=float64"
+        ):
+            getattr(ember, name)(x, dtype=ember.float64)
+    check(ember.sum(x, dtype=ember.complex64), np.sum(x.to_numpy(), dtype=np.complex64))

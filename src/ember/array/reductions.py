@@ -23,7 +23,7 @@ from ember.array import reduce as plan
 from ember.array import reducers as rd
 from ember.array.creation import on_device
 from ember.array.ndarray import ndarray
-from ember.array.rules import no_order
+from ember.array.rules import no_order, refuse_complex_to_real
 from ember.dtypes import DType
 
 BOOL, I8, I64, U64 = dtypes.bool_, dtypes.int8, dtypes.int64, dtypes.uint64
@@ -131,6 +131,7 @@ def _int_sum_dtype(dt: DType) -> DType:
 def sum_reducer(kind: str, x_dtype: DType, dtype=None) -> tuple[rd.Reducer, DType]:
     """The reducer and result dtype of ``sum``/``prod``/``nansum``/``nanprod``."""
     dt = _dtype_arg(dtype)
+    refuse_complex_to_real(x_dtype, dt, kind)
     if dt is None:
         dt = x_dtype if x_dtype.is_inexact else _int_sum_dtype(x_dtype)
     product = kind.endswith("prod")
@@ -332,6 +333,7 @@ def stat_reducer(what: str, x_dtype: DType, dtype=None, skip_nan: bool = False):
     float16 accumulates in float32.  Complex data: the mean is complex, the variance and
     standard deviation real (the part's dtype)."""
     dt = _dtype_arg(dtype)
+    refuse_complex_to_real(x_dtype, dt, ("nan" if skip_nan else "") + what)
     if dt is None:
         dt = x_dtype if x_dtype.is_inexact else F64
     acc = rd.float_acc(dt) if dt.is_inexact else F64

@@ -375,6 +375,17 @@ class Cast(Rule):
         return Resolution(ops.copy, self.target, self.target)
 
 
+def refuse_complex_to_real(src: DType, dst: DType | None, what: str) -> None:
+    """A reduction or scan of complex data asked for a real ``dtype=``: refused (the Array
+    API's rule; NumPy drops the imaginary part with a ComplexWarning)."""
+    if dst is not None and src.is_complex and not dst.is_complex:
+        raise TypeError(
+            f"ember.{what} of {src.name} data with dtype={dst.name}: the Array API refuses "
+            "complex-to-real casts (NumPy drops the imaginary part); reduce ember.real(x), "
+            "ember.imag(x) or ember.abs(x) instead"
+        )
+
+
 # --------------------------------------------------------------------- NumPy's other ufuncs
 UINT8 = dtypes.uint8
 

@@ -26,7 +26,7 @@ import math
 import threading
 
 from ember import dtypes
-from ember.array import launch, lookback, manipulation
+from ember.array import launch, lookback, manipulation, rules
 from ember.array import scan_kernels as sk
 from ember.array.ndarray import ndarray, not_on_device
 from ember.dtypes import DType
@@ -210,6 +210,7 @@ def _cumulative(uf, what: str, x, axis, dtype, include_initial: bool, initial: i
                 found = key = None
             if found is None:
                 dt = _accumulation_dtype(x.dtype) if dtype is None else dtypes.dtype(dtype)
+                rules.refuse_complex_to_real(x.dtype, dt, what)
                 found = _resolve(uf, dt)
                 if key is not None:
                     _resolved[key] = found
@@ -226,6 +227,7 @@ def _cumulative(uf, what: str, x, axis, dtype, include_initial: bool, initial: i
         x = manipulation.reshape(x, (-1,))
         axis = 0
     dt = _accumulation_dtype(x.dtype) if dtype is None else dtypes.dtype(dtype)
+    rules.refuse_complex_to_real(x.dtype, dt, what)
     op, ct, out = _resolve(uf, dt)
     return scan_axis(x, axis, op, ct, out, initial if include_initial else None)
 
