@@ -160,3 +160,13 @@ def not_on_device(value: object, where: str) -> TypeError:
         f"{where} needs device memory but got a {kind} (host memory); "
         f"copy it to the device explicitly with ember.asarray(x) first"
     )
+
+
+def axis_error(message: str) -> ValueError:
+    """An axis out of range: NumPy's ``AxisError`` (a ``ValueError`` and an ``IndexError``),
+    so code written for NumPy catches it by any of the three names."""
+    try:
+        from numpy.exceptions import AxisError
+    except ImportError:  # NumPy < 1.25
+        from numpy import AxisError  # type: ignore[attr-defined,no-redef]
+    return AxisError(message)

@@ -236,3 +236,21 @@ def test_astype_casting_rule(backend):
         x.astype("int32", "K", "safe")
     check(x.astype("float32", casting="same_kind"), x.to_numpy().astype(np.float32))
     assert x.astype("float64", copy=False) is x
+
+
+def test_axis_out_of_range_is_numpys_axis_error(backend):
+    # code written for NumPy catches numpy.exceptions.AxisError (or IndexError)
+    x = ember.zeros((2, 3))
+    for fn in (
+        lambda: ember.sum(x, axis=2),
+        lambda: ember.sort(x, axis=2),
+        lambda: ember.cumsum(x, axis=-3),
+        lambda: ember.swapaxes(x, 0, 3),
+        lambda: ember.expand_dims(x, 4),
+        lambda: ember.take(x, ember.asarray([0]), axis=3),
+        lambda: np.sum(x, axis=5),
+    ):
+        with pytest.raises(np.exceptions.AxisError, match="out of bounds"):
+            fn()
+        with pytest.raises(IndexError):
+            fn()

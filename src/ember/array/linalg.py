@@ -34,7 +34,7 @@ from ember import dtypes
 from ember.array.matmul import matmul, tensordot, vecdot
 from ember.array.matmul import outer as _outer
 from ember.array.ndarray import ndarray, not_on_device
-from ember.errors import EmberError, EmberPerformanceWarning
+from ember.errors import EmberError, EmberPerformanceWarning, axis_error
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
@@ -168,7 +168,7 @@ def cross(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
         _array(x, "cross", ndim=1)
     a, b = broadcast_arrays(x1, x2)
     if not -a.ndim <= axis < a.ndim:
-        raise ValueError(f"ember.linalg.cross: axis {axis} is out of bounds for {a.shape}")
+        raise axis_error(f"ember.linalg.cross: axis {axis} is out of bounds for {a.shape}")
     if a.shape[axis] != 3:
         raise ValueError(f"ember.linalg.cross: axis {axis} must have length 3, got {a.shape}")
     a, b = moveaxis(a, axis, -1), moveaxis(b, axis, -1)

@@ -15,6 +15,7 @@ from typing import Any
 from ember import dtypes
 from ember.array import broadcast
 from ember.array.ndarray import c_strides, check_writable, ndarray
+from ember.errors import axis_error
 from ember.runtime.memory import allocate
 
 
@@ -119,7 +120,7 @@ def _axis(axis: int, ndim: int, what: str = "axis") -> int:
     except (AttributeError, TypeError):
         raise TypeError(f"{what} must be an integer, got {axis!r}") from None
     if not -ndim <= k < ndim:
-        raise ValueError(f"{what} {k} is out of bounds for array of dimension {ndim}")
+        raise axis_error(f"{what} {k} is out of bounds for array of dimension {ndim}")
     return k % ndim
 
 

@@ -23,6 +23,7 @@ from ember import dtypes
 from ember.array import broadcast
 from ember.array.core import make as _make
 from ember.array.ndarray import ndarray, not_on_device
+from ember.errors import axis_error
 from ember.runtime.memory import allocate
 
 # (the vendor binding's TYPES table)
@@ -347,7 +348,7 @@ def _axes(axes, ndim: int, what: str) -> list[int]:
     for ax in axes:
         k = int(ax.__index__())
         if not -ndim <= k < ndim:
-            raise ValueError(f"{what}: axis {k} is out of bounds for an array of {ndim} dimensions")
+            raise axis_error(f"{what}: axis {k} is out of bounds for an array of {ndim} dimensions")
         out.append(k % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"{what}: repeated axis in {tuple(axes)}")

@@ -78,6 +78,7 @@ from ember.array.ndarray import ndarray, normalize_shape
 from ember.array.philox import normal2_f64, normal4, philox, uniform2_f64, uniform4
 from ember.array.random_kernels import fill_kernel
 from ember.compiler.kernel import Kernel
+from ember.errors import axis_error
 
 BLOCK = 256
 MAX_BLOCKS = 65535
@@ -461,7 +462,7 @@ def _take_rows(x: ndarray, index: ndarray, axis: int) -> ndarray:
 
 def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for an array of {ndim} dimensions")
+        raise axis_error(f"axis {axis} is out of bounds for an array of {ndim} dimensions")
     return axis % ndim
 
 

@@ -25,6 +25,7 @@ from ember.array.creation import on_device
 from ember.array.ndarray import ndarray
 from ember.array.rules import no_order, refuse_complex_to_real
 from ember.dtypes import DType
+from ember.errors import axis_error
 
 BOOL, I8, I64, U64 = dtypes.bool_, dtypes.int8, dtypes.int64, dtypes.uint64
 F32, F64 = dtypes.float32, dtypes.float64
@@ -48,7 +49,7 @@ def axes_of(axis, ndim: int, what: str) -> tuple[int, ...]:
                 f"ember.{what}: axis must be None, an int or a tuple of ints, got {axis!r}"
             ) from None
         if not -ndim <= k < (ndim or 1) or (ndim == 0 and k not in (0, -1)):
-            raise ValueError(f"axis {k} is out of bounds for array of dimension {ndim}")
+            raise axis_error(f"axis {k} is out of bounds for array of dimension {ndim}")
         out.append(k % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ValueError(f"ember.{what}: duplicate value in 'axis': {axis!r}")
