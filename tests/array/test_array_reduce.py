@@ -487,3 +487,19 @@ def test_where_masks_the_reductions(backend, dtype):
         ember.max(x, where=masks[0])
     with pytest.raises(TypeError, match="where= must be a boolean array"):
         ember.sum(x, where=ember.asarray(np.ones((4, 6), np.int8)))
+
+
+def test_var_and_std_take_numpy2s_mean(backend):
+    x = sample("float64", (4, 5), seed=31)
+    xn = x.copy()
+    xn[1, 2] = np.nan
+    for name in ("var", "std", "nanvar", "nanstd"):
+        a = xn if name.startswith("nan") else x
+        for axis, ddof in ((None, 0), (1, 1), (0, 4)):
+            m = np.nanmean(a, axis=axis, keepdims=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = getattr(np, name)(a, axis=axis, ddof=ddof, mean=m)
+            got = getattr(ember, name)(ember.asarray(a), axis=axis, ddof=ddof,
+                                       mean=ember.asarray(m))  # fmt: skip
+            check(got, want)

@@ -376,8 +376,36 @@ def _correction(ddof, correction) -> float:
     return ddof or 0
 
 
+def _about_mean(what, x, axis, keepdims, ct, rt, out, dof, skip_nan, mean):
+    """``var``/``std`` with NumPy 2's ``mean=`` (the mean, shaped as with keepdims=True):
+    the squared deviations from it, summed (NaNs skipped for the nan forms) over the count
+    less ``dof`` (nanvar: NaN where that is not positive, var: inf or NaN, as NumPy)."""
+    from ember.array import manipulation, ufuncs
+    from ember.array.creation import asarray
+
+    name = ("nan" if skip_nan else "") + what
+    m = mean if isinstance(mean, ndarray) else asarray(mean, device=x.backend)
+    d = ufuncs.subtract(manipulation.astype(x, ct, copy=False), manipulation.astype(m, ct))
+    sq = ufuncs.real(d * ufuncs.conj(d)) if ct.is_complex else d * d
+    if skip_nan:
+        total = nansum(sq, axis=axis, keepdims=keepdims)
+        n = sum(ufuncs.logical_not(ufuncs.isnan(sq)), axis=axis, keepdims=keepdims)
+    else:
+        total = sum(sq, axis=axis, keepdims=keepdims)
+        n = math.prod(x.shape[k] for k in axes_of(axis, x.ndim, name))
+    dofs = ufuncs.subtract(n, dof)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        v = ufuncs.divide(total, ufuncs.maximum(dofs, 0))
+        if skip_nan:
+            v = ufuncs.where(ufuncs.greater(dofs, 0), v, float("nan"))
+    if what == "std":
+        v = ufuncs.sqrt(v)
+    return manipulation.into(out, manipulation.astype(v, rt, copy=False), name)
+
+
 def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=False,
-             where=True):  # fmt: skip
+             where=True, mean=None):  # fmt: skip
     name = ("nan" if skip_nan else "") + what
     x = on_device(x, name)
     if where is not True:
@@ -386,6 +414,8 @@ def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=Fal
                                        ddof=_correction(ddof, correction))  # fmt: skip
     R, dt = stat_reducer(what, x.dtype, dtype, skip_nan)
     dof = _correction(ddof, correction)
+    if mean is not None:
+        return _about_mean(what, x, axis, keepdims, R.ct, dt.real, out, dof, skip_nan, mean)
     warned = _warn_empty(x, axis, name, dof)
     mean_dt = None
     if what.endswith("_mean"):  # (complex data: a real variance and a complex mean)
@@ -397,32 +427,33 @@ def _moments(what, x, axis, dtype, out, ddof, keepdims, correction, skip_nan=Fal
 
 @prepared
 def var(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
-        where=True):  # fmt: skip
+        where=True, mean=None):  # fmt: skip
     """Variance over ``axis``: the sum of squared deviations from the mean divided by
     ``n - correction`` (``ddof`` is NumPy's name).  One pass (Welford per element, Chan
-    et al.'s merge of partial results); never ``E[x**2] - E[x]**2``."""
-    return _moments("var", x, axis, dtype, out, ddof, keepdims, correction, where=where)
+    et al.'s merge of partial results); never ``E[x**2] - E[x]**2``.  ``mean=`` (NumPy 2):
+    the mean, shaped as with ``keepdims=True``, used instead of computing it."""
+    return _moments("var", x, axis, dtype, out, ddof, keepdims, correction, where=where, mean=mean)
 
 
 @prepared
 def std(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
-        where=True):  # fmt: skip
+        where=True, mean=None):  # fmt: skip
     """Standard deviation over ``axis``: the square root of :func:`var`."""
-    return _moments("std", x, axis, dtype, out, ddof, keepdims, correction, where=where)
+    return _moments("std", x, axis, dtype, out, ddof, keepdims, correction, where=where, mean=mean)
 
 
 @prepared
 def nanvar(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
-        where=True):  # fmt: skip
+        where=True, mean=None):  # fmt: skip
     """:func:`var` of the elements that are not NaN."""
-    return _moments("var", x, axis, dtype, out, ddof, keepdims, correction, True, where)
+    return _moments("var", x, axis, dtype, out, ddof, keepdims, correction, True, where, mean)
 
 
 @prepared
 def nanstd(x, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
-        where=True):  # fmt: skip
+        where=True, mean=None):  # fmt: skip
     """:func:`std` of the elements that are not NaN."""
-    return _moments("std", x, axis, dtype, out, ddof, keepdims, correction, True, where)
+    return _moments("std", x, axis, dtype, out, ddof, keepdims, correction, True, where, mean)
 
 
 @prepared
