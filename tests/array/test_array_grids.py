@@ -368,3 +368,20 @@ def test_ediff1d(backend):
         ember.ediff1d(ember.asarray([True, False]))
     with pytest.raises(TypeError, match="ember.asarray"):
         ember.ediff1d(np.arange(3))
+
+
+def test_pad_edge_cases_numpy_takes(backend):
+    # statistics of an empty array where nothing is padded, constants cast as NumPy's pad
+    # casts them (-1 into uint16), odd reflections of bools (NumPy: 2 * e - s != 0)
+    cases = [
+        (np.zeros((0, 3)), ((0, 0), (1, 1)), {"mode": "maximum"}),
+        (np.zeros((0, 3)), 0, {"mode": "minimum"}),
+        (np.array([1, 2], np.uint16), 1, {"constant_values": -1}),
+        (np.zeros(2, np.int8), 1, {"constant_values": 2.7}),
+        (np.array([True, False, True]), 2, {"mode": "reflect", "reflect_type": "odd"}),
+        (np.array([True, False, True, False]), 5, {"mode": "symmetric", "reflect_type": "odd"}),
+    ]
+    for a, width, kw in cases:
+        got, want = ember.pad(ember.asarray(a), width, **kw), np.pad(a, width, **kw)
+        assert got.dtype == want.dtype and got.shape == want.shape, (a.dtype, width, kw)
+        check(got, want)

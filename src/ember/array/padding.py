@@ -10,6 +10,8 @@ Every mode but a callable one.  ``pad_width``, ``constant_values``, ``end_values
 
 from __future__ import annotations
 
+import numpy as np
+
 import ember
 from ember.array import manipulation as mp
 from ember.array.grids import _at, _copy, _device
@@ -69,13 +71,15 @@ def pad(array, pad_width, mode="constant", **kwargs) -> ndarray:
     lengths = _stat_lengths(kwargs.get("stat_length"), x.ndim)
     for k, (before, after) in enumerate(widths):
         roi = out[tuple(slice(None) if d <= k else inner[d] for d in range(x.ndim))]
+        if not (before or after) or roi.size == 0:  # nothing to fill along this axis
+            continue
         if mode in _STATS:
             _stat_sides(roi, k, before, after, lengths[k], mode)
         elif mode == "linear_ramp":
             _ramps(roi, k, before, after, values[k])
-        elif mode == "constant":
-            _copy(_at(roi, k, slice(0, before)), values[k][0])
-            _copy(_at(roi, k, slice(roi.shape[k] - after, None)), values[k][1])
+        elif mode == "constant":  # values cast unsafely, as NumPy's pad (-1 into uint16)
+            _copy(_at(roi, k, slice(0, before)), _unsafe(values[k][0], x.dtype))
+            _copy(_at(roi, k, slice(roi.shape[k] - after, None)), _unsafe(values[k][1], x.dtype))
         elif mode == "edge" or (mode != "wrap" and x.shape[k] == 1):
             _edges(roi, k, before, after)
         else:
@@ -83,6 +87,14 @@ def pad(array, pad_width, mode="constant", **kwargs) -> ndarray:
                 step = _wrap_step if mode == "wrap" else _reflect_step
                 before, after = step(roi, k, before, after, x.shape[k], mode, odd)
     return out
+
+
+def _unsafe(value, dt):
+    """A constant pad value as NumPy's pad casts it: unsafely (``asarray(v).astype``)."""
+    if isinstance(value, ndarray):
+        return value
+    with np.errstate(all="ignore"):
+        return np.asarray(value).astype(dt.numpy)[()]
 
 
 def _pad_mode(mode, kwargs) -> bool:
@@ -185,8 +197,7 @@ def _reflect_step(roi, k, before, after, n, mode, odd) -> tuple[int, int]:
         c = min(chunk, before)
         src = mp.flip(_at(roi, k, slice(before + 1 - edge, before + 1 - edge + c)), k)
         if odd:  # 2 * edge - src (as edge + (edge - src): kernels shared with linspace)
-            pivot = _at(roi, k, slice(before, before + 1))
-            src = pivot + (pivot - src)
+            src = _odd(_at(roi, k, slice(before, before + 1)), src)
         _copy(_at(roi, k, slice(before - c, before)), src)
         before -= c
     if after:
@@ -194,11 +205,17 @@ def _reflect_step(roi, k, before, after, n, mode, odd) -> tuple[int, int]:
         c = min(chunk, after)
         src = mp.flip(_at(roi, k, slice(end - 1 + edge - c, end - 1 + edge)), k)
         if odd:
-            pivot = _at(roi, k, slice(end - 1, end))
-            src = pivot + (pivot - src)
+            src = _odd(_at(roi, k, slice(end - 1, end)), src)
         _copy(_at(roi, k, slice(end, end + c)), src)
         after -= c
     return before, after
+
+
+def _odd(pivot: ndarray, src: ndarray) -> ndarray:
+    """``2 * pivot - src``; of bools, NumPy's ``2 * e - s != 0``: ``e or s``."""
+    if pivot.dtype.kind == "b":
+        return pivot | src
+    return pivot + (pivot - src)
 
 
 def _wrap_step(roi, k, before, after, n, mode, odd) -> tuple[int, int]:
