@@ -441,3 +441,14 @@ def test_vectorize_fuses_a_scalar_function(backend):
     check(axpy_like(ember.asarray(i), 3), (2 * i + 3).astype(np.int16))
     np.testing.assert_array_equal(axpy_like(a, b), 2 * a + b)  # host values: the function
     assert axpy_like.__name__ == "axpy_like" and axpy_like.nin == 2
+
+
+def test_round_to_more_digits_than_float64_holds(backend):
+    # 10.0 ** 309 overflows Python's float power; NumPy's is inf, so the result NaN
+    x = np.array([1.5, 0.1, -2.5])
+    for decimals in (309, 400, -400, 308):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = np.round(x, decimals)
+            got = ember.round(ember.asarray(x), decimals)
+        check(got, want)

@@ -15,6 +15,7 @@ follow NumPy 2: ``floor`` keeps integers, ``pow`` of integers is integer).
 from __future__ import annotations
 
 import functools
+import math
 
 from ember import lang
 from ember.array import ops, ops_numpy
@@ -368,7 +369,10 @@ def round(x, /, decimals: int = 0, *, out=None):  # noqa: A001
         for part in ("real", "imag"):
             round(getattr(x, part), decimals, out=getattr(result, part))
         return result
-    scale = 10.0**decimals
+    try:
+        scale = 10.0**decimals
+    except OverflowError:  # beyond float64: inf, as NumPy's float power (the result is NaN)
+        scale = math.inf
     if dt is not None and dt.kind == "f" and not dt.is_narrow and hasattr(x, "backend"):
         # one kernel, the same operations in x's dtype (H200, 2**24 float32: 100 -> 33 us
         # against three); 16-bit floats round after each step, as NumPy's loops
