@@ -375,6 +375,12 @@ def _ufunc_call(target, label: str, inputs: tuple, kwargs: dict) -> Any:
     where = kwargs.pop("where", True)
     if where is True:
         return call(target, label, inputs, kwargs)
+    if getattr(target, "__name__", None) == "pow" and len(inputs) == 2:
+        # the one elementwise function that raises on values (an integer to a negative
+        # power): NumPy never computes the masked-out elements, so they must not raise
+        base, exponent = inputs
+        if isinstance(exponent, ndarray) and exponent.dtype.kind in "iu":
+            inputs = (base, ember_function("numpy", "where")(where, exponent, 1))
     out = kwargs.pop("out", None)
     result = call(target, label, inputs, kwargs)
     if out is None:  # NumPy leaves the masked-out elements uninitialized: any value will do
