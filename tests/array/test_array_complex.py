@@ -546,3 +546,17 @@ def test_complex_reductions_refuse_a_real_dtype_cleanly(backend):
         ):
             getattr(ember, name)(x, dtype=ember.float64)
     check(ember.sum(x, dtype=ember.complex64), np.sum(x.to_numpy(), dtype=np.complex64))
+
+
+def test_atan_and_atanh_of_infinite_parts(backend):
+    # C99 Annex G (NumPy's): atan(inf + 0j) is pi/2 (it was 3 pi / 8), atanh of an
+    # infinite part +-0 + i pi/2
+    inf, nan = np.inf, np.nan
+    z = np.array([complex(inf, 0), complex(0, inf), complex(0, nan), complex(inf, inf),
+                  complex(-inf, 1), complex(1, -inf), complex(nan, inf), complex(inf, nan),
+                  complex(-inf, -inf), 0.5 + 0.25j, -2 + 0.1j])  # fmt: skip
+    for dtype in ("complex128", "complex64"):
+        a = z.astype(dtype)
+        for name in ("arctan", "arctanh"):
+            got, want = getattr(ember, name)(ember.asarray(a)).to_numpy(), getattr(np, name)(a)
+            np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True, err_msg=name)

@@ -20,8 +20,10 @@ Semantics (tested against NumPy, ``tests/backend/test_kernels_complex.py``):
   calls the C library) does; ``sqrt`` scales to avoid overflow, ``log`` uses ``log1p`` near
   the unit circle, ``tanh`` is Kahan's formula (no overflow for large real parts).
 * The inverse functions are Kahan's formulas ("Branch cuts for complex elementary
-  functions", 1987), on NumPy's branch cuts; their special values (infinite operands) are
-  not Annex G's.  ``log1p`` and ``expm1`` are accurate near 0 (NumPy's ``log1p`` is not).
+  functions", 1987), on NumPy's branch cuts; ``atan`` and ``atanh`` take Annex G's special
+  values for infinite parts (NumPy's: ``atan(inf) == pi/2``), the others' special values
+  (infinite operands) are not Annex G's.  ``log1p`` and ``expm1`` are accurate near 0
+  (NumPy's ``log1p`` is not).
 * ``z ** w``: 1 for ``w == 0``; for ``z == 0``, 0 when ``w``'s real part is positive, else
   NaN (NumPy 2); integer ``w`` with ``|w| < 100``: NumPy's ``z``, ``1 / z``, ``z * z`` and
   ``z * z * z`` for 1, -1, 2 and 3 (which keep infinite parts: ``z ** 1`` is ``z``), else
@@ -37,6 +39,7 @@ from ember.codegen.helpers import Helpers
 from ember.dtypes import DType
 
 NAMES = {"complex64": "em_c64", "complex128": "em_c128"}
+HALF_PI = 1.5707963267948966
 
 
 def ctype(h: Helpers, dt: DType) -> str:
@@ -447,6 +450,11 @@ def _atanh(c: _Code) -> str:
     m = c.m
     body = (
         c.parts()
+        + "    // C99 Annex G (catanh, NumPy's): an infinite part gives +-0 + i pi/2 (NaN y: NaN)\n"
+        f"    if ({c.pred('isinf', 'x')} || {c.pred('isinf', 'y')}) return {c.mk}("
+        f"{m('copysign')}({c.lit(0)}, x), {c.pred('isnan', 'y')} ? y : "
+        f"{m('copysign')}({c.lit(HALF_PI)}, y));\n"
+        f"    if (x == 0 && {c.pred('isnan', 'y')}) return {c.mk}(x, y);\n"
         + "    // atanh z = log((1 + z) / (1 - z)) / 2, its parts written without cancellation:\n"
         "    // log |1+z|**2/|1-z|**2 as log1p(4x / |1-z|**2), or as the log of the ratio near -1\n"
         f"    {c.t} d = (1 - x) * (1 - x) + y * y, q = 4 * x / d;\n"
@@ -466,6 +474,11 @@ def _atan(c: _Code) -> str:
     m = c.m
     body = (
         c.parts(x="a", y="b")
+        + "    // atanh's special values on i z = (-b, a), turned back (C99's catan)\n"
+        f"    if ({c.pred('isinf', 'a')} || {c.pred('isinf', 'b')}) return {c.mk}("
+        f"{c.pred('isnan', 'a')} ? a : {m('copysign')}({c.lit(HALF_PI)}, a), "
+        f"{m('copysign')}({c.lit(0)}, b));\n"
+        f"    if (b == 0 && {c.pred('isnan', 'a')}) return {c.mk}(a, b);\n"
         + f"    {c.t} d = (1 + b) * (1 + b) + a * a, q = -4 * b / d;\n"
         f"    {c.t} l = q > {c.lit(-0.5)} ? {m('log1p')}(q) "
         f": {m('log')}(((1 - b) * (1 - b) + a * a) / d);\n"
