@@ -350,3 +350,15 @@ def test_assigned_arrays_may_have_leading_length_one_axes(backend):
         check(x, host)
     with pytest.raises(ValueError, match="broadcast"):
         ember.zeros(2)[:] = ember.asarray(np.ones((2, 2)))  # a leading axis of 2: refused
+
+
+def test_boolean_scalar_indices_are_refused_with_the_way_out(backend):
+    x = ember.arange(3)
+    for key in (True, np.True_, (0, np.False_), (Ellipsis, True)):
+        with pytest.raises(IndexError, match=r"boolean scalar indices .*x\[None\]"):
+            x[key]
+
+
+def test_transpose_names_a_repeated_axis(backend):
+    with pytest.raises(ValueError, match="repeated axis"):
+        ember.transpose(ember.zeros((2, 3)), (0, 0))

@@ -121,8 +121,11 @@ def _items(x: ndarray, key: Any) -> list:
     raw = list(key) if isinstance(key, tuple) else [key]
     items: list = []
     for item in raw:
-        if isinstance(item, bool):
-            raise IndexError("boolean scalar indices are not supported for ember arrays")
+        if isinstance(item, bool) or type(item).__name__ == "bool" and hasattr(item, "dtype"):
+            raise IndexError(  # (Python's bool and NumPy's)
+                "boolean scalar indices are not supported for ember arrays: index with "
+                "None (x[None]) for a new axis, or with an array of booleans"
+            )
         if (
             isinstance(item, ndarray | list)
             or type(item).__module__ == "numpy"

@@ -107,8 +107,11 @@ def _expand(key: Any, ndim: int) -> tuple[list, bool]:
     ``...`` or ``None`` (those make a 0-d result a view rather than a scalar)."""
     items = list(key) if isinstance(key, tuple) else [key]
     for item in items:
-        if isinstance(item, bool):
-            raise IndexError("boolean scalar indices are not supported for ember arrays")
+        if isinstance(item, bool) or type(item).__name__ == "bool" and hasattr(item, "dtype"):
+            raise IndexError(  # (Python's bool and NumPy's)
+                "boolean scalar indices are not supported for ember arrays: index with "
+                "None (x[None]) for a new axis, or with an array of booleans"
+            )
     ellipses = sum(1 for i in items if i is Ellipsis)
     if ellipses > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")

@@ -127,6 +127,8 @@ def _axis(axis: int, ndim: int, what: str = "axis") -> int:
 def permute_dims(x: ndarray, axes) -> ndarray:
     """A view with the axes in the order ``axes`` (a permutation of ``range(x.ndim)``)."""
     perm = tuple(_axis(a, x.ndim) for a in axes)
+    if len(set(perm)) != len(perm):
+        raise ValueError(f"repeated axis in transpose: axes {tuple(axes)} (each axis once)")
     if sorted(perm) != list(range(x.ndim)):
         raise ValueError(f"axes {tuple(axes)} don't match array of {x.ndim} dimensions")
     return _view(x, (x.shape[k] for k in perm), (x.strides[k] for k in perm))
