@@ -372,3 +372,26 @@ def _specialized_cases():
     for n in (97, 240, 7 * 64):  # Bluestein (256), stages 5, 3, 16 and 7, 8, 8: fallbacks
         h = complex_sample((2, n), "complex64")
         check(F.fft(ember.asarray(h)), np.fft.fft(wide(h)), "complex64", n)
+
+
+def test_repeated_axes_are_transformed_again_in_numpys_order(engine):
+    # NumPy: a repeated axis is transformed again, the complex transforms from the last
+    # axis to the first, rfftn's real one first (Ember took them first to last: wrong
+    # shapes and values as soon as the transforms did not commute)
+    rng = np.random.default_rng(5)
+    x1, x2 = np.arange(4.0), rng.standard_normal((3, 4))
+    c = x2 + 1j * rng.standard_normal((3, 4))
+    cases = [
+        ("fftn", x1, {"s": (6, 2), "axes": (0, 0)}),
+        ("rfftn", x1, {"axes": (0, 0)}),
+        ("ifftn", c, {"axes": (1, 1), "s": (6, 3)}),
+        ("rfftn", x2, {"axes": (0, 1, 0)}),
+        ("rfft2", x2, {"axes": (1, 1)}),
+        ("irfftn", c, {"axes": (0, 1, 0), "s": (4, 5, 6)}),
+        ("fftn", c, {"axes": (0, 1, 0), "norm": "ortho"}),
+    ]
+    for name, a, kw in cases:
+        want = getattr(np.fft, name)(a, **kw)
+        got = getattr(F, name)(ember.asarray(a), **kw)
+        assert got.shape == want.shape, (name, kw)
+        np.testing.assert_allclose(got.to_numpy(), want, atol=1e-9, err_msg=name)

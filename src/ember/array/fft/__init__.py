@@ -188,4 +188,24 @@ def _many(x, s, axes, norm, out, name, kind, inverse):
         _args.real_input(x, name)
     if not ax:  # no axes: the input itself, as NumPy
         return _dispatch.no_axes(x, kind, out, name)
+    if len(set(ax)) != len(ax):
+        return _repeated(x, ax, lengths, kind, inverse, mode, out, name)
     return _dispatch.run(x, ax, lengths, kind, inverse, mode, out, name)[0]
+
+
+def _repeated(x, ax, lengths, kind, inverse, mode, out, name):
+    """Axes named more than once are transformed again, one 1-d transform after another
+    in NumPy's order: the complex ones from the last axis to the first; ``rfftn`` its real
+    transform (the last axis) first, ``irfftn`` last."""
+    run = _dispatch.run
+    steps = list(range(len(ax)))
+    if kind == "c2c":
+        order = [(i, "c2c") for i in reversed(steps)]
+    elif kind == "r2c":
+        order = [(steps[-1], "r2c")] + [(i, "c2c") for i in reversed(steps[:-1])]
+    else:
+        order = [(i, "c2c") for i in steps[:-1]] + [(steps[-1], "c2r")]
+    for k, (i, step) in enumerate(order):
+        last = k == len(order) - 1
+        x = run(x, [ax[i]], [lengths[i]], step, inverse, mode, out if last else None, name)[0]
+    return x
