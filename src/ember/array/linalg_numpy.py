@@ -88,8 +88,9 @@ def lstsq(a, b, rcond=None) -> LstsqResult:
     max(s)`` count as zero (default ``rcond``: ``eps * max(M, N)``).
 
     Returns ``(x, residuals, rank, s)``: ``residuals`` are the squared 2-norms of ``b -
-    a @ x`` per column when ``rank == N < M``, else an empty array; ``rank`` is an int
-    (read from the device)."""
+    a @ x`` per column when ``rank == N < M``, else an empty array; ``rank`` is NumPy's
+    ``int32`` (read from the device).  Single precision is computed in double and rounded
+    back, as NumPy does (so its default ``rcond`` is double's ``eps * max(M, N)``)."""
     from ember.array import ufuncs
     from ember.array.creation import empty
 
@@ -109,6 +110,10 @@ def lstsq(a, b, rcond=None) -> LstsqResult:
 
         dt = promote_strong(a.dtype, bb.dtype)
         a, bb = a.astype(dt), bb.astype(dt)
+    single = a.dtype if a.dtype.real.itemsize == 4 else None
+    if single is not None:  # NumPy computes single precision in double (and its eps)
+        wide = dtypes.complex128 if single.is_complex else dtypes.float64
+        a, bb = a.astype(wide), bb.astype(wide)
     u, s, vh = la.svd(a, full_matrices=False)
     if rcond is None:
         from ember.array.info import finfo
@@ -127,7 +132,11 @@ def lstsq(a, b, rcond=None) -> LstsqResult:
         residuals = la._reduce("sum", ufuncs.multiply(r, r), axis=0).astype(real)
     else:
         residuals = empty((0,), dtype=real)
-    return LstsqResult(x.reshape(n) if vector else x, residuals, rank, s)
+    if single is not None:
+        x, residuals, s = x.astype(single), residuals.astype(single.real), s.astype(single.real)
+    import numpy as np
+
+    return LstsqResult(x.reshape(n) if vector else x, residuals, np.int32(rank), s)
 
 
 def multi_dot(arrays, *, out=None):
