@@ -407,7 +407,10 @@ def test_errors(backend):
         x * np.datetime64(1, "s")
     with pytest.raises(TypeError, match="does not support dtype 'float128'.*complex64"):
         ember.zeros(3, "float128")
-    assert (x == None) is False  # noqa: E711 - falls back to identity, like NumPy's warning-free path
+    check(x == None, np.zeros(x.shape, bool))  # noqa: E711 - elementwise, as NumPy 2's
+    check(x != None, np.ones(x.shape, bool))  # noqa: E711
+    with pytest.raises(TypeError, match="needs device memory"):
+        x == [0.0, 0.0, 0.0]  # noqa: B015 - host data, as for <: Python False was silent
     assert x != "text"
 
 
@@ -451,4 +454,22 @@ def test_round_to_more_digits_than_float64_holds(backend):
             warnings.simplefilter("ignore", RuntimeWarning)
             want = np.round(x, decimals)
             got = ember.round(ember.asarray(x), decimals)
+        check(got, want)
+
+
+def test_in_is_numpys_any_of_equal(backend):
+    m = np.array([[1.5, 2.0], [3.0, 4.0]])
+    x = ember.asarray(m)
+    assert 1.5 in x and 7 not in x and 2 in ember.asarray(np.array(2.0))
+    assert ember.asarray(np.array([3.0, 9.0])) in x  # (x == v).any(): a row matching in part
+    with pytest.raises(TypeError, match="needs device memory"):
+        [3.0, 9.0] in x  # noqa: B015 - host data is refused, not compared row by row
+
+
+def test_arange_of_numpy_scalars_and_0d_arrays(backend):
+    for args in ((np.int64(5),), (np.int8(0), np.int8(100), np.int8(7)), (1, np.int64(7), 2),
+                 (ember.asarray(np.array(4)),), (np.float32(2.5),)):  # fmt: skip
+        got = ember.arange(*args)
+        want = np.arange(*(a.to_numpy()[()] if isinstance(a, ember.ndarray) else a for a in args))
+        assert got.dtype == want.dtype
         check(got, want)

@@ -202,6 +202,9 @@ def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> nd
     ``[0, 1, 2, 3]``; float32 rounds as float32; a device that fuses the multiply-add may
     differ by one ulp).
     """
+    # NumPy scalars and 0-d arrays as the Python numbers they hold (arange(np.int64(5)) is
+    # int64, as NumPy's; isinstance(np.int64(5), int) is False)
+    start, stop, step = (_number(v) for v in (start, stop, step))
     if any(isinstance(v, complex) for v in (start, stop, step)):
         raise TypeError("arange: start, stop and step must be real numbers (the Array API's "
                         "rule); for complex values use linspace or arange(...) * 1j")  # fmt: skip
@@ -228,6 +231,19 @@ def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> nd
 
 
 _NUMPY_FLOATS = {"float16": "float32", "float32": "float32", "float64": "float64"}
+
+
+def _number(v):
+    """``v``, or the Python number a NumPy scalar or 0-d (ember or NumPy) array holds."""
+    if (
+        v is None
+        or isinstance(v, bool | int | float | complex)
+        and type(v).__module__ == "builtins"
+    ):
+        return v
+    if getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
+        return v.item()
+    return v
 
 
 def _arange_fill(out: ndarray, start, step) -> None:

@@ -210,9 +210,24 @@ def compare(uf: Ufunc, a, b):
     give ``NotImplemented`` (so ``x == None`` is False, as Python's default)."""
     other = b if type(a) is ndarray else a
     if type(other) is not ndarray and not isinstance(other, bool | int | float | complex):
+        x = a if type(a) is ndarray else b
+        if other is None:  # NumPy: elementwise, never equal
+            from ember import dtypes
+            from ember.array import creation
+
+            return creation.full(x.shape, uf is not_equal_ufunc(), dtype=dtypes.bool_,
+                                 device=x.backend)  # fmt: skip
+        if isinstance(other, list | tuple):  # host data, refused as by < and + (Python's
+            raise not_on_device(other, f"ember.{uf.__name__}")  # False was a silent answer)
         if getattr(other, "ndim", None) != 0 or not hasattr(other, "dtype"):
             return NotImplemented
     return binary(uf, a, b)
+
+
+def not_equal_ufunc():
+    from ember.array import ufuncs
+
+    return ufuncs.not_equal
 
 
 def _contiguous(e: Dispatch, x: ndarray, a, b) -> ndarray:

@@ -180,6 +180,13 @@ class ndarray(ArrayCore, NumpyMethods):  # noqa: N801 - NumPy's spelling
             raise TypeError("len() of a 0-d ember.ndarray")
         return self.shape[0]
 
+    def __contains__(self, value) -> bool:
+        """``value in x``: NumPy's ``(x == value).any()`` (iterating rows compared each row
+        with ``value`` by identity)."""
+        from ember.array import reductions
+
+        return bool(reductions.any(self == value))
+
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d ember.ndarray")
