@@ -310,3 +310,24 @@ def test_eig_tensorsolve_tensorinv(backend):
     want = np.linalg.tensorsolve(a, b)
     got = ember.linalg.tensorsolve(ember.asarray(a), ember.asarray(b))
     assert got.shape == want.shape and residual(got.to_numpy(), want, want) < 1e-9
+
+
+def test_norm_dtypes_and_empty_inputs(backend):
+    # ord=0 counts in the real dtype (it stayed complex); norms of empty inputs are 0, as
+    # NumPy's (max of no magnitudes raised)
+    for a, ord_ in ((np.array([1 + 1j, 0, 2j]), 0), (np.array([1 + 1j, 0], np.complex64), 0),
+                    (np.zeros(0), np.inf), (np.zeros((0, 3)), 2), (np.zeros((0, 3)), 1),
+                    (np.zeros((3, 0)), np.inf), (np.zeros((0, 3)), "nuc")):  # fmt: skip
+        got, want = ember.linalg.norm(ember.asarray(a), ord_), np.linalg.norm(a, ord_)
+        assert got.dtype == want.dtype, (a.dtype, ord_)
+        np.testing.assert_allclose(got.to_numpy(), want)
+
+
+def test_lstsq_of_single_precision_is_numpys(backend):
+    # NumPy solves float32 in float64 (its default rcond is double's): rank 2 here
+    a, b = np.diag([1.0, 1e-8]).astype(np.float32), np.ones(2, np.float32)
+    want = np.linalg.lstsq(a, b)
+    got = ember.linalg.lstsq(ember.asarray(a), ember.asarray(b))
+    assert got[2] == want[2] and type(got[2]) is type(want[2])
+    np.testing.assert_allclose(got[0].to_numpy(), want[0], rtol=1e-6)
+    assert got[0].dtype == want[0].dtype

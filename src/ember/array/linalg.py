@@ -235,12 +235,12 @@ def vector_norm(x: ndarray, /, *, axis=None, keepdims: bool = False, ord=2) -> n
     if ord == 1:
         return mapreduce(_magnitude, ufuncs.add, x, dtype=real, **kw)
     mag = ufuncs.abs(x)
-    if ord == math.inf:
-        return _reduce("max", mag, **kw)
+    if ord == math.inf:  # (magnitudes: 0 is the identity, so an empty norm is 0, NumPy's)
+        return _reduce("max", mag, initial=0, **kw)
     if ord == -math.inf:
         return _reduce("min", mag, **kw)
-    if ord == 0:
-        return _reduce("sum", ufuncs.not_equal(x, 0), **kw).astype(x.dtype)
+    if ord == 0:  # the count of nonzeros, in the real dtype (NumPy's)
+        return _reduce("sum", ufuncs.not_equal(x, 0), **kw).astype(real)
     p = float(ord)
     return ufuncs.pow(_reduce("sum", ufuncs.pow(mag, p), **kw), 1.0 / p)
 
@@ -258,11 +258,12 @@ def matrix_norm(x: ndarray, /, *, keepdims: bool = False, ord="fro") -> ndarray:
     if ord in ("nuc", 2, -2):
         s = svdvals(x)
         name = {"nuc": "sum", 2: "max", -2: "min"}[ord]
-        out = _reduce(name, s, axis=-1)
+        out = _reduce(name, s, axis=-1, **({"initial": 0} if ord == 2 else {}))
     elif ord in (1, -1, math.inf, -math.inf):
         along = -2 if ord in (1, -1) else -1
         sums = _reduce("sum", ufuncs.abs(x), axis=along)
-        out = _reduce("max" if ord > 0 else "min", sums, axis=-1)
+        top = {"initial": 0} if ord > 0 else {}  # (of magnitudes: an empty norm is 0)
+        out = _reduce("max" if ord > 0 else "min", sums, axis=-1, **top)
     else:
         raise ValueError(f"ember.linalg.matrix_norm: invalid ord {ord!r}")
     return expand_dims(out, (-2, -1)) if keepdims else out
