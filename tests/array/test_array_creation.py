@@ -141,3 +141,14 @@ def test_creation_errors(backend):
         ember.zeros((2, -1))
     with pytest.raises(TypeError, match="shape must be an int or a tuple"):
         ember.ones("abc")
+
+
+def test_linspace_keeps_numpy_float32_bounds_and_tril_of_vectors(backend):
+    # NumPy's result_type(start, stop, float(num)): float32 bounds give float32
+    for a, b in ((np.float32(0), np.float32(1)), (np.float16(0), 1), (np.complex64(0), 1j)):
+        got, want = ember.linspace(a, b, 5), np.linspace(a, b, 5)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-3)
+    v = np.array([1, 2, 3])  # tril/triu of a vector: each row of a square matrix (NumPy)
+    np.testing.assert_array_equal(ember.tril(ember.asarray(v)).to_numpy(), np.tril(v))
+    np.testing.assert_array_equal(ember.triu(ember.asarray(v), 1).to_numpy(), np.triu(v, 1))

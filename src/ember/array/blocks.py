@@ -278,9 +278,12 @@ ROW_MIN = 256  # rows this long: one block a row (shorter: one thread per elemen
 
 def triangle(x: ndarray, k: int, lower: bool) -> ndarray:
     """``x`` with the elements above (``lower``) or below diagonal ``k`` of its last two
-    axes zeroed: a new C-contiguous array (see the module docstring)."""
+    axes zeroed: a new C-contiguous array (see the module docstring); a 1-d ``x`` is each
+    row of a square matrix first, as in NumPy."""
+    if x.ndim == 1:  # NumPy's: the vector as every row of a square matrix
+        x = manipulation.broadcast_to(x, (x.shape[0], x.shape[0]))
     if x.ndim < 2:
-        raise ValueError("tril/triu need an array of at least 2 dimensions")
+        raise ValueError("tril/triu need an array of at least 1 dimension")
     src = manipulation.ascontiguousarray(x)
     out = launch.new(x.backend, x.shape, x.dtype)
     total = out.size

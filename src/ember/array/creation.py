@@ -277,6 +277,10 @@ def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
     step = (stop - start) / div if div > 0 else 0.0
     if dtype is None:
         dtype = "complex128" if isinstance(start + stop, complex) else float64
+        if type(start).__module__ == "numpy" or type(stop).__module__ == "numpy":
+            import numpy as np  # NumPy's result_type(start, stop, float(num)): float32 bounds
+
+            dtype = np.result_type(start, stop, 1.0).name  # give float32 (weak 1.0)
     out = _new(num, dtype, be=None if device is None else _on(device))
     last = num - 1 if endpoint and num > 1 else -1
     if out.dtype.is_complex:  # the parts are real ranges (views: ember/array/parts.py)
