@@ -17,6 +17,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.array import broadcast, gather, launch, manipulation
+from ember.array.indexing import refuse_bool_scalar
 from ember.array.ndarray import ndarray, not_on_device
 
 
@@ -121,11 +122,7 @@ def _items(x: ndarray, key: Any) -> list:
     raw = list(key) if isinstance(key, tuple) else [key]
     items: list = []
     for item in raw:
-        if isinstance(item, bool) or type(item).__name__ == "bool" and hasattr(item, "dtype"):
-            raise IndexError(  # (Python's bool and NumPy's)
-                "boolean scalar indices are not supported for ember arrays: index with "
-                "None (x[None]) for a new axis, or with an array of booleans"
-            )
+        refuse_bool_scalar(item)
         if (
             isinstance(item, ndarray | list)
             or type(item).__module__ == "numpy"
@@ -275,7 +272,6 @@ def _is_scalar(value) -> bool:
 
 def _masked_fill(x: ndarray, mask: ndarray, value) -> None:
     """``x[mask] = scalar``: ``where(mask, scalar, x)`` written back into ``x``."""
-
     from ember.array import ufuncs
 
     if mask.shape != x.shape[: mask.ndim]:

@@ -215,19 +215,13 @@ def compare(uf: Ufunc, a, b):
             from ember import dtypes
             from ember.array import creation
 
-            return creation.full(x.shape, uf is not_equal_ufunc(), dtype=dtypes.bool_,
+            return creation.full(x.shape, uf.__name__ == "not_equal", dtype=dtypes.bool_,
                                  device=x.backend)  # fmt: skip
         if isinstance(other, list | tuple):  # host data, refused as by < and + (Python's
             raise not_on_device(other, f"ember.{uf.__name__}")  # False was a silent answer)
         if getattr(other, "ndim", None) != 0 or not hasattr(other, "dtype"):
             return NotImplemented
     return binary(uf, a, b)
-
-
-def not_equal_ufunc():
-    from ember.array import ufuncs
-
-    return ufuncs.not_equal
 
 
 def _contiguous(e: Dispatch, x: ndarray, a, b) -> ndarray:
@@ -302,12 +296,7 @@ def _beyond(uf: Ufunc, e: Dispatch, args: tuple, out: ndarray | None) -> ndarray
         answer = above if (name in ("less", "less_equal")) == (side == 1) else not above
     if out is None:
         return creation.full(x.shape, answer, dtype=dtypes.bool_, device=x.backend)
-    if broadcast.broadcast_shapes(x.shape, out.shape) != out.shape:
-        raise ValueError(
-            f"non-broadcastable output operand with shape {out.shape} doesn't match the "
-            f"broadcast shape {broadcast.broadcast_shapes(x.shape, out.shape)}"
-        )
-    _check_cast(e, out)
+    _check_out(e, [x.shape], out)
     out[...] = answer
     return out
 
@@ -435,14 +424,8 @@ def execute(e: Dispatch, values: tuple, out: ndarray | None, be) -> ndarray:
     arrays = [x for x in values if type(x) is ndarray]
     shapes = [x.shape for x in arrays]
     if out is not None:
-        shape = broadcast.broadcast_shapes(*shapes, out.shape)
-        if shape != out.shape:
-            raise ValueError(
-                f"non-broadcastable output operand with shape {out.shape} doesn't match the "
-                f"broadcast shape {shape}"
-            )
-        _check_cast(e, out)
-        check_writable(out)
+        _check_out(e, shapes, out)
+        shape = out.shape
         values = tuple(_unshare(x, out) if type(x) is ndarray else x for x in values)
     else:
         shape = broadcast.broadcast_shapes(*shapes) if len(shapes) > 1 else shapes[0]
@@ -469,6 +452,19 @@ def _check_cast(e: Dispatch, out: ndarray) -> None:
             f"{out.dtype} with casting rule 'same_kind' (NumPy's rule for out= and in-place "
             "operators); convert explicitly with .astype()"
         )
+
+
+def _check_out(e: Dispatch, shapes: list, out: ndarray) -> None:
+    """Refuse an ``out=`` the operands do not broadcast to, that the result does not cast
+    to (``same_kind``), or that is a broadcast view."""
+    shape = broadcast.broadcast_shapes(*shapes, out.shape)
+    if shape != out.shape:
+        raise ValueError(
+            f"non-broadcastable output operand with shape {out.shape} doesn't match the "
+            f"broadcast shape {shape}"
+        )
+    _check_cast(e, out)
+    check_writable(out)
 
 
 def _unshare(x: ndarray, out: ndarray) -> ndarray:

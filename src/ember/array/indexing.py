@@ -102,16 +102,21 @@ def is_advanced(key: Any) -> bool:
 
 
 # --------------------------------------------------------------------- views
+def refuse_bool_scalar(item: Any) -> None:
+    """Refuse a bool scalar (Python's or NumPy's) as an index item."""
+    if isinstance(item, bool) or type(item).__name__ == "bool" and hasattr(item, "dtype"):
+        raise IndexError(
+            "boolean scalar indices are not supported for ember arrays: index with None "
+            "(x[None]) for a new axis, or with an array of booleans"
+        )
+
+
 def _expand(key: Any, ndim: int) -> tuple[list, bool]:
     """The key as a list with one entry per axis (``...`` expanded) and whether it held an
     ``...`` or ``None`` (those make a 0-d result a view rather than a scalar)."""
     items = list(key) if isinstance(key, tuple) else [key]
     for item in items:
-        if isinstance(item, bool) or type(item).__name__ == "bool" and hasattr(item, "dtype"):
-            raise IndexError(  # (Python's bool and NumPy's)
-                "boolean scalar indices are not supported for ember arrays: index with "
-                "None (x[None]) for a new axis, or with an array of booleans"
-            )
+        refuse_bool_scalar(item)
     ellipses = sum(1 for i in items if i is Ellipsis)
     if ellipses > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")

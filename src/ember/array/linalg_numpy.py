@@ -91,6 +91,8 @@ def lstsq(a, b, rcond=None) -> LstsqResult:
     a @ x`` per column when ``rank == N < M``, else an empty array; ``rank`` is NumPy's
     ``int32`` (read from the device).  Single precision is computed in double and rounded
     back, as NumPy does (so its default ``rcond`` is double's ``eps * max(M, N)``)."""
+    import numpy as np
+
     from ember.array import ufuncs
     from ember.array.creation import empty
 
@@ -134,8 +136,6 @@ def lstsq(a, b, rcond=None) -> LstsqResult:
         residuals = empty((0,), dtype=real)
     if single is not None:
         x, residuals, s = x.astype(single), residuals.astype(single.real), s.astype(single.real)
-    import numpy as np
-
     return LstsqResult(x.reshape(n) if vector else x, residuals, np.int32(rank), s)
 
 

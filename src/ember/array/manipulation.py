@@ -348,9 +348,9 @@ def concatenate(
     if not arrays:
         raise ValueError("need at least one array to concatenate")
     _all_device(arrays, "concatenate")
+    dt = result_dtype(arrays) if dtype is None else dtypes.dtype(dtype)
     if casting != "unsafe":
-        target = result_dtype(arrays) if dtype is None else dtypes.dtype(dtype)
-        check_casting(arrays, target, casting, "concatenate")
+        check_casting(arrays, dt, casting, "concatenate")
     if axis is None:
         arrays = [reshape(a, (-1,)) for a in arrays]
         axis = 0
@@ -372,7 +372,6 @@ def concatenate(
                     f"match exactly, but along dimension {d}, the array at index 0 has size "
                     f"{first.shape[d]} and the array at index {i} has size {a.shape[d]}"
                 )
-    dt = result_dtype(arrays) if dtype is None else dtypes.dtype(dtype)
     shape = list(first.shape)
     shape[k] = sum(a.shape[k] for a in arrays)
     out = ndarray(tuple(shape), dt, allocate(first.backend, math.prod(shape) * dt.itemsize),

@@ -136,8 +136,8 @@ def _plain_sum(ACC):
     return {"init": init, "step": step, "step4": step4, "combine": combine}
 
 
-def _kahan_sum(ACC):
-    """Kahan's compensated sum: the state is ``(sum, c)``, the value ``sum - c``."""
+def _kahan_add(ACC):
+    """Kahan's step on a ``(sum, c)`` pair (the value ``sum - c``), adding ``v``."""
 
     def add(s, v):
         y = v - s[1]
@@ -146,6 +146,13 @@ def _kahan_sum(ACC):
         if t - t != 0:  # t is inf or NaN: c would be NaN and poison the next step
             c = ACC(0)
         return (t, c)
+
+    return _named("kahan", add=add)["add"]
+
+
+def _kahan_sum(ACC):
+    """Kahan's compensated sum: the state is ``(sum, c)``, the value ``sum - c``."""
+    add = _kahan_add(ACC)
 
     def init():
         return (ACC(0), ACC(0))
@@ -159,7 +166,6 @@ def _kahan_sum(ACC):
     def combine(a, b):
         return add(a, b[0] - b[1])
 
-    _named("kahan", add=add)
     return {"init": init, "step": step, "step4": step4, "combine": combine}
 
 
@@ -208,14 +214,7 @@ def nanmean(acc: DType, out: DType) -> Reducer:
     there are none), the sum compensated (Kahan) and the count in the state.  (Welford's
     running mean made ``inf - inf``, so NaN, of data with infinities.)"""
     ACC, N = acc, acc.real
-
-    def add(s, v):  # Kahan's step on (sum, c), as _kahan_sum's
-        y = v - s[1]
-        t = s[0] + y
-        c = (t - s[0]) - y
-        if t - t != 0:
-            c = ACC(0)
-        return (t, c)
+    add = _kahan_add(ACC)
 
     def init():
         return (ACC(0), ACC(0), N(0))
@@ -233,7 +232,6 @@ def nanmean(acc: DType, out: DType) -> Reducer:
     def final(d0, d1, o, s, n, p1, p2):
         d0[o] = d0.dtype((s[0] - s[1]) / s[2])  # 0 / 0: NaN where no element counted
 
-    _named("nanmean", add=add)
     return make(
         f"nanmean_{acc.name}", acc, (acc, acc, N), acc, init=init, step=step, combine=combine,
         final=final,
@@ -568,45 +566,37 @@ def _welford_complex(ACC, RT, skip_nan: bool) -> dict:
 
 @functools.cache
 def moments(acc: DType, out: DType, what: str, skip_nan: bool = False) -> Reducer:
-    """``var``/``std`` (``p2`` is the correction), ``var_mean``/``std_mean`` (``d1`` gets
-    the mean) and ``nanmean`` (the mean of the non-NaN elements, NaN when there are none)."""
+    """``var``/``std`` (``p2`` is the correction) and ``var_mean``/``std_mean`` (``d1`` gets
+    the mean); ``skip_nan``: of the elements that are not NaN (NumPy's nanvar: NaN, not
+    inf, when there are no more of them than the correction)."""
     ACC = acc.real  # the count and the squared deviations are real
-    SKIP_NAN = skip_nan
     root = what.startswith("std")
     with_mean = what.endswith("_mean")
-    if what == "mean":
 
-        def final(d0, d1, o, s, n, p1, p2):
-            if s[0] > 0:
-                d0[o] = d0.dtype(s[1])
-            else:
-                d0[o] = d0.dtype(s[0] / s[0])  # NaN: no element
-    else:
-
-        def spread(s, p2):
-            dof = s[0] - ACC(p2)
-            if SKIP_NAN and dof <= ACC(0):  # NumPy's nanvar: NaN when n <= ddof
-                return dof / ACC(0) * ACC(0)
-            v = s[2] / max(dof, ACC(0))  # NumPy's var: inf or NaN when n <= ddof
-            if root:
-                v = ember.sqrt(v)
-            return v
-
-        _named(what, spread=spread)
-        if with_mean:  # (d1 is of the mean's dtype only here: complex data's is complex)
-
-            def final(d0, d1, o, s, n, p1, p2):
-                d0[o] = d0.dtype(spread(s, p2))
-                if s[0] > 0:
-                    d1[o] = d1.dtype(s[1])
-                else:
-                    d1[o] = d1.dtype(s[0] / s[0])
-        else:
-
-            def final(d0, d1, o, s, n, p1, p2):
-                d0[o] = d0.dtype(spread(s, p2))
+    def spread(s, p2):
+        dof = s[0] - ACC(p2)
+        if skip_nan and dof <= ACC(0):
+            return dof / ACC(0) * ACC(0)  # NaN
+        v = s[2] / max(dof, ACC(0))  # NumPy's var: inf or NaN when n <= ddof
+        if root:
+            v = ember.sqrt(v)
+        return v
 
     tag = ("nan" if skip_nan else "") + what
+    _named(tag, spread=spread)
+    if with_mean:  # (d1 is of the mean's dtype only here: complex data's is complex)
+
+        def final(d0, d1, o, s, n, p1, p2):
+            d0[o] = d0.dtype(spread(s, p2))
+            if s[0] > 0:
+                d1[o] = d1.dtype(s[1])
+            else:
+                d1[o] = d1.dtype(s[0] / s[0])
+    else:
+
+        def final(d0, d1, o, s, n, p1, p2):
+            d0[o] = d0.dtype(spread(s, p2))
+
     if acc.is_complex:
         fns, state = _welford_complex(acc, ACC, skip_nan), (ACC, acc, ACC)
     else:

@@ -249,8 +249,9 @@ class Pool(PoolCore):
         ``larger`` a cached block of a class up to twice as large, else a new block.
 
         Every miss of a mixed-size program comes here (random sizes miss almost every
-        time), so the steps read the free lists once each: ~8 us of Python a miss on an
-        H200 host before they did (benchmarks ``mixed_sizes``)."""
+        time), so the steps read the free lists once each (the pool's Python per miss on
+        the unit tests' fake backend, H200 host: 7.4 -> 6.1 us, benchmarks/results/
+        memory_s28-*)."""
         self.misses += 1
         free = self._free
         if self._deferred:
