@@ -134,9 +134,16 @@ def test_ember_array_backend_creates_ember_chunks(backend):
     with dask.config.set({"array.backend": "ember"}):
         ones = da.ones((6, 4), chunks=3, dtype=np.float32)
         r = da.arange(10, chunks=4)
+        # the *_like functions pass the graph's name= to the backend's creation function
+        likes = [da.zeros_like(ones), da.ones_like(ones, dtype=np.int32), da.full_like(ones, 2.5),
+                 da.empty_like(ones)]  # fmt: skip
     assert isinstance(ones._meta, ember.ndarray)
     same(ones.sum(axis=0).compute(**SYNC), np.full(4, 6.0))
     same(r.compute(**SYNC), np.arange(10))
+    assert all(isinstance(x._meta, ember.ndarray) and x.shape == (6, 4) for x in likes)
+    same(likes[0].compute(**SYNC), np.zeros((6, 4), np.float32))
+    same(likes[1].compute(**SYNC), np.ones((6, 4), np.int32))
+    same(likes[2].compute(**SYNC), np.full((6, 4), 2.5, np.float32))
 
 
 def test_random_chunks_are_drawn_on_the_device_per_chunk_key(backend):

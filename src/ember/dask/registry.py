@@ -94,10 +94,11 @@ def _percentile(a: ndarray, q, method: str = "linear"):
     return np.percentile(a.to_numpy(), ember.asnumpy(q), method=method), a.size
 
 
-def _with_ember_meta(name: str, *args, meta=None, **kwargs):
-    """``dask.array.<name>`` with an ember ``meta``: Dask makes each chunk with NumPy's
+def _with_ember_meta(function: str, /, *args, meta=None, **kwargs):
+    """``dask.array.<function>`` with an ember ``meta``: Dask makes each chunk with NumPy's
     ``*_like`` functions on the meta, which NumPy hands to Ember's (CuPy's entry point
-    does the same)."""
+    does the same).  ``function`` is positional-only: Dask's ``*_like`` functions pass the
+    graph's ``name=`` through."""
     import dask
     import dask.array as da
 
@@ -107,9 +108,9 @@ def _with_ember_meta(name: str, *args, meta=None, **kwargs):
         if meta is None
         else meta
     )
-    key = "like" if name == "arange" else "meta"  # (Dask's arange spells it like=)
+    key = "like" if function == "arange" else "meta"  # (Dask's arange spells it like=)
     with dask.config.set({"array.backend": "numpy"}):
-        return getattr(da, name)(*args, **{key: meta}, **kwargs)
+        return getattr(da, function)(*args, **{key: meta}, **kwargs)
 
 
 def _register_backend() -> None:
