@@ -137,6 +137,9 @@ def test_ember_array_backend_creates_ember_chunks(backend):
         # the *_like functions pass the graph's name= to the backend's creation function
         likes = [da.zeros_like(ones), da.ones_like(ones, dtype=np.int32), da.full_like(ones, 2.5),
                  da.empty_like(ones)]  # fmt: skip
+        host = np.arange(24.0).reshape(6, 4) % 5
+        x = ember.dask.from_array(ember.asarray(host), chunks=(4, 3))
+        found = da.argwhere(x > 2)  # its index arrays are made by the backend's arange
     assert isinstance(ones._meta, ember.ndarray)
     same(ones.sum(axis=0).compute(**SYNC), np.full(4, 6.0))
     same(r.compute(**SYNC), np.arange(10))
@@ -144,6 +147,7 @@ def test_ember_array_backend_creates_ember_chunks(backend):
     same(likes[0].compute(**SYNC), np.zeros((6, 4), np.float32))
     same(likes[1].compute(**SYNC), np.ones((6, 4), np.int32))
     same(likes[2].compute(**SYNC), np.full((6, 4), 2.5, np.float32))
+    same(found.compute(**SYNC), np.argwhere(host > 2))
 
 
 def test_random_chunks_are_drawn_on_the_device_per_chunk_key(backend):
