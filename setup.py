@@ -1,4 +1,4 @@
-"""Ember's compiled pieces: six optional C stubs (the hot paths of launch, allocation and
+"""Ember's compiled pieces: seven optional C stubs (the hot paths of launch, allocation and
 copies, the array's fields and the streams' counters).
 
 Everything else is in pyproject.toml.  The stubs are built where a C compiler and Python's
@@ -15,7 +15,10 @@ headers exist; where the build fails, the install goes on and Ember uses its Pyt
   launcher reads and adds to in place (without it: instance attributes, read through the
   stream's ``__dict__``);
 * ``ember.backends.cuda._fill``: a staged upload's host copies on C threads (POSIX threads;
-  without it: the same pipeline with Python threads, whose hand-offs go through the GIL).
+  without it: the same pipeline with Python threads, whose hand-offs go through the GIL);
+* ``ember.backends.cpu._guard``: a cpu kernel's memory fault (SIGSEGV, SIGBUS, SIGFPE,
+  SIGILL) raised as an error of its launch (POSIX; without it: the fault ends the process,
+  as a native kernel's would).
 
 They use the stable ABI, so one wheel serves Python 3.10 and later.
 """
@@ -50,6 +53,7 @@ setup(
             ("ember.array._core", ["src/ember/array/_core.c"], [], []),
             ("ember.runtime._waitable", [WAITABLE + ".c"], [WAITABLE + ".h"], []),
             ("ember.backends.cuda._fill", [CUDA + "_fill.c"], [], THREADS),
+            ("ember.backends.cpu._guard", ["src/ember/backends/cpu/_guard.c"], [], THREADS),
         )
     ],
     options={"bdist_wheel": {"py_limited_api": "cp310"}},

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -201,3 +202,72 @@ def test_objects_used_after_close_raise_an_ember_error(backend):
     with pytest.raises(ember.ClosedError) as info:
         backend.copy_from_host(buffer, 0, bytearray(16))
     assert isinstance(info.value, ember.EmberError) and isinstance(info.value, ValueError)
+
+
+WILD_INDEX = """
+import json, signal
+import ember
+be = ember.use_backend("cpu")
+
+@ember.kernel
+def wild(x, n, off):
+    i = ember.global_id()
+    if i < n:
+        x[off + i % 1024] = 1.0
+
+x = ember.zeros(1 << 20, ember.float32)
+# indices that point into the first page of the address space, which is never mapped (the
+# test writes nowhere else: a wild index into mapped memory corrupts it, caught or not)
+nowhere = -(be.native_pointer(x.buffer) // 4)
+seen = []
+# one thread's launch, and a launch shared with the helper threads
+for grid, n in ((1, 4), (4096, 1 << 20)):
+    try:
+        wild[grid, 256](x, n, nowhere)
+        ember.synchronize()
+        seen.append(None)
+    except ember.DriverError as exc:
+        seen.append([exc.code_name, exc.code == signal.SIGSEGV, str(exc)])
+wild[1, 4](x, 4, 0)  # the process and the device go on
+print(json.dumps({"seen": seen, "x": x[:5].to_numpy().tolist()}))
+"""
+
+
+def _guarded_cpu(backend):
+    if backend.name != "cpu":
+        pytest.skip("the fault guard is the cpu backend's (kernels run in the process)")
+    pytest.importorskip("ember.backends.cpu._guard", reason="the _guard stub is not built")
+
+
+def test_a_cpu_kernel_fault_is_an_error_of_its_launch_not_the_end_of_the_process(backend, tmp_path):
+    _guarded_cpu(backend)
+    script = tmp_path / "wild.py"  # kernels are read from their file
+    script.write_text(WILD_INDEX)
+    env = dict(os.environ, EMBER_CPU_THREADS="2", EMBER_DIAGNOSTICS="off")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, env=env)  # fmt: skip
+    assert out.returncode == 0, f"the child died ({out.returncode}):\n{out.stderr[-3000:]}"
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(got["seen"]) == 2 and all(s is not None for s in got["seen"]), got
+    for name, is_segv, message in got["seen"]:
+        assert name == "SIGSEGV" and is_segv
+        assert "kernel 'wild' accessed memory outside its arrays" in message
+        assert "boundscheck=True" in message and "outputs are incomplete" in message
+    assert got["x"] == [1.0] * 4 + [0.0]
+
+
+def test_a_fault_outside_kernels_still_ends_the_process(backend):
+    """The guard hands faults it did not catch to the handler before it: the default action
+    (the process ends with SIGSEGV), or Python's faulthandler, which prints the stack."""
+    _guarded_cpu(backend)
+    code = (
+        "import signal, ember; ember.use_backend('cpu'); x = ember.ones(2) * 2;"
+        "from ember.backends.cpu import _guard; _guard.probe_fault(signal.SIGSEGV)"
+    )
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert plain.returncode == -signal.SIGSEGV, plain.stderr[-2000:]
+    traced = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, timeout=120
+    )
+    assert traced.returncode == -signal.SIGSEGV
+    assert b"Segmentation fault" in traced.stderr and b"<string>" in traced.stderr

@@ -21,6 +21,13 @@ Launch (:class:`CPUFunction`)
     counter of work-groups taken; ``chunk`` how many to take at a time.  The record is
     packed with :mod:`struct` (one call), and the launch becomes a job on the stream
     (:mod:`.stream`): a large one shared with helper threads (:mod:`.pool`).
+
+Faults
+    Where the ``_guard`` stub is built (POSIX), the entry is called through it: a memory
+    fault inside a kernel (a wild index: SIGSEGV, SIGBUS; SIGFPE, SIGILL) stops that
+    thread's part of the launch and becomes a :class:`~ember.errors.DriverError` of the
+    launch, raised at the next synchronize as a GPU's illegal address is, instead of ending
+    the process.  Faults outside kernels go to the handler installed before.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ import hashlib
 import itertools
 import json
 import os
+import re
+import signal
 import struct
 import sys
 import tempfile
@@ -51,6 +60,26 @@ from ember.dtypes import dtype as as_dtype
 from ember.errors import BinaryError, DriverError, LaunchError
 from ember.runtime.backend import PTR, Buffer, Function, Module
 from ember.runtime.checks import LaunchLimits, check_arg_count, dim3
+
+try:  # the fault guard (see the module docstring); without it, ctypes calls the entry
+    from ember.backends.cpu import _guard
+
+    _guard.install()
+    _Fault: type[BaseException] = _guard.Fault
+except (ImportError, OSError):
+    _guard = None
+
+    class _Fault(Exception):  # type: ignore[no-redef]
+        """Never raised: there is no guard."""
+
+
+# signal -> what a kernel that received it did
+_FAULTS = {
+    signal.SIGSEGV: "accessed memory outside its arrays",
+    signal.SIGBUS: "accessed memory that is unmapped or misaligned",
+    signal.SIGFPE: "trapped on an arithmetic error (an integer division by zero or overflow)",
+    signal.SIGILL: "executed an illegal instruction (a trap, or code built for another CPU)",
+}
 
 MAGIC = b"ember-cpu-v1\n"
 HEADER_WORDS = 8  # grid xyz, block xyz, shared bytes, spare
@@ -256,6 +285,8 @@ class CPUModule(Module):
             ) from None
         entry.argtypes = (ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int64)
         entry.restype = ctypes.c_int64
+        if _guard is not None:  # the same call, a fault inside it raised as _Fault
+            entry = partial(_guard.run, ctypes.cast(entry, ctypes.c_void_p).value)
         fn = CPUFunction(self, entry, name, params)
         for key, symbol in (
             ("shared_bytes", "em_shared_bytes_"),
@@ -397,22 +428,50 @@ class CPUFunction(Function):
         t0 = time.perf_counter()
         if printer is not None:
             printer.lock.acquire()
+        faults: list[tuple[int, int]] = []
         try:
             if threads > 1 and groups > 1 and expected >= PARALLEL_S:
                 chunk = max(1, groups // (threads * 4))
-                self._backend.helpers.run(partial(self.entry, record, where, chunk), threads - 1)
+                part = partial(self._part, faults, record, where, chunk)
+                self._backend.helpers.run(part, threads - 1)
                 used = threads
             else:
-                self.entry(record, where, groups)
+                try:
+                    self.entry(record, where, groups)
+                except _Fault as exc:
+                    faults.append(exc.args)
                 used = 1
             if printer is not None:
                 printer.flush()
         finally:
             if printer is not None:
                 printer.lock.release()
+        if faults:
+            raise self._fault_error(*faults[0])
         seconds = time.perf_counter() - t0
         self._last = seconds
         self._cost = seconds * used / max(items, 1)
+
+    def _part(self, faults: list, record: bytes, where: int, chunk: int) -> None:
+        """One thread's part of a launch shared with helpers: its fault kept in ``faults``
+        (a helper's errors do not reach the launching thread otherwise)."""
+        try:
+            self.entry(record, where, chunk)
+        except _Fault as exc:
+            faults.append(exc.args)
+
+    def _fault_error(self, signo: int, address: int) -> DriverError:
+        """The launch's error for a fault (``_guard``) inside the kernel."""
+        name = signal.Signals(signo).name
+        what = _FAULTS.get(signo, "was stopped by a signal")
+        kernel = re.sub(r"_[0-9a-f]{16}$", "", self.name)  # the specialization's digest
+        return DriverError(
+            f"kernel {kernel!r} {what} ({name} at address {address:#x}); the launch "
+            "stopped part-way, so its outputs are incomplete, and the process goes on.  An "
+            "index out of its array's bounds is the usual cause: @ember.kernel(boundscheck="
+            "True) or EMBER_BOUNDSCHECK=1 names the index and the line",
+            code=signo, code_name=name, call=f"em_run_{self.name}",
+        )  # fmt: skip
 
     def resources(self) -> dict[str, int]:
         """Static shared bytes per work-group, bytes each work-item keeps across barriers
