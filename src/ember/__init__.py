@@ -133,7 +133,8 @@ _ARRAY = {
     ),
     "ember.array.mapreduce": ("reduce", "mapreduce", "neutral_element", "register_neutral_element"),
     "ember.array.matmul": (
-        "matmul", "tensordot", "vecdot", "vdot", "outer", "dot", "inner", "einsum",
+        "matmul", "tensordot", "vecdot", "vdot", "outer", "dot", "inner", "einsum", "matvec",
+        "vecmat",
     ),
     "ember.array.extras": ("nextafter", "diff", "unravel_index", "ravel_multi_index"),
     "ember.array.indexing": ("allowscalar", "ScalarIndexingError", "ScalarIndexingWarning"),

@@ -172,6 +172,45 @@ def test_einsum(backend, spec, shapes):
     close(ember.einsum(spec, *map(ember.asarray, ops)), np.einsum(spec, *ops))
 
 
+def test_einsum_takes_numpys_keywords_and_sublist_form(backend):
+    a, b, c = data((3, 4), "float64"), data((4, 5), "float64", 1), data((5,), "float64", 2)
+    ea, eb, ec = map(ember.asarray, (a, b, c))
+    close(ember.einsum(ea, [0, 1], eb, [1, 2], [0, 2]), np.einsum(a, [0, 1], b, [1, 2], [0, 2]))
+    close(ember.einsum(ea, [0, 1], eb, [1, 2]), np.einsum(a, [0, 1], b, [1, 2]))
+    close(ember.einsum(ea, [..., 51], [...]), np.einsum(a, [..., 51], [...]))
+    close(np.einsum(ea, [30, 1], [1, 30]), np.einsum(a, [30, 1], [1, 30]))  # dispatched
+    with pytest.raises(ValueError, match="int in \\[0, 52\\)"):
+        ember.einsum(ea, [0, 52])
+    want = np.einsum("ij,jk", a, b, dtype=np.float32, casting="same_kind")
+    close(ember.einsum("ij,jk", ea, eb, dtype=np.float32, casting="same_kind"), want)
+    with pytest.raises(TypeError, match="safe"):  # NumPy's default casting for dtype=
+        ember.einsum("ij,jk", ea, eb, dtype=np.float32)
+    got = ember.einsum("ij,jk", ea, eb, dtype=np.int32, casting="unsafe")
+    close(got, np.einsum("ij,jk", a, b, dtype=np.int32, casting="unsafe"))
+    path = np.einsum_path("ij,jk,k->i", a, b, c)[0]
+    for optimize in (True, "greedy", "optimal", path):
+        want = np.einsum("ij,jk,k->i", a, b, c, optimize=optimize)
+        close(np.einsum("ij,jk,k->i", ea, eb, ec, optimize=optimize), want)
+    close(ember.einsum("ij,jk", ea, eb, order="F"), a @ b)
+
+
+def test_matvec_and_vecmat_are_numpys(backend):
+    z = data((2, 4), "float64") + 1j * data((2, 4), "float64", 1)
+    m = data((2, 4, 3), "float64", 2) + 1j * data((2, 4, 3), "float64", 3)
+    got = ember.vecmat(ember.asarray(z), ember.asarray(m))
+    np.testing.assert_allclose(got.to_numpy(), np.vecmat(z, m), rtol=1e-12)  # z conjugated
+    mt = np.ascontiguousarray(m.transpose(0, 2, 1))
+    got = np.matvec(ember.asarray(mt), ember.asarray(z))  # dispatched; z not conjugated
+    np.testing.assert_allclose(got.to_numpy(), np.matvec(mt, z), rtol=1e-12)
+    a, v = data((1, 3, 4), "int32"), data((5, 4), "int32", 1)
+    close(ember.matvec(ember.asarray(a), ember.asarray(v)), np.matvec(a, v))  # broadcast
+    out = ember.zeros((5, 3), ember.int32)
+    assert ember.matvec(ember.asarray(a), ember.asarray(v), out=out) is out
+    close(out, np.matvec(a, v))
+    with pytest.raises(ValueError, match="at least 2 and 1"):
+        ember.matvec(ember.asarray(v[0]), ember.asarray(v[0]))
+
+
 def test_kernel_geometry_invariant():
     # each thread stages exactly 4 elements of A and of B per step (the kernel's loads)
     for gpu in (True, False):

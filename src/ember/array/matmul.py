@@ -475,10 +475,105 @@ def inner(a: ndarray, b: ndarray, /) -> ndarray:
     return tensordot(a, b, axes=([-1], [-1]))
 
 
-def einsum(subscripts: str, /, *operands: ndarray, out: ndarray | None = None) -> ndarray:
-    """Einstein summation (see :mod:`ember.array.einsum`); ``out``: an array of the
-    result's shape that receives it (cast to its dtype)."""
+def einsum(
+    *operands,
+    out: ndarray | None = None,
+    dtype=None,
+    order: str = "K",
+    casting: str = "safe",
+    optimize=False,
+) -> ndarray:
+    """Einstein summation (see :mod:`ember.array.einsum`), NumPy's signature:
+    ``einsum(subscripts, *operands)`` or the sublist form ``einsum(op0, sublist0, op1,
+    sublist1, ..., [sublist_out])`` (integers 0-51 for the letters, ``...`` for the
+    broadcast axes).  ``out``: an array of the result's shape that receives it (cast to its
+    dtype); ``dtype``: the operands are converted to it first, following ``casting``
+    (NumPy's rules, ``'safe'`` by default: a TypeError otherwise); ``order``: the result's
+    layout (``'C'``, ``'F'``; ``'K'``/``'A'`` keep the computed one); ``optimize``
+    (``False``, ``True``, ``'greedy'``, ``'optimal'`` or an ``einsum_path`` list) is accepted
+    and the contraction order stays Ember's (left to right, pairwise): the same result up to
+    rounding."""
     from ember.array.einsum import einsum as run
     from ember.array.manipulation import into
 
-    return into(out, run(subscripts, *operands), "einsum")
+    if not operands:
+        raise TypeError("einsum() needs the subscripts and at least one operand")
+    if isinstance(operands[0], str):
+        subscripts, arrays = operands[0], list(operands[1:])
+    else:
+        subscripts, arrays = _sublists(operands)
+    if order not in ("K", "A", "C", "F"):
+        raise ValueError(f"einsum: order must be one of 'K', 'A', 'C', 'F', not {order!r}")
+    if not (isinstance(optimize, bool | str | list | tuple)):
+        raise TypeError(f"einsum: optimize must be a bool, a str or a path, not {optimize!r}")
+    if dtype is not None:
+        arrays = [x.astype(dtype, casting=casting) if isinstance(x, ndarray) else x for x in arrays]
+    result = run(subscripts, *arrays)
+    if order in ("C", "F"):
+        result = result.copy(order)
+    return into(out, result, "einsum")
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublists(args) -> tuple[str, list]:
+    """NumPy's sublist form of einsum's arguments as (subscripts, operands)."""
+
+    def letters(sub) -> str:
+        if isinstance(sub, ndarray | str) or not hasattr(sub, "__iter__"):
+            raise TypeError(
+                "einsum: in the sublist form each operand is followed by a list of axis "
+                f"labels (integers 0-51 or ...), not {type(sub).__name__}"
+            )
+        text = []
+        for label in sub:
+            if label is Ellipsis:
+                text.append("...")
+            elif isinstance(label, int) and not isinstance(label, bool) and 0 <= label < 52:
+                text.append(_LETTERS[label])
+            else:
+                raise ValueError(
+                    f"einsum: a subscript label must be an int in [0, 52) or ..., not {label!r}"
+                )
+        return "".join(text)
+
+    arrays, inputs = list(args[0::2]), [letters(sub) for sub in args[1::2]]
+    output = None
+    if len(args) % 2:  # the last entry is the output's sublist
+        output = letters(arrays.pop())
+    spec = ",".join(inputs) + ("" if output is None else "->" + output)
+    return spec, arrays
+
+
+def matvec(x1: ndarray, x2: ndarray, /, *, out: ndarray | None = None) -> ndarray:
+    """NumPy's ``matvec``: the matrix-vector product over the last two axes of ``x1`` and
+    the last of ``x2`` (the other axes broadcast); ``out``: an array that receives it."""
+    from ember.array.manipulation import into
+
+    _check(x1, x2, "matvec")
+    if x1.ndim < 2 or x2.ndim < 1:
+        raise ValueError(
+            f"matvec: needs a matrix and a vector (shapes {x1.shape} and {x2.shape}): at "
+            "least 2 and 1 dimensions"
+        )
+    return into(out, matmul(x1, x2[..., None])[..., 0], "matvec")
+
+
+def vecmat(x1: ndarray, x2: ndarray, /, *, out: ndarray | None = None) -> ndarray:
+    """NumPy's ``vecmat``: the vector-matrix product over the last axis of ``x1``
+    (conjugated when complex, as NumPy's) and the last two of ``x2`` (the other axes
+    broadcast); ``out``: an array that receives it."""
+    from ember.array.manipulation import into
+
+    _check(x1, x2, "vecmat")
+    if x1.ndim < 1 or x2.ndim < 2:
+        raise ValueError(
+            f"vecmat: needs a vector and a matrix (shapes {x1.shape} and {x2.shape}): at "
+            "least 1 and 2 dimensions"
+        )
+    if x1.dtype.is_complex:
+        from ember.array.ufuncs import conj
+
+        x1 = conj(x1)
+    return into(out, matmul(x1[..., None, :], x2)[..., 0, :], "vecmat")
