@@ -11,6 +11,8 @@ points); 2e-5 / 1e-12 per part on moderate values and special values.
 
 from __future__ import annotations
 
+import cmath
+
 import numpy as np
 import pytest
 
@@ -197,6 +199,50 @@ def test_captured_complex_tables(backend):
     np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-6)
 
 
+@ember.kernel
+def with_cmath(out, parts, z, x):
+    i = ember.global_id()
+    if i < z.shape[0]:
+        v = z[i]
+        out[0, i] = cmath.sqrt(v) + cmath.exp(v) * cmath.log(v) - cmath.tanh(v)
+        out[1, i] = cmath.asin(v) + cmath.acosh(v) + cmath.log10(v) + cmath.log(v, 3.0)
+        out[2, i] = cmath.sqrt(x[i])  # a real argument: a complex result (NumPy's is NaN)
+        out[3, i] = cmath.log(x[i]) + cmath.rect(2.0, x[i])
+        r, phi = cmath.polar(v)
+        parts[0, i] = r + phi - cmath.phase(v)
+        parts[1, i] = cmath.isnan(v) + 2 * cmath.isinf(v) + 4 * cmath.isfinite(v)
+
+
+def test_cmath_functions_are_pythons(backend):
+    """Numba kernels call cmath: its functions give complex results for real arguments."""
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal(16) + 1j * rng.standard_normal(16)
+    z[:3] = [complex(np.nan, 1), complex(np.inf, 0), 0.5]
+    x = np.linspace(-4, 4, 16)
+    out, parts = ember.zeros((4, 16), ember.complex128), ember.zeros((2, 16), ember.float64)
+    with_cmath[1, 16](out, parts, ember.asarray(z), ember.asarray(x))
+    with np.errstate(all="ignore"):
+        want = [
+            [cmath.sqrt(v) + cmath.exp(v) * cmath.log(v) - cmath.tanh(v) for v in z],
+            [cmath.asin(v) + cmath.acosh(v) + cmath.log10(v) + cmath.log(v, 3.0) for v in z],
+            [cmath.sqrt(v) for v in x],
+            [cmath.log(v) + cmath.rect(2.0, v) if v else complex(-np.inf, 0) for v in x],
+        ]
+    got = out.to_numpy()
+    finite = np.isfinite(np.asarray(want[0])) & np.isfinite(np.asarray(want[1]))
+    for row in (0, 1):  # (the special values are checked against NumPy above)
+        np.testing.assert_allclose(got[row][finite], np.asarray(want[row])[finite], rtol=1e-11)
+    np.testing.assert_allclose(got[2:], want[2:], rtol=1e-12)
+    flags = [cmath.isnan(v) + 2 * cmath.isinf(v) + 4 * cmath.isfinite(v) for v in z]
+    np.testing.assert_array_equal(parts.to_numpy()[1], flags)
+    r = np.array([cmath.polar(v)[0] for v in z[3:]])
+    np.testing.assert_allclose(parts.to_numpy()[0, 3:], r, rtol=1e-12)
+    x32 = ember.asarray(np.array([-4.0, 9.0], np.float32))
+    out32, parts32 = ember.zeros((4, 2), ember.complex64), ember.zeros((2, 2), ember.float32)
+    with_cmath[1, 2](out32, parts32, ember.asarray(np.array([1j, 2], np.complex64)), x32)
+    np.testing.assert_allclose(out32.to_numpy()[2], [2j, 3], rtol=1e-6)
+
+
 # --------------------------------------------------------------------- NVRTC, without a GPU
 def _nvrtc_available() -> bool:
     try:
@@ -228,6 +274,10 @@ def test_complex_kernels_compile_for_cuda(dtype):
                             stage="ptx", dialect="cuda")  # fmt: skip
     assert ".entry" in ptx
     assert ".const" in twiddle.inspect(np.zeros(8, np.complex128), z, stage="ptx", dialect="cuda")
+    real_x = np.zeros(4, real)
+    parts = np.zeros((2, 4), real)
+    ptx = with_cmath.inspect(np.zeros((4, 4), dtype), parts, z, real_x, stage="ptx", dialect="cuda")
+    assert ".entry" in ptx
     ptx = warp_ops.inspect(z, z, stage="ptx", dialect="cuda")
     assert "shfl.sync.bfly" in ptx and "shfl.sync.down" in ptx
     source = every_function.inspect(np.zeros((24, 4), dtype), z, stage="source", dialect="cuda")

@@ -132,6 +132,8 @@ class CallTyper(ComplexTyper, BitsTyper, ParallelTyper):
             return self._predicate(name, node)
         if name.startswith("py_"):
             return getattr(self, "_" + name)(node)
+        if name.startswith("cmath_"):
+            return self.cmath(name[len("cmath_") :], node)
         if name.startswith("atomic_"):
             return self.atomic(name[len("atomic_") :], node)
         method = getattr(self, "_k_" + name, None) or getattr(self, "warp_" + name, None)

@@ -28,14 +28,17 @@ from ember.errors import KernelTypeError
 from ember.frontend import ir
 from ember.frontend.operators import OperatorError, binary, cast
 from ember.frontend.types import (
+    BOOL,
     COMPLEX_MATH,
     WEAK_COMPLEX,
     WEAK_FLOAT,
     Scalar,
     describe,
+    float_result,
     promote,
     scalar,
 )
+from ember.frontend.values import TupleVal, Value
 
 # (COMPLEX_MATH, the math functions defined on complex numbers as NumPy's complex loops
 # are, lives in frontend/types.py.)
@@ -170,6 +173,43 @@ class ComplexTyper:
         if not is_complex(e.type):
             e = make(e, ir.Const(e.type, 0))
         return ir.Intrinsic(part_type(e.type), "angle", [e])
+
+    def cmath(self, name: str, node: ast.Call) -> Value:
+        """``cmath.<name>(...)`` (:data:`CMATH`): Python's complex functions, whose result
+        is complex for a real argument too (``cmath.sqrt(-1.0)`` is ``1j``; ``ember.sqrt``
+        follows NumPy, NaN there).  A float32 argument gives complex64, the others
+        complex128 (a Python number a Python complex)."""
+        what = f"cmath.{name}()"
+        if name == "rect":
+            r, phi = (self.scalar_arg(v, node, what) for v in self.args_of(node, ("r", "phi"), 2))
+            t = float_result(promote(r.type, phi.type))
+            if is_complex(t):
+                raise self.fail(KernelTypeError, "cmath.rect() takes real numbers", node)
+            r, phi = cast(r, t, check=False), cast(phi, t, check=False)
+            return make(
+                binary("mul", r, ir.Intrinsic(t, "cos", [phi])),
+                binary("mul", r, ir.Intrinsic(t, "sin", [phi])),
+            )
+        x, base = self.args_of(node, ("x", "base"), 1) if name == "log" else (
+            *self.args_of(node, ("x",), 1), None)  # fmt: skip
+        z = self.scalar_arg(x, node, what)
+        t = complex_type(float_result(z.type))
+        z = cast(z, t, check=False)
+        if name == "phase":
+            return ir.Intrinsic(part_type(t), "angle", [z])
+        if name == "polar":
+            return TupleVal([self.complex_abs(z), ir.Intrinsic(part_type(t), "angle", [z])])
+        if name in ("isnan", "isinf", "isfinite"):
+            return ir.Intrinsic(BOOL, name, [z])
+        result = self.complex_math(name, [z], t, node)
+        if base is not None:  # log(x, base): log(x) / log(base), as Python's
+            b = self.scalar_arg(base, node, what)
+            tb = complex_type(float_result(promote(t, b.type)))
+            result = binary(
+                "truediv", cast(result, tb, check=False),
+                self.complex_math("log", [cast(b, tb, check=False)], tb, node),
+            )  # fmt: skip
+        return result
 
     def complex_math(self, name: str, args: list[ir.Expr], t: Scalar, node: ast.Call):
         """``name`` (a math function) on operands promoted to the complex type ``t``."""

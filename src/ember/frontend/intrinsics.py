@@ -2,14 +2,16 @@
 
 Ember's own kernel functions (:mod:`ember.lang`) carry an ``__ember_intrinsic__`` name; any
 object with that attribute is recognized the same way (so an array-level ``ember.sqrt`` can
-also be used in kernels).  Python builtins, the ``math`` module and a few NumPy functions are
-mapped here by identity.  Names starting with ``py_`` keep Python's semantics (``math.floor``
-returns an int); the others follow NumPy (``ember.floor`` returns a float).
+also be used in kernels).  Python builtins, the ``math`` and ``cmath`` modules and a few NumPy
+functions are mapped here by identity.  Names starting with ``py_`` keep Python's semantics
+(``math.floor`` returns an int), ``cmath_`` names Python's complex functions; the others
+follow NumPy (``ember.floor`` returns a float).
 """
 
 from __future__ import annotations
 
 import builtins
+import cmath
 import functools
 import math
 from typing import Any
@@ -51,6 +53,15 @@ _NUMPY = {
 }  # fmt: skip
 
 
+# cmath's functions: "cmath_<name>" (frontend/complexes.py), complex results for real
+# arguments too
+CMATH = (
+    "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+    "cosh", "tanh", "asinh", "acosh", "atanh", "phase", "polar", "rect", "isnan", "isinf",
+    "isfinite",
+)  # fmt: skip
+
+
 @functools.cache
 def _table() -> dict[int, tuple[Any, str]]:
     table: dict[int, tuple[Any, str]] = {}
@@ -70,6 +81,8 @@ def _table() -> dict[int, tuple[Any, str]]:
         )
         if known:
             table[id(obj)] = (obj, name)
+    for attr in CMATH:
+        table[id(getattr(cmath, attr))] = (getattr(cmath, attr), "cmath_" + attr)
     import numpy as np
 
     for attr, name in _NUMPY.items():
