@@ -228,6 +228,68 @@ def test_while_break_continue(backend):
     np.testing.assert_array_equal(steps.to_numpy(), [count(int(n)) for n in n0])
 
 
+def smallest_factor(v):
+    """Python's for ... else in a device function: -1 for a prime."""
+    for d in range(2, v):
+        if d * d > v:
+            break
+        if v % d == 0:
+            return d
+    else:
+        return -2  # only v <= 2 gets here: the loop ran out without a break
+    return -1
+
+
+@ember.kernel
+def loop_else(x, out):
+    i = ember.global_id()
+    if i < x.shape[0]:
+        v = x[i]
+        out[0, i] = smallest_factor(v)
+        k = 0
+        while k < v:  # while ... else, a break of a nested loop does not count
+            for j in range(3):
+                if j == 1:
+                    break
+            k += 3
+            if k == 9:
+                break
+        else:
+            k = -k
+        out[1, i] = k
+        for _j in range(v):  # no break at all: the else always runs after
+            k += 1
+        else:
+            k *= 10
+        out[2, i] = k
+
+
+def test_for_and_while_else(backend):
+    x = np.arange(0, 40, dtype=np.int64)
+    out = ember.zeros((3, 40), ember.int64)
+    loop_else.launch(40)(ember.asarray(x), out)
+    want = np.zeros((3, 40), np.int64)
+    for i, v in enumerate(x.tolist()):
+        want[0, i] = smallest_factor(v)
+        k = 0
+        while k < v:
+            for j in range(3):
+                if j == 1:
+                    break
+            k += 3
+            if k == 9:
+                break
+        else:
+            k = -k
+        want[1, i] = k
+        for _j in range(v):
+            k += 1
+        else:
+            k *= 10
+        want[2, i] = k
+    np.testing.assert_array_equal(out.to_numpy(), want)
+
+
 # ---------------------------------------------------------------- 8. device functions
 def clamp(v, lo, hi):
     return max(lo, min(v, hi))

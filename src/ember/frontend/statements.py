@@ -10,13 +10,14 @@ annotated assignment, ``if/elif/else``, ``for ... in range(...)``, ``while``, ``
 from __future__ import annotations
 
 import ast
+import copy
 
 from ember.errors import KernelSyntaxError, KernelTypeError
 from ember.frontend import ir, ranges
 from ember.frontend.intrinsics import intrinsic_name
 from ember.frontend.operators import OperatorError, cast
 from ember.frontend.passes import is_pure
-from ember.frontend.types import WEAK_INT, Array, Scalar, as_dtype, describe, promote, scalar
+from ember.frontend.types import WEAK_INT, Array, Scalar, as_dtype, describe, scalar
 from ember.frontend.values import ArrayVal, Pending, Static, TupleVal, c_identifier
 
 ARITH = {
@@ -255,12 +256,8 @@ class StatementTyper:
 
     def stmt_While(self, node: ast.While) -> None:
         if node.orelse:
-            raise self.fail(
-                KernelSyntaxError,
-                "'while ... else' is not supported in kernels",
-                node,
-                "use a flag variable",
-            )
+            self._loop_else(node)
+            return
         saved, self.no_spill = self.no_spill, "a while condition"
         try:
             cond = self._header(lambda: self.condition(node.test), node.test)
@@ -277,14 +274,34 @@ class StatementTyper:
         finally:
             self.loop_depth -= 1
 
+    def _loop_else(self, node: ast.For | ast.While) -> None:
+        """``for/while ... else``: the ``else`` block runs when the loop ends without a
+        ``break`` of its own.  Written as a flag that the loop's breaks set (on copies of
+        the body: the function's tree is typed again for other argument types)."""
+        loop = copy.copy(node)
+        loop.orelse = []
+        if not any(_breaks(s) for s in node.body):  # no break: the else block always runs
+            self.statement(loop)
+            for s in node.orelse:
+                self.statement(s)
+            return
+        flag = f"_em_broke_{node.lineno}_{node.col_offset}"
+        self.assigned.add(flag)  # a local (Python's rule reads the tree before typing)
+
+        def assign(value: bool, at: ast.AST) -> ast.stmt:
+            target = ast.Name(id=flag, ctx=ast.Store())
+            return ast.copy_location(ast.Assign(targets=[target], value=ast.Constant(value)), at)
+
+        loop.body = [_SetBeforeBreak(assign).visit(copy.deepcopy(s)) for s in node.body]
+        test = ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=flag, ctx=ast.Load()))
+        after = ast.copy_location(ast.If(test=test, body=node.orelse, orelse=[]), node)
+        for s in (assign(False, node), loop, after):
+            self.statement(ast.fix_missing_locations(s))
+
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:
-            raise self.fail(
-                KernelSyntaxError,
-                "'for ... else' is not supported in kernels",
-                node,
-                "use a flag variable",
-            )
+            self._loop_else(node)
+            return
         if not isinstance(node.target, ast.Name):
             raise self.fail(
                 KernelSyntaxError,
@@ -416,7 +433,7 @@ class StatementTyper:
             args = [ir.Const(args[0].type, 0), args[0]]
         start, stop = args[0], args[1]
         step = args[2] if len(args) == 3 else ir.Const(args[0].type, 1)
-        t = promote(promote(start.type, stop.type), step.type)
+        t = WEAK_INT  # Python's range() counts in Python ints, whatever the bounds' types
         sign = 0
         if isinstance(step, ir.Const):
             if step.value == 0:
@@ -504,6 +521,35 @@ class StatementTyper:
 
 
 MAX_UNROLL = 1024  # copies of a static_range() body
+
+
+def _breaks(node: ast.AST) -> bool:
+    """Whether ``node`` holds a break of this loop level (not of nested loops)."""
+    if isinstance(node, ast.Break):
+        return True
+    if isinstance(node, ast.For | ast.While | ast.FunctionDef):
+        return False
+    return any(_breaks(child) for child in ast.iter_child_nodes(node))
+
+
+class _SetBeforeBreak(ast.NodeTransformer):
+    """Each break of this loop level becomes ``flag = True; break`` (``assign(True, at)``
+    makes the assignment); nested loops keep theirs."""
+
+    def __init__(self, assign):
+        self.assign = assign
+
+    def visit_Break(self, node: ast.Break):
+        return [self.assign(True, node), node]
+
+    def visit_For(self, node: ast.For):
+        return node
+
+    def visit_While(self, node: ast.While):
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        return node
 
 
 def _jump(node: ast.AST) -> ast.AST | None:
