@@ -55,11 +55,14 @@ owns every counter whose words 0-1 are block ``c + i``, so retries never take an
 value's numbers; the other distributions and their layouts are documented in
 :mod:`ember.array.random_dists`.
 
-``permutation``, ``shuffle`` and ``choice(replace=False)`` use a keyed bijection of
-``[0, 2**k)`` (a 4-round Feistel network whose round function is Philox) walked until it
-lands in ``[0, n)`` ("cycle walking"; Black & Rogaway 2002), so a permutation costs O(n)
-work, no sort and no scan (the bijective-shuffle idea of Mitchell et al., "Bandwidth-
-optimal random shuffling for GPUs", 2022).  NumPy's streams are not reproduced: the same
+``permutation``, ``shuffle``, ``permuted`` and ``choice(replace=False)`` sort random keys:
+value ``i`` of ``range(n)`` gets the 64-bit key ``integers(0, 2**64, dtype=uint64)[i]`` (words
+0-1 of block ``c + i``, big-endian) and the permutation is the stable argsort of the keys, a
+uniformly random permutation up to ties (probability below ``n**2 / 2**65``; tied values keep
+their order).  (Until 2026-12 a 4-round Feistel bijection with cycle walking was used: it
+reached only even permutations of ``2**2k`` elements and skewed every small permutation.)
+
+NumPy's streams are not reproduced: the same
 seed gives different numbers in NumPy and Ember.
 """
 
@@ -72,47 +75,15 @@ from typing import Any
 
 import ember
 from ember import dtypes
-from ember.array import philox as ph
 from ember.array import random_draws as rd
 from ember.array.ndarray import ndarray, normalize_shape
 from ember.array.philox import normal2_f64, normal4, philox, uniform2_f64, uniform4
 from ember.array.random_kernels import fill_kernel
-from ember.compiler.kernel import Kernel
 from ember.errors import axis_error
 
 BLOCK = 256
 MAX_BLOCKS = 65535
 U64 = (1 << 64) - 1
-FEISTEL_ROUNDS = 4
-
-
-# --------------------------------------------------------------------- permutations
-def feistel(x, half, mask, k0, k1, lo, hi):
-    """One pass of a ``FEISTEL_ROUNDS``-round balanced Feistel network on ``2 * half``
-    bits: a bijection of ``[0, 2**(2 half))`` keyed by ``(k0, k1)`` and the stream block
-    ``(lo, hi)`` the permutation took."""
-    left = ember.uint32(x >> half)
-    right = ember.uint32(x & mask)
-    for r in range(FEISTEL_ROUNDS):
-        f, _, _, _ = ph.philox((k0, k1), (right, r, lo, hi))
-        left, right = right, ember.uint32((left ^ f) & mask)
-    return (ember.uint64(left) << half) | ember.uint64(right)
-
-
-def _permute():
-    def permute(out, n, half, mask, k0, k1, lo, hi):
-        i = ember.global_id()
-        while i < n:
-            x = feistel(ember.uint64(i), half, mask, k0, k1, lo, hi)
-            while x >= ember.uint64(n):  # cycle walking: stays a bijection of [0, n)
-                x = feistel(x, half, mask, k0, k1, lo, hi)
-            out[i] = out.dtype(x)
-            i += ember.global_size()
-
-    return permute
-
-
-permute_kernel = Kernel(_permute())
 
 
 def _grid(work: int) -> tuple[int, int]:
@@ -180,9 +151,15 @@ class Generator:
         dt = self._float(dtype, "uniform")
         if rd.is_array(low, high):
             shape, (lo, hi) = rd.array_params("uniform", size, dt, low, high)
-            return lo + (hi - lo) * self._draw("uniform", shape, dt, dt(0), dt(1))
+            span = hi - lo
+            if span.size and not bool(ember.all(ember.isfinite(span))):  # NaN too, as NumPy
+                raise OverflowError("uniform: high - low range exceeds valid bounds")
+            if span.size and bool(ember.any(span < 0)):
+                raise ValueError("uniform: high - low < 0")
+            return lo + span * self._draw("uniform", shape, dt, dt(0), dt(1))
         lo, hi = _number(low, "low"), _number(high, "high")
-        return self._draw("uniform", size, dt, dt(lo), dt(hi - lo))
+        span = rd.uniform_span(lo, hi, dt)
+        return self._draw("uniform", size, dt, dt(lo), span)
 
     def standard_normal(self, size=None, dtype=dtypes.float64, out=None) -> ndarray:
         """Standard normal floats (Box-Muller on Philox uniforms)."""
@@ -213,9 +190,15 @@ class Generator:
             raise ValueError("exponential: scale < 0")
         return self._draw("exponential", size, dt, dt(scale), dt(0))
 
-    def standard_exponential(self, size=None, dtype=dtypes.float64) -> ndarray:
-        """Exponential floats of mean 1."""
-        return self.exponential(1.0, size, dtype=dtype)
+    def standard_exponential(self, size=None, dtype=dtypes.float64, method="zig",
+                             out=None) -> ndarray:  # fmt: skip
+        """Exponential floats of mean 1 (``-log1p(-u)``).  ``method`` is NumPy's choice of
+        algorithm, ``"zig"`` (ziggurat) or ``"inv"`` (inversion): both give the inversion's
+        numbers here, of the same distribution."""
+        if method not in ("zig", "inv"):
+            raise ValueError(f"standard_exponential: method must be 'zig' or 'inv', got {method!r}")
+        make = lambda s, d: self.exponential(1.0, s, dtype=d)  # noqa: E731
+        return self._with_out(out, make, size, dtype)
 
     def _with_out(self, out, make, size, dtype):
         if out is None:
@@ -248,7 +231,11 @@ class Generator:
         if high - 1 > hi_ok:
             raise ValueError(f"integers: high {high} is out of bounds for {dt}")
         if high <= low:
-            raise ValueError("integers: low >= high" if not endpoint else "low > high")
+            if size is not None and math.prod(normalize_shape(size)) == 0:
+                from ember.array.creation import empty
+
+                return empty(normalize_shape(size), dt)  # NumPy's: no values, no check
+            raise ValueError("integers: low >= high" if not endpoint else "integers: low > high")
         span = high - low
         dist = "int_narrow" if span <= 1 << 32 else "int_wide"
         import numpy as np
@@ -258,11 +245,10 @@ class Generator:
     # ----------------------------------------------------------------- permutations
     def permutation(self, x, axis: int = 0) -> ndarray:
         """A random permutation of ``range(x)`` (an int), or a shuffled copy of the array
-        ``x`` along ``axis``."""
-        if isinstance(x, int) or (not isinstance(x, ndarray) and hasattr(x, "__index__")):
+        ``x`` (an ember array, or a host array-like copied to the device) along ``axis``."""
+        if rd.is_int(x):
             return self._perm(int(x))
-        if not isinstance(x, ndarray):
-            raise TypeError("permutation takes an int or an ember array (ember.asarray(x))")
+        x = rd.device_array(x, "permutation")
         if x.ndim == 0:
             raise ValueError("permutation: x must be an int or an array of at least 1 dimension")
         return _take_rows(x, self._perm(x.shape[_axis(axis, x.ndim)]), axis)
@@ -275,15 +261,50 @@ class Generator:
             raise ValueError("shuffle: x must be an array of at least 1 dimension")
         x[...] = self.permutation(x, axis)
 
+    def permuted(self, x, *, axis: int | None = None, out: ndarray | None = None) -> ndarray:
+        """``x`` with each of its 1-d slices along ``axis`` shuffled independently (NumPy's
+        ``permuted``; ``axis=None``: the flattened array, reshaped back).  ``out`` (``x``
+        itself for in place) receives the result and is returned."""
+        x = rd.device_array(x, "permuted")
+        if out is not None and (not isinstance(out, ndarray) or out.shape != x.shape):
+            raise ValueError("permuted: out must be an ember array of x's shape")
+        if axis is None or x.ndim <= 1:
+            if axis is not None:
+                _axis(axis, x.ndim)
+            flat = x.reshape(-1)
+            result = _take_rows(flat, self._perm(flat.size), 0).reshape(x.shape)
+        else:
+            from ember.array.gather import take_along_axis
+            from ember.array.sort import argsort
+
+            k = _axis(axis, x.ndim)
+            keys = self.integers(0, 1 << 64, x.shape, dtype=dtypes.uint64)
+            result = take_along_axis(x, argsort(keys, axis=k, stable=True), axis=k)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+
     def choice(self, a, size=None, replace: bool = True, p=None, axis: int = 0,
                shuffle: bool = True) -> ndarray:  # fmt: skip
-        """Random samples of ``range(a)`` (an int) or of the array ``a`` along ``axis``:
-        uniform with replacement, without replacement (the start of a permutation), or
-        with probabilities ``p`` (inverse-CDF sampling; without replacement, Efraimidis and
-        Spirakis' exponential keys)."""
-        n = int(a) if not isinstance(a, ndarray) else a.shape[_axis(axis, a.ndim)]
+        """Random samples of ``range(a)`` (an int) or of the array ``a`` (an ember array, or a
+        host array-like copied to the device) along ``axis``: uniform with replacement,
+        without replacement (the start of a permutation), or with probabilities ``p``
+        (inverse-CDF sampling; without replacement, Efraimidis and Spirakis' exponential
+        keys)."""
         shape = () if size is None else normalize_shape(size)
         count = math.prod(shape)
+        if not rd.is_int(a):
+            a = rd.device_array(a, "choice")
+            if a.ndim == 0:  # NumPy's: a 0-d array is the integer it holds
+                a = rd.population(a.to_numpy().item())
+        if isinstance(a, ndarray):
+            n = a.shape[_axis(axis, a.ndim)]
+        else:
+            n = int(a)
+            if n < 0 or (n == 0 and count):
+                raise ValueError("choice: a must be a positive integer unless no samples are "
+                                 f"taken, got {n}")  # fmt: skip
         if n == 0 and count:
             raise ValueError("choice: a cannot be empty unless no samples are taken")
         if p is not None:
@@ -302,19 +323,14 @@ class Generator:
         return taken.reshape(a.shape[:k] + shape + a.shape[k + 1 :])
 
     def _perm(self, n: int) -> ndarray:
-        from ember.array.creation import empty
+        """A uniformly random permutation of ``range(n)``: the stable argsort of ``n`` random
+        64-bit keys (the module docstring)."""
+        from ember.array.sort import argsort
 
         if n < 0:
-            raise ValueError("permutation: n must be non-negative")
-        out = empty(n, dtypes.int64)
-        half = (max(2, (max(n - 1, 1)).bit_length()) + 1) // 2
-        lo, hi = self._take(1)  # a fresh block of the stream keys each permutation
-        if n:
-            grid, block = _grid(n)
-            permute_kernel[grid, block](
-                out, n, half, (1 << half) - 1, self.key[0], self.key[1], lo, hi
-            )
-        return out
+            raise ValueError(f"permutation: n must be non-negative, got {n}")
+        keys = self.integers(0, 1 << 64, n, dtype=dtypes.uint64)
+        return argsort(keys, stable=True).astype(dtypes.int64, copy=False)
 
     def _weighted(self, n: int, shape, p, replace: bool) -> ndarray:
         """Inverse-CDF sampling: the first index whose cumulative probability exceeds a
@@ -328,12 +344,20 @@ class Generator:
         from ember.array.ufuncs import divide, less, minimum
 
         probs = p if isinstance(p, ndarray) else asarray(p, dtypes.float64)
+        if probs.ndim != 1:
+            raise ValueError(f"choice: p must be 1-dimensional, got shape {probs.shape}")
         if probs.shape != (n,):
             raise ValueError(f"choice: p must have {n} entries, got shape {probs.shape}")
+        atol = rd.sum_tolerance(probs.dtype)
         probs = probs.astype(dtypes.float64, copy=False)
         total = float(ember.sum(probs))  # the checks NumPy makes read two numbers
-        if bool(ember.any(less(probs, 0))) or abs(total - 1.0) > 1e-8:
-            raise ValueError("choice: probabilities must be non-negative and sum to 1")
+        if math.isnan(total):
+            raise ValueError("choice: probabilities contain NaN")
+        if bool(ember.any(less(probs, 0))):
+            raise ValueError("choice: probabilities must be non-negative")
+        if not abs(total - 1.0) <= atol:  # (an inf in p: a NaN or inf sum, refused)
+            raise ValueError(f"choice: probabilities must sum to 1 (within {atol:.2g}), the "
+                             f"sum is {total!r}")  # fmt: skip
         if not replace:
             count = math.prod(shape)
             if int(ember.count_nonzero(probs > 0)) < count:
@@ -478,7 +502,17 @@ def _number(v: Any, what: str) -> float:
 
 
 def _integer(v: Any, what: str) -> int:
-    if isinstance(v, ndarray) or isinstance(v, float) or not hasattr(v, "__index__"):
+    """A scalar bound as an int: integers as they are, floats truncated (NumPy's rule, as
+    :func:`.random_arrays.integers` for array bounds)."""
+    if not isinstance(v, ndarray) and not hasattr(v, "__index__"):
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            f = None
+        if f is None or not math.isfinite(f):
+            raise TypeError(f"integers: {what} must be an integer or a finite float, got {v!r}")
+        return math.trunc(f)
+    if isinstance(v, ndarray):
         raise TypeError(f"integers: {what} must be a Python or NumPy integer, got {v!r}")
     return int(v.__index__())
 
@@ -494,10 +528,16 @@ def _bounds(dt: dtypes.DType) -> tuple[int, int]:
 def default_rng(seed=None) -> Generator:
     """A :class:`Generator` seeded with ``seed``: an int in ``[0, 2**64)`` is the Philox key
     itself (``k0 = seed mod 2**32``, ``k1 = seed >> 32``); ``None`` takes OS entropy; larger
-    ints and sequences of non-negative ints go through ``numpy.random.SeedSequence``; a
-    :class:`Generator` is returned as is.  Negative seeds are refused, as NumPy does."""
+    ints and sequences of non-negative ints go through ``numpy.random.SeedSequence``, and a
+    ``SeedSequence`` gives its first two words; a :class:`Generator` is returned as is.
+    Negative seeds are refused, as NumPy does."""
     if isinstance(seed, Generator):
         return seed
+    import numpy as np
+
+    if isinstance(seed, np.random.SeedSequence):
+        words = seed.generate_state(2, np.uint32)
+        return Generator((int(words[0]), int(words[1])))
     if seed is None:
         word = int.from_bytes(os.urandom(8), "little")
         return Generator((word & 0xFFFFFFFF, word >> 32))
@@ -506,10 +546,7 @@ def default_rng(seed=None) -> Generator:
         if s < 0:
             raise ValueError(f"default_rng: the seed must be non-negative, got {s}")
         return Generator((s & 0xFFFFFFFF, s >> 32))
-    import numpy as np
-
-    words = np.random.SeedSequence(seed).generate_state(2, np.uint32)
-    return Generator((int(words[0]), int(words[1])))
+    return default_rng(np.random.SeedSequence(seed))
 
 
 __all__ = [

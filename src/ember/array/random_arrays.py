@@ -24,7 +24,7 @@ import ember
 from ember import dtypes
 from ember.array.ndarray import ndarray
 from ember.array.random_dists import MAX_LAM, each_arrays_kernel
-from ember.array.random_draws import array_params
+from ember.array.random_draws import NB_TOO_LARGE, array_params
 
 F64 = dtypes.float64
 
@@ -146,6 +146,7 @@ def negative_binomial(rng, n, p, size) -> ndarray:
     _refuse(ember.isnan(n), "n must not be NaN")
     _refuse(n <= 0, "n <= 0")
     _refuse(~((p > 0) & (p <= 1)), "p <= 0, p > 1 or p contains NaNs")
+    _refuse(~((1.0 - p) / p * (n + 10.0 * ember.sqrt(n)) <= MAX_LAM), NB_TOO_LARGE)
     return _draw(rng, "negative_binomial", out_shape, dtypes.int64, (n, (1.0 - p) / p, 0.0, 0.0))
 
 
@@ -179,23 +180,33 @@ def integers(rng, low, high, size, dt, endpoint: bool) -> ndarray:
         raise ValueError(f"high is out of bounds for {dt}")
     if not np.all(lows <= highs if endpoint else lows < highs):
         raise ValueError("low > high" if endpoint else "low >= high")
-    as64 = np.uint64 if unsigned else np.int64
-    lows, highs = lows.astype(as64), highs.astype(as64)  # in range now
-    span = highs.astype(np.uint64) - lows.astype(np.uint64) + np.uint64(endpoint)  # 0: 2**64
+    if object in (lows.dtype, highs.dtype):  # Python ints past 64 bits (high = 2**64)
+        wrap = 1 << 64
+        lows, highs = lows.astype(object), highs.astype(object)
+        base = (lows % wrap).astype(np.uint64)
+        span = ((highs - lows + int(endpoint)) % wrap).astype(np.uint64)  # 0: 2**64
+    else:
+        as64 = np.uint64 if unsigned else np.int64
+        lows, highs = lows.astype(as64), highs.astype(as64)  # in range now
+        base = lows.astype(np.uint64)
+        span = highs.astype(np.uint64) - base + np.uint64(endpoint)  # 0: 2**64
     shape, (base, width) = array_params("integers", size, dtypes.uint64,
-                                        asarray(lows.astype(np.uint64)), asarray(span))  # fmt: skip
+                                        asarray(base), asarray(span))  # fmt: skip
     u64 = (dtypes.uint64,) * 4
     return _draw(rng, "integers", shape, dt, (base, width, 0, 0), u64, s_integers)
 
 
 def _host_integers(v):
-    """A bound as a NumPy integer array (floats truncated, as NumPy's ``integers``)."""
+    """A bound as a NumPy integer array (floats truncated, as NumPy's ``integers``), or an
+    object array of Python ints for bounds no 64-bit dtype holds."""
     import numpy as np
 
     a = v.to_numpy() if isinstance(v, ndarray) else np.asarray(v)
     if a.dtype.kind == "f":
         a = np.trunc(a)
         a = a.astype(np.uint64 if a.size and a.min() >= 0 and a.max() >= 2**63 else np.int64)
+    elif a.dtype.kind == "O":  # Python ints beyond int64 and uint64 (2**64): exact, as ints
+        a = np.array([int(x) for x in a.ravel()], dtype=object).reshape(a.shape)
     elif a.dtype.kind not in "iu":
         a = a.astype(np.int64)
     return a

@@ -253,7 +253,11 @@ def s_gamma_pair(k0, k1, c0, c1, a, b, mode, shift):
     la = log_gamma64(k0, k1, c0, c1, 0, a)
     if mode == 1.0:
         return ember.exp(la - lb + shift)
-    return 1.0 / (1.0 + ember.exp(lb - la))
+    d = la - lb
+    if d < 0.0:  # exp(d) / (1 + exp(d)): values below 2**-1022 stay subnormal, not 0
+        t = ember.exp(d)
+        return t / (1.0 + t)
+    return 1.0 / (1.0 + ember.exp(-d))
 
 
 # --------------------------------------------------------------------- Poisson

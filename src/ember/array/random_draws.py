@@ -297,12 +297,21 @@ def negative_binomial(rng, n, p, size):
     if is_array(n, p):
         return _arrays().negative_binomial(rng, n, p, size)
     n, p = scalar(n, "n", "negative_binomial"), scalar(p, "p", "negative_binomial")
+    if math.isnan(n):
+        raise ValueError("n must not be NaN")
     if not n > 0:
         raise ValueError("n <= 0")
     if not 0 < p <= 1:
         raise ValueError("p <= 0, p > 1 or p contains NaNs")
+    if not (1.0 - p) / p * (n + 10.0 * math.sqrt(n)) <= MAX_LAM:  # the Poisson's mean
+        raise ValueError(NB_TOO_LARGE)
     params = _f64(n, (1.0 - p) / p, 0.0, 0.0)
     return each_draw(rng, "negative_binomial", size, dtypes.int64, params)
+
+
+# NumPy's refusal when the Poisson's mean (the gamma's mean plus 10 standard deviations)
+# could pass the largest mean with int64 counts; no silent clamping of the counts.
+NB_TOO_LARGE = "n too large or p too small, see Generator.negative_binomial Notes"
 
 
 def dirichlet(rng, alpha, size):
@@ -377,3 +386,55 @@ def multivariate_normal(rng, mean, cov, size, check_valid, tol, method):
                       stacklevel=3)  # fmt: skip
     z = rng.standard_normal(_shape(size) + m.shape)
     return z @ factor + asarray(m)
+
+
+# ------------------------------------------------------------ the Generator's argument checks
+def uniform_span(lo: float, hi: float, dt: dtypes.DType):
+    """``high - low`` of a scalar ``uniform`` in ``dt``, refused as NumPy's when it is not
+    finite (an infinite bound, a NaN, or a range beyond the dtype) or negative."""
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = dt(hi - lo)
+    if not math.isfinite(float(span)):
+        raise OverflowError("uniform: high - low range exceeds valid bounds")
+    if span < 0:
+        raise ValueError("uniform: high - low < 0")
+    return span
+
+
+def is_int(v: Any) -> bool:
+    """Whether ``v`` is a Python or NumPy integer (not an array, not a bool array)."""
+    return not isinstance(v, ndarray) and getattr(v, "shape", ()) == () and hasattr(v, "__index__")
+
+
+def population(v: Any) -> int:
+    """``choice``'s ``a`` read from a 0-d array: an integer, or NumPy's ValueError."""
+    if not hasattr(v, "__index__"):
+        raise ValueError(f"choice: a must be a sequence or an integer, not {type(v).__name__}")
+    return int(v.__index__())
+
+
+def device_array(x: Any, what: str) -> ndarray:
+    """An ember array as is; a list, tuple or host array copied to the device (they are the
+    user's host data: one copy, as for the distributions' array parameters); a float
+    refused with NumPy's message."""
+    if isinstance(x, ndarray):
+        return x
+    if isinstance(x, list | tuple) or hasattr(x, "__array_interface__"):
+        from ember.array.creation import asarray
+
+        return asarray(x)
+    if what == "choice":
+        raise ValueError(f"choice: a must be a sequence or an integer, not {type(x).__name__}")
+    raise TypeError(f"{what} takes an int or an array, not {type(x).__name__}")
+
+
+def sum_tolerance(dt: dtypes.DType) -> float:
+    """How far from 1 ``choice``'s probabilities may sum: NumPy's ``sqrt(eps)`` of float64,
+    or of ``p``'s own float dtype when that is coarser (float32 weights sum to 1 only
+    within float32's rounding)."""
+    eps = 2.0**-52
+    if dt.is_float and dt.itemsize < 8:
+        eps = {4: 2.0**-23, 2: 2.0**-10}.get(dt.itemsize, eps)
+    return math.sqrt(eps)
