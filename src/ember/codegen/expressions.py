@@ -30,6 +30,7 @@ _INFIX = {
     "bitxor": ("^", BXOR), "bitor": ("|", BOR),
 }  # fmt: skip
 _COMPARE = {"<": REL, "<=": REL, ">": REL, ">=": REL, "==": EQ, "!=": EQ}
+_SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _WRAPPING = {"add", "sub", "mul", "lshift"}
 # operations whose float result on a 16-bit float is already one (no rounding needed)
 _NARROW_EXACT = {"fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
@@ -263,6 +264,12 @@ class ExpressionEmitter(ComplexExpressions):
     def r_Compare(self, e: ir.Compare) -> tuple[str, int]:
         if e.left.type.dtype.kind == "c":
             return self.complex_compare(e)
+        kinds = e.left.type.dtype.kind + e.right.type.dtype.kind
+        if kinds in ("iu", "ui"):  # an int64 with a uint64, exactly (frontend/operators.py)
+            swap = kinds == "ui"
+            a, b = (e.right, e.left) if swap else (e.left, e.right)
+            op = _SWAPPED[e.op] if swap else e.op
+            return f"{self.h.mixed_compare(op)}({self.expr(a)}, {self.expr(b)})", PRIMARY
         prec = _COMPARE[e.op]
         return f"{self.expr(e.left, prec)} {e.op} {self.expr(e.right, prec + 1)}", prec
 

@@ -24,6 +24,9 @@ SHORT = {
 }  # fmt: skip
 
 
+_OP_NAMES = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
 class Helpers:
     """The helper functions one program needs, each defined once."""
 
@@ -178,6 +181,15 @@ class Helpers:
         cmp = "<" if op == "min" else ">"
         body = f"    return (b {cmp} a) ? b : a;  // Python's {op}(): the first wins ties and NaN"
         return self.use(name, lambda: self.fn(t, name, f"{t} a, {t} b", body))
+
+    def mixed_compare(self, op: str) -> str:
+        """``em_<op>_i64_u64(a, b)``: ``a <op> b`` for an int64 ``a`` and a uint64 ``b``,
+        exactly (NumPy 2's comparison; C would convert ``a`` to unsigned)."""
+        name = f"em_{_OP_NAMES[op]}_i64_u64"
+        i64, u64, b = self.d.types["int64"], self.d.types["uint64"], self.d.types["bool"]
+        negative = "true" if op in ("<", "<=", "!=") else "false"  # b >= 0 > a
+        body = f"    return a < 0 ? {negative} : ({u64})a {op} b;"
+        return self.use(name, lambda: self.fn(b, name, f"{i64} a, {u64} b", body))
 
     def abs_int(self, dt: DType) -> str:
         name = f"em_abs_{SHORT[dt.name]}"

@@ -211,7 +211,16 @@ def arg_type(value: Any) -> Type:
             )
         return Array(value.dtype, len(value.shape), kind)
     if isinstance(value, tuple):
-        return Tuple(tuple(arg_type(v) for v in value))
+        items = tuple(arg_type(v) for v in value)
+        if not all(i in SCALARS.values() for i in items):
+            # the launch (guards, devices, stream bookkeeping) sees only top-level arrays
+            raise ArgProblem(
+                "a tuple passed to a kernel may hold numbers only (or only compile-time "
+                "values: dtypes, functions)",
+                "pass arrays as separate arguments; `def k(*arrays)` collects them into a "
+                "tuple inside the kernel",
+            )
+        return Tuple(items)
     if t.__module__ == "numpy" and hasattr(value, "shape"):
         raise ArgProblem(
             "a NumPy array is host memory and cannot be passed to a kernel",

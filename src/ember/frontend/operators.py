@@ -14,10 +14,14 @@ Semantics (also in ``docs/design/compiler.md``):
   sign of ``y``; integer division by zero gives 0 (NumPy's result, without the warning).
 * ``**`` on integers is integer power (a negative constant exponent is refused; at run time it
   gives 0 unless the base is 1 or -1); on floats it is ``pow``.
-* Comparisons compare in the promoted type, except a Python int against a strong integer,
-  which compares in ``int64`` (``uint64`` for ``uint64``) so ``u8 < 300`` is exact.
+* Comparisons compare in the promoted type, except integers, which compare exactly as in
+  NumPy 2: a Python int against a strong integer in ``int64`` (``u8 < 300``), a Python int
+  constant out of range by its known answer (``u64 > -1``), and a signed integer or a
+  run-time Python int against a ``uint64`` as an int64 with a uint64 (an emitter helper).
 * A Python int literal that does not fit a strong integer type it meets is an error, like
-  NumPy's ``OverflowError``; Python int values computed at run time wrap instead.
+  NumPy's ``OverflowError``; Python int values computed at run time wrap instead.  Constant
+  expressions of Python ints fold exactly (Python's arithmetic, not int64's); a result
+  wider than 64 bits is an error where it is used.
 * Complex numbers take ``+ - * / **``, ``== !=`` and unary ``-``/``+``; they have no order
   (``<``, ``min``, ``max`` are refused, as in the Array API), no ``//``/``%`` (NumPy 2) and no
   conversion to a real type (``z.real``, ``z.imag`` or ``abs(z)`` say which number is meant).
@@ -25,6 +29,7 @@ Semantics (also in ``docs/design/compiler.md``):
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 from ember import dtypes
@@ -34,6 +39,7 @@ from ember.frontend.types import (
     FLOAT64,
     INT64,
     WEAK_FLOAT,
+    WEAK_INT,
     Scalar,
     describe,
     promote,
@@ -123,10 +129,68 @@ def compare(op: str, left: ir.Expr, right: ir.Expr) -> ir.Expr:
     if t.dtype.is_complex and op not in ("==", "!="):
         raise OperatorError(f"'{op}' of complex numbers: complex numbers have no order",
                             _NO_ORDER_HINT)  # fmt: skip
-    if lt.weak != rt.weak and t.dtype.is_integer and (lt.dtype.is_integer and rt.dtype.is_integer):
-        t = scalar(dtypes.uint64) if t.dtype is dtypes.uint64 else INT64
+    if lt.dtype.kind in "biu" and rt.dtype.kind in "biu" and t.dtype.kind != "b":
+        return fold(_compare_integers(op, left, right, t))
     result = ir.Compare(BOOL, op, cast(left, t, check=False), cast(right, t, check=False))
     return fold(result)
+
+
+_SWAP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _compare_integers(op: str, left: ir.Expr, right: ir.Expr, t: Scalar) -> ir.Expr:
+    """An exact comparison of two integers (or an integer and a bool), as NumPy 2 makes it.
+
+    A Python int compares with a strong integer in ``int64`` (``u8 < 300`` is exact), with
+    a ``uint64`` in ``uint64`` when it is a constant that fits; a Python int constant out of
+    that range has a known answer (``i64 < 2**63``, ``u64 > -1``).  A run-time Python int
+    with a ``uint64``, and a signed integer with a ``uint64`` (whose promoted type is
+    ``float64``), compare as an ``int64`` with a ``uint64``: the emitter writes the sign
+    test.  Two strong integers of one signedness compare in the promoted type."""
+    lt, rt = left.type, right.type
+    wide = dtypes.uint64 if t.dtype is dtypes.uint64 else dtypes.int64
+    for const, other, flipped in ((right, left, False), (left, right, True)):
+        if _python_int(const) and not isinstance(other, ir.Const):
+            known = _outside(_SWAP[op] if flipped else op, other, const.value, wide)
+            if known is not None:
+                return known
+    if lt.weak and rt.weak:
+        return ir.Compare(BOOL, op, left, right)
+    if lt.weak != rt.weak and wide is dtypes.int64:  # int64 holds both
+        return ir.Compare(BOOL, op, cast(left, INT64), cast(right, INT64))
+    if lt.weak == rt.weak and t.dtype.is_integer:  # the promoted type holds both
+        return ir.Compare(BOOL, op, cast(left, t), cast(right, t))
+    return ir.Compare(BOOL, op, _as_64(left), _as_64(right))
+
+
+def _as_64(e: ir.Expr) -> ir.Expr:
+    """An integer or bool operand of a mixed-sign comparison, widened to 64 bits of its
+    signedness (a Python int stays a Python int: an ``int64``; a fitting constant of a
+    ``uint64`` comparison becomes a ``uint64``)."""
+    dt = e.type.dtype
+    if e.type.weak:
+        if isinstance(e, ir.Const) and e.value >= 0:
+            return cast(e, scalar(dtypes.uint64))
+        return e
+    return cast(e, INT64 if dt.kind == "i" else scalar(dtypes.uint64), check=False)
+
+
+def _outside(op: str, x: ir.Expr, value: int, wide: dtypes.DType) -> ir.Expr | None:
+    """``x <op> value`` when the Python int ``value`` is outside the range of ``wide``, the
+    type the comparison is made in: always true or always false, written as a comparison
+    of ``x`` with a bound that has that answer (so ``x`` is still evaluated); None when
+    ``value`` is in range."""
+    if fits(value, wide):
+        return None
+    below = value < 0
+    true = op in ("!=", ">", ">=") if below else op in ("!=", "<", "<=")
+    x = cast(x, scalar(wide))
+    return ir.Compare(BOOL, ">=" if true else "<", x, ir.Const(x.type, dtypes_min(wide)))
+
+
+def dtypes_min(dt: dtypes.DType) -> int:
+    """The smallest value of integer ``dt``."""
+    return 0 if dt.kind == "u" else -(1 << (dt.bits - 1))
 
 
 def unary(op: str, operand: ir.Expr) -> ir.Expr:
@@ -220,6 +284,13 @@ def convert_constant(value, t: Scalar):
         value = int(value)  # truncation toward zero, as C does
         if not fits(value, t.dtype):
             return None  # out-of-range float -> int is undefined in C; leave to run time
+    if isinstance(value, int) and not fits_64(value):  # a folded Python int (no NumPy int)
+        if t.dtype.is_integer:
+            raise too_wide(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            raise too_wide(value) from None
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if t.dtype is dtypes.bfloat16:  # no NumPy dtype: Ember's own rounding
@@ -271,6 +342,8 @@ def fold(e: ir.Expr) -> ir.Expr:
         v = e.operand.value
         if e.op == "not":
             return ir.Const(BOOL, not v)
+        if _python_int(e.operand):  # exactly, as Python: -(2**63) is an int64
+            return _python_int_const(-v if e.op == "neg" else ~v)
         with np.errstate(all="ignore"):
             r = (
                 np.negative(_np_value(e.operand))
@@ -285,6 +358,10 @@ def fold(e: ir.Expr) -> ir.Expr:
         return e
     if not (isinstance(e.left, ir.Const) and isinstance(e.right, ir.Const)):
         return e
+    if isinstance(e, ir.Compare) and all(c.type.dtype.kind in "biu" for c in (e.left, e.right)):
+        return ir.Const(BOOL, _PYTHON_COMPARE[e.op](int(e.left.value), int(e.right.value)))
+    if _python_int(e.left) and _python_int(e.right) and e.type == e.left.type:
+        return _fold_python_ints(e)
     a, b = _np_value(e.left), _np_value(e.right)
     if e.op in ("min", "max"):
         pick = (b < a) if e.op == "min" else (b > a)
@@ -298,3 +375,69 @@ def fold(e: ir.Expr) -> ir.Expr:
     except (ValueError, ZeroDivisionError, OverflowError, TypeError):
         return e
     return ir.Const(e.type, _from_np(r, e.type))
+
+
+_PYTHON_COMPARE = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne,
+}  # fmt: skip
+_PYTHON_OPS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "bitand": operator.and_,
+    "bitor": operator.or_, "bitxor": operator.xor, "min": min, "max": max,
+}  # fmt: skip
+
+
+def _python_int(c: ir.Expr) -> bool:
+    """Whether ``c`` is a Python int constant (weak: exact, folded as Python would)."""
+    return isinstance(c, ir.Const) and c.type.weak and c.type.dtype.is_integer
+
+
+def fits_64(value: int) -> bool:
+    """Whether a Python int can be a kernel value (``int64``, or a ``uint64`` constant)."""
+    return -(1 << 63) <= value < (1 << 64)
+
+
+def too_wide(value: int, shown: str | None = None) -> OperatorError:
+    """The error for a Python int constant that a kernel cannot hold."""
+    shown = shown or (str(value) if abs(value) < 10**30 else f"{value:.3e}")
+    return OperatorError(
+        f"the integer {shown} does not fit in 64 bits (a kernel's Python ints are int64, "
+        "its constants at most uint64)",
+        "compute it in floating point (2.0 ** 70), or with a wrapping dtype "
+        "(ember.uint64(1) << 63)",
+    )
+
+
+def _python_int_const(value: int, shown: str | None = None) -> ir.Const:
+    """A Python int constant computed by folding.  It may be wider than 64 bits (``2**64 -
+    1`` folds through ``2**64``; ``x * 2**70`` converts it to a float); one that is still
+    too wide where it is used is an error then (the typer checks each statement).  Beyond
+    :data:`_WIDEST` bits, no use could fit: an error now."""
+    if value.bit_length() > _WIDEST:
+        raise too_wide(value, shown)
+    return ir.Const(WEAK_INT, value)
+
+
+_WIDEST = 1024  # bits: a float64 holds up to 2**1024
+
+
+def _fold_python_ints(e: ir.Binary) -> ir.Expr:
+    """``e`` on two Python int constants, exactly as Python computes it (NumPy's ``int64``
+    would wrap: ``2**64`` is 0 there).  Where Python has no value that the kernel's rules
+    share - a zero divisor (0 in kernels), a negative shift count (undefined) - the
+    run-time rules decide."""
+    a, b = int(e.left.value), int(e.right.value)
+    op = e.op
+    if op in _PYTHON_OPS:
+        return _python_int_const(_PYTHON_OPS[op](a, b))
+    if op in ("floordiv", "mod"):
+        return _python_int_const(0 if b == 0 else (a // b if op == "floordiv" else a % b))
+    if op == "rshift" and b >= 0:
+        return _python_int_const(a >> b)
+    if op == "lshift" and b >= 0:
+        return _python_int_const(a << min(b, _WIDEST + 1), f"{a} << {b}")
+    if op == "pow" and b >= 0:
+        if abs(a) > 1 and b > _WIDEST:  # too wide: say so without computing it
+            return _python_int_const(1 << (_WIDEST + 1), f"{a}**{b}")
+        return _python_int_const(a**b)
+    return e

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.errors import InternalError, KernelSyntaxError, KernelTypeError
-from ember.frontend import ir, messages, ranges
+from ember.frontend import ir, messages, ranges, rewrite
 from ember.frontend.calls import CallTyper
 from ember.frontend.capture import Captured, Loc, capture
 from ember.frontend.checks import CheckTyper
 from ember.frontend.exprs import ExprTyper
 from ember.frontend.flow import check_reads, walk
-from ember.frontend.operators import OperatorError, binary, cast, truth
+from ember.frontend.operators import OperatorError, binary, cast, fits_64, too_wide, truth
 from ember.frontend.statements import StatementTyper
 from ember.frontend.tables import TableTyper
 from ember.frontend.types import (
@@ -319,10 +319,12 @@ class FunctionTyper(
         depth = len(self.facts)
         try:
             for k, node in enumerate(stmts):
+                before = len(out)
                 try:
                     self.statement(node)
                 except Pending as p:
                     self.pending.append((p.name, p.node))
+                self._check_widths(out[before:], node)
                 if self.exit_facts:  # `if i >= n: return` holds for the rest of the block
                     self.facts += ranges.surviving(self.exit_facts, stmts[k + 1 :])
                     self.exit_facts = []
@@ -330,6 +332,16 @@ class FunctionTyper(
             self.blocks.pop()
             del self.facts[depth:]
         return out
+
+    def _check_widths(self, stmts: list[ir.Stmt], node: ast.stmt) -> None:
+        """Refuse a folded Python int constant wider than 64 bits that reaches generated
+        code (``2**64 - 1`` folds through one and is fine; ``n = 2**64`` is not)."""
+        for s in stmts:
+            for e in rewrite.children(s):
+                for sub in rewrite.subexprs(e):
+                    if isinstance(sub, ir.Const) and isinstance(sub.value, int):
+                        if not fits_64(sub.value):
+                            raise self.type_error(too_wide(sub.value), node)
 
     def with_facts(self, facts: list, stmts: list[ast.stmt]) -> list[ir.Stmt]:
         """:meth:`block` with ``facts`` known (those that no statement of it invalidates)."""
