@@ -202,9 +202,11 @@ class _NamespaceInfo:
     """What ``ember.__array_namespace_info__()`` returns (Array API 2024.12)."""
 
     def capabilities(self) -> dict:
-        """Boolean indexing and data-dependent shapes are not complete yet (part 2 of the
-        array library); any number of dimensions."""
-        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
+        """Data-dependent shapes: ``unique_*``, ``nonzero``, ``repeat`` with array counts and
+        ``x[mask]`` size their results on the host.  Boolean indexing stays ``False`` while a
+        0-d mask (``x[ember.asarray(True)]``, the standard's ``(1, *x.shape)``) is refused;
+        masks of one or more axes work.  Any number of dimensions."""
+        return {"boolean indexing": False, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self):
         """The calling thread's current device (what creation functions use by default)."""
