@@ -352,11 +352,24 @@ def test_assigned_arrays_may_have_leading_length_one_axes(backend):
         ember.zeros(2)[:] = ember.asarray(np.ones((2, 2)))  # a leading axis of 2: refused
 
 
-def test_boolean_scalar_indices_are_refused_with_the_way_out(backend):
-    x = ember.arange(3)
-    for key in (True, np.True_, (0, np.False_), (Ellipsis, True)):
-        with pytest.raises(IndexError, match=r"boolean scalar indices .*x\[None\]"):
-            x[key]
+def test_boolean_scalar_indices_are_numpys(backend):
+    """A 0-d boolean index is a new axis at its place with a one-element mask: a result
+    axis of length 1 (True) or 0 (False), an advanced index (NumPy's rule)."""
+    host = np.arange(24.0).reshape(2, 3, 4)
+    x = ember.asarray(host)
+    keys = [True, False, np.True_, np.array(False), (0, True), (True, 0), (..., True),
+            (..., False, 1), (True, True), ([0, 1], True), (slice(None), True, [1, 2]),
+            (0, 1, 2, True), (True, ..., 0), (None, True)]  # fmt: skip
+    for key in keys:
+        check(x[key], host[key])
+    check(x[ember.asarray(True)], host[np.array(True)])
+    y, want = ember.asarray(np.arange(6.0)), np.arange(6.0)
+    for key, value in ((True, 5.0), (np.False_, 7.0), ((2, True), -1.0)):
+        y[key] = value
+        want[key] = value
+    y[ember.asarray(True)] = ember.asarray(np.arange(6.0) * 10)
+    want[np.array(True)] = np.arange(6.0) * 10
+    check(y, want)
 
 
 def test_transpose_names_a_repeated_axis(backend):

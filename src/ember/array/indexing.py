@@ -102,13 +102,58 @@ def is_advanced(key: Any) -> bool:
 
 
 # --------------------------------------------------------------------- views
+def _is_bool_scalar(item: Any) -> bool:
+    """A 0-d boolean index item: Python's or NumPy's bool, a 0-d bool array (any kind)."""
+    if isinstance(item, bool):
+        return True
+    dt = getattr(item, "dtype", None)
+    return dt is not None and getattr(item, "ndim", None) == 0 and getattr(dt, "kind", "") == "b"
+
+
 def refuse_bool_scalar(item: Any) -> None:
-    """Refuse a bool scalar (Python's or NumPy's) as an index item."""
-    if isinstance(item, bool) or type(item).__name__ == "bool" and hasattr(item, "dtype"):
-        raise IndexError(
-            "boolean scalar indices are not supported for ember arrays: index with None "
-            "(x[None]) for a new axis, or with an array of booleans"
-        )
+    """Refuse a bool scalar as an index item where it is not one (``x.item(True)``; the
+    indexing entry points rewrite them first: :func:`zero_d_masks`)."""
+    if _is_bool_scalar(item):
+        raise IndexError("a boolean scalar is not an index here: use integers")
+
+
+def _axes_taken(item: Any) -> int:
+    """How many axes of the indexed array an index item consumes."""
+    if item is None or item is Ellipsis or _is_bool_scalar(item):
+        return 0
+    if isinstance(item, list):
+        import numpy as np
+
+        host = np.asarray(item)
+        return host.ndim if host.dtype.kind == "b" else 1
+    dt = getattr(item, "dtype", None)
+    if dt is not None and getattr(dt, "kind", "") == "b":
+        return item.ndim
+    return 1
+
+
+def zero_d_masks(x: ndarray, key: Any) -> tuple[ndarray, Any]:
+    """NumPy's 0-d boolean indices (``x[True]``, ``x[0, ember.asarray(False)]``): each is a
+    new length-1 axis of ``x`` at its place, indexed by a one-element mask (a result axis of
+    length 1 or 0, an advanced index as NumPy treats it).  ``(x, key)`` unchanged when the
+    key has none; otherwise a view of ``x`` with the axes inserted and the key with masks."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    if not any(_is_bool_scalar(i) for i in items):
+        return x, key
+    from ember.array.advanced import index_array
+
+    for k, item in enumerate(items):
+        if not _is_bool_scalar(item):
+            continue
+        before = sum(_axes_taken(i) for i in items[:k])
+        if any(i is Ellipsis for i in items[:k]):  # counted from the end
+            before = x.ndim - sum(_axes_taken(i) for i in items[k + 1 :])
+        if before > x.ndim or before < 0:
+            raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional")
+        x = x.reshape(x.shape[:before] + (1,) + x.shape[before:])
+        mask = item.reshape(1) if isinstance(item, ndarray) else None
+        items[k] = mask if mask is not None else index_array([bool(item)], "x[...]", x.backend)
+    return x, tuple(items)
 
 
 def _expand(key: Any, ndim: int) -> tuple[list, bool]:
@@ -175,6 +220,7 @@ def getitem(x: ndarray, key: Any) -> Any:
     """``x[key]``: a view; one element selected by integers is a 0-d view (the Array API's
     rule; ``float(x[3])`` or ``x[3].item()`` reads it), under the scalar-indexing policy;
     with array indices (advanced indexing) a new array."""
+    x, key = zero_d_masks(x, key)
     if is_advanced(key):
         from ember.array import advanced
 
@@ -223,6 +269,7 @@ def setitem(x: ndarray, key: Any, value: Any) -> None:
     (``broadcast_to``) refuses every write, to any part of it, as NumPy's read-only one
     does: its repeated elements are one memory location, also the array it views."""
     check_writable(x)
+    x, key = zero_d_masks(x, key)
     if is_advanced(key):
         from ember.array import advanced
 

@@ -203,10 +203,10 @@ class _NamespaceInfo:
 
     def capabilities(self) -> dict:
         """Data-dependent shapes: ``unique_*``, ``nonzero``, ``repeat`` with array counts and
-        ``x[mask]`` size their results on the host.  Boolean indexing stays ``False`` while a
-        0-d mask (``x[ember.asarray(True)]``, the standard's ``(1, *x.shape)``) is refused;
-        masks of one or more axes work.  Any number of dimensions."""
-        return {"boolean indexing": False, "data-dependent shapes": True, "max dimensions": None}
+        ``x[mask]`` size their results on the host.  Boolean indexing: masks of any number
+        of axes, 0-d ones too (``x[ember.asarray(True)]``, the standard's ``(1, *x.shape)``).
+        Any number of dimensions."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self):
         """The calling thread's current device (what creation functions use by default)."""
