@@ -1,8 +1,9 @@
 """Complex numbers in kernels on every backend, against NumPy: every complex math function
 on random values over six decades of magnitude, the C99 Annex G special values of the
-functions that have them (``exp log sqrt sinh cosh tanh sin cos tan``, ``* /``, ``abs``),
-kernel arguments (Python and NumPy complex scalars), casts, parts and literals; and the
-same kernels compiled for CUDA by NVRTC (no GPU needed).
+functions that have them (``exp log sqrt sinh cosh tanh sin cos tan``, the inverse functions
+with the signs of zeros, ``* /``, ``abs``), ``atan``/``atanh`` of huge values, kernel
+arguments (Python and NumPy complex scalars), casts, parts and literals; and the same kernels
+compiled for CUDA by NVRTC (no GPU needed).
 
 Tolerances: complex64 rtol 1e-4, complex128 rtol 1e-11 on the modulus of the error over
 the random magnitudes (a few ulp, amplified by the functions' condition near their branch
@@ -60,13 +61,38 @@ FUNCTIONS = [
 NAMES = ("sqrt exp log sin cos tan sinh cosh tanh asin acos atan asinh acosh atanh exp2 expm1 "
          "log2 log10 log1p abs square reciprocal pow").split()  # fmt: skip
 ANNEX_G = {"sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "abs", "square",
-           "reciprocal"}  # fmt: skip
+           "reciprocal", "asin", "acos", "atan", "asinh", "acosh", "atanh"}  # fmt: skip
+# The inverse functions' special values are also compared by the signs of zeros, except the
+# parts whose sign C99 Annex G and the Array API leave unspecified (a mask of z's parts for
+# each part of the result), compared by magnitude.
+ANY_SIGN = {
+    "asin": lambda x, y: (False, np.isinf(x) & np.isnan(y)),  # NaN +- i inf
+    "acos": lambda x, y: (False, np.isinf(x) & np.isnan(y)),
+    "atan": lambda x, y: (False, np.isinf(x) & np.isnan(y)),  # +-pi/2 +- i 0
+    "asinh": lambda x, y: (np.isnan(x) & np.isinf(y), False),  # +-inf + i NaN
+    "atanh": lambda x, y: (np.isnan(x) & np.isinf(y), False),  # +-0 + i pi/2
+    "acosh": lambda x, y: (False, (x == 0) & np.isnan(y)),  # NaN +- i pi/2
+}
 
 
 def run_every_function(z: np.ndarray) -> np.ndarray:
     out = ember.zeros((len(FUNCTIONS), z.size), z.dtype)
     every_function[-(-z.size // 64), 64](out, ember.asarray(z))
     return out.to_numpy()
+
+
+def _same_parts(got, ref, z, name, tol) -> np.ndarray:
+    """Each part: NaN where NaN, the same infinities, close elsewhere; for the functions of
+    :data:`ANY_SIGN` also the same signs of zeros where the standard gives them."""
+    ok = np.ones(z.shape, bool)
+    for which, part in enumerate((np.real, np.imag)):
+        g, r = part(got), part(ref)
+        if name in ANY_SIGN:
+            loose = ANY_SIGN[name](z.real, z.imag)[which]
+            g, r = np.where(loose, np.abs(g), g), np.where(loose, np.abs(r), r)
+            ok &= (r != 0) | (np.signbit(g) == np.signbit(r))
+        ok &= np.isclose(g, r, equal_nan=True, **tol)
+    return ok
 
 
 def _failures(got, z, tol, special=False) -> list[str]:
@@ -77,10 +103,8 @@ def _failures(got, z, tol, special=False) -> list[str]:
                 continue
             ref = f(z)
             g = got[k]
-            if special:  # each part: NaN where NaN, the same infinities, close elsewhere
-                ok = np.isclose(g.real, np.real(ref), equal_nan=True, **tol) & np.isclose(
-                    g.imag, np.imag(ref), equal_nan=True, **tol
-                )
+            if special:
+                ok = _same_parts(g, ref, z, NAMES[k], tol)
             elif tol.get("atol") == 0:  # relative error of the modulus
                 ok = ~np.isfinite(ref) | (np.abs(g - ref) <= tol["rtol"] * np.abs(ref))
             else:
@@ -112,6 +136,23 @@ def test_special_values_follow_c99_annex_g_as_numpy(backend, dtype):
     tol = {"rtol": 2e-5, "atol": 1e-6} if dtype == "complex64" else {"rtol": 1e-12, "atol": 0}
     bad = _failures(got, z, tol, special=True)
     assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_atan_and_atanh_of_huge_values_keep_their_small_part(backend, dtype):
+    """atan z = pi/2 + 1/z + ...: 1/z is not lost where |1 + iz|**2 overflows (past 1e154
+    in double, 1e19 in single precision), nor pi/2 where 2z does."""
+    big, top = (1e30, 3e38) if dtype == "complex64" else (1e300, 1e308)
+    z = np.array([0.5 + 1j * big, -2 - 1j * big, 1j * big, big * (1 + 1j), big / 3, top + 0.5j])
+    z = np.concatenate([z, z * 1j, np.conj(z)]).astype(dtype)
+    got = run_every_function(z)
+    tol = {"rtol": 2e-5 if dtype == "complex64" else 1e-12, "atol": 0}
+    bad = []
+    for name, f in (("atan", np.arctan), ("atanh", np.arctanh)):
+        g, ref = got[NAMES.index(name)], f(z)
+        ok = np.isclose(g.real, ref.real, **tol) & np.isclose(g.imag, ref.imag, **tol)
+        bad += [f"{name}({z[j]}) = {g[j]}, NumPy {ref[j]}" for j in np.flatnonzero(~ok)]
+    assert not bad, "\n".join(bad)
 
 
 @ember.kernel

@@ -20,10 +20,11 @@ Semantics (tested against NumPy, ``tests/backend/test_kernels_complex.py``):
   calls the C library) does; ``sqrt`` scales to avoid overflow, ``log`` uses ``log1p`` near
   the unit circle, ``tanh`` is Kahan's formula (no overflow for large real parts).
 * The inverse functions are Kahan's formulas ("Branch cuts for complex elementary
-  functions", 1987), on NumPy's branch cuts; ``atan`` and ``atanh`` take Annex G's special
-  values for infinite parts (NumPy's: ``atan(inf) == pi/2``), the others' special values
-  (infinite operands) are not Annex G's.  ``log1p`` and ``expm1`` are accurate near 0
-  (NumPy's ``log1p`` is not).
+  functions", 1987), on NumPy's branch cuts, with C99 Annex G's special values for infinite
+  and NaN parts (as NumPy: ``acos(inf + inf i) == pi/4 - inf i``; ``acosh``'s are ``acos``'s
+  turned, ``asinh``'s ``asin``'s of ``i z``), NumPy's sign where the standard leaves one
+  open; ``atan``/``atanh`` of a huge ``z`` keep the small part ``1/z``.  ``log1p`` and
+  ``expm1`` are accurate near 0 (NumPy's ``log1p`` is not).
 * ``z ** w``: 1 for ``w == 0``; for ``z == 0``, 0 when ``w``'s real part is positive, else
   NaN (NumPy 2); integer ``w`` with ``|w| < 100``: NumPy's ``z``, ``1 / z``, ``z * z`` and
   ``z * z * z`` for 1, -1, 2 and 3 (which keep infinite parts: ``z ** 1`` is ``z``), else
@@ -407,13 +408,35 @@ def _roots(c: _Code, first: str, second: str) -> str:
     return f"    {c.c} s1 = {sq}({c.mk}({first})), s2 = {sq}({c.mk}({second}));\n"
 
 
+def _nonfinite_inverse(c: _Code, cos: bool, result: str) -> str:
+    """C99 Annex G for ``asin`` (``casin = -i casinh(iz)``, G.6.2.2) or, ``cos``, ``acos``
+    (G.6.1.1) of a ``z`` with an infinite or NaN part: ``u + i v``, returned as ``result``."""
+    m, inf = c.m, c.lit(float("inf"))
+    s, zero = ("-", c.lit(HALF_PI)) if cos else ("", "x")
+    angle = f"{m('atan2')}({m('fabs')}(y), x)" if cos else f"{m('atan2')}(x, {m('fabs')}(y))"
+    return (
+        f"    if (!{c.pred('isfinite', 'x')} || !{c.pred('isfinite', 'y')}) {{\n"
+        "        // a NaN part: NaN + i NaN, but for x = +-0 the real part of asin(0) or acos(0)\n"
+        f"        {c.t} u = x == 0 ? {zero} : x + y, v = x + y;\n"
+        f"        if ({c.pred('isinf', 'x')} || {c.pred('isinf', 'y')}) {{\n"
+        "            // an infinite part: the real part is the angle of (x, |y|) (NaN for a NaN\n"
+        "            // part), the imaginary part an infinity of y's sign (unspecified for NaN y)\n"
+        f"            u = {angle};\n"
+        f"            v = {c.pred('isnan', 'y')} ? {s}{inf} : {s}{m('copysign')}({inf}, y);\n"
+        "        }\n"
+        f"        return {result};\n"
+        "    }\n"
+    )
+
+
 def _asin(c: _Code) -> str:
     # Kahan: asin z = atan(x / Re(s1 s2)) + i asinh(Im(conj(s1) s2)), s1 = sqrt(1 - z),
     # s2 = sqrt(1 + z)
     m = c.m
     r, i = c.re, c.im
     body = (
-        c.parts() + _roots(c, "1 - x, -y", "1 + x, y")
+        c.parts() + _nonfinite_inverse(c, False, f"{c.mk}(u, v)")
+        + _roots(c, "1 - x, -y", "1 + x, y")
         + f"    {c.t} d = s1.{r} * s2.{r} - s1.{i} * s2.{i};\n"
         f"    return {c.mk}({m('atan2')}(x, d), {m('asinh')}(s1.{r} * s2.{i} - s1.{i} * s2.{r}));"
     )  # fmt: skip
@@ -426,7 +449,8 @@ def _acos(c: _Code) -> str:
     m = c.m
     r, i = c.re, c.im
     body = (
-        c.parts() + _roots(c, "1 - x, -y", "1 + x, y")
+        c.parts() + _nonfinite_inverse(c, True, f"{c.mk}(u, v)")
+        + _roots(c, "1 - x, -y", "1 + x, y")
         + f"    return {c.mk}(2 * {m('atan2')}(s1.{r}, s2.{r}), "
         f"{m('asinh')}(s2.{r} * s1.{i} - s2.{i} * s1.{r}));"
     )  # fmt: skip
@@ -438,8 +462,12 @@ def _acosh(c: _Code) -> str:
     # s2 = sqrt(z + 1)
     m = c.m
     r, i = c.re, c.im
+    # C99 Annex G (cacosh, G.6.2.1) is cacos turned: acosh z = +-i acos z, the real part >= 0
+    # and the imaginary part of y's sign (+pi/2 for +-0 + i NaN, where it is unspecified)
+    turned = f"{c.mk}({m('fabs')}(v), {c.pred('isnan', 'y')} ? u : {m('copysign')}(u, y))"
     body = (
-        c.parts() + _roots(c, "x - 1, y", "x + 1, y")
+        c.parts() + _nonfinite_inverse(c, True, turned)
+        + _roots(c, "x - 1, y", "x + 1, y")
         + f"    return {c.mk}({m('asinh')}(s1.{r} * s2.{r} + s1.{i} * s2.{i}), "
         f"2 * {m('atan2')}(s1.{i}, s2.{r}));"
     )  # fmt: skip
@@ -454,7 +482,13 @@ def _atanh(c: _Code) -> str:
         f"    if ({c.pred('isinf', 'x')} || {c.pred('isinf', 'y')}) return {c.mk}("
         f"{m('copysign')}({c.lit(0)}, x), {c.pred('isnan', 'y')} ? y : "
         f"{m('copysign')}({c.lit(HALF_PI)}, y));\n"
-        f"    if (x == 0 && {c.pred('isnan', 'y')}) return {c.mk}(x, y);\n"
+        f"    if ({c.pred('isnan', 'x')} || {c.pred('isnan', 'y')}) "
+        f"return {c.mk}(x == 0 ? x : x + y, x + y);\n"
+        f"    if ({m('fabs')}(x) > {c.big} || {m('fabs')}(y) > {c.big}) {{\n"
+        "        // |1-z|**2 would overflow: atanh z = 1/z +- i pi/2 + O(1/z**3)\n"
+        f"        {c.t} h = {m('hypot')}(1 - x, y);\n"
+        f"        return {c.mk}(x / h / h, {m('copysign')}({c.lit(HALF_PI)}, y));\n"
+        "    }\n"
         + "    // atanh z = log((1 + z) / (1 - z)) / 2, its parts written without cancellation:\n"
         "    // log |1+z|**2/|1-z|**2 as log1p(4x / |1-z|**2), or as the log of the ratio near -1\n"
         f"    {c.t} d = (1 - x) * (1 - x) + y * y, q = 4 * x / d;\n"
@@ -478,7 +512,12 @@ def _atan(c: _Code) -> str:
         f"    if ({c.pred('isinf', 'a')} || {c.pred('isinf', 'b')}) return {c.mk}("
         f"{c.pred('isnan', 'a')} ? a : {m('copysign')}({c.lit(HALF_PI)}, a), "
         f"{m('copysign')}({c.lit(0)}, b));\n"
-        f"    if (b == 0 && {c.pred('isnan', 'a')}) return {c.mk}(a, b);\n"
+        f"    if ({c.pred('isnan', 'a')} || {c.pred('isnan', 'b')}) "
+        f"return {c.mk}(a + b, b == 0 ? b : a + b);\n"
+        f"    if ({m('fabs')}(a) > {c.big} || {m('fabs')}(b) > {c.big}) {{  // as atanh's\n"
+        f"        {c.t} h = {m('hypot')}(1 + b, a);\n"
+        f"        return {c.mk}({m('copysign')}({c.lit(HALF_PI)}, a), b / h / h);\n"
+        "    }\n"
         + f"    {c.t} d = (1 + b) * (1 + b) + a * a, q = -4 * b / d;\n"
         f"    {c.t} l = q > {c.lit(-0.5)} ? {m('log1p')}(q) "
         f": {m('log')}(((1 - b) * (1 - b) + a * a) / d);\n"
