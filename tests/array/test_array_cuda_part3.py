@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gpu_standin import nvrtc_available, to_ptx
 
-from ember.array import extras, gemm, random
+from ember.array import extras, gemm, random, random_more
 
 nvrtc = pytest.importorskip("ember.backends.cuda.nvrtc")
 
@@ -47,6 +47,30 @@ def test_random_kernels_compile(dist, size, out):
     p = np.dtype(out).type(0) if size else np.uint64(0)
     args = (np.zeros(4, out), 4, 1, 2, 3, 4, p, p)
     assert ".entry" in to_ptx(k, args)
+
+
+@pytest.mark.parametrize("name", sorted(random_more.SAMPLERS))
+@pytest.mark.parametrize("arrays", [False, True])
+def test_random_more_kernels_compile(name, arrays):
+    from ember.array import random_dists
+
+    sample = random_more.SAMPLERS[name]
+    p = np.float64(1.0)
+    if arrays:
+        k = random_dists.each_arrays_kernel(name, sample)
+        params = (np.ones(4), 1) * 4
+    else:
+        k, params = random_dists.each_kernel(name, sample), (p,) * 4
+    out = np.zeros(4, "int64" if name in ("hypergeometric", "logseries", "zipf") else "float64")
+    assert ".entry" in to_ptx(k, (out, 4, 1, 2, 3, 4, *params))
+
+
+def test_random_row_kernels_compile():
+    i64, f64 = np.zeros(8, np.int64), np.zeros(8, np.float64)
+    k = random_more.row_kernel("multinomial")
+    assert ".entry" in to_ptx(k, (i64, 2, 4, i64, 1, f64, 4, 1, 2, 3, 4))
+    k = random_more.row_kernel("multivariate_hypergeometric")
+    assert ".entry" in to_ptx(k, (i64, 2, 4, i64, np.float64(9), np.float64(4), 1, 2, 3, 4))
 
 
 def test_nextafter_compiles():

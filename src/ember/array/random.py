@@ -44,6 +44,10 @@ draw                                            P    value ``j`` of a block
 ``beta``, ``f``, ``standard_t``, ``poisson``,        sub-stream ``(b mod 2**32, b >> 32, j,
 ``binomial``, ``negative_binomial``,                 s)``: attempt/sub-block ``j``, stage
 ``dirichlet`` (``k`` values a row)                   ``s`` (:mod:`~ember.array.random_dists`)
+``hypergeometric``, ``logseries``, ``zipf``,    1    the same, :mod:`~ember.array.random_more`
+``vonmises``, ``wald``, ``noncentral_*``,
+``multinomial``,
+``multivariate_hypergeometric`` (``k`` a row)
 =============================================  ===  =====================================
 
 so ``rng.standard_normal(n, dtype=float32)[i]`` is ``normal4(rng.key, (c + i // 4,
@@ -63,7 +67,9 @@ their order).  (Until 2026-12 a 4-round Feistel bijection with cycle walking was
 reached only even permutations of ``2**2k`` elements and skewed every small permutation.)
 
 NumPy's streams are not reproduced: the same
-seed gives different numbers in NumPy and Ember.
+seed gives different numbers in NumPy and Ember.  NumPy's legacy functions
+(``ember.random.seed``, ``rand``, ``randint``...) draw from one module-level generator
+(:mod:`ember.array.random_legacy`).
 """
 
 from __future__ import annotations
@@ -79,6 +85,7 @@ from ember.array import random_draws as rd
 from ember.array.ndarray import ndarray, normalize_shape
 from ember.array.philox import normal2_f64, normal4, philox, uniform2_f64, uniform4
 from ember.array.random_kernels import fill_kernel
+from ember.array.random_more_draws import MoreDistributions
 from ember.errors import axis_error
 
 BLOCK = 256
@@ -91,7 +98,7 @@ def _grid(work: int) -> tuple[int, int]:
 
 
 # --------------------------------------------------------------------- the generator
-class Generator:
+class Generator(MoreDistributions):
     """NumPy's ``Generator`` surface on the device; see the module docstring for the
     stream.  Make one with :func:`default_rng`.
 
@@ -547,6 +554,24 @@ def default_rng(seed=None) -> Generator:
             raise ValueError(f"default_rng: the seed must be non-negative, got {s}")
         return Generator((s & 0xFFFFFFFF, s >> 32))
     return default_rng(np.random.SeedSequence(seed))
+
+
+def __getattr__(name: str):
+    """NumPy's legacy functions (``ember.random.seed``, ``rand``, ``randint``...) and
+    ``RandomState``, from :mod:`ember.array.random_legacy` on first use."""
+    from ember.array import random_legacy
+
+    if name == "RandomState":
+        return random_legacy.RandomState
+    if name in random_legacy.FUNCTIONS:
+        return random_legacy.function(name)
+    raise AttributeError(f"module 'ember.random' has no attribute {name!r}")
+
+
+def __dir__():
+    from ember.array import random_legacy
+
+    return sorted(set(globals()) | {"RandomState", *random_legacy.FUNCTIONS})
 
 
 __all__ = [

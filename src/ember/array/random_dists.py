@@ -467,9 +467,10 @@ _EACH = {
 
 
 @functools.cache
-def each_kernel(name: str) -> Kernel:
-    """The kernel of a draw with one sub-stream per value (one value per thread step)."""
-    k = _each(_EACH[name])
+def each_kernel(name: str, sample=None) -> Kernel:
+    """The kernel of a draw with one sub-stream per value (one value per thread step);
+    ``sample``: a sampler defined elsewhere (default ``_EACH[name]``)."""
+    k = _each(sample or _EACH[name])
     k.__name__ = k.__qualname__ = f"rng_each_{name}"
     return Kernel(k)
 

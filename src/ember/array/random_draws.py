@@ -78,8 +78,9 @@ def fill_draw(rng, name: str, size, p0: float, p1: float) -> ndarray:
     return out
 
 
-def each_draw(rng, name: str, size, dt, params) -> ndarray:
-    """A draw with one sub-stream per value: value ``i`` owns block ``counter + i``."""
+def each_draw(rng, name: str, size, dt, params, sample=None) -> ndarray:
+    """A draw with one sub-stream per value: value ``i`` owns block ``counter + i``
+    (``sample``: :func:`.random_dists.each_kernel`'s)."""
     from ember.array.creation import empty
     from ember.array.random import _grid
 
@@ -88,7 +89,7 @@ def each_draw(rng, name: str, size, dt, params) -> ndarray:
     lo, hi = rng._take(n)
     if n:
         grid, block = _grid(n)
-        each_kernel(name)[grid, block](out.reshape(-1), n, *rng.key, lo, hi, *params)
+        each_kernel(name, sample)[grid, block](out.reshape(-1), n, *rng.key, lo, hi, *params)
     return out
 
 
