@@ -91,6 +91,24 @@ class Ufunc:
 
         scatter.at(self, a, indices, b)
 
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        """NumPy's ``ufunc.accumulate`` (:mod:`ember.array.ufunc_methods`)."""
+        from ember.array import ufunc_methods
+
+        return ufunc_methods.accumulate(self, array, axis, dtype, out)
+
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+        """NumPy's ``ufunc.reduce`` (``initial=``, ``where=`` too)."""
+        from ember.array import ufunc_methods
+
+        return ufunc_methods.reduce(self, array, axis, dtype, out, keepdims, **kwargs)
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        """NumPy's ``ufunc.reduceat``."""
+        from ember.array import ufunc_methods
+
+        return ufunc_methods.reduceat(self, array, indices, axis, dtype, out)
+
     def __repr__(self) -> str:
         return f"<ember ufunc {self.__name__}>"
 

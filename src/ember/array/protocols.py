@@ -32,6 +32,7 @@ device.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import types
@@ -47,12 +48,12 @@ RENAMES = {
     "amax": "max", "amin": "min", "around": "round", "concat": "concatenate",
     "row_stack": "vstack", "cumulative_sum": "cumsum", "cumulative_prod": "cumprod",
 }  # fmt: skip
-# ufunc.reduce / ufunc.accumulate -> the Ember functions that compute them (first found)
+# ufunc.reduce -> the tuned Ember reductions that compute it (first found; the others, and
+# accumulate and reduceat, are ember.array.ufunc_methods')
 REDUCE = {
     "add": ("sum",), "multiply": ("prod",), "maximum": ("max",), "minimum": ("min",),
     "logical_and": ("all",), "logical_or": ("any",),
 }  # fmt: skip
-ACCUMULATE = {"add": ("cumsum", "cumulative_sum"), "multiply": ("cumprod", "cumulative_prod")}
 # ufunc keywords whose NumPy defaults Ember's functions always follow
 _DEFAULTS = {"casting": "same_kind", "order": "K", "subok": True}
 _NO_VALUE = object()
@@ -333,15 +334,34 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         return call(own, label, inputs, kwargs)
     if method == "outer":
         return _ufunc_call(target, label, _outer(inputs), kwargs)
-    if method in ("reduce", "accumulate"):
-        names = (REDUCE if method == "reduce" else ACCUMULATE).get(name, ())
-        found = next((f for f in map(lambda n: ember_function("numpy", n), names) if f), None)
-        if found is not None:
-            kwargs.setdefault("axis", 0)  # NumPy's default for ufunc methods
-            return call(found, label, inputs, kwargs)
-        also = "".join(f" or ember.{n}" for n in names)
-        return _ufunc_without_ember(label, ufunc, method, inputs, kwargs, also)
+    if method in ("reduce", "accumulate", "reduceat"):
+        return _reduction_method(ufunc, target, method, label, inputs, kwargs)
     return _ufunc_without_ember(label, ufunc, method, inputs, kwargs)
+
+
+def _reduction_method(ufunc, target, method: str, label: str, inputs: tuple, kwargs: dict):
+    """``ufunc.reduce`` by the tuned reduction of :data:`REDUCE` where it takes the
+    arguments, else (and ``accumulate``, ``reduceat``) :mod:`ember.array.ufunc_methods`."""
+    from ember.array import ufunc_methods
+    from ember.array.elementwise import Ufunc
+
+    names = REDUCE.get(ufunc.__name__, ()) if method == "reduce" else ()
+    found = next((f for f in map(lambda n: ember_function("numpy", n), names) if f), None)
+    if found is not None and (kwargs.get("dtype") is None or "dtype" in _parameters(found)):
+        kwargs.setdefault("axis", 0)  # NumPy's default for ufunc methods
+        kwargs = {k: v for k, v in kwargs.items() if k != "dtype" or v is not None}
+        return call(found, label, inputs, kwargs)
+    if not isinstance(target, Ufunc):
+        return _ufunc_without_ember(label, ufunc, method, inputs, kwargs)
+    fn = ufunc_methods.METHODS[method]
+    return call(functools.partial(fn, target, label=label), label, inputs, kwargs)
+
+
+def _parameters(f) -> tuple:
+    try:
+        return tuple(inspect.signature(f).parameters)
+    except (TypeError, ValueError):
+        return ()
 
 
 def _foreign_override(np, objects: tuple) -> bool:

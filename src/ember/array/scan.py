@@ -100,7 +100,7 @@ def lookback_state(be, words: int, ordered: bool) -> tuple[ndarray, int]:
 
 
 # --------------------------------------------------------------------- the primitive
-def inclusive_scan(src: ndarray, dst: ndarray, op, ct: DType) -> None:
+def inclusive_scan(src: ndarray, dst: ndarray, op, ct: DType, serial: bool = False) -> None:
     """``dst[r, i] = op(...op(src[r, 0], src[r, 1])..., src[r, i])`` for 2-d views of one
     shape, computing in ``ct``.  ``dst`` must have unit stride along its rows (any row
     stride) and may be ``src`` itself; ``src`` may have any strides."""
@@ -111,17 +111,18 @@ def inclusive_scan(src: ndarray, dst: ndarray, op, ct: DType) -> None:
     out, obase, (orow, ostep) = launch.flat(dst)
     if ostep != 1 and n > 1:
         raise ValueError("inclusive_scan: dst must have unit stride along its rows")
-    scan_rows(rows, n, (x, xbase, xrow, xstep, out, obase, orow), op, ct)
+    scan_rows(rows, n, (x, xbase, xrow, xstep, out, obase, orow), op, ct, serial)
 
 
-def scan_rows(rows: int, n: int, args: tuple, op, ct: DType) -> None:
+def scan_rows(rows: int, n: int, args: tuple, op, ct: DType, serial: bool = False) -> None:
     """:func:`inclusive_scan` of ``rows`` rows of ``n > 0`` elements given as flat views:
     ``args = (x, xbase, xrow, xstep, out, obase, orow)``, element ``(r, i)`` being
-    ``x[xbase + r * xrow + i * xstep]`` and ``out[obase + r * orow + i]``."""
+    ``x[xbase + r * xrow + i * xstep]`` and ``out[obase + r * orow + i]``.  ``serial``:
+    one thread per row, left to right, for an ``op`` that is not associative."""
     x = args[0]
     be = x.backend
     g = geometry(be, ct)
-    if n <= max(SERIAL_ROWS, g.tile // 16):
+    if serial or n <= max(SERIAL_ROWS, g.tile // 16):
         k = sk.rows_serial(op, ct)
         launch.run(k, min(-(-rows // g.block), launch.max_grid(be)), g.block, (rows, n, *args))
         return
@@ -148,10 +149,12 @@ def scan_rows(rows: int, n: int, args: tuple, op, ct: DType) -> None:
                                                          launch.flat1(carry)))  # fmt: skip
 
 
-def scan_axis(x: ndarray, axis: int, op, ct: DType, out_dtype: DType, initial=None) -> ndarray:
+def scan_axis(
+    x: ndarray, axis: int, op, ct: DType, out_dtype: DType, initial=None, serial: bool = False
+) -> ndarray:
     """The inclusive scan of ``x`` along ``axis`` into a new C-contiguous array of
     ``out_dtype``; with ``initial`` (a number), a first element ``initial`` is added along
-    the axis (``include_initial``)."""
+    the axis (``include_initial``); ``serial``: a left fold per row (see :func:`scan_rows`)."""
     k = manipulation._axis(axis, x.ndim)
     moved = manipulation.moveaxis(x, k, -1)
     n = moved.shape[-1]
@@ -164,8 +167,36 @@ def scan_axis(x: ndarray, axis: int, op, ct: DType, out_dtype: DType, initial=No
     out = launch.new(x.backend, (rows, n + extra), out_dtype)
     if extra and rows:
         out[:, 0] = initial
-    inclusive_scan(src, out[:, extra:], op, ct)
+    inclusive_scan(src, out[:, extra:], op, ct, serial)
     result = manipulation.reshape(out, (*lead, n + extra))
+    if k == x.ndim - 1:
+        return result
+    return manipulation.ascontiguousarray(manipulation.moveaxis(result, -1, k))
+
+
+def fold_axis(x: ndarray, axis: int, idx: ndarray, op, ct: DType, out_dtype: DType,
+              initial=None) -> ndarray:  # fmt: skip
+    """Left folds of segments along ``axis`` (:func:`.scan_kernels.fold_segments`): the
+    axis becomes ``idx.shape[0]`` long, element ``i`` the fold of the segment that starts
+    at ``idx[i]`` (an int64 vector of valid positions; ``ufunc.reduceat``).  With
+    ``initial`` (a number) each fold starts from it, so ``idx = [0]`` over an empty axis
+    gives ``initial``."""
+    k = manipulation._axis(axis, x.ndim)
+    moved = manipulation.moveaxis(x, k, -1)
+    n, lead, m = moved.shape[-1], moved.shape[:-1], idx.shape[0]
+    rows = math.prod(lead)
+    out = launch.new(x.backend, (rows, m), out_dtype)
+    if rows and m and not n and initial is not None:
+        out[...] = initial
+    elif rows and m and n:
+        src, xbase, (xrow, xstep) = launch.flat(manipulation.reshape(moved, (rows, n)))
+        count, block = rows * m, geometry(x.backend, ct).block
+        p1 = ct.numpy.type(0 if initial is None else initial)
+        head = (count, m, n, src, xbase, xrow, xstep, launch.flat1(idx))
+        kernel = sk.fold_segments(op, ct, initial is not None)
+        grid = launch.grid(x.backend, count, block)
+        launch.run(kernel, grid, block, (*head, launch.flat1(out), 0, m, p1))
+    result = manipulation.reshape(out, (*lead, m))
     if k == x.ndim - 1:
         return result
     return manipulation.ascontiguousarray(manipulation.moveaxis(result, -1, k))

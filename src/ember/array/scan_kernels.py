@@ -47,7 +47,8 @@ The prefix, step 4:
     Moves ~2n elements, but needs blocks that make progress while others wait on them:
     only on backends with ``forward_progress``.
 
-``rows_serial`` scans short rows, one thread per row.
+``rows_serial`` scans short rows, one thread per row (and every row of an operator that is
+not associative, a left fold); ``fold_segments`` folds segments of rows, one thread each.
 
 The factories are memoized per ``(OP, CT, BLOCK, ITEMS, WARP)``; ``OP`` is a plain Python
 function compiled as a device function (an operator of :mod:`ember.array.ops`, or the
@@ -543,6 +544,43 @@ def rows_serial(op, ct: DType) -> Kernel:
     OP, CT = op, ct
     opname = op.__name__.removeprefix("ew_")
     return _named(rows_serial, f"scan_rows_{opname}_{ct.name}")
+
+
+@functools.cache
+def fold_segments(op, ct: DType, has_initial: bool) -> Kernel:
+    """Left folds of segments, one thread each (``ufunc.reduceat``, and the reductions of
+    operators that are not associative: ``subtract.reduce`` is ``x0 - x1 - x2 ...``).
+
+    Item ``t`` of ``rows * m`` is segment ``i = t % m`` of row ``r = t // m``: the elements
+    ``idx[i] .. idx[i + 1] - 1`` of the row (to ``n`` for the last segment; the one element
+    ``idx[i]`` where ``idx[i + 1] <= idx[i]``: NumPy's rule), combined in order from the
+    first (``has_initial``: from ``p1``, which an empty row then gives).  The work is the
+    segments' total length, whatever their order; a long segment is serial."""
+
+    def fold_segments(count, m, n, x, xbase, xrow, xstep, idx, out, obase, orow, p1):
+        t = ember.global_id()
+        while t < count:
+            r = t // m
+            i = t - r * m
+            e = idx[i]
+            end = n
+            if i + 1 < m:
+                end = max(idx[i + 1], e + 1)
+            xi = xbase + r * xrow
+            if INITIAL:
+                acc = CT(p1)
+            else:
+                acc = CT(x[xi + e * xstep])
+                e += 1
+            while e < end:
+                acc = CT(OP(acc, CT(x[xi + e * xstep])))
+                e += 1
+            out[obase + r * orow + i] = out.dtype(acc)
+            t += ember.global_size()
+
+    OP, CT, INITIAL = op, ct, has_initial
+    opname = getattr(op, "__name__", "op").removeprefix("ew_")
+    return _named(fold_segments, f"fold_{opname}_{ct.name}{'_i' if has_initial else ''}")
 
 
 # --------------------------------------------------------------------- stream compaction
