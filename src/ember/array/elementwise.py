@@ -93,21 +93,27 @@ class Ufunc:
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
         """NumPy's ``ufunc.accumulate`` (:mod:`ember.array.ufunc_methods`)."""
-        from ember.array import ufunc_methods
-
-        return ufunc_methods.accumulate(self, array, axis, dtype, out)
+        return self._method("accumulate", (array,), {"axis": axis, "dtype": dtype, "out": out})
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
-        """NumPy's ``ufunc.reduce`` (``initial=``, ``where=`` too)."""
-        from ember.array import ufunc_methods
-
-        return ufunc_methods.reduce(self, array, axis, dtype, out, keepdims, **kwargs)
+        """NumPy's ``ufunc.reduce`` (``initial=``, ``where=`` too): the tuned reduction
+        (``ember.sum`` for ``add``...) where there is one, else a generic one."""
+        named = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, **kwargs}
+        return self._method("reduce", (array,), named)
 
     def reduceat(self, array, indices, axis=0, dtype=None, out=None):
         """NumPy's ``ufunc.reduceat``."""
-        from ember.array import ufunc_methods
+        return self._method(
+            "reduceat", (array, indices), {"axis": axis, "dtype": dtype, "out": out}
+        )
 
-        return ufunc_methods.reduceat(self, array, indices, axis, dtype, out)
+    def _method(self, method: str, inputs: tuple, kwargs: dict):
+        from ember.array import protocols
+
+        defaults = {"dtype": None, "out": None, "keepdims": False}  # (axis=None: all axes)
+        kwargs = {k: v for k, v in kwargs.items() if k not in defaults or v is not defaults[k]}
+        label = f"ember.{self.__name__}.{method}"
+        return protocols.reduction_method(self.__name__, self, method, label, inputs, kwargs)
 
     def __repr__(self) -> str:
         return f"<ember ufunc {self.__name__}>"

@@ -329,30 +329,34 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     inputs = tuple(x[()] if type(x) is np.ndarray and x.ndim == 0 else x for x in inputs)
     if method == "__call__":
         return _ufunc_call(target, label, inputs, kwargs)
-    own = getattr(target, method, None)  # ember.add.reduce, when Ember has it
+    if method in ("reduce", "accumulate", "reduceat"):
+        return reduction_method(name, target, method, label, inputs, kwargs)
+    own = getattr(target, method, None)  # ember.add.at, when Ember has it
     if own is not None:
         return call(own, label, inputs, kwargs)
     if method == "outer":
         return _ufunc_call(target, label, _outer(inputs), kwargs)
-    if method in ("reduce", "accumulate", "reduceat"):
-        return _reduction_method(ufunc, target, method, label, inputs, kwargs)
     return _ufunc_without_ember(label, ufunc, method, inputs, kwargs)
 
 
-def _reduction_method(ufunc, target, method: str, label: str, inputs: tuple, kwargs: dict):
-    """``ufunc.reduce`` by the tuned reduction of :data:`REDUCE` where it takes the
-    arguments, else (and ``accumulate``, ``reduceat``) :mod:`ember.array.ufunc_methods`."""
+def reduction_method(name: str, target, method: str, label: str, inputs: tuple, kwargs: dict):
+    """``ufunc.reduce`` of ufunc ``name`` (Ember's ``target``) by the tuned reduction of
+    :data:`REDUCE` where it takes the arguments, else (and ``accumulate``, ``reduceat``)
+    :mod:`ember.array.ufunc_methods`; NumPy's ufunc methods and Ember's own
+    (``ember.add.reduce``) both come here.  The reductions are looked up by name when
+    called."""
     from ember.array import ufunc_methods
     from ember.array.elementwise import Ufunc
 
-    names = REDUCE.get(ufunc.__name__, ()) if method == "reduce" else ()
+    names = REDUCE.get(name, ()) if method == "reduce" else ()
     found = next((f for f in map(lambda n: ember_function("numpy", n), names) if f), None)
     if found is not None and (kwargs.get("dtype") is None or "dtype" in _parameters(found)):
         kwargs.setdefault("axis", 0)  # NumPy's default for ufunc methods
         kwargs = {k: v for k, v in kwargs.items() if k != "dtype" or v is not None}
         return call(found, label, inputs, kwargs)
     if not isinstance(target, Ufunc):
-        return _ufunc_without_ember(label, ufunc, method, inputs, kwargs)
+        return _ufunc_without_ember(label, sys.modules["numpy"].__dict__.get(name), method,
+                                    inputs, kwargs)  # fmt: skip
     fn = ufunc_methods.METHODS[method]
     return call(functools.partial(fn, target, label=label), label, inputs, kwargs)
 
