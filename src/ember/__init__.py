@@ -99,9 +99,10 @@ _LAZY = {
 # array functions that still compile to the same intrinsics inside kernels
 _ARRAY = {
     "ember.array.creation": (
-        "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange",
-        "linspace", "eye", "from_dlpack", "meshgrid", "tril", "triu",
+        "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "eye",
+        "from_dlpack", "meshgrid", "tril", "triu",
     ),
+    "ember.array.ranges": ("arange", "linspace"),
     "ember.array.manipulation": (
         "astype", "ascontiguousarray", "permute_dims", "transpose", "matrix_transpose",
         "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip", "broadcast_to",

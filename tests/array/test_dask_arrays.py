@@ -225,8 +225,9 @@ def test_the_numpy_forms_dask_uses(backend):
         ember.unravel_index(ember.asarray(np.array([12])), (3, 4))
     f = np.full_like(x, 7, shape=(2, 2), dtype=np.float32, order="C")
     assert isinstance(f, ember.ndarray) and f.shape == (2, 2) and f.dtype is ember.float32
-    with pytest.raises(ValueError, match="C-ordered"):
-        ember.zeros_like(x, order="F")
+    z = ember.zeros_like(x, order="F")  # (refused until the NumPy-parameter audit)
+    same(z, np.zeros_like(h, order="F"))
+    assert z.flags.f_contiguous and not z.flags.c_contiguous
     a = np.array([1.5, 2.5], like=x)
     assert isinstance(a, ember.ndarray) and a.dtype is ember.float64
     assert np.array([[1]], ndmin=3, like=x).shape == (1, 1, 1)

@@ -1,6 +1,7 @@
-"""Array creation: ``empty``, ``zeros``, ``ones``, ``full`` (and ``*_like``), ``arange``,
-``linspace``, ``eye``, ``asarray`` and ``from_dlpack`` (``ember.array`` is the package, not
-NumPy's ``array`` function: use ``asarray``, with ``copy=True`` to copy).
+"""Array creation: ``empty``, ``zeros``, ``ones``, ``full`` (and ``*_like``), ``eye``,
+``asarray`` and ``from_dlpack``; ``arange`` and ``linspace`` are :mod:`ember.array.ranges`'
+(``ember.array`` is the package, not NumPy's ``array`` function: use ``asarray``, with
+``copy=True`` to copy).
 
 Default dtypes follow NumPy: ``float64`` for ``empty``/``zeros``/``ones``, the value's
 type for ``full`` and ``asarray`` (Python ints ``int64``, floats ``float64``, complex numbers
@@ -92,11 +93,48 @@ def _on(device):
     return backend_of(device)
 
 
-def empty(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray:
+def _layout(order, what: str) -> str:
+    """NumPy's ``order`` of a new array: ``'C'`` or ``'F'`` (either case); NumPy's errors."""
+    if order is None or order in ("C", "c"):
+        return "C"
+    if order in ("F", "f"):
+        return "F"
+    if order in ("A", "a", "K", "k"):
+        raise ValueError(f"ember.{what}: only 'C' or 'F' order is permitted")
+    raise ValueError(f"ember.{what}: order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+
+
+def _like(device, like, what: str):
+    """``device``, or the device of NumPy's ``like=`` reference (an ember array: NEP 35's
+    dispatch already chose Ember) when ``device`` is None."""
+    if like is None:
+        return device
+    if not isinstance(like, ndarray):
+        raise TypeError(
+            f"ember.{what}: like= must be an ember array (its device is used), got a "
+            f"{type(like).__module__}.{type(like).__name__}; call numpy.{what} for host arrays"
+        )
+    return like.backend if device is None else device
+
+
+def _fortran(shape: Any, dtype: Any, be, stream=None) -> ndarray:
+    """An uninitialized column-major array: the transposed view of a row-major one (the
+    layout Ember's ``copy(order='F')`` makes)."""
+    from ember.array.manipulation import permute_dims
+
+    dims = normalize_shape(shape)
+    return permute_dims(_new(dims[::-1], dtype, stream, be), tuple(range(len(dims)))[::-1])
+
+
+def empty(shape: Any, dtype: Any = None, order: str = "C", *, device=None, like=None,
+          stream=None) -> ndarray:  # fmt: skip
     """A new array of ``shape`` and ``dtype`` (default float64, like NumPy), uninitialized,
-    on ``device`` (default: the current backend's)."""
+    on ``device`` (default: the current backend's, or that of NumPy's ``like=`` array).
+    ``order='F'``: column-major (the transposed view of a row-major buffer), as NumPy's."""
     # _new() inlined, and the array made without its __init__ frame: alloc + free of an
     # array is a hot loop (issue 19: target 0.65x the driver's cuMemAllocAsync + free).
+    if order != "C" or like is not None:
+        return _empty_as(shape, dtype, order, device, like, stream, "empty")
     if type(dtype) is DType:  # ember.float32...: no dict lookup (DType.__hash__ is Python)
         dt = dtype
     else:
@@ -111,27 +149,48 @@ def empty(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray
     return _new(shape, dt, stream, be)
 
 
-def zeros(shape: Any, dtype: Any = None, *, device=None, stream=None) -> ndarray:
-    """A new array of ``shape`` and ``dtype`` (default float64) filled with zeros."""
-    out = _new(shape, dtype, stream, None if device is None else _on(device))
+def _empty_as(shape, dtype, order, device, like, stream, what: str) -> ndarray:
+    """``empty`` with NumPy's ``order`` and ``like``."""
+    device = _like(device, like, what)
+    be = None if device is None else _on(device)
+    if _layout(order, what) == "F":
+        return _fortran(shape, dtype, be, stream)
+    return _new(shape, dtype, stream, be)
+
+
+def zeros(shape: Any, dtype: Any = None, order: str = "C", *, device=None, like=None,
+          stream=None) -> ndarray:  # fmt: skip
+    """A new array of ``shape`` and ``dtype`` (default float64) filled with zeros
+    (``order``, ``like``: as in :func:`empty`)."""
+    if order != "C" or like is not None:
+        out = _empty_as(shape, dtype, order, device, like, stream, "zeros")
+    else:
+        out = _new(shape, dtype, stream, None if device is None else _on(device))
     out.backend.fill_zero(out.buffer, 0, out.nbytes, stream)
     return out
 
 
-def full(shape: Any, fill_value, dtype: Any = None, *, device=None) -> ndarray:
+def full(shape: Any, fill_value, dtype: Any = None, order: str = "C", *, device=None,
+         like=None) -> ndarray:  # fmt: skip
     """A new array of ``shape`` filled with ``fill_value`` (dtype: NumPy's for the value,
-    e.g. ``int64`` for a Python int, unless given)."""
+    e.g. ``int64`` for a Python int, unless given; ``order``, ``like``: as in
+    :func:`empty`)."""
     if dtype is None:
         dtype = _scalar_dtype(fill_value)
-    out = _new(shape, dtype, be=None if device is None else _on(device))
+    if order != "C" or like is not None:
+        out = _empty_as(shape, dtype, order, device, like, None, "full")
+    else:
+        out = _new(shape, dtype, be=None if device is None else _on(device))
     if out.size:
         out.fill(fill_value)
     return out
 
 
-def ones(shape: Any, dtype: Any = None, *, device=None) -> ndarray:
-    """A new array of ``shape`` and ``dtype`` (default float64) filled with ones."""
-    return full(shape, 1, float64 if dtype is None else dtype, device=device)
+def ones(shape: Any, dtype: Any = None, order: str = "C", *, device=None,
+         like=None) -> ndarray:  # fmt: skip
+    """A new array of ``shape`` and ``dtype`` (default float64) filled with ones
+    (``order``, ``like``: as in :func:`empty`)."""
+    return full(shape, 1, float64 if dtype is None else dtype, order, device=device, like=like)
 
 
 def _scalar_dtype(value) -> DType:
@@ -153,175 +212,75 @@ def _scalar_dtype(value) -> DType:
     return to_dtype(dt)
 
 
-def empty_like(
-    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
-) -> ndarray:
-    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``
-    (``shape``: another shape, as NumPy's ``empty_like(x, shape=...)``; ``order``: NumPy's,
-    where only C order exists: ``"F"`` is refused)."""
-    if order not in ("K", "A", "C"):
-        raise ValueError(f"order={order!r}: Ember makes C-ordered arrays ('C', 'K' or 'A')")
+def empty_like(x: ndarray, /, dtype: Any = None, order: str = "K", subok: bool = True,
+               shape=None, *, device=None) -> ndarray:  # fmt: skip
+    """An uninitialized array with the shape (and dtype and device, unless given) of ``x``,
+    in NumPy's parameter order.  ``shape``: another shape; ``order``: NumPy's layout,
+    ``'C'``, ``'F'`` (column-major), ``'A'`` (F when ``x`` is only F-contiguous) or ``'K'``
+    (``x``'s stride order; C order when ``shape`` changes the number of dimensions);
+    ``subok`` is accepted for NumPy's signature (Ember has no array subclasses)."""
     be = x.backend if device is None else _on(device)
-    return _new(x.shape if shape is None else shape, x.dtype if dtype is None else dtype, be=be)
+    dt = x.dtype if dtype is None else dtype
+    order = "K" if order is None else order.upper() if isinstance(order, str) else order
+    if shape is None and (order == "C" or x.ndim < 2 and order in ("K", "A")):
+        return _new(x.shape, dt, be=be)
+    from ember.array.joining import _order
+
+    if order not in ("C", "F", "A", "K"):  # (NumPy's message)
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    dims = x.shape if shape is None else normalize_shape(shape)
+    if order == "A":  # F for an F-contiguous-only prototype, whatever the new shape
+        f_only = _order("A", "empty_like", x) != list(range(x.ndim))
+        order = "F" if f_only else "C"
+    elif order == "K" and len(dims) != x.ndim:  # (NumPy: C order is implied)
+        order = "C"
+    if order in ("C", "F"):
+        perm = list(range(len(dims)))[:: 1 if order == "C" else -1]
+    else:
+        perm = _order(order, "empty_like", x, copy=True)
+    out = _new(tuple(dims[k] for k in perm), dt, be=be)
+    if perm == sorted(perm):
+        return out
+    from ember.array.manipulation import permute_dims
+
+    return permute_dims(out, sorted(range(len(perm)), key=perm.__getitem__))
 
 
-def zeros_like(
-    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
-) -> ndarray:
-    """Zeros with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device, shape=shape, order=order)
-    out.backend.fill_zero(out.buffer, 0, out.nbytes)
+def zeros_like(x: ndarray, /, dtype: Any = None, order: str = "K", subok: bool = True,
+               shape=None, *, device=None) -> ndarray:  # fmt: skip
+    """Zeros with the shape (and dtype and device, unless given) of ``x`` (``order``,
+    ``subok``, ``shape``: as in :func:`empty_like`)."""
+    out = empty_like(x, dtype, order, subok, shape, device=device)
+    out.backend.fill_zero(out.buffer, 0, out.nbytes)  # (a permuted view spans its buffer)
     return out
 
 
-def ones_like(
-    x: ndarray, /, dtype: Any = None, *, device=None, shape=None, order: str = "K"
-) -> ndarray:
-    """Ones with the shape (and dtype and device, unless given) of ``x``."""
-    return full_like(x, 1, dtype=dtype, device=device, shape=shape, order=order)
+def ones_like(x: ndarray, /, dtype: Any = None, order: str = "K", subok: bool = True,
+              shape=None, *, device=None) -> ndarray:  # fmt: skip
+    """Ones with the shape (and dtype and device, unless given) of ``x`` (``order``,
+    ``subok``, ``shape``: as in :func:`empty_like`)."""
+    return full_like(x, 1, dtype, order, subok, shape, device=device)
 
 
-def full_like(
-    x: ndarray, /, fill_value, dtype: Any = None, *, device=None, shape=None, order: str = "K"
-) -> ndarray:
-    """``fill_value`` with the shape (and dtype and device, unless given) of ``x``."""
-    out = empty_like(x, dtype=dtype, device=device, shape=shape, order=order)
+def full_like(x: ndarray, /, fill_value, dtype: Any = None, order: str = "K",
+              subok: bool = True, shape=None, *, device=None) -> ndarray:  # fmt: skip
+    """``fill_value`` with the shape (and dtype and device, unless given) of ``x``
+    (``order``, ``subok``, ``shape``: as in :func:`empty_like`)."""
+    out = empty_like(x, dtype, order, subok, shape, device=device)
     if out.size:
         out.fill(fill_value)
     return out
 
 
-# --------------------------------------------------------------------- ranges
-def arange(start, /, stop=None, step=1, dtype: Any = None, *, device=None) -> ndarray:
-    """Evenly spaced values in ``[start, stop)``: ``arange(5)``, ``arange(1, 2, 0.25)``.
-
-    The dtype is NumPy's: ``int64`` when every argument is an integer, else ``float64``;
-    ``dtype`` may be complex (the values are real), the bounds may not (as in the Array API).
-    The values are NumPy's too: the first two converted to the dtype, then
-    ``first + i * (second - first)`` in its arithmetic (``arange(0, 5, 1.5, dtype=int)`` is
-    ``[0, 1, 2, 3]``; float32 rounds as float32; a device that fuses the multiply-add may
-    differ by one ulp).
-    """
-    # NumPy scalars and 0-d arrays as the Python numbers they hold (arange(np.int64(5)) is
-    # int64, as NumPy's; isinstance(np.int64(5), int) is False)
-    start, stop, step = (_number(v) for v in (start, stop, step))
-    if any(isinstance(v, complex) for v in (start, stop, step)):
-        raise TypeError("arange: start, stop and step must be real numbers (the Array API's "
-                        "rule); for complex values use linspace or arange(...) * 1j")  # fmt: skip
-    if stop is None:
-        start, stop = 0, start
-    if step == 0:
-        raise ValueError("arange: step must not be zero")
-    n = max(0, math.ceil((stop - start) / step))
-    if dtype is None:
-        ints = all(isinstance(v, int) for v in (start, stop, step))
-        dtype = "int64" if ints else float64
-    out = _new(n, dtype, be=None if device is None else _on(device))
-    if out.dtype.kind == "b" and n > 2:  # NumPy's rule: a third bool would repeat one
-        raise TypeError(
-            f"arange() is only supported for booleans when the result has at most length 2 "
-            f"(this one has {n}); make it in another dtype and convert: "
-            "ember.arange(...).astype(bool)"
-        )
-    if n > 1 and (out.dtype.kind in "iu" or out.dtype.name in _NUMPY_FLOATS):
-        _arange_fill(out, start, step)
-    else:
-        _linear(out, start, step, -1, 0)
-    return out
-
-
-_NUMPY_FLOATS = {"float16": "float32", "float32": "float32", "float64": "float64"}
-
-
-def _number(v):
-    """``v``, or the Python number a NumPy scalar or 0-d (ember or NumPy) array holds."""
-    if (
-        v is None
-        or isinstance(v, bool | int | float | complex)
-        and type(v).__module__ == "builtins"
-    ):
-        return v
-    if getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
-        return v.item()
-    return v
-
-
-def _arange_fill(out: ndarray, start, step) -> None:
-    """NumPy's way of filling an ``arange``: the first two values converted to the dtype,
-    then ``first + i * (second - first)`` in the dtype's own arithmetic (float16's in
-    float32).  So ``arange(0, 5, 1.5, dtype=int)`` is ``[0, 1, 2, 3]`` (the step is
-    ``int(1.5) - 0``), and float32 ranges round as NumPy's do."""
-    import numpy as np
-
-    dt = out.dtype
-    with np.errstate(all="ignore"):  # (conversions NumPy refuses raise as in its arange)
-        first, second = dt.numpy.type(start), dt.numpy.type(start + step)
-        if dt.kind in "iu":  # the difference wraps in the dtype, as NumPy's does
-            delta = int(second - first)
-            _linear(out, int(first), delta, -1, 0)
-            return
-        ct = np.dtype(_NUMPY_FLOATS[dt.name]).type
-        first, second = ct(first), ct(second)
-        _linear(out, first, second - first, 1, second, ct=to_dtype(ct))
-
-
-def linspace(start, stop, /, num: int = 50, *, dtype: Any = None, device=None,
-             endpoint: bool = True):  # fmt: skip
-    """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
-    ``endpoint=False``), computed as NumPy does: ``start + i * step``, the last one exact.
-    Complex ``start``/``stop`` (or a complex ``dtype``) give a complex array, each part
-    spaced on its own (default dtype complex128)."""
-    if num < 0:
-        raise ValueError(f"number of samples, {num}, must be non-negative")
-    div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else 0.0
-    if dtype is None:
-        dtype = "complex128" if isinstance(start + stop, complex) else float64
-        if type(start).__module__ == "numpy" or type(stop).__module__ == "numpy":
-            import numpy as np  # NumPy's result_type(start, stop, float(num)): float32 bounds
-
-            dtype = np.result_type(start, stop, 1.0).name  # give float32 (weak 1.0)
-    out = _new(num, dtype, be=None if device is None else _on(device))
-    last = num - 1 if endpoint and num > 1 else -1
-    if out.dtype.is_complex:  # the parts are real ranges (views: ember/array/parts.py)
-        for part in ("real", "imag"):
-            parts = [getattr(complex(v), part) for v in (start, step, stop)]
-            _linear(getattr(out, part), parts[0], parts[1], last, parts[2])
-        return out
-    if isinstance(start + stop, complex):
-        raise TypeError(f"linspace: complex start/stop need a complex dtype, not {out.dtype}")
-    # into integers each value is rounded down first, as NumPy 2 does (not into bools)
-    floor = out.dtype.kind in "iu"
-    _linear(out, float(start), float(step), last, float(stop), floor)
-    return out
-
-
-def _linear(out: ndarray, start, step, last: int, stop, floor: bool = False, ct=None) -> None:
-    """``out[i] = start + i * step`` (element ``last``: ``stop``), computed in ``ct`` (by
-    default float64 where the device has it for float values, else int64/uint64)."""
-    from ember.array import kernels
-
-    n = out.size
-    if not n:
-        return
-    dt = out.dtype
-    if ct is None and (dt.is_float or isinstance(start, float) or isinstance(step, float)):
-        fp64 = "fp64" in out.backend.device.features
-        ct = to_dtype("float64") if fp64 else to_dtype("float32")
-    elif ct is None:
-        ct = to_dtype("uint64") if dt.name == "uint64" else to_dtype("int64")
-    if ct.is_float:
-        start, step, stop = (ct.numpy.type(v) for v in (start, step, stop))
-    block = min(256, out.backend.device.max_threads_per_block)
-    grid = min(-(-n // block), 1024)
-    kernels.linear(ct, floor)[grid, block](n, out, start, step, last, stop)
-
-
-def eye(n_rows: int, n_cols: int | None = None, /, k: int = 0, dtype: Any = None, *,
-        device=None):  # fmt: skip
-    """A 2-d array with ones on diagonal ``k`` and zeros elsewhere (``k`` and ``dtype`` may
-    also come positionally, in NumPy's order: ``eye(3, 4, 1)``)."""
-    n_cols = n_rows if n_cols is None else n_cols
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, order: str = "C", *,
+        device=None, like=None):  # fmt: skip
+    """A 2-d array with ones on diagonal ``k`` and zeros elsewhere, NumPy's parameters in
+    NumPy's order (``eye(3, 4, 1)``; the Array API's ``n_rows``, ``n_cols`` are ``N``,
+    ``M``).  ``order='F'``: column-major; ``like=``: NumPy's reference array (its device)."""
+    device = _like(device, like, "eye")
+    if _layout(order, "eye") == "F":  # the transposed view of the transposed identity
+        return eye(N if M is None else M, N, -k, dtype, device=device).mT
+    n_rows, n_cols = N, N if M is None else M
     out = zeros((n_rows, n_cols), dtype, device=device)
     start = (0, k) if k >= 0 else (-k, 0)
     length = max(0, min(n_rows - start[0], n_cols - start[1]))
@@ -379,9 +338,8 @@ def _triangle(x: ndarray, k: int, lower: bool) -> ndarray:
 
 
 # --------------------------------------------------------------------- from data
-def asarray(
-    obj: Any, dtype: Any = None, *, copy: bool | None = None, device=None, stream=None
-) -> ndarray:
+def asarray(obj: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
+            device=None, like=None, stream=None) -> ndarray:  # fmt: skip
     """An ember array of ``obj``: a NumPy array, list, scalar, ember array, or another
     library's array.
 
@@ -393,11 +351,18 @@ def asarray(
     pooled pinned host memory and copied on ``stream``, so the call returns at once and
     ``obj`` may be changed right away (see :mod:`ember.runtime.pinned`).
 
+    ``order`` is NumPy's: ``'C'`` or ``'F'`` (copies an ember array of another layout),
+    ``'A'`` (F for an F-contiguous-only input, else C), ``'K'`` (the input's layout; host
+    data other than F-ordered is packed C); ``None`` (the default) packs host data C.
+    ``like=``: NumPy's reference array (its device is used).
+
     Raises
     ------
     TypeError
         For dtypes Ember does not support (complex, strings, objects).
     """
+    if like is not None:
+        device = _like(device, like, "asarray")
     be = None if device is None else _on(device)
     if not isinstance(obj, ndarray):
         foreign = _foreign(obj)
@@ -407,6 +372,8 @@ def asarray(
         if be is not None and obj.backend is not be:
             obj = obj.to_device(be, stream=stream)
             copy = None if copy else copy  # (the move made a new array)
+        if order is not None:
+            return _in_order(obj, dtype, order, copy)
         return _from_device(obj, dtype, copy, stream)
     if copy is False:
         raise ValueError("asarray(copy=False) of host data: putting it on the device always copies")
@@ -418,6 +385,8 @@ def asarray(
     else:
         host = _host_array(np, obj, None if dt is None else dt.numpy)
         dt = _dtype_of(host.dtype)  # (cached: to_dtype takes ~2 µs)
+    if order is not None and _host_fortran(host, order):
+        return asarray(np.ascontiguousarray(host.T), dt, device=be, stream=stream).mT
     if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-d)
         host = np.ascontiguousarray(host)
     out = _new(host.shape, dt, stream, be)
@@ -427,6 +396,40 @@ def asarray(
         else:
             upload(out.backend, out.buffer, 0, host, stream)
     return out
+
+
+def _order_name(order) -> str:
+    if isinstance(order, str) and order.upper() in ("C", "F", "A", "K"):
+        return order.upper()
+    raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+
+
+def _host_fortran(host, order) -> bool:
+    """Whether ``asarray(host, order=order)`` is column-major (a 2-d or more array)."""
+    order = _order_name(order)
+    if host.ndim < 2 or order == "C":
+        return False
+    f_only = host.flags.f_contiguous and not host.flags.c_contiguous
+    return order == "F" or f_only
+
+
+def _in_order(x: ndarray, dtype: Any, order, copy: bool | None) -> ndarray:
+    """``asarray(x, dtype, order, copy=copy)`` of an ember array, NumPy's layouts."""
+    from ember.array.joining import converted
+    from ember.array.manipulation import permute_dims
+
+    order = _order_name(order)
+    dt = x.dtype if dtype is None else to_dtype(dtype)
+    f_contiguous = permute_dims(x, tuple(range(x.ndim))[::-1]).is_c_contiguous
+    fits = {"C": x.is_c_contiguous, "F": f_contiguous, "A": x.is_c_contiguous or f_contiguous,
+            "K": True}[order]  # fmt: skip
+    if fits and dt is x.dtype and not copy:
+        return x
+    if copy is False:
+        raise ValueError(f"asarray(copy=False): order={order!r} or dtype={dt} needs a copy")
+    if order == "A":
+        order = "F" if f_contiguous and not x.is_c_contiguous else "C"
+    return converted(x, dt, order, "asarray")
 
 
 def _host_array(np, obj, want):

@@ -201,22 +201,54 @@ def fromfunction(function, shape, *, dtype=float, like=None, device=None, **kwar
 
 # --------------------------------------------------------------------- sequences
 def _linspace(start, stop, num: int, endpoint: bool, device) -> ndarray:
-    """NumPy's ``linspace`` of numbers or arrays (``start + i * step``, the last one
-    ``stop``), the samples along axis 0."""
+    """NumPy's ``linspace`` of numbers or arrays, the samples along axis 0."""
     if not isinstance(start, ndarray) and not isinstance(stop, ndarray):
         return ember.linspace(start, stop, num, endpoint=endpoint, device=device)
-    be = (start if isinstance(start, ndarray) else stop).backend
-    s, e = _values(start, "linspace", be), _values(stop, "linspace", be)
-    dt = ember.result_type(s.dtype, e.dtype, dtypes.float64 if s.dtype.kind in "biu" else 1.0)
-    s, e = mp.astype(s, dt, copy=False), mp.astype(e, dt, copy=False)
+    return linspace_arrays(start, stop, num, endpoint, None, 0, device)[0]
+
+
+def linspace_arrays(start, stop, num: int, endpoint: bool, dtype, axis: int, device):
+    """``(samples, step)`` of ``linspace`` where ``start`` or ``stop`` is an array (ember
+    array or list; the other may be a number, weak as in NumPy 2): NumPy's algorithm step
+    for step, in the bounds' inexact result type, the samples along ``axis``.  NumPy takes
+    ``y / div * delta`` instead of ``y * step`` when any step is zero (denormal ranges,
+    gh-5437): here both are computed and a device-side ``any`` picks, so nothing is read
+    back."""
+    arrays = [v for v in (start, stop) if isinstance(v, ndarray)]
+    if device is not None:
+        be = ember.empty(0, device=device).backend
+    else:
+        be = arrays[0].backend if arrays else ember.empty(0).backend
+    s, e = (v if _number(v) else _values(v, "linspace", be) for v in (start, stop))
+    dt = ember.result_type(s, e)
+    if not (dt.is_float or dt.is_complex):  # NumPy's ensure_inexact
+        dt = dtypes.float64
+    s, e = (v if _number(v) else mp.astype(v, dt, copy=False) for v in (s, e))
+    delta = ember.subtract(e, s)
+    if not isinstance(delta, ndarray) or delta.dtype is not dt:
+        delta = mp.astype(ember.asarray(delta, device=be), dt, copy=False)
     div = num - 1 if endpoint else num
-    nd = max(s.ndim, e.ndim)
-    t = ember.arange(num, dtype=dt, device=be).reshape((-1,) + (1,) * nd)
-    delta = e - s
-    y = t * (delta / div if div > 0 else delta) + s
+    y = ember.arange(num, dtype=dt, device=be).reshape((-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = delta / div
+        y = ember.where(ember.any(step == 0), y / div * delta, y * step)
+    else:
+        step, y = math.nan, y * delta
+    y = y + s
     if endpoint and num > 1:
-        _copy(y[-1:], e)
-    return y
+        _copy(y[-1:], e, "linspace")
+    if axis != 0:
+        y = mp.moveaxis(y, 0, axis)
+    if dtype is not None:
+        if dtypes.dtype(dtype).kind in "iu":
+            y = ember.floor(y)
+        y = mp.astype(y, dtype, copy=False)
+    return y, step
+
+
+def _number(v) -> bool:
+    return isinstance(v, int | float | complex) or type(v).__module__ == "numpy" and (
+        getattr(v, "ndim", 0) == 0)  # fmt: skip
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, *,

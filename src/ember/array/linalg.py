@@ -180,7 +180,7 @@ def cross(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
     return moveaxis(stack(c, axis=-1), -1, axis)
 
 
-def matrix_power(x: ndarray, n: int, /) -> ndarray:
+def matrix_power(x: ndarray, /, n: int) -> ndarray:
     """``x`` multiplied by itself ``n`` times (square matrices; ``n < 0``: of the inverse;
     ``n == 0``: the identity), by repeated squaring."""
     from ember.array.creation import eye
@@ -288,25 +288,44 @@ def cholesky(x: ndarray, /, *, upper: bool = False) -> ndarray:
     return triu(f) if upper else tril(f)
 
 
-def qr(x: ndarray, /, *, mode: str = "reduced") -> QRResult:
+def qr(x: ndarray, /, mode: str = "reduced"):
     """``x = Q @ R`` with orthonormal columns in ``Q`` and upper-triangular ``R``
-    (``mode="reduced"``: ``K = min(M, N)`` columns; ``"complete"``: ``M``; ``"r"``:
-    NumPy's, the reduced ``R`` alone)."""
+    (``mode="reduced"``: ``K = min(M, N)`` columns; ``"complete"``: ``M``; NumPy's ``"r"``:
+    the reduced ``R`` alone; ``"raw"``: ``(h, tau)``, LAPACK's Householder reflectors as
+    NumPy returns them, ``h`` of shape ``(..., N, M)``; the deprecated ``"full"`` and
+    ``"economic"`` with NumPy's ``DeprecationWarning``)."""
     import numpy as np
 
     from ember.array import linalg_device as dev
 
+    mode = _qr_mode(mode)
     if mode == "r":
         return qr(x, mode="reduced").R
-    if mode not in ("reduced", "complete"):
-        raise ValueError(
-            f"ember.linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}"
-        )
     x = _floating(_array(x, "qr"), "qr")
     solver = _solver(x, "qr")
+    if mode in ("raw", "economic"):
+        h, tau = _host(np.linalg.qr, x, mode="raw") if solver is None else dev.qr_raw(solver, x)
+        return (h, tau) if mode == "raw" else h.mT.copy()
     if solver is None:
         return QRResult(*_host(np.linalg.qr, x, mode=mode))
     return QRResult(*dev.qr(solver, x, mode == "complete"))
+
+
+def _qr_mode(mode: str) -> str:
+    """NumPy's ``qr`` modes, its deprecated spellings warned of as NumPy does."""
+    if mode in ("reduced", "complete", "r", "raw"):
+        return mode
+    if mode in ("f", "full"):
+        message = ("The 'full' option is deprecated in favor of 'reduced'.\n"
+                   "For backward compatibility let mode default.")  # fmt: skip
+        warnings.warn(message, DeprecationWarning, stacklevel=3)
+        return "reduced"
+    if mode in ("e", "economic"):
+        warnings.warn("The 'economic' option is deprecated.", DeprecationWarning, stacklevel=3)
+        return "economic"
+    raise ValueError(
+        f"ember.linalg.qr: unrecognized mode {mode!r} ('reduced', 'complete', 'r' or 'raw')"
+    )
 
 
 def _uplo(UPLO: str, what: str) -> str:  # noqa: N803 - NumPy's name
@@ -346,15 +365,21 @@ def eigvalsh(x: ndarray, /, UPLO: str = "L") -> ndarray:  # noqa: N803 - NumPy's
     return dev.eigh(solver, x, False, uplo)[0]
 
 
-def svd(x: ndarray, /, *, full_matrices: bool = True, compute_uv: bool = True):
+def svd(
+    x: ndarray, /, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+):
     """``x = U @ diag(S) @ Vh``, singular values descending.
 
-    ``compute_uv=False`` (NumPy's keyword) returns the singular values alone, as
-    :func:`svdvals` does."""
+    NumPy's parameters in NumPy's order: ``compute_uv=False`` returns the singular values
+    alone, as :func:`svdvals` does; ``hermitian=True`` computes them from :func:`eigh` of
+    the Hermitian (symmetric) ``x``, reading its lower triangle only, as NumPy does (the
+    absolute eigenvalues sorted descending, their signs moved into ``Vh``)."""
     import numpy as np
 
     from ember.array import linalg_device as dev
 
+    if hermitian:
+        return _svd_hermitian(x, compute_uv)
     if not compute_uv:
         return svdvals(x)
     x = _floating(_array(x, "svd"), "svd")
@@ -363,6 +388,26 @@ def svd(x: ndarray, /, *, full_matrices: bool = True, compute_uv: bool = True):
         return SVDResult(*_host(np.linalg.svd, x, full_matrices=full_matrices))
     u, s, vh, _ = dev.svd(solver, x, True, full_matrices)
     return SVDResult(u, s, vh)
+
+
+def _svd_hermitian(x: ndarray, compute_uv: bool):
+    """NumPy's ``svd(hermitian=True)``: ``eigh``, then ``|w|`` descending."""
+    from ember.array import ufuncs
+    from ember.array.gather import take_along_axis
+    from ember.array.manipulation import flip
+    from ember.array.sort import argsort, sort
+
+    x = _array(x, "svd", square=True)
+    if not compute_uv:
+        return flip(sort(ufuncs.abs(eigvalsh(x)), axis=-1), axis=-1)
+    w, u = eigh(x)
+    # NumPy's argsort(...)[..., ::-1]: ascending, reversed (ties: the later index first)
+    order = flip(argsort(ufuncs.abs(w), axis=-1), axis=-1)
+    sign = take_along_axis(ufuncs.sign(w), order, axis=-1)
+    s = take_along_axis(ufuncs.abs(w), order, axis=-1)
+    u = take_along_axis(u, order[..., None, :], axis=-1)
+    vh = ufuncs.multiply(u, sign[..., None, :].astype(u.dtype)).mT
+    return SVDResult(u, s, ufuncs.conj(vh) if vh.dtype.is_complex else vh.copy())
 
 
 def svdvals(x: ndarray, /) -> ndarray:
@@ -459,23 +504,44 @@ def det(x: ndarray, /) -> ndarray:
 
 
 def _tolerance(x: ndarray, s: ndarray, rtol):
-    """``rtol * max(S)`` per matrix (default ``rtol``: ``max(M, N) * eps``)."""
+    """``rtol * max(S)`` per matrix (default ``rtol``: ``max(M, N) * eps``; an array
+    ``rtol``: one per matrix, broadcast over the stack, as NumPy's)."""
     from ember.array import ufuncs
     from ember.array.info import finfo
 
     if rtol is None:
         rtol = max(x.shape[-2:]) * finfo(x.dtype).eps
     top = _reduce("max", s, axis=-1, keepdims=True) if s.shape[-1] else s[..., :1]
-    return ufuncs.multiply(top, rtol)
+    return ufuncs.multiply(top, _per_matrix(rtol, s))
 
 
-def pinv(x: ndarray, /, *, rtol=None) -> ndarray:
+def _per_matrix(v, s: ndarray):
+    """A number as it is; an array (or list) of one value per matrix with a new last axis
+    (NumPy's ``asarray(v)[..., newaxis]``)."""
+    from ember.array.creation import asarray
+
+    if isinstance(v, int | float) or getattr(v, "ndim", None) == 0 and not isinstance(v, ndarray):
+        return v
+    return asarray(v, device=s.backend)[..., None]
+
+
+def pinv(x: ndarray, /, rcond=None, hermitian: bool = False, *, rtol=None) -> ndarray:
     """The Moore-Penrose pseudo-inverse ``V S^-1 U^H`` (singular values below
-    ``rtol * max(S)`` are treated as zero)."""
+    ``rtol * max(S)`` are treated as zero; default ``rtol``: the Array API's
+    ``max(M, N) * eps``).  NumPy's ``rcond`` is ``rtol`` under its old name (both given:
+    NumPy's ValueError); ``hermitian=True``: the SVD from ``eigh`` (:func:`svd`).  An empty
+    stack of matrices gives an empty ``(..., N, M)`` result."""
     from ember.array import ufuncs
+    from ember.array.creation import empty
 
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("`rtol` and `rcond` can't be both set.")
+        rtol = rcond
     x = _floating(_array(x, "pinv"), "pinv")
-    u, s, vh = svd(x, full_matrices=False)
+    if x.size == 0:
+        return empty((*x.shape[:-2], x.shape[-1], x.shape[-2]), x.dtype, device=x.backend)
+    u, s, vh = svd(x, full_matrices=False, hermitian=hermitian)
     big = ufuncs.greater(s, _tolerance(x, s, rtol))
     s_inv = ufuncs.where(big, ufuncs.divide(1, ufuncs.where(big, s, 1)), 0).astype(s.dtype)
     v, uh = vh.mT, u.mT  # V S^-1 U^H: conjugate transposes for complex x
@@ -484,14 +550,23 @@ def pinv(x: ndarray, /, *, rtol=None) -> ndarray:
     return matmul(v, ufuncs.multiply(s_inv[..., None], uh))
 
 
-def matrix_rank(x: ndarray, /, *, rtol=None) -> ndarray:
-    """The number of singular values above ``rtol * max(S)``, per matrix (int64)."""
+def matrix_rank(x: ndarray, /, tol=None, hermitian: bool = False, *, rtol=None) -> ndarray:
+    """The number of singular values above ``rtol * max(S)``, per matrix (int64).
+
+    NumPy's parameters: ``tol``, an absolute threshold (a number, or one per matrix) in
+    place of ``rtol * max(S)`` (both given: NumPy's ValueError); ``hermitian=True``: the
+    singular values from :func:`eigvalsh`.  Below two dimensions the rank is 1 unless every
+    element is zero (a 0-d array, where NumPy gives a Python int)."""
     from ember.array import ufuncs
 
+    if rtol is not None and tol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
+    if isinstance(x, ndarray) and x.ndim < 2:
+        return _reduce("any", ufuncs.not_equal(x, 0)).astype(dtypes.int64)
     x = _floating(_array(x, "matrix_rank"), "matrix_rank")
-    s = svdvals(x)
-    return _reduce("sum", ufuncs.greater(s, _tolerance(x, s, rtol)), axis=-1,
-                   dtype=dtypes.int64)  # fmt: skip
+    s = svd(x, compute_uv=False, hermitian=hermitian)
+    cut = _tolerance(x, s, rtol) if tol is None else _per_matrix(tol, s)
+    return _reduce("sum", ufuncs.greater(s, cut), axis=-1, dtype=dtypes.int64)
 
 
 # NumPy's linalg functions beyond the Array API (they build on the ones above)

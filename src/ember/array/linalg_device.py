@@ -124,6 +124,25 @@ def qr(solver, a: ndarray, complete: bool):
     return ascontiguousarray(g.mT), r
 
 
+def qr_raw(solver, a: ndarray):
+    """NumPy's ``qr(mode="raw")``: ``(h, tau)``, ``h`` the factored ``A`` as LAPACK leaves it
+    in column-major order, i.e. the row-major ``(..., N, M)`` array geqrf wrote."""
+    from ember.array.creation import empty
+    from ember.array.manipulation import astype
+
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
+    f = astype(a.mT, a.dtype)  # a new row-major (n, m) array: A column-major, lda = m
+    t, stream = _letter(f.dtype), f.backend.default_stream
+    solver.begin(stream)
+    count, ptrs = _mats(f)
+    tau = empty((*f.shape[:-2], max(k, 1)), f.dtype)
+    infos, iptr = _infos(f.backend, count)
+    for i, p in enumerate(ptrs):
+        solver.geqrf(t, m, n, p, m, _vec(tau, i, max(k, 1)), iptr[i], stream)
+    return f, tau[..., :k].copy()
+
+
 def eigh(solver, a: ndarray, vectors: bool, uplo: str = "L"):
     """``(eigenvalues ascending, eigenvectors or None)`` of the symmetric ``a`` whose lower
     (``uplo="U"``: upper) triangle is read, as NumPy's: the column-major reading's triangle

@@ -98,8 +98,11 @@ def astype(x: ndarray, dtype: Any, /, *, copy: bool = True, device=None) -> ndar
     return out
 
 
-def ascontiguousarray(x: ndarray, dtype: Any = None) -> ndarray:
-    """``x`` when it is C-contiguous (and of ``dtype``), else a C-contiguous copy."""
+def ascontiguousarray(x: ndarray, dtype: Any = None, *, like=None) -> ndarray:
+    """``x`` when it is C-contiguous (and of ``dtype``), else a C-contiguous copy
+    (``like=``: NumPy's reference array, accepted; ``x`` stays on its device)."""
+    if like is not None and not isinstance(like, ndarray):
+        raise TypeError("ember.ascontiguousarray: like= must be an ember array")
     dt = x.dtype if dtype is None else dtypes.dtype(dtype)
     if dt is x.dtype and x.is_c_contiguous:
         return x
@@ -202,11 +205,12 @@ def flip(x: ndarray, axis=None) -> ndarray:
     return _view(x, shape, strides, offset)
 
 
-def broadcast_to(x: ndarray, shape) -> ndarray:
+def broadcast_to(x: ndarray, shape, subok: bool = False) -> ndarray:
     """A view of ``x`` with ``shape`` (stretched axes have stride 0).  Writes into it are
     refused where they would repeat (:func:`~ember.array.ndarray.check_writable`: NumPy's
     result is read-only); a view of it without a stretched axis (``b[0]``, ``b[1, 2]``)
-    writes into ``x``, where NumPy would refuse that too."""
+    writes into ``x``, where NumPy would refuse that too.  ``subok`` is accepted for
+    NumPy's signature (Ember has no array subclasses)."""
     from ember.array.ndarray import normalize_shape
 
     shape = normalize_shape(shape)
@@ -218,8 +222,9 @@ def broadcast_to(x: ndarray, shape) -> ndarray:
     return _view(x, shape, broadcast.stretch(x.shape, x.strides, shape))
 
 
-def broadcast_arrays(*arrays: ndarray) -> list[ndarray]:
-    """Views of ``arrays`` broadcast to their common shape."""
+def broadcast_arrays(*arrays: ndarray, subok: bool = False) -> list[ndarray]:
+    """Views of ``arrays`` broadcast to their common shape (``subok``: accepted, as in
+    :func:`broadcast_to`)."""
     shape = broadcast.broadcast_shapes(*(a.shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]
 
@@ -400,12 +405,15 @@ def check_casting(arrays, target, casting: str, what: str) -> None:
             )
 
 
-def concat(arrays, /, *, axis: int | None = 0) -> ndarray:
-    """The Array API's name of :func:`concatenate`."""
-    return concatenate(arrays, axis=axis)
+def concat(
+    arrays, /, axis: int | None = 0, out=None, *, dtype=None, casting: str = "same_kind"
+) -> ndarray:
+    """The Array API's name of :func:`concatenate`, with NumPy's parameters (``numpy.concat``
+    is ``numpy.concatenate``)."""
+    return concatenate(arrays, axis, out, dtype=dtype, casting=casting)
 
 
-def stack(arrays, /, axis: int = 0, out=None, *, dtype=None, casting: str = "same_kind") -> ndarray:
+def stack(arrays, axis: int = 0, out=None, *, dtype=None, casting: str = "same_kind") -> ndarray:
     """Join arrays of one shape along a new ``axis`` (into ``out``; ``dtype`` and
     ``casting`` as in :func:`concatenate`)."""
     if out is not None:
@@ -461,9 +469,10 @@ def roll(x: ndarray, /, shift, axis=None) -> ndarray:
     return out if out is not x else astype(x, x.dtype)
 
 
-def tile(x: ndarray, repetitions, /) -> ndarray:
-    """``x`` repeated ``repetitions`` times along each axis (a new array)."""
-    reps = (repetitions,) if isinstance(repetitions, int) else tuple(repetitions)
+def tile(x: ndarray, /, reps) -> ndarray:
+    """``x`` repeated ``reps`` times along each axis (a new array; NumPy's keyword name, the
+    Array API's ``repetitions`` positional)."""
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
     ndim = max(x.ndim, len(reps))
     reps = (1,) * (ndim - len(reps)) + reps
     base = reshape(x, (1,) * (ndim - x.ndim) + x.shape)
@@ -475,7 +484,7 @@ def tile(x: ndarray, repetitions, /) -> ndarray:
     return reshape(out, tuple(r * n for r, n in zip(reps, base.shape, strict=True)))
 
 
-def repeat(x: ndarray, repeats, /, axis: int | None = None) -> ndarray:
+def repeat(x: ndarray, /, repeats, axis: int | None = None) -> ndarray:
     """Each element repeated ``repeats`` times along ``axis`` (flattened by default);
     ``repeats`` may be an array of one count per element (read to size the result)."""
     if isinstance(repeats, list | tuple) and len(repeats) != 1:  # NumPy takes a sequence

@@ -376,8 +376,8 @@ def cumulative_fractions(w: ndarray) -> ndarray:
     position could otherwise sit an ulp above the last positive one, or the last positive
     one an ulp below 1 (a weighted quantile took such elements; an inverse-CDF draw could
     pick them).  The last positive weight's fraction is exactly 1."""
-    from ember.array.creation import arange
     from ember.array.gather import take_along_axis
+    from ember.array.ranges import arange
     from ember.array.ufuncs import maximum, where
 
     n = w.shape[1]

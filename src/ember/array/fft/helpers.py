@@ -1,5 +1,6 @@
 """Sample frequencies and spectrum shifts: ``fftfreq``, ``rfftfreq``, ``fftshift``,
-``ifftshift`` (Array API signatures, NumPy's values)."""
+``ifftshift`` (Array API signatures, NumPy's values; NumPy's positional ``device`` and
+keyword ``n``, ``x`` are taken too)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from ember.array.ndarray import ndarray, not_on_device
 
 
 def _frequencies(n, d, dtype, device, half: bool, name: str) -> ndarray:
-    from ember.array.creation import arange
     from ember.array.manipulation import astype
+    from ember.array.ranges import arange
     from ember.array.ufuncs import multiply, subtract, where
 
     try:
@@ -29,13 +30,13 @@ def _frequencies(n, d, dtype, device, half: bool, name: str) -> ndarray:
     return out if dtype is None else astype(out, dtype)
 
 
-def fftfreq(n, /, d=1.0, *, dtype=None, device=None) -> ndarray:
+def fftfreq(n, d=1.0, device=None, *, dtype=None) -> ndarray:
     """The sample frequencies of a length-``n`` transform with sample spacing ``d``:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)`` (float64 unless ``dtype``)."""
     return _frequencies(n, d, dtype, device, False, "fftfreq")
 
 
-def rfftfreq(n, /, d=1.0, *, dtype=None, device=None) -> ndarray:
+def rfftfreq(n, d=1.0, device=None, *, dtype=None) -> ndarray:
     """The sample frequencies of :func:`~ember.fft.rfft`: ``[0, 1, ..., n // 2] / (d * n)``."""
     return _frequencies(n, d, dtype, device, True, "rfftfreq")
 
@@ -55,12 +56,12 @@ def _shift(x, axes, sign: int, name: str) -> ndarray:
     return roll(x, shifts, axis=tuple(axes))
 
 
-def fftshift(x, /, axes=None) -> ndarray:
+def fftshift(x, axes=None) -> ndarray:
     """``x`` with the zero frequency moved to the centre of ``axes`` (default all): each
     rolled by half its length."""
     return _shift(x, axes, 1, "fftshift")
 
 
-def ifftshift(x, /, axes=None) -> ndarray:
+def ifftshift(x, axes=None) -> ndarray:
     """The inverse of :func:`fftshift` (they differ for odd lengths)."""
     return _shift(x, axes, -1, "ifftshift")
