@@ -98,35 +98,11 @@ def solve(solver, a: ndarray, b: ndarray):
     return ascontiguousarray(rhs.mT), infos
 
 
-def qr(solver, a: ndarray, complete: bool):
-    """``(Q, R)`` of ``A = Q R`` (reduced or complete)."""
-    from ember.array.creation import empty, triu, zeros
-    from ember.array.manipulation import ascontiguousarray, astype
-
-    m, n = a.shape[-2], a.shape[-1]
-    k = min(m, n)
-    f = astype(a.mT, a.dtype)  # a new row-major (n, m) array: A column-major, lda = m
-    t, stream = _letter(f.dtype), f.backend.default_stream
-    solver.begin(stream)
-    count, ptrs = _mats(f)
-    tau = empty((*f.shape[:-2], max(k, 1)), f.dtype)
-    infos, iptr = _infos(f.backend, count)
-    for i, p in enumerate(ptrs):
-        solver.geqrf(t, m, n, p, m, _vec(tau, i, max(k, 1)), iptr[i], stream)
-    rows = m if complete else k
-    r = triu(ascontiguousarray(f.mT[..., :rows, :]))  # R is the upper triangle of A's place
-    cols = m if complete else k
-    g = zeros((*f.shape[:-2], cols, m), f.dtype)  # Q column-major (m, cols)
-    g[..., : min(n, cols), :] = f[..., : min(n, cols), :]
-    _, gptrs = _mats(g)
-    for i, p in enumerate(gptrs):
-        solver.orgqr(t, m, cols, k, p, m, _vec(tau, i, max(k, 1)), iptr[i], stream)
-    return ascontiguousarray(g.mT), r
-
-
-def qr_raw(solver, a: ndarray):
-    """NumPy's ``qr(mode="raw")``: ``(h, tau)``, ``h`` the factored ``A`` as LAPACK leaves it
-    in column-major order, i.e. the row-major ``(..., N, M)`` array geqrf wrote."""
+def _geqrf(solver, a: ndarray):
+    """geqrf of every matrix of ``a``: ``(f, tau, infos, iptr)``, ``f`` the factored ``A`` as
+    LAPACK leaves it in column-major order (the row-major ``(..., N, M)`` array), ``tau`` the
+    reflectors' scales (``max(k, 1)`` a matrix), ``infos`` the info words (the caller keeps
+    them alive while later calls write through their addresses ``iptr``)."""
     from ember.array.creation import empty
     from ember.array.manipulation import astype
 
@@ -140,7 +116,35 @@ def qr_raw(solver, a: ndarray):
     infos, iptr = _infos(f.backend, count)
     for i, p in enumerate(ptrs):
         solver.geqrf(t, m, n, p, m, _vec(tau, i, max(k, 1)), iptr[i], stream)
-    return f, tau[..., :k].copy()
+    return f, tau, infos, iptr
+
+
+def qr(solver, a: ndarray, complete: bool):
+    """``(Q, R)`` of ``A = Q R`` (reduced or complete)."""
+    from ember.array.creation import triu, zeros
+    from ember.array.manipulation import ascontiguousarray
+
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
+    f, tau, infos, iptr = _geqrf(solver, a)  # (infos: orgqr writes them too)
+    t, stream = _letter(f.dtype), f.backend.default_stream
+    rows = m if complete else k
+    r = triu(ascontiguousarray(f.mT[..., :rows, :]))  # R is the upper triangle of A's place
+    cols = m if complete else k
+    g = zeros((*f.shape[:-2], cols, m), f.dtype)  # Q column-major (m, cols)
+    g[..., : min(n, cols), :] = f[..., : min(n, cols), :]
+    _, gptrs = _mats(g)
+    for i, p in enumerate(gptrs):
+        solver.orgqr(t, m, cols, k, p, m, _vec(tau, i, max(k, 1)), iptr[i], stream)
+    del infos  # freed after orgqr in stream order
+    return ascontiguousarray(g.mT), r
+
+
+def qr_raw(solver, a: ndarray):
+    """NumPy's ``qr(mode="raw")``: ``(h, tau)``, ``h`` the factored ``A`` as LAPACK leaves it
+    in column-major order, i.e. the row-major ``(..., N, M)`` array geqrf wrote."""
+    f, tau, _, _ = _geqrf(solver, a)
+    return f, tau[..., : min(a.shape[-2], a.shape[-1])].copy()
 
 
 def eigh(solver, a: ndarray, vectors: bool, uplo: str = "L"):

@@ -41,18 +41,25 @@ def array_params(method: str, size, dt, *params) -> tuple[tuple[int, ...], list]
     from ember.array.creation import asarray
 
     arrays = [asarray(v, dtype=dt) for v in params]
-    shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    if size is not None:
-        want = normalize_shape(size)
-        try:
-            fits = np.broadcast_shapes(shape, want) == want
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(f"{method}: the parameters' shape {shape} does not broadcast to "
-                             f"size {want}")  # fmt: skip
-        shape = want
-    return shape, arrays
+    return sized(method, np.broadcast_shapes(*(a.shape for a in arrays)), size), arrays
+
+
+def sized(method: str, shape: tuple[int, ...], size) -> tuple[int, ...]:
+    """The draw's shape: the parameters' broadcast ``shape``, or ``size`` when given (the
+    parameters must broadcast to it: NumPy's rule, a ValueError otherwise)."""
+    import numpy as np
+
+    if size is None:
+        return shape
+    want = normalize_shape(size)
+    try:
+        fits = np.broadcast_shapes(shape, want) == want
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{method}: the parameters' shape {shape} does not broadcast to "
+                         f"size {want}")  # fmt: skip
+    return want
 
 
 def _shape(size) -> tuple[int, ...]:

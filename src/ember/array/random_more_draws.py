@@ -154,17 +154,9 @@ def multinomial(rng, n, pvals, size) -> ndarray:
     if np.any(p[..., :-1].sum(axis=-1) > 1.0 + 1e-12):
         raise ValueError("sum(pvals[:-1]) > 1.0")
     k = p.shape[-1]
-    shape = np.broadcast_shapes(counts.shape, p.shape[:-1])
-    if size is not None:
-        want = normalize_shape(size)
-        try:
-            fits = np.broadcast_shapes(shape, want) == want
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(f"multinomial: the parameters' shape {shape} does not broadcast "
-                             f"to size {want}")  # fmt: skip
-        shape = want
+    from ember.array.random_draws import sized
+
+    shape = sized("multinomial", np.broadcast_shapes(counts.shape, p.shape[:-1]), size)
     ns, ps = (0, 0) if counts.size == 1 and p.ndim == 1 else (1, k)
     if ns:
         counts = np.broadcast_to(counts, shape)
