@@ -189,7 +189,7 @@ def _int_indices(indices, what: str) -> ndarray:
     return idx
 
 
-def take(x, indices, /, axis: int | None = None, out=None, mode: str = "raise") -> ndarray:
+def take(x, /, indices, axis: int | None = None, out=None, mode: str = "raise") -> ndarray:
     """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened array if None).
 
     Parameters
@@ -231,7 +231,7 @@ def take(x, indices, /, axis: int | None = None, out=None, mode: str = "raise") 
     return manipulation.into(out, x[(slice(None),) * k + (idx,)], "take")
 
 
-def take_along_axis(x, indices, /, axis: int = -1) -> ndarray:
+def take_along_axis(x, /, indices, axis: int = -1) -> ndarray:
     """``out[..., j, ...] = x[..., indices[..., j, ...], ...]`` along ``axis`` (NumPy's
     and the Array API's ``take_along_axis``; ``indices`` broadcasts against ``x`` on the
     other axes).  Out-of-range indices raise ``IndexError`` at the next synchronization."""

@@ -17,6 +17,10 @@ names Ember spells otherwise, and an ember array's method of that name is the la
 (``ember.add.reduce``) or to the named reduction (``numpy.add.reduce`` is ``ember.sum`` along
 axis 0).
 
+NumPy's keyword names of the first arguments work as well (``numpy.sum(a=x)``,
+``numpy.clip(x, a_min=0, a_max=1)``): they go to Ember's parameter at the same place
+(:func:`numpy_keywords`), whatever the Array API calls it there.
+
 A function Ember lacks raises a ``TypeError`` that names it and the explicit way out
 (``ember.asnumpy(x)``).  NumPy reaching for the data itself (``numpy.asarray(x)``, which calls
 ``__array__``) is refused the same way: Ember never copies to the host behind the user's
@@ -178,9 +182,15 @@ def array_function(func, types_: tuple, args: tuple, kwargs: dict) -> Any:
     special = SPECIAL.get(name) if module == "numpy" else None
     if special is not None:
         return special(label, args, kwargs)
-    target = ember_function(module, name) or _method(args, name)
+    target = ember_function(module, name) or _method(args or _first(func, kwargs), name)
     if target is None:
         return _without_ember(label, func, args, kwargs)
+    if kwargs:  # NumPy's names of Ember's parameters; calls without keywords pay nothing
+        known = _KEYWORDS.get(func)
+        if known is None or known[0] is not target:
+            known = _KEYWORDS[func] = (target, _keyword_table(func, target))
+        if known[1] and not known[1].keys().isdisjoint(kwargs):
+            args, kwargs = numpy_keywords(known[1], target, label, args, kwargs)
     return call(target, label, args, kwargs)
 
 
@@ -196,6 +206,87 @@ def call(target, label: str, args: tuple, kwargs: dict) -> Any:
             f"{label} runs {_name(target)} on ember arrays, which {problem}"
             f" (see help({_name(target)}))"
         ) from exc
+
+
+# ------------------------------------------------------------------------- NumPy's keywords
+#
+# NumPy code names the first arguments as NumPy does (numpy.sum(a=x), numpy.clip(x, a_min=0),
+# numpy.dot(a=x, b=y)); Ember's functions use the Array API's names (x, x1, ...), often
+# positional-only.  The positional parameters line up (a test checks it), so a keyword of
+# NumPy's positional parameter number i is Ember's parameter number i: passed there
+# positionally, or under Ember's name.  The table is built once per (NumPy function, Ember
+# function) from both signatures.
+
+# NumPy's function -> (Ember's function, its table), rebuilt when the Ember function changes
+_KEYWORDS: dict[Any, tuple[Any, dict[str, tuple[int, str | None]]]] = {}
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def numpy_keywords(table: dict, target, label: str, args: tuple, kwargs: dict) -> tuple:
+    """``args, kwargs`` of a NumPy call as ``target`` takes them, by ``table``
+    (:func:`_keyword_table`): a keyword of NumPy's positional parameter that ``target`` has
+    at that place under another name, or positional-only, moves there.  Keywords Ember
+    lacks stay, for ``call``'s error."""
+    moved, rest = {}, {}
+    for k, v in kwargs.items():
+        if k in table:
+            moved[table[k][0]] = (k, v)
+        else:
+            rest[k] = v
+    args = list(args)
+    for i in sorted(moved):
+        k, v = moved[i]
+        ours = table[k][1]
+        if i == len(args):
+            args.append(v)
+        elif ours is not None and ours not in rest:
+            rest[ours] = v
+        else:
+            raise TypeError(
+                f"{label}: {k}= is positional-only in {_name(target)}, which takes it only "
+                "after the arguments before it: pass them positionally"
+            )
+    return tuple(args), rest
+
+
+def _keyword_table(func, target) -> dict[str, tuple[int, str | None]]:
+    """NumPy's name -> (place, Ember's name or None if only positional) for the positional
+    parameters of ``func`` whose keyword ``target`` does not take under NumPy's name at
+    the same place; empty when either signature cannot be read."""
+    try:
+        theirs = list(inspect.signature(func).parameters.values())
+        ours = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):
+        return {}
+    table = {}
+    for i, p in enumerate(theirs):
+        if p.kind not in _POSITIONAL:
+            break
+        if p.kind is inspect.Parameter.POSITIONAL_ONLY:
+            continue  # NumPy takes it only by place, as Ember then gets it
+        q = ours[i] if i < len(ours) else None
+        if q is not None and q.kind is inspect.Parameter.VAR_POSITIONAL:
+            ours = ours[:i] + [q] * (len(theirs) - i)  # f(*args): every later place too
+        if q is None or q.kind not in (*_POSITIONAL, inspect.Parameter.VAR_POSITIONAL):
+            continue  # no place there: by name (Ember's keyword) or refused by call
+        if q.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            if q.name != p.name:
+                table[p.name] = (i, q.name)
+        else:
+            table[p.name] = (i, None)
+    return table
+
+
+def _first(func, kwargs: dict) -> tuple:
+    """The first argument of NumPy's call given by keyword (``numpy.swapaxes(a=x, ...)``),
+    as a 1-tuple, so that an array method can be found for it; ``()`` if none."""
+    if not kwargs:
+        return ()
+    try:
+        first = next(iter(inspect.signature(func).parameters))
+    except (TypeError, ValueError, StopIteration):
+        return ()
+    return (kwargs[first],) if first in kwargs else ()
 
 
 def _binding_problem(target, args: tuple, kwargs: dict) -> str | None:

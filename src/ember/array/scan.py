@@ -263,7 +263,7 @@ def _cumulative(uf, what: str, x, axis, dtype, include_initial: bool, initial: i
     return scan_axis(x, axis, op, ct, out, initial if include_initial else None)
 
 
-def cumulative_sum(x, /, *, axis: int | None = None, dtype=None, include_initial=False):
+def cumulative_sum(x, /, *, axis: int | None = None, dtype=None, out=None, include_initial=False):
     """Cumulative sum along ``axis`` (Array API 2024.12).
 
     Parameters
@@ -275,25 +275,29 @@ def cumulative_sum(x, /, *, axis: int | None = None, dtype=None, include_initial
     dtype : dtype, optional
         Accumulation and result dtype; default: int64 for bool and signed integers
         narrower than 64 bits, uint64 for such unsigned integers, else ``x.dtype``.
+    out : ndarray, optional
+        Where the result goes (NumPy's ``out=``): its shape, cast to its dtype; returned.
     include_initial : bool
         Start each scan with the sum of no elements (0): the axis grows by one.
 
     Returns
     -------
     ndarray
-        A new C-contiguous array.
+        A new C-contiguous array, or ``out``.
     """
     from ember.array import ufuncs
 
-    return _cumulative(ufuncs.add, "cumulative_sum", x, axis, dtype, include_initial, 0)
+    result = _cumulative(ufuncs.add, "cumulative_sum", x, axis, dtype, include_initial, 0)
+    return manipulation.into(out, result, "cumulative_sum")
 
 
-def cumulative_prod(x, /, *, axis: int | None = None, dtype=None, include_initial=False):
+def cumulative_prod(x, /, *, axis: int | None = None, dtype=None, out=None, include_initial=False):
     """Cumulative product along ``axis`` (Array API 2024.12); as :func:`cumulative_sum`,
     with 1 as the initial element."""
     from ember.array import ufuncs
 
-    return _cumulative(ufuncs.multiply, "cumulative_prod", x, axis, dtype, include_initial, 1)
+    result = _cumulative(ufuncs.multiply, "cumulative_prod", x, axis, dtype, include_initial, 1)
+    return manipulation.into(out, result, "cumulative_prod")
 
 
 def _numpy_cumulative(uf, what: str, a, axis, dtype, out):

@@ -304,13 +304,13 @@ def where(condition, x1=_NO, x2=_NO, /, *, out=None):
     return _where(condition, x1, x2, out=out)
 
 
-def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002
+def clip(x, /, min=None, max=None, out=None):  # noqa: A002
     """``x`` limited to ``[min, max]`` (either may be None); NaN in ``x`` or a bound gives
     NaN.  The result has ``x``'s dtype (the Array API's rule): integer bounds beyond an
     integer ``x``'s range are clamped to it (as NumPy 2 does for Python ints:
     ``clip(uint8_array, -1, 300)`` changes nothing) and same-kind array bounds are
     converted to ``x``'s dtype (NumPy would promote); bounds of another kind (a float bound
-    for integers) promote as in NumPy."""
+    for integers) promote as in NumPy.  ``out`` may be given by place, as NumPy's."""
     dt = getattr(x, "dtype", None)
     if dt is not None and hasattr(dt, "kind"):
         min, max = _bound(min, dt), _bound(max, dt)
@@ -347,11 +347,12 @@ def _copy_into(x, out):
     return out
 
 
-def round(x, /, decimals: int = 0, *, out=None):  # noqa: A001
+def round(x, /, decimals: int = 0, out=None):  # noqa: A001
     """Round half to even (NumPy's ``round``): floats round to ``decimals`` digits
     (``x * 10**decimals`` rounded, then divided back, as NumPy does); integers keep their
     dtype (``decimals < 0`` rounds to tens, hundreds... through float64, as NumPy); the
-    parts of a complex array are rounded each on its own (NumPy's rule)."""
+    parts of a complex array are rounded each on its own (NumPy's rule).  ``out`` may be
+    given by place, as NumPy's (``round(x, 2, out)``)."""
     if decimals == 0:
         return _round0(x, out=out)
     dt = getattr(x, "dtype", None)
