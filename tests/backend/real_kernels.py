@@ -900,3 +900,498 @@ def solve_heat_equation(buf_0, buf_1, timesteps, k):
             next_temp = curr_temp + k * (data[i - 1] - (2 * curr_temp) + data[i + 1])
         next_data[i] = next_temp
         ember.grid_sync()
+
+
+# ======================================================================= more ports
+# numba-cuda docs, doc_examples/test_reduction.py: array_sum (a shared array declared inside
+# a branch, sized by a captured global; the interleaved tree of the docs)
+NELEM = 256
+
+
+@ember.kernel
+def array_sum(data):
+    tid = ember.thread_idx.x
+    size = len(data)
+    if tid < size:
+        i = ember.grid(1)
+        shr = ember.shared(NELEM, ember.int32)
+        shr[tid] = data[i]
+        ember.barrier()
+        s = 1
+        while s < ember.block_dim.x:
+            if tid % (2 * s) == 0:
+                shr[tid] += shr[tid + s]
+            s *= 2
+            ember.barrier()
+        if tid == 0:
+            data[tid] = shr[tid]
+
+
+# numba-cuda docs, doc_examples/test_globals.py: compute_totals (a captured float and a
+# captured NumPy table, frozen at the first compile)
+TAX_RATE = 0.08
+PRICES = np.array([10.0, 25.0, 5.0, 15.0, 30.0], dtype=np.float64)
+
+
+@ember.kernel
+def compute_totals(quantities, totals):
+    i = ember.grid(1)
+    if i < totals.size:
+        totals[i] = quantities[i] * PRICES[i] * (1 + TAX_RATE)
+
+
+# numba-cuda docs, doc_examples/test_montecarlo.py: mc_integrator_kernel (a sample from
+# the xoroshiro stream above, rescaled, through a plain Python integrand)
+def integrand(x):
+    return 1.0 / x
+
+
+@ember.kernel
+def mc_integrator(out, rng_states, lower_lim, upper_lim):
+    size = len(out)
+    gid = ember.grid(1)
+    if gid < size:
+        samp = xoroshiro128p_uniform_float32(rng_states, gid)
+        samp = samp * (upper_lim - lower_lim) + lower_lim
+        y = integrand(samp)
+        out[gid] = y
+
+
+# numba-cuda docs, doc_examples/test_sessionize.py: sessionize (grid.sync() inside a branch,
+# then a look-ahead while loop with a break)
+SESSION_TIMEOUT = np.int64(3600 * 10**9)
+
+
+@ember.kernel
+def sessionize(user_id, timestamp, results):
+    gid = ember.grid(1)
+    size = len(user_id)
+    if gid >= size:
+        return
+    is_first_datapoint = gid == 0
+    if not is_first_datapoint:
+        new_user = user_id[gid] != user_id[gid - 1]
+        timed_out = timestamp[gid] - timestamp[gid - 1] > SESSION_TIMEOUT
+        is_sess_boundary = new_user or timed_out
+    else:
+        is_sess_boundary = True
+    if is_sess_boundary:
+        results[gid] = gid
+        ember.grid_sync()
+        look_ahead = 1
+        while results[gid + look_ahead] == 0:
+            results[gid + look_ahead] = gid
+            look_ahead += 1
+            if gid + look_ahead == size - 1:
+                results[gid + look_ahead] = gid
+                break
+
+
+# numba-cuda docs, cuda/intrinsics.rst: max_example (cuda.atomic.max on float64)
+@ember.kernel
+def max_example(result, values):
+    tid = ember.thread_idx.x
+    bid = ember.block_idx.x
+    bdim = ember.block_dim.x
+    i = (bid * bdim) + tid
+    ember.atomic_max(result, 0, values[i])
+
+
+# numba-cuda tests, cudapy/test_atomics.py: atomic_add2 (a tuple index into a 2-d shared
+# array)
+@ember.kernel
+def atomic_add2(ary):
+    tx = ember.thread_idx.x
+    ty = ember.thread_idx.y
+    sm = ember.shared((4, 8), ember.uint32)
+    sm[tx, ty] = ary[tx, ty]
+    ember.barrier()
+    ember.atomic_add(sm, (tx, ty), 1)
+    ember.barrier()
+    ary[tx, ty] = sm[tx, ty]
+
+
+# Bell & Garland, "Implementing Sparse Matrix-Vector Multiplication on Throughput-Oriented
+# Processors" (SC'09): spmv_csr_scalar_kernel (a thread per row) and spmv_csr_vector_kernel
+# (a warp per row; the warp-synchronous shared tree, with __syncwarp() as Volta needs)
+@ember.kernel
+def spmv_csr_scalar(num_rows, ptr, indices, data, x, y):
+    row = ember.block_dim.x * ember.block_idx.x + ember.thread_idx.x
+    if row < num_rows:
+        dot = f32(0)
+        row_start = ptr[row]
+        row_end = ptr[row + 1]
+        for jj in range(row_start, row_end):
+            dot += data[jj] * x[indices[jj]]
+        y[row] += dot
+
+
+@ember.kernel
+def spmv_csr_vector(num_rows, ptr, indices, data, x, y):
+    vals = ember.shared(128, f32)
+    thread_id = ember.block_dim.x * ember.block_idx.x + ember.thread_idx.x
+    warp_id = thread_id // 32
+    lane = thread_id & (32 - 1)
+    row = warp_id
+    if row < num_rows:
+        row_start = ptr[row]
+        row_end = ptr[row + 1]
+        t = ember.thread_idx.x
+        vals[t] = 0
+        for jj in range(row_start + lane, row_end, 32):
+            vals[t] += data[jj] * x[indices[jj]]
+        offset = 16
+        while offset > 0:
+            ember.syncwarp()
+            if lane < offset:
+                vals[t] += vals[t + offset]
+            offset //= 2
+        if lane == 0:
+            y[row] += vals[t]
+
+
+# Rodinia 3.1, bfs/kernel.cu and kernel2.cu (Harish & Narayanan, HiPC 2007): one BFS level
+# per launch pair over boolean frontier masks (the Node struct is a (n, 2) array here)
+@ember.kernel
+def bfs_kernel(g_graph_nodes, g_graph_edges, g_graph_mask, g_updating_graph_mask,
+               g_graph_visited, g_cost, no_of_nodes):  # fmt: skip
+    tid = ember.block_idx.x * ember.block_dim.x + ember.thread_idx.x
+    if tid < no_of_nodes and g_graph_mask[tid]:
+        g_graph_mask[tid] = False
+        start = g_graph_nodes[tid, 0]
+        for i in range(start, g_graph_nodes[tid, 1] + start):
+            id = g_graph_edges[i]
+            if not g_graph_visited[id]:
+                g_cost[id] = g_cost[tid] + 1
+                g_updating_graph_mask[id] = True
+
+
+@ember.kernel
+def bfs_kernel2(g_graph_mask, g_updating_graph_mask, g_graph_visited, g_over, no_of_nodes):
+    tid = ember.block_idx.x * ember.block_dim.x + ember.thread_idx.x
+    if tid < no_of_nodes and g_updating_graph_mask[tid]:
+        g_graph_mask[tid] = True
+        g_graph_visited[tid] = True
+        g_over[0] = True
+        g_updating_graph_mask[tid] = False
+
+
+# Rodinia 3.1, kmeans/kmeans_cuda_kernel.cu: kmeansPoint (nearest centre per point; the
+# features are stored feature-major, the centres, __constant__ there, an argument here)
+FLT_MAX = 3.40282347e38
+
+
+@ember.kernel
+def kmeans_point(features, nfeatures, npoints, nclusters, membership, clusters):
+    point_id = ember.block_idx.x * ember.block_dim.x + ember.thread_idx.x
+    index = -1
+    if point_id < npoints:
+        min_dist = f32(FLT_MAX)
+        for i in range(nclusters):
+            cluster_base_index = i * nfeatures
+            ans = f32(0.0)
+            for j in range(nfeatures):
+                addr = point_id + j * npoints
+                diff = features[addr] - clusters[cluster_base_index + j]
+                ans += diff * diff
+            dist = ans
+            if dist < min_dist:
+                min_dist = dist
+                index = i
+        membership[point_id] = index
+
+
+# NVIDIA Developer Blog, "Finite Difference Methods in CUDA C/C++, Part 1" (Harris):
+# derivative_x, an eighth-order x derivative of sPencils pencils per block, with a periodic
+# 4-point halo filled in shared memory (the c_ax... __constant__ scalars are captured here)
+FD_MX, FD_MY, FD_MZ, S_PENCILS = 32, 16, 4, 4
+FD_DX = 1.0 / (FD_MX - 1)
+C_AX, C_BX = 4.0 / 5.0 / FD_DX, -1.0 / 5.0 / FD_DX
+C_CX, C_DX = 4.0 / 105.0 / FD_DX, -1.0 / 280.0 / FD_DX
+
+
+@ember.kernel
+def derivative_x(f, df):
+    s_f = ember.shared((S_PENCILS, FD_MX + 8), f32)
+    i = ember.thread_idx.x
+    j = ember.block_idx.x * ember.block_dim.y + ember.thread_idx.y
+    k = ember.block_idx.y
+    si = i + 4
+    sj = ember.thread_idx.y
+    s_f[sj, si] = f[k, j, i]
+    ember.barrier()
+    if i < 4:
+        s_f[sj, si - 4] = s_f[sj, si + FD_MX - 5]
+        s_f[sj, si + FD_MX] = s_f[sj, si + 1]
+    ember.barrier()
+    df[k, j, i] = (
+        f32(C_AX) * (s_f[sj, si + 1] - s_f[sj, si - 1])
+        + f32(C_BX) * (s_f[sj, si + 2] - s_f[sj, si - 2])
+        + f32(C_CX) * (s_f[sj, si + 3] - s_f[sj, si - 3])
+        + f32(C_DX) * (s_f[sj, si + 4] - s_f[sj, si - 4])
+    )
+
+
+# NVIDIA cuda-samples, 2_Concepts_and_Techniques/sortingNetworks/oddEvenMergeSort.cu:
+# oddEvenMergeSortShared (Batcher's odd-even merge in shared memory; reuses `comparator`)
+@ember.kernel
+def odd_even_merge_sort_shared(dst_key, dst_val, src_key, src_val, array_length, direction):
+    s_key = ember.shared(SHARED_SIZE, ember.uint32)
+    s_val = ember.shared(SHARED_SIZE, ember.uint32)
+    t = ember.thread_idx.x
+    base = ember.block_idx.x * SHARED_SIZE + t
+    half = SHARED_SIZE // 2
+    s_key[t] = src_key[base]
+    s_val[t] = src_val[base]
+    s_key[t + half] = src_key[base + half]
+    s_val[t + half] = src_val[base + half]
+    size = 2
+    while size <= array_length:
+        stride = size // 2
+        offset = t & (stride - 1)
+        ember.barrier()
+        pos = 2 * t - (t & (stride - 1))
+        s_key[pos], s_val[pos], s_key[pos + stride], s_val[pos + stride] = comparator(
+            s_key[pos], s_val[pos], s_key[pos + stride], s_val[pos + stride], direction
+        )
+        stride >>= 1
+        while stride > 0:
+            ember.barrier()
+            pos = 2 * t - (t & (stride - 1))
+            if offset >= stride:
+                a, va, b, vb = comparator(s_key[pos - stride], s_val[pos - stride], s_key[pos],
+                                          s_val[pos], direction)  # fmt: skip
+                s_key[pos - stride], s_val[pos - stride], s_key[pos], s_val[pos] = a, va, b, vb
+            stride >>= 1
+        size <<= 1
+    ember.barrier()
+    dst_key[base] = s_key[t]
+    dst_val[base] = s_val[t]
+    dst_key[base + half] = s_key[t + half]
+    dst_val[base + half] = s_val[t + half]
+
+
+# NVIDIA GPU Gems 3, chapter 39, Example 39-1: the naive (Hillis-Steele) exclusive scan with
+# a double buffer in shared memory sized by the launch (the book's `+=` read of the output
+# buffer is the known erratum; this is the corrected sum of the input buffer)
+@ember.kernel
+def naive_scan(g_odata, g_idata, n):
+    temp = ember.shared(2 * n, f32)
+    thid = ember.thread_idx.x
+    pout = 0
+    pin = 1
+    temp[pout * n + thid] = g_idata[thid - 1] if thid > 0 else f32(0)
+    ember.barrier()
+    offset = 1
+    while offset < n:
+        pout = 1 - pout
+        pin = 1 - pout
+        if thid >= offset:
+            temp[pout * n + thid] = temp[pin * n + thid] + temp[pin * n + thid - offset]
+        else:
+            temp[pout * n + thid] = temp[pin * n + thid]
+        ember.barrier()
+        offset *= 2
+    g_odata[thid] = temp[pout * n + thid]
+
+
+# karpathy/llm.c, dev/cuda/attention_forward.cu: attention_query_key_kernel1 (causal
+# scores, -INFINITY above the diagonal) and attention_softmax_kernel1; pointer offsets are
+# views of the (B, T, 3C) activations and the (B, NH, T, T) scores
+@ember.kernel
+def attention_query_key(preatt, inp, B, T, C, NH):
+    idx = ember.block_idx.x * ember.block_dim.x + ember.thread_idx.x
+    total_threads = B * NH * T * T
+    if idx < total_threads:
+        t2 = idx % T
+        t = (idx // T) % T
+        h = (idx // (T * T)) % NH
+        b = idx // (NH * T * T)
+        if t2 > t:
+            preatt[b, h, t, t2] = -math.inf
+            return
+        hs = C // NH
+        scale = 1.0 / math.sqrt(hs)
+        query_t = inp[b, t, h * hs : (h + 1) * hs]
+        key_t2 = inp[b, t2, C + h * hs : C + (h + 1) * hs]
+        val = f32(0.0)
+        for i in range(hs):
+            val += query_t[i] * key_t2[i]
+        val *= scale
+        preatt[b, h, t, t2] = val
+
+
+@ember.kernel
+def attention_softmax(att, preatt, B, T, NH):
+    idx = ember.block_idx.x * ember.block_dim.x + ember.thread_idx.x
+    total_threads = B * T * NH
+    if idx < total_threads:
+        h = idx % NH
+        t = (idx // NH) % T
+        b = idx // (NH * T)
+        preatt_bth = preatt[b, h, t]
+        att_bth = att[b, h, t]
+        maxval = f32(-10000.0)
+        for t2 in range(t + 1):
+            if preatt_bth[t2] > maxval:
+                maxval = preatt_bth[t2]
+        expsum = f32(0.0)
+        for t2 in range(t + 1):
+            expv = ember.exp(preatt_bth[t2] - maxval)
+            expsum += expv
+            att_bth[t2] = expv
+        expsum_inv = f32(0.0) if expsum == 0.0 else f32(1.0) / expsum
+        for t2 in range(T):
+            if t2 <= t:
+                att_bth[t2] *= expsum_inv
+            else:
+                att_bth[t2] = 0.0
+
+
+# NVIDIA Warp, warp/examples/core/example_wave.py: sample/laplacian/wave_solve (wp.tid()
+# is the flat global id; sample reassigns its clamped coordinates, as the @wp.func does)
+def wave_sample(f, x, y, width, height):
+    x = min(max(x, 0), width - 1)
+    y = min(max(y, 0), height - 1)
+    s = f[y * width + x]
+    return float(s)
+
+
+def wave_laplacian(f, x, y, width, height):
+    ddx = (
+        wave_sample(f, x + 1, y, width, height)
+        - 2.0 * wave_sample(f, x, y, width, height)
+        + wave_sample(f, x - 1, y, width, height)
+    )
+    ddy = (
+        wave_sample(f, x, y + 1, width, height)
+        - 2.0 * wave_sample(f, x, y, width, height)
+        + wave_sample(f, x, y - 1, width, height)
+    )
+    return ddx + ddy
+
+
+@ember.kernel
+def wave_solve(hprevious, hcurrent, width, height, inv_cell, k_speed, k_damp, dt):
+    tid = ember.global_id()
+    if tid >= width * height:
+        return
+    x = tid % width
+    y = tid // width
+    lap = wave_laplacian(hcurrent, x, y, width, height) * inv_cell * inv_cell
+    h1 = hcurrent[tid]
+    h0 = hprevious[tid]
+    h = 2.0 * h1 - h0 + dt * dt * (k_speed * lap - k_damp * (h1 - h0))
+    hprevious[tid] = h
+
+
+# NVIDIA cuda-samples, 0_Introduction/matrixMul: matrixMulCUDA<BLOCK_SIZE> (flat row-major
+# matrices, the tiles declared in the loop, the `#pragma unroll` loop a static_range)
+MM_BLOCK = 8
+
+
+@ember.kernel
+def matrix_mul_cuda(C, A, B, wA, wB):
+    bx = ember.block_idx.x
+    by = ember.block_idx.y
+    tx = ember.thread_idx.x
+    ty = ember.thread_idx.y
+    a_begin = wA * MM_BLOCK * by
+    a_end = a_begin + wA - 1
+    a_step = MM_BLOCK
+    b = MM_BLOCK * bx
+    b_step = MM_BLOCK * wB
+    c_sub = f32(0)
+    for a in range(a_begin, a_end + 1, a_step):
+        As = ember.shared((MM_BLOCK, MM_BLOCK), f32)
+        Bs = ember.shared((MM_BLOCK, MM_BLOCK), f32)
+        As[ty, tx] = A[a + wA * ty + tx]
+        Bs[ty, tx] = B[b + wB * ty + tx]
+        ember.barrier()
+        for k in ember.static_range(MM_BLOCK):
+            c_sub += As[ty, k] * Bs[k, tx]
+        ember.barrier()
+        b += b_step
+    c = wB * MM_BLOCK * by + MM_BLOCK * bx
+    C[c + wB * ty + tx] = c_sub
+
+
+# NVIDIA cuda-samples, 2_Concepts_and_Techniques/scalarProd: scalarProdGPU (ACCUM_N partial
+# sums per vector, a tree with barriers in loops over vectors and accumulators)
+ACCUM_N = 256
+
+
+@ember.kernel
+def scalar_prod(d_C, d_A, d_B, vector_n, element_n):
+    accum_result = ember.shared(ACCUM_N, f32)
+    for vec in range(ember.block_idx.x, vector_n, ember.grid_dim.x):
+        vector_base = element_n * vec
+        vector_end = vector_base + element_n
+        for i_accum in range(ember.thread_idx.x, ACCUM_N, ember.block_dim.x):
+            s = f32(0)
+            for pos in range(vector_base + i_accum, vector_end, ACCUM_N):
+                s += d_A[pos] * d_B[pos]
+            accum_result[i_accum] = s
+        stride = ACCUM_N // 2
+        while stride > 0:
+            ember.barrier()
+            for i_accum in range(ember.thread_idx.x, stride, ember.block_dim.x):
+                accum_result[i_accum] += accum_result[stride + i_accum]
+            stride >>= 1
+        ember.barrier()
+        if ember.thread_idx.x == 0:
+            d_C[vec] = accum_result[0]
+
+
+# NVIDIA cuda-samples, 5_Domain_Specific/quasirandomGenerator (quasirandomGenerator_gpu.cuh):
+# MoroInvCNDgpu and inverseCNDKernel without an input sequence (uint32 wrap-around, a
+# reflected half range, Moro's rational and Chebyshev branches)
+def moro_inv_cnd(x):
+    a1, a2, a3, a4 = (
+        f32(2.50662823884),
+        f32(-18.61500062529),
+        f32(41.39119773534),
+        f32(-25.44106049637),
+    )
+    b1, b2, b3, b4 = (
+        f32(-8.4735109309),
+        f32(23.08336743743),
+        f32(-21.06224101826),
+        f32(3.13082909833),
+    )
+    c1, c2, c3 = f32(0.337475482272615), f32(0.976169019091719), f32(0.160797971491821)
+    c4, c5, c6 = f32(2.76438810333863e-02), f32(3.8405729373609e-03), f32(3.951896511919e-04)
+    c7, c8, c9 = f32(3.21767881768e-05), f32(2.888167364e-07), f32(3.960315187e-07)
+    negate = False
+    if x >= 0x80000000:
+        x = 0xFFFFFFFF - x
+        negate = True
+    x1 = f32(1.0) / f32(0xFFFFFFFF)
+    x2 = x1 / f32(2.0)
+    p1 = f32(x) * x1 + x2
+    p2 = p1 - f32(0.5)
+    if p2 > f32(-0.42):
+        z = p2 * p2
+        z = (
+            p2
+            * (((a4 * z + a3) * z + a2) * z + a1)
+            / ((((b4 * z + b3) * z + b2) * z + b1) * z + f32(1.0))
+        )
+    else:
+        z = ember.log(-ember.log(p1))
+        z = -(
+            c1 + z * (c2 + z * (c3 + z * (c4 + z * (c5 + z * (c6 + z * (c7 + z * (c8 + z * c9)))))))
+        )
+    if negate:
+        z = -z
+    return z
+
+
+@ember.kernel
+def inverse_cnd(d_output, path_n):
+    distance = ember.uint32(0xFFFFFFFF) // ember.uint32(path_n + 1)
+    tid = ember.block_dim.x * ember.block_idx.x + ember.thread_idx.x
+    thread_n = ember.block_dim.x * ember.grid_dim.x
+    for pos in range(tid, path_n, thread_n):
+        d = ember.uint32(pos + 1) * distance
+        d_output[pos] = moro_inv_cnd(d)

@@ -518,6 +518,241 @@ def test_grid_sync_refuses_a_grid_that_does_not_fit(backend):
         rk.sequential_rows[(1 << 22) // 128, 128](M)
 
 
+# ======================================================================= more ports
+def test_numba_docs_array_sum_with_shared_array_in_a_branch(backend):
+    data = np.arange(rk.NELEM, dtype=np.int32)
+    d = ember.asarray(data)
+    rk.array_sum[1, rk.NELEM](d)
+    assert d.to_numpy()[0] == data.sum()
+
+
+def test_numba_docs_captured_globals(backend):
+    q = np.array([1, 2, 3, 4, 5], np.float64)
+    totals = ember.zeros(5, ember.float64)
+    rk.compute_totals[1, 32](ember.asarray(q), totals)
+    np.testing.assert_allclose(totals.to_numpy(), [10.8, 54.0, 16.2, 64.8, 162.0])
+
+
+def test_numba_docs_monte_carlo_integrator(backend):
+    n = 4096
+    with np.errstate(over="ignore"):
+        seed, s0 = _splitmix64(np.arange(n, dtype=np.uint64) * np.uint64(104729))
+        _, s1 = _splitmix64(seed)
+    states = ember.asarray(np.stack([s0, s1], axis=1))
+    out = ember.zeros(n, ember.float32)
+    rk.mc_integrator[n // 128, 128](out, states, np.float32(1.0), np.float32(2.0))
+    got = out.to_numpy()
+    assert ((got >= 0.5) & (got <= 1.0)).all()
+    np.testing.assert_allclose(got.sum() / (n - 1), math.log(2.0), atol=0.02)
+
+
+SESSION_IDS = np.repeat(np.arange(1, 5), [6, 3, 10, 9]).astype(np.int64)
+SESSION_SECS = np.array([1, 2, 3, 5000, 5001, 5002, 1, 2, 3, 1, 2, 5000, 5001, 10000, 10001,
+                         10002, 10003, 15000, 150001, 1, 5000, 50001, 15000, 20000, 25000,
+                         25001, 25002, 25003], np.int64) * 10**9  # fmt: skip
+
+
+def test_numba_docs_sessionize_with_grid_sync_in_a_branch(backend):
+    if not _grid_sync_supported(backend):
+        pytest.skip("grid_sync needs a cooperative launch")
+    results = ember.zeros(len(SESSION_IDS), ember.float64)
+    rk.sessionize[1, 32](ember.asarray(SESSION_IDS), ember.asarray(SESSION_SECS), results)
+    expect = [0, 0, 0, 3, 3, 3, 6, 6, 6, 9, 9, 11, 11, 13, 13, 13, 13, 17, 18, 19, 20, 21, 21,
+              23, 24, 24, 24, 24]  # fmt: skip
+    np.testing.assert_array_equal(results.to_numpy(), expect)
+
+
+def test_numba_docs_float_atomic_max(backend):
+    values = RNG.uniform(-100, 100, 512)
+    result = ember.asarray(np.array([-np.inf]))
+    rk.max_example[4, 128](result, ember.asarray(values))
+    assert result.to_numpy()[0] == values.max()
+
+
+def test_numba_atomic_add_with_a_tuple_index_into_shared_memory(backend):
+    ary = np.arange(32, dtype=np.uint32).reshape(4, 8)
+    d = ember.asarray(ary)
+    rk.atomic_add2[1, (4, 8)](d)
+    np.testing.assert_array_equal(d.to_numpy(), ary + 1)
+
+
+def _csr(rows, cols, density=0.3):
+    dense = RNG.uniform(-1, 1, (rows, cols)).astype(np.float32)
+    dense[RNG.uniform(size=(rows, cols)) > density] = 0
+    dense[3] = 0  # an empty row
+    ptr = np.concatenate([[0], np.cumsum((dense != 0).sum(axis=1))]).astype(np.int32)
+    indices = np.nonzero(dense)[1].astype(np.int32)
+    return dense, ptr, indices, dense[dense != 0]
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["scalar", "vector"])
+def test_bell_garland_csr_spmv(backend, vector):
+    rows, cols = 37, 80
+    dense, ptr, indices, data = _csr(rows, cols)
+    x, y = _uniform(cols), _uniform(rows)
+    dy = ember.asarray(y)
+    args = (rows, ember.asarray(ptr), ember.asarray(indices), ember.asarray(data),
+            ember.asarray(x), dy)  # fmt: skip
+    if vector:
+        rk.spmv_csr_vector[(rows * 32 + 127) // 128, 128](*args)
+    else:
+        rk.spmv_csr_scalar[1, 64](*args)
+    close32(dy.to_numpy(), y + dense.astype(np.float64) @ x, rtol=1e-5, atol=1e-5)
+
+
+def test_rodinia_bfs(backend):
+    n = 300
+    adj = [sorted(set(RNG.integers(0, n, RNG.integers(0, 4)).tolist())) for _ in range(n)]
+    nodes = np.array([[sum(map(len, adj[:v])), len(adj[v])] for v in range(n)], np.int32)
+    edges = np.array([e for a in adj for e in a], np.int32)
+    mask, visited = np.zeros(n, bool), np.zeros(n, bool)
+    mask[0] = visited[0] = True
+    cost = np.full(n, -1, np.int32)
+    cost[0] = 0
+    dn, de, dm, du, dv, dc = (ember.asarray(a) for a in (nodes, edges, mask, np.zeros(n, bool),
+                                                           visited, cost))  # fmt: skip
+    blocks = (n + 127) // 128
+    while True:
+        over = ember.zeros(1, ember.bool_)
+        rk.bfs_kernel[blocks, 128](dn, de, dm, du, dv, dc, n)
+        rk.bfs_kernel2[blocks, 128](dm, du, dv, over, n)
+        if not over.to_numpy()[0]:
+            break
+    expect = np.full(n, -1)
+    expect[0], frontier = 0, [0]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in adj[v]:
+                if expect[w] < 0:
+                    expect[w] = expect[v] + 1
+                    nxt.append(w)
+        frontier = nxt
+    np.testing.assert_array_equal(dc.to_numpy(), expect)
+
+
+def test_rodinia_kmeans_point(backend):
+    npoints, nfeatures, nclusters = 500, 5, 7
+    pts, centres = _uniform((npoints, nfeatures)), _uniform((nclusters, nfeatures))
+    membership = ember.zeros(npoints, ember.int32)
+    rk.kmeans_point[(npoints + 127) // 128, 128](
+        ember.asarray(np.ascontiguousarray(pts.T).ravel()),
+        nfeatures,
+        npoints,
+        nclusters,
+        membership,
+        ember.asarray(centres.ravel()),
+    )
+    d = ((pts[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_array_equal(membership.to_numpy(), d.argmin(axis=1))
+
+
+def test_nvidia_blog_finite_difference_derivative_x(backend):
+    mx, my, mz = rk.FD_MX, rk.FD_MY, rk.FD_MZ
+    f = _uniform((mz, my, mx))
+    df = ember.zeros((mz, my, mx), ember.float32)
+    rk.derivative_x[(my // rk.S_PENCILS, mz), (mx, rk.S_PENCILS)](ember.asarray(f), df)
+    s = np.concatenate([f[..., mx - 5 : mx - 1], f, f[..., 1:5]], axis=2).astype(np.float64)
+    c = (rk.C_AX, rk.C_BX, rk.C_CX, rk.C_DX)
+    expect = sum(c[m - 1] * (s[..., 4 + m : 4 + m + mx] - s[..., 4 - m : 4 - m + mx])
+                 for m in range(1, 5))  # fmt: skip
+    np.testing.assert_allclose(df.to_numpy(), expect, rtol=1e-4, atol=2e-3)
+
+
+def test_cuda_samples_odd_even_merge_sort_shared(backend):
+    n = rk.SHARED_SIZE * 2
+    keys = RNG.integers(0, 1000, n).astype(np.uint32)
+    vals = np.arange(n, dtype=np.uint32)
+    for direction in (1, 0):
+        dk, dv = ember.zeros(n, ember.uint32), ember.zeros(n, ember.uint32)
+        rk.odd_even_merge_sort_shared[2, rk.SHARED_SIZE // 2](
+            dk, dv, ember.asarray(keys), ember.asarray(vals), rk.SHARED_SIZE, direction
+        )
+        got_k, got_v = dk.to_numpy().reshape(2, -1), dv.to_numpy().reshape(2, -1)
+        want = np.sort(keys.reshape(2, -1), axis=1)
+        np.testing.assert_array_equal(got_k, want if direction else want[:, ::-1])
+        np.testing.assert_array_equal(keys[got_v], got_k)  # values travel with their keys
+
+
+def test_gpu_gems_naive_double_buffered_scan(backend):
+    n = 128
+    x = RNG.integers(0, 10, n).astype(np.float32)
+    out = ember.zeros(n, ember.float32)
+    rk.naive_scan[1, n](out, ember.asarray(x), n)
+    np.testing.assert_array_equal(out.to_numpy(), np.concatenate([[0], np.cumsum(x)[:-1]]))
+
+
+def test_llmc_causal_attention_scores_and_softmax(backend):
+    B, T, C, NH = 2, 9, 16, 4
+    inp = _uniform((B, T, 3 * C))
+    preatt = ember.zeros((B, NH, T, T), ember.float32)
+    att = ember.zeros((B, NH, T, T), ember.float32)
+    rk.attention_query_key[(B * NH * T * T + 127) // 128, 128](preatt, ember.asarray(inp), B,
+                                                                T, C, NH)  # fmt: skip
+    rk.attention_softmax[1, 128](att, preatt, B, T, NH)
+    hs = C // NH
+    q = inp[:, :, :C].reshape(B, T, NH, hs).transpose(0, 2, 1, 3).astype(np.float64)
+    k = inp[:, :, C : 2 * C].reshape(B, T, NH, hs).transpose(0, 2, 1, 3).astype(np.float64)
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hs)
+    causal = np.tril(np.ones((T, T), bool))
+    got = preatt.to_numpy()
+    assert np.isneginf(got[..., ~causal]).all()
+    close32(got[..., causal], scores[..., causal], rtol=1e-5, atol=1e-6)
+    e = np.where(
+        causal, np.exp(scores - np.where(causal, scores, -np.inf).max(-1, keepdims=True)), 0
+    )
+    close32(att.to_numpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_warp_example_wave_solve(backend):
+    w, h = 20, 12
+    prev, cur = _uniform(w * h), _uniform(w * h)
+    dprev = ember.asarray(prev)
+    args = (np.float32(2.0), np.float32(1.5), np.float32(0.1), np.float32(0.05))
+    rk.wave_solve[(w * h + 63) // 64, 64](dprev, ember.asarray(cur), w, h, *args)
+    inv_cell, k_speed, k_damp, dt = (float(a) for a in args)
+    g = np.pad(cur.reshape(h, w).astype(np.float64), 1, mode="edge")
+    lap = (g[1:-1, 2:] + g[1:-1, :-2] + g[2:, 1:-1] + g[:-2, 1:-1] - 4 * g[1:-1, 1:-1]).ravel()
+    lap *= inv_cell * inv_cell
+    expect = 2 * cur - prev + dt * dt * (k_speed * lap - k_damp * (cur.astype(np.float64) - prev))
+    close32(dprev.to_numpy(), expect, rtol=1e-5, atol=1e-5)
+
+
+def test_cuda_samples_matrix_mul(backend):
+    hA, wA, wB = 16, 24, 32
+    a, b = _uniform((hA, wA)), _uniform((wA, wB))
+    c = ember.zeros(hA * wB, ember.float32)
+    blk = rk.MM_BLOCK
+    grid = (wB // blk, hA // blk)
+    rk.matrix_mul_cuda[grid, (blk, blk)](
+        c, ember.asarray(a.ravel()), ember.asarray(b.ravel()), wA, wB
+    )
+    close32(c.to_numpy().reshape(hA, wB), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_cuda_samples_scalar_prod(backend):
+    vector_n, element_n = 7, 1000
+    a, b = _uniform(vector_n * element_n), _uniform(vector_n * element_n)
+    out = ember.zeros(vector_n, ember.float32)
+    rk.scalar_prod[3, 64](out, ember.asarray(a), ember.asarray(b), vector_n, element_n)
+    expect = (a.astype(np.float64) * b).reshape(vector_n, element_n).sum(axis=1)
+    close32(out.to_numpy(), expect, rtol=1e-4, atol=1e-4)
+
+
+def test_cuda_samples_quasirandom_inverse_cnd(backend):
+    from statistics import NormalDist
+
+    path_n = 1000
+    out = ember.zeros(path_n, ember.float32)
+    rk.inverse_cnd[4, 64](out, path_n)
+    distance = (2**32 - 1) // (path_n + 1)
+    d = (np.arange(1, path_n + 1) * distance).astype(np.float64)
+    p = np.minimum(d, 2**32 - 1 - d) / (2**32 - 1) + 0.5 / (2**32 - 1)
+    ref = np.array([NormalDist().inv_cdf(v) for v in p])
+    ref = np.where(d >= 2**31, -ref, ref)
+    np.testing.assert_allclose(out.to_numpy(), ref, atol=2e-4)
+
+
 def test_every_real_kernel_compiles_for_cuda():
     """NVRTC compile check (sm_90) of every ported kernel, with no GPU needed."""
     f, i32 = np.zeros(64, np.float32), np.zeros(64, np.int32)
