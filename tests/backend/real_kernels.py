@@ -1040,12 +1040,21 @@ def spmv_csr_vector(num_rows, ptr, indices, data, x, y):
         vals[t] = 0
         for jj in range(row_start + lane, row_end, 32):
             vals[t] += data[jj] * x[indices[jj]]
-        offset = 16
-        while offset > 0:
-            ember.syncwarp()
-            if lane < offset:
-                vals[t] += vals[t + offset]
-            offset //= 2
+        ember.syncwarp()
+        if lane < 16:
+            vals[t] += vals[t + 16]
+        ember.syncwarp()
+        if lane < 8:
+            vals[t] += vals[t + 8]
+        ember.syncwarp()
+        if lane < 4:
+            vals[t] += vals[t + 4]
+        ember.syncwarp()
+        if lane < 2:
+            vals[t] += vals[t + 2]
+        ember.syncwarp()
+        if lane < 1:
+            vals[t] += vals[t + 1]
         if lane == 0:
             y[row] += vals[t]
 

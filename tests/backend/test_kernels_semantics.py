@@ -153,6 +153,38 @@ def test_tuple_of_arrays_argument_is_refused_clearly(backend):
         first_of_tuple[1, 4](x, (ember.zeros(4, ember.float64),))
 
 
+# ------------------------------------------------------------- locals naming compile-time objects
+def _twice(x):
+    return 2 * x
+
+
+@ember.kernel
+def static_aliases(x, out):
+    tid = ember.thread_idx  # Numba's `tid = cuda.threadIdx`
+    bid = ember.block_idx
+    dt = np.float32
+    op = _twice
+    i = bid.x * ember.block_dim.x + tid.x
+    if i < x.shape[0]:
+        out[i] = op(dt(x[i]))
+
+
+@ember.kernel
+def static_alias_rebound(out):
+    dt = np.float32
+    dt = np.float64
+    out[0] = dt(1)
+
+
+def test_a_local_may_name_a_compile_time_object(backend):
+    x = np.arange(10, dtype=np.float64) + 0.25
+    out = ember.zeros(10, ember.float32)
+    static_aliases[2, 8](ember.asarray(x), out)
+    np.testing.assert_array_equal(out.to_numpy(), 2 * x.astype(np.float32))
+    with pytest.raises(ember.KernelSyntaxError, match="cannot be assigned another value"):
+        static_alias_rebound[1, 1](ember.zeros(1, ember.float64))
+
+
 # ------------------------------------------------------------- CUDA, without a GPU
 def test_semantics_kernels_compile_for_cuda():
     try:

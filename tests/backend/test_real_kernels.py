@@ -756,6 +756,7 @@ def test_cuda_samples_quasirandom_inverse_cnd(backend):
 def test_every_real_kernel_compiles_for_cuda():
     """NVRTC compile check (sm_90) of every ported kernel, with no GPU needed."""
     f, i32 = np.zeros(64, np.float32), np.zeros(64, np.int32)
+    u32 = np.zeros(512, np.uint32)
     cases = {
         rk.vecadd: (f, f, f), rk.reduce_shfl: (i32, i32, 64), rk.shfl_scan: (i32, 32, i32),
         rk.filter_warp_aggregated: (i32, i32, i32, 64),
@@ -768,6 +769,13 @@ def test_every_real_kernel_compiles_for_cuda():
                         i32.view(np.uint32).reshape(16, 4), np.zeros((16, 4), np.uint64),
                         f.reshape(32, 2)),
         rk.fwt_batch1: (f, f, 6), rk.carved: (8, 8, 8, np.zeros((8, 3))),
+        rk.sessionize: (SESSION_IDS, SESSION_SECS, np.zeros(28)),
+        rk.spmv_csr_vector: (8, i32[:9], i32, f, f, f[:8]),
+        rk.odd_even_merge_sort_shared: (u32, u32, u32, u32, 256, 1),
+        rk.naive_scan: (f, f, 64), rk.inverse_cnd: (f, 64),
+        rk.attention_query_key: (f.reshape(1, 2, 4, 8), f.reshape(1, 2, 32), 1, 2, 8, 4),
+        rk.derivative_x: (np.zeros((4, 16, 32), np.float32), np.zeros((4, 16, 32), np.float32)),
+        rk.matrix_mul_cuda: (f, f, f, 8, 8), rk.max_example: (np.zeros(1), np.zeros(64)),
     }  # fmt: skip
     try:
         for kernel, args in cases.items():

@@ -386,6 +386,20 @@ class FunctionTyper(
             return binding
         return ir.Ref(binding.type, binding)
 
+    def _alias_static(self, name: str, old, value: Static) -> bool:
+        """``tid = ember.thread_idx``, ``dt = np.float32``, ``op = helper``: a local that
+        names one compile-time object (Numba's ``tx = cuda.threadIdx``) is an alias, read
+        as the object itself; binding it to another object is refused below."""
+        if name in self.static_names or name in self.fixed:
+            return False
+        if old is None:
+            self.var_types[name] = CompileTime(value.obj)
+            self.changed = True
+        elif not (isinstance(old, CompileTime) and old.value is value.obj):
+            return False
+        self.bindings[name] = value
+        return True
+
     def _new_binding(self, name: str, t: Type):
         if isinstance(t, Tuple):
             return [self._new_binding(f"{name}_{i}", it) for i, it in enumerate(t.items)]
@@ -399,10 +413,13 @@ class FunctionTyper(
             self._declare_array(name, value, node)
             return
         old = self.var_types.get(name)
+        if isinstance(value, Static) and self._alias_static(name, old, value):
+            return
         if isinstance(old, CompileTime) or name in self.static_names:
             raise self.fail(
                 KernelSyntaxError, f"'{name}' is a compile-time value (an argument the kernel "
-                "is specialized on, or a static_range counter); it cannot be assigned", node,
+                "is specialized on, a static_range counter, or a local naming one object); it "
+                "cannot be assigned another value", node,
                 "use another name",
             )  # fmt: skip
         t = self.require_runtime(value, node)
