@@ -103,3 +103,15 @@ def _statement(stmt: ast.stmt, assigned: set[str], local: set[str]) -> ast.Name 
     found = _reads(stmt, assigned, local)
     assigned |= _stored([stmt])
     return found
+
+
+def assigned_names(tree: ast.FunctionDef) -> set[str]:
+    """Names the function assigns anywhere (Python's rule for what is local)."""
+    names = {a.arg for a in tree.args.args}
+    if tree.args.vararg is not None:
+        names.add(tree.args.vararg.arg)
+    for stmt in tree.body:
+        for node in walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names

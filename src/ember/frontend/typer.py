@@ -25,7 +25,7 @@ from ember.frontend.calls import CallTyper
 from ember.frontend.capture import Captured, Loc, capture
 from ember.frontend.checks import CheckTyper
 from ember.frontend.exprs import ExprTyper
-from ember.frontend.flow import check_reads, walk
+from ember.frontend.flow import assigned_names, check_reads
 from ember.frontend.operators import OperatorError, binary, cast, fits_64, too_wide, truth
 from ember.frontend.statements import StatementTyper
 from ember.frontend.tables import TableTyper
@@ -185,7 +185,7 @@ class FunctionTyper(
     def run(self) -> ir.Function:
         tree = self.cap.tree
         names = self._check_signature(tree)
-        self.assigned = _assigned_names(tree)
+        self.assigned = assigned_names(tree)
         unbound = check_reads(tree, self.assigned)
         if unbound is not None:
             raise self.fail(
@@ -599,15 +599,3 @@ def _always_returns(body: list[ir.Stmt]) -> bool:
     if isinstance(last, ir.If):
         return _always_returns(last.body) and _always_returns(last.orelse)
     return False
-
-
-def _assigned_names(tree: ast.FunctionDef) -> set[str]:
-    """Names the function assigns anywhere (Python's rule for what is local)."""
-    names = {a.arg for a in tree.args.args}
-    if tree.args.vararg is not None:
-        names.add(tree.args.vararg.arg)
-    for stmt in tree.body:
-        for node in walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-    return names
